@@ -1,0 +1,230 @@
+# SPDX-License-Identifier: MIT
+#
+# segpool top-level Makefile, in the Kbuild manner.
+#
+# Each source folder lists its objects in a Kbuild fragment (obj-y += x.o);
+# this file gathers them into libsegpool.a and libsegpool.so.
+#
+#   make                 libraries and segpool.pc
+#   make check           build and run every selftest, then "N passed, N failed"
+#   make demo            build and run the example service (examples/logpipe)
+#   make install         PREFIX=/usr/local DESTDIR=
+#   make uninstall, clean
+#
+# Knobs:
+#   V=1                  print whole commands
+#   O=dir                build out of tree (the source tree stays clean)
+#   W=1|2|3, W=e         extra warning tiers; e turns warnings into errors
+#                        (combine: W=1e)
+#   SANITIZE=address,undefined | thread    sanitized build (use with O=)
+#   CC=clang             any C11 compiler with GNU extensions
+#   NODEPS=1             do not run scripts/install-deps.sh before check/demo
+
+VERSION_MAJOR := 0
+VERSION_MINOR := 1
+VERSION_PATCH := 0
+VERSION       := $(VERSION_MAJOR).$(VERSION_MINOR).$(VERSION_PATCH)
+
+PREFIX  ?= /usr/local
+LIBDIR  ?= $(PREFIX)/lib
+INCDIR  ?= $(PREFIX)/include
+PCDIR   ?= $(LIBDIR)/pkgconfig
+DESTDIR ?=
+
+# --- source and object trees ----------------------------------------------
+srctree := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
+ifneq ($(O),)
+objtree := $(abspath $(O))
+else
+objtree := $(srctree)
+endif
+
+# --- quiet / verbose --------------------------------------------------------
+ifeq ($(V),1)
+Q :=
+quiet := @true
+else
+Q := @
+quiet := @printf '  %-7s %s\n'
+endif
+# The leading "+" is dropped by make -n; keep $(Q) before real commands only.
+
+# --- compiler and flags -----------------------------------------------------
+CC      ?= cc
+AR      ?= ar
+ifeq ($(origin CC),default)
+CC := cc
+endif
+
+WARN := -Wall -Wextra -Wmissing-prototypes -Wstrict-prototypes -Wshadow \
+	-Wundef -Wformat=2 -Wvla -Wpointer-arith -Wimplicit-fallthrough \
+	-Wold-style-definition -Wno-missing-field-initializers
+WARN-1 := -Wmissing-declarations -Wcast-qual -Wredundant-decls \
+	-Wnested-externs -Wwrite-strings
+WARN-2 := -Wcast-align -Wswitch-enum -Wsign-compare -Wdisabled-optimization
+WARN-3 := -Wconversion -Wpadded -Wpacked
+
+ifneq ($(findstring 1,$(W)),)
+WARN += $(WARN-1)
+endif
+ifneq ($(findstring 2,$(W)),)
+WARN += $(WARN-1) $(WARN-2)
+endif
+ifneq ($(findstring 3,$(W)),)
+WARN += $(WARN-1) $(WARN-2) $(WARN-3)
+endif
+ifneq ($(findstring e,$(W)),)
+WARN += -Werror
+endif
+
+OPT      ?= -O2
+CSTD     := -std=gnu11
+CPPFLAGS_ALL := -D_GNU_SOURCE -I$(srctree)/include -I$(srctree) \
+	-I$(objtree)/include/generated
+CFLAGS_ALL := $(CSTD) $(OPT) -g -pthread -fPIC -fno-common \
+	-fvisibility=hidden $(WARN)
+LDLIBS_LIB := -lnuma -pthread
+
+ifneq ($(SANITIZE),)
+CFLAGS_ALL += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
+ifneq ($(findstring address,$(SANITIZE))$(findstring undefined,$(SANITIZE)),)
+CFLAGS_ALL += -fno-sanitize-recover=all
+endif
+LDFLAGS_ALL += -fsanitize=$(SANITIZE)
+endif
+
+CFLAGS_ALL  += $(CFLAGS)
+LDFLAGS_ALL += $(LDFLAGS)
+
+# --- gather the Kbuild fragments -----------------------------------------------
+lib-dirs := internal numa percpu slab core
+
+define collect-objs
+obj-y :=
+include $(srctree)/$(1)/Kbuild
+lib-objs += $$(addprefix $$(objtree)/$(1)/,$$(obj-y))
+endef
+lib-objs :=
+$(foreach d,$(lib-dirs),$(eval $(call collect-objs,$(d))))
+
+test-y :=
+include $(srctree)/selftests/Kbuild
+tests := $(addprefix $(objtree)/selftests/,$(test-y))
+test-harness := $(objtree)/selftests/harness.o
+
+example-y :=
+include $(srctree)/examples/Kbuild
+examples := $(addprefix $(objtree)/examples/,$(example-y))
+
+libname   := libsegpool
+lib-a     := $(objtree)/$(libname).a
+lib-so    := $(objtree)/$(libname).so.$(VERSION)
+lib-soname:= $(libname).so.$(VERSION_MAJOR)
+lib-pc    := $(objtree)/segpool.pc
+config-h  := $(objtree)/include/generated/segpool_config.h
+
+all-deps := $(lib-objs:.o=.d) $(tests:=.d) $(test-harness:.o=.d) $(examples:=.d)
+
+# --- top-level targets ----------------------------------------------------------
+.PHONY: all check demo deps install uninstall clean tests examples help
+.DEFAULT_GOAL := all
+
+all: $(lib-a) $(lib-so) $(lib-pc)
+
+help:
+	@sed -n '3,25p' $(srctree)/Makefile
+
+deps:
+ifeq ($(NODEPS),)
+	$(Q)$(srctree)/scripts/install-deps.sh
+endif
+
+tests: $(tests)
+examples: $(examples)
+
+# check: install what is missing, build, run every selftest.
+check: deps
+	$(Q)$(MAKE) --no-print-directory -f $(srctree)/Makefile all tests
+	$(Q)SEGPOOL_OBJTREE=$(objtree) $(srctree)/scripts/run-selftests.sh $(tests)
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory -f $(srctree)/Makefile all examples
+	$(Q)$(objtree)/examples/logpipe $(DEMO_ARGS)
+
+# --- the generated config header --------------------------------------------------
+$(config-h): $(srctree)/Makefile
+	$(quiet) GEN $(patsubst $(objtree)/%,%,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q){ echo '/* generated by the Makefile; do not edit */'; \
+	  echo '#define CONFIG_SEGPOOL_VERSION "$(VERSION)"'; \
+	  echo '#define CONFIG_SEGPOOL_VERSION_MAJOR $(VERSION_MAJOR)'; \
+	  $(if $(findstring address,$(SANITIZE)),echo '#define CONFIG_SEGPOOL_ASAN 1';) \
+	  $(if $(findstring thread,$(SANITIZE)),echo '#define CONFIG_SEGPOOL_TSAN 1';) \
+	  true; } > $@.tmp && mv $@.tmp $@
+
+# --- compile ------------------------------------------------------------------------
+$(objtree)/%.o: $(srctree)/%.c $(config-h)
+	$(quiet) CC $(patsubst $(objtree)/%,%,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -MMD -MP -c -o $@ $<
+
+# --- libraries ------------------------------------------------------------------------
+$(lib-a): $(lib-objs)
+	$(quiet) AR $(patsubst $(objtree)/%,%,$@)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+$(lib-so): $(lib-objs) $(srctree)/scripts/segpool.map
+	$(quiet) LD $(patsubst $(objtree)/%,%,$@)
+	$(Q)$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) -shared -Wl,-soname,$(lib-soname) \
+		-Wl,--version-script=$(srctree)/scripts/segpool.map \
+		-Wl,-z,defs -o $@ $(lib-objs) $(LDLIBS_LIB)
+	$(Q)ln -sf $(notdir $@) $(objtree)/$(lib-soname)
+	$(Q)ln -sf $(lib-soname) $(objtree)/$(libname).so
+
+$(lib-pc): $(srctree)/scripts/segpool.pc.in $(srctree)/Makefile
+	$(quiet) GEN $(patsubst $(objtree)/%,%,$@)
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+		-e 's|@INCDIR@|$(INCDIR)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
+
+# --- selftests and examples link the static library (internal hooks stay reachable) --
+TEST_LDLIBS := -lcmocka -lnuma -pthread
+
+$(objtree)/selftests/%: $(objtree)/selftests/%.o $(test-harness) $(lib-a) $(lib-so)
+	$(quiet) LD $(patsubst $(objtree)/%,%,$@)
+	$(Q)$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(test-harness) $(lib-a) $(TEST_LDLIBS)
+
+$(objtree)/examples/%: $(objtree)/examples/%.o $(lib-a)
+	$(quiet) LD $(patsubst $(objtree)/%,%,$@)
+	$(Q)$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(lib-a) -lnuma -pthread
+
+# selftests/exports checks the shared object: tell it where it is.
+$(objtree)/selftests/test_exports.o: CPPFLAGS_ALL += \
+	-DSEGPOOL_SO_PATH='"$(objtree)/$(libname).so.$(VERSION)"' \
+	-DSEGPOOL_MAP_PATH='"$(srctree)/scripts/segpool.map"'
+
+# --- install ------------------------------------------------------------------------------
+install: all
+	$(quiet) INSTALL $(DESTDIR)$(PREFIX)
+	$(Q)install -d $(DESTDIR)$(INCDIR)/segpool $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PCDIR)
+	$(Q)install -m 644 $(srctree)/include/segpool/*.h $(DESTDIR)$(INCDIR)/segpool/
+	$(Q)install -m 644 $(lib-a) $(DESTDIR)$(LIBDIR)/
+	$(Q)install -m 755 $(lib-so) $(DESTDIR)$(LIBDIR)/
+	$(Q)ln -sf $(notdir $(lib-so)) $(DESTDIR)$(LIBDIR)/$(lib-soname)
+	$(Q)ln -sf $(lib-soname) $(DESTDIR)$(LIBDIR)/$(libname).so
+	$(Q)install -m 644 $(lib-pc) $(DESTDIR)$(PCDIR)/
+
+uninstall:
+	$(quiet) UNINST $(DESTDIR)$(PREFIX)
+	$(Q)rm -f $(addprefix $(DESTDIR)$(INCDIR)/segpool/,$(notdir $(wildcard $(srctree)/include/segpool/*.h)))
+	$(Q)-rmdir $(DESTDIR)$(INCDIR)/segpool 2>/dev/null || true
+	$(Q)rm -f $(DESTDIR)$(LIBDIR)/$(libname).a $(DESTDIR)$(LIBDIR)/$(notdir $(lib-so)) \
+		$(DESTDIR)$(LIBDIR)/$(lib-soname) $(DESTDIR)$(LIBDIR)/$(libname).so \
+		$(DESTDIR)$(PCDIR)/segpool.pc
+
+clean:
+	$(quiet) CLEAN $(objtree)
+	$(Q)rm -f $(lib-objs) $(all-deps) $(lib-a) $(lib-so) $(objtree)/$(lib-soname) \
+		$(objtree)/$(libname).so $(lib-pc) $(tests) $(tests:=.o) $(test-harness) \
+		$(examples) $(examples:=.o) $(config-h)
+
+-include $(wildcard $(all-deps))

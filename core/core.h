@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * core/core.h - glue between the public API and the layers below (private).
+ */
+#ifndef SP_CORE_CORE_H
+#define SP_CORE_CORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "internal/compiler.h"
+#include "slab/slab.h"
+
+/* --- core/init.c --- */
+extern SP_INTERNAL bool sp_ready;
+SP_INTERNAL int sp_init_slow(void);
+
+/*
+ * sp_init() - make sure the library is initialised (normally done by a
+ * constructor before main).  Return: 0, or -ENOMEM when the arena or the
+ * size classes could not be set up.
+ */
+static inline int sp_init(void)
+{
+	if (likely(__atomic_load_n(&sp_ready, __ATOMIC_ACQUIRE)))
+		return 0;
+	return sp_init_slow();
+}
+
+/* --- core/cache_api.c --- */
+/*
+ * sp_alloc_objs() - @n objects of @c for gfp @gfp from kernel node @node
+ * (or the current node), falling back along the distance order unless
+ * SEGPOOL_THISNODE.  All or nothing.  Return: @n, or 0 with errno set.
+ */
+SP_INTERNAL size_t sp_alloc_objs(struct segpool_cache *c, unsigned int gfp,
+				 int node, size_t n, void **objs);
+
+/* --- core/kmalloc.c --- */
+#define SP_KMALLOC_NR_CLASSES	41
+
+SP_INTERNAL int sp_kmalloc_init(void);
+/* Index of the smallest class holding @size (@size <= 32 KiB). */
+SP_INTERNAL unsigned int sp_kmalloc_index(size_t size);
+SP_INTERNAL size_t sp_kmalloc_class_size(unsigned int idx);
+SP_INTERNAL struct segpool_cache *sp_kmalloc_cache(unsigned int idx);
+
+/* --- core/large.c --- */
+SP_INTERNAL int sp_large_init(void);
+SP_INTERNAL void *sp_large_alloc(size_t size, size_t align, int idx);
+/* Size of the large allocation at @ptr and its node index; false if none. */
+SP_INTERNAL bool sp_large_lookup(const void *ptr, size_t *size, int *idx);
+/* Free the large allocation at @ptr; false when there is none. */
+SP_INTERNAL bool sp_large_free(void *ptr);
+SP_INTERNAL void sp_large_lock(void);
+SP_INTERNAL void sp_large_unlock(void);
+SP_INTERNAL void sp_large_reinit_lock(void);
+
+#endif /* SP_CORE_CORE_H */

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: MIT
+/*
+ * core/kmalloc.c - the size classes behind segpool_malloc().
+ *
+ * 41 caches, "kmalloc-8" to "kmalloc-32k": 8 and 16, then steps of 16 up to
+ * 128, then four classes per power of two (2^p * 5/4, 6/4, 7/4, 8/4).  Worst
+ * internal waste is under 25% above 128 bytes and the mean near 12%.  Every
+ * class from 16 up is a multiple of 16, so every allocation of 9 bytes or
+ * more is 16-byte aligned; power-of-two classes are naturally aligned (their
+ * stride divides the slab size and slabs are aligned to their size).
+ */
+#include <errno.h>
+#include <stdio.h>
+
+#include "core/core.h"
+
+static const unsigned int sp_kmalloc_sizes[SP_KMALLOC_NR_CLASSES] = {
+	8, 16, 32, 48, 64, 80, 96, 112, 128,
+	160, 192, 224, 256,
+	320, 384, 448, 512,
+	640, 768, 896, 1024,
+	1280, 1536, 1792, 2048,
+	2560, 3072, 3584, 4096,
+	5120, 6144, 7168, 8192,
+	10240, 12288, 14336, 16384,
+	20480, 24576, 28672, 32768,
+};
+
+/* Class of sizes up to 128, by (size + 15) / 16; 8 bytes handled apart. */
+static const unsigned char sp_kmalloc_small[9] = {
+	1, 1, 2, 3, 4, 5, 6, 7, 8,
+};
+
+#define SP_KMALLOC_IDX_128	8
+
+static struct segpool_cache *sp_kmalloc_caches[SP_KMALLOC_NR_CLASSES];
+
+_Static_assert(SP_KMALLOC_NR_CLASSES == 41, "class table size");
+
+unsigned int sp_kmalloc_index(size_t size)
+{
+	unsigned int p, k;
+
+	if (size <= 8)
+		return 0;
+	if (size <= 128)
+		return sp_kmalloc_small[(size + 15) >> 4];
+	/* size in (2^p, 2^(p+1)]: classes 2^p * (4 + k) / 4, k = 1..4 */
+	p = sp_ilog2(size - 1);
+	k = (unsigned int)(((size - (1UL << p)) * 4 + (1UL << p) - 1) >> p);
+	return SP_KMALLOC_IDX_128 + (p - 7) * 4 + k;
+}
+
+size_t sp_kmalloc_class_size(unsigned int idx)
+{
+	return sp_kmalloc_sizes[idx];
+}
+
+struct segpool_cache *sp_kmalloc_cache(unsigned int idx)
+{
+	return sp_kmalloc_caches[idx];
+}
+
+int sp_kmalloc_init(void)
+{
+	for (unsigned int i = 0; i < SP_KMALLOC_NR_CLASSES; i++) {
+		unsigned int sz = sp_kmalloc_sizes[i];
+		char name[32];
+
+		if (sz >= 1024 && sz % 1024 == 0)
+			snprintf(name, sizeof(name), "kmalloc-%uk", sz / 1024);
+		else
+			snprintf(name, sizeof(name), "kmalloc-%u", sz);
+		sp_kmalloc_caches[i] = sp_cache_create(name, sz, 0,
+						       SP_CACHE_KMALLOC, NULL);
+		if (!sp_kmalloc_caches[i])
+			return -ENOMEM;
+		if (sp_kmalloc_index(sz) != i || sp_kmalloc_index(sz - 1) > i)
+			return -EINVAL;	/* the table and the formula disagree */
+	}
+	return 0;
+}

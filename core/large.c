@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: MIT
+/*
+ * core/large.c - allocations above the largest size class.
+ *
+ * Each is a mapping of its own on a node (numa/mapping.c), unmapped on free,
+ * so its memory goes back to the OS at once.  A registry (a chained hash
+ * table keyed by address, under one leaf mutex) records every live mapping:
+ * segpool_free() of an address outside the arena is honoured only if the
+ * registry knows it, so a foreign pointer is reported, never munmap()ed.
+ * Registry entries come from a segpool cache of their own.
+ */
+#include <errno.h>
+#include <pthread.h>
+
+#include "core/core.h"
+#include "numa/mapping.h"
+#include "numa/os.h"
+
+struct sp_large {
+	void *addr;			/* start of the mapping, returned to the user */
+	size_t size;			/* bytes mapped */
+	int idx;			/* node index */
+	struct sp_large *next;		/* hash chain */
+};
+
+#define SP_LARGE_MIN_BUCKETS	256
+
+static pthread_mutex_t sp_large_mutex = PTHREAD_MUTEX_INITIALIZER;
+static struct sp_large **sp_large_buckets;	/* under sp_large_mutex */
+static size_t sp_large_nr_buckets;
+static size_t sp_large_count;
+static struct segpool_cache *sp_large_cache;
+
+static size_t sp_large_hash(const void *addr, size_t nr)
+{
+	uint64_t h = ((uintptr_t)addr >> SP_PAGE_SHIFT) * 0x9e3779b97f4a7c15ULL;
+
+	return (size_t)(h >> 32) & (nr - 1);
+}
+
+int sp_large_init(void)
+{
+	sp_large_cache = sp_cache_create("segpool-large", sizeof(struct sp_large),
+					 0, SP_CACHE_INTERNAL, NULL);
+	if (!sp_large_cache)
+		return -ENOMEM;
+	sp_large_buckets = sp_os_map(SP_LARGE_MIN_BUCKETS * sizeof(void *),
+				     SP_PAGE_SIZE);
+	if (!sp_large_buckets)
+		return -ENOMEM;
+	sp_large_nr_buckets = SP_LARGE_MIN_BUCKETS;
+	return 0;
+}
+
+/* Double the table when chains grow long; keep the old one if out of memory. */
+static void sp_large_grow_locked(void)
+{
+	size_t nr = sp_large_nr_buckets * 2;
+	struct sp_large **nb = sp_os_map(nr * sizeof(void *), SP_PAGE_SIZE);
+
+	if (!nb)
+		return;
+	for (size_t i = 0; i < sp_large_nr_buckets; i++) {
+		struct sp_large *e = sp_large_buckets[i], *next;
+
+		for (; e; e = next) {
+			size_t h = sp_large_hash(e->addr, nr);
+
+			next = e->next;
+			e->next = nb[h];
+			nb[h] = e;
+		}
+	}
+	sp_os_unmap(sp_large_buckets, sp_large_nr_buckets * sizeof(void *));
+	sp_large_buckets = nb;
+	sp_large_nr_buckets = nr;
+}
+
+void *sp_large_alloc(size_t size, size_t align, int idx)
+{
+	size_t bytes = SP_ALIGN(size, SP_PAGE_SIZE);
+	struct sp_large *e;
+	size_t h;
+
+	if (bytes < size || bytes > ((size_t)1 << 46)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (!sp_alloc_objs(sp_large_cache, 0, SEGPOOL_NUMA_NO_NODE, 1,
+			   (void **)&e))
+		return NULL;
+	e->addr = sp_mapping_create(bytes, SP_MAX(align, SP_PAGE_SIZE), idx);
+	if (!e->addr) {
+		segpool_cache_free(sp_large_cache, e);
+		errno = ENOMEM;
+		return NULL;
+	}
+	e->size = bytes;
+	e->idx = idx;
+
+	pthread_mutex_lock(&sp_large_mutex);
+	if (sp_large_count >= 2 * sp_large_nr_buckets)
+		sp_large_grow_locked();
+	h = sp_large_hash(e->addr, sp_large_nr_buckets);
+	e->next = sp_large_buckets[h];
+	sp_large_buckets[h] = e;
+	sp_large_count++;
+	pthread_mutex_unlock(&sp_large_mutex);
+	return e->addr;
+}
+
+bool sp_large_lookup(const void *ptr, size_t *size, int *idx)
+{
+	struct sp_large *e;
+	bool found = false;
+
+	pthread_mutex_lock(&sp_large_mutex);
+	for (e = sp_large_buckets[sp_large_hash(ptr, sp_large_nr_buckets)];
+	     e; e = e->next) {
+		if (e->addr == ptr) {
+			*size = e->size;
+			*idx = e->idx;
+			found = true;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&sp_large_mutex);
+	return found;
+}
+
+bool sp_large_free(void *ptr)
+{
+	struct sp_large **pp, *e = NULL;
+
+	pthread_mutex_lock(&sp_large_mutex);
+	for (pp = &sp_large_buckets[sp_large_hash(ptr, sp_large_nr_buckets)];
+	     *pp; pp = &(*pp)->next) {
+		if ((*pp)->addr == ptr) {
+			e = *pp;
+			*pp = e->next;
+			sp_large_count--;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&sp_large_mutex);
+	if (!e)
+		return false;
+	sp_mapping_destroy(e->addr, e->size);
+	segpool_cache_free(sp_large_cache, e);
+	return true;
+}
+
+void sp_large_lock(void)
+{
+	pthread_mutex_lock(&sp_large_mutex);
+}
+
+void sp_large_unlock(void)
+{
+	pthread_mutex_unlock(&sp_large_mutex);
+}
+
+void sp_large_reinit_lock(void)
+{
+	pthread_mutex_init(&sp_large_mutex, NULL);
+}

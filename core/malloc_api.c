@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: MIT
+/*
+ * core/malloc_api.c - segpool_malloc() and friends.
+ *
+ * Up to SEGPOOL_KMALLOC_MAX_CACHE_SIZE a request goes to its size-class
+ * cache; above, to a node-placed mapping of its own (core/large.c).  A
+ * pointer is told apart on free by where it lies: inside the arena it is a
+ * slab object (its slab names its cache), outside it must be a registered
+ * large mapping.  Anything else is reported.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <segpool/segpool.h>
+
+#include "core/core.h"
+#include "internal/report.h"
+#include "numa/topology.h"
+
+static void *sp_malloc_node(size_t size, int node)
+{
+	void *obj;
+	int idx;
+
+	if (unlikely(sp_init()))
+		return NULL;
+	if (likely(size <= SEGPOOL_KMALLOC_MAX_CACHE_SIZE)) {
+		struct segpool_cache *c = sp_kmalloc_cache(sp_kmalloc_index(size));
+
+		if (unlikely(!sp_alloc_objs(c, 0, node, 1, &obj))) {
+			if (errno != EINVAL)
+				errno = ENOMEM;
+			return NULL;
+		}
+		return obj;
+	}
+	idx = node == SEGPOOL_NUMA_NO_NODE ? sp_numa_current_idx()
+					   : sp_numa_node_to_idx(node);
+	if (idx < 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return sp_large_alloc(size, SP_PAGE_SIZE, idx);
+}
+
+SEGPOOL_API void *segpool_malloc(size_t size)
+{
+	return sp_malloc_node(size, SEGPOOL_NUMA_NO_NODE);
+}
+
+SEGPOOL_API void *segpool_malloc_node(size_t size, int node)
+{
+	return sp_malloc_node(size, node);
+}
+
+SEGPOOL_API void *segpool_calloc(size_t n, size_t size)
+{
+	size_t bytes;
+	void *p;
+
+	if (__builtin_mul_overflow(n, size, &bytes)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	p = sp_malloc_node(bytes, SEGPOOL_NUMA_NO_NODE);
+	/* fresh mappings read as zero; slab objects may hold old data */
+	if (p && bytes <= SEGPOOL_KMALLOC_MAX_CACHE_SIZE)
+		memset(p, 0, bytes);
+	return p;
+}
+
+/*
+ * What @ptr is: a size-class object (*cache set), a large mapping (*cache
+ * NULL, *size set), or misuse (reported: the process aborts).
+ */
+static void sp_classify(const void *ptr, const char *op,
+			struct segpool_cache **cache, size_t *size, int *idx)
+{
+	struct sp_slab *s = sp_obj_to_slab(ptr);
+	const char *what;
+
+	if (s) {
+		struct segpool_cache *c = s->cache;
+
+		if (unlikely(!(c->flags & SP_CACHE_KMALLOC)))
+			sp_report_bad_free("free of named-cache object", ptr, c->name);
+		what = sp_cache_object_check(c, ptr, &s);
+		if (unlikely(what))
+			sp_report_bad_free(what, ptr, c->name);
+		*cache = c;
+		*size = c->object_size;
+		*idx = s->node;
+		return;
+	}
+	if (sp_arena_page(ptr) || !sp_large_lookup(ptr, size, idx))
+		sp_report_bad_free(op, ptr, NULL);
+	*cache = NULL;
+}
+
+SEGPOOL_API void segpool_free(void *ptr)
+{
+	struct sp_slab *s;
+
+	if (unlikely(!ptr))
+		return;
+	s = sp_obj_to_slab(ptr);
+	if (likely(s && (s->cache->flags & SP_CACHE_KMALLOC))) {
+		const char *what = sp_cache_object_check(s->cache, ptr, &s);
+
+		if (unlikely(what))
+			sp_report_bad_free(what, ptr, s->cache->name);
+		sp_slab_free_one(s->cache, s, ptr);
+		return;
+	}
+	if (s)
+		sp_report_bad_free("free of named-cache object", ptr,
+				   s->cache->name);
+	if (sp_arena_page(ptr) || !sp_large_free(ptr))
+		sp_report_bad_free("free of foreign pointer", ptr, NULL);
+}
+
+SEGPOOL_API size_t segpool_usable_size(const void *ptr)
+{
+	struct sp_slab *s;
+	size_t size;
+	int idx;
+
+	if (!ptr)
+		return 0;
+	s = sp_obj_to_slab(ptr);
+	if (s)
+		return s->cache->object_size;
+	if (!sp_arena_page(ptr) && sp_large_lookup(ptr, &size, &idx))
+		return size;
+	errno = EINVAL;
+	return 0;
+}
+
+SEGPOOL_API void *segpool_realloc(void *ptr, size_t size)
+{
+	struct segpool_cache *c;
+	size_t old;
+	int idx;
+	void *p;
+
+	if (!ptr)
+		return segpool_malloc(size);
+	if (size == 0) {
+		segpool_free(ptr);
+		return NULL;
+	}
+	sp_classify(ptr, "realloc of foreign pointer", &c, &old, &idx);
+	if (c && size <= SEGPOOL_KMALLOC_MAX_CACHE_SIZE &&
+	    sp_kmalloc_cache(sp_kmalloc_index(size)) == c)
+		return ptr;
+	if (!c && size > SEGPOOL_KMALLOC_MAX_CACHE_SIZE &&
+	    SP_ALIGN(size, SP_PAGE_SIZE) == old)
+		return ptr;
+	p = segpool_malloc(size);
+	if (!p)
+		return NULL;
+	memcpy(p, ptr, SP_MIN(old, size));
+	segpool_free(ptr);
+	return p;
+}
+
+SEGPOOL_API void *segpool_aligned_alloc(size_t align, size_t size)
+{
+	if (!SP_IS_POW2(align)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (unlikely(sp_init()))
+		return NULL;
+	if (size <= SEGPOOL_KMALLOC_MAX_CACHE_SIZE && align <= SP_PAGE_SIZE) {
+		/* smallest class that holds @size and whose stride @align divides */
+		for (unsigned int i = sp_kmalloc_index(size);
+		     i < SP_KMALLOC_NR_CLASSES; i++) {
+			if (sp_kmalloc_class_size(i) % align == 0) {
+				void *obj;
+
+				if (!sp_alloc_objs(sp_kmalloc_cache(i), 0,
+						   SEGPOOL_NUMA_NO_NODE, 1, &obj))
+					return NULL;
+				return obj;
+			}
+		}
+	}
+	return sp_large_alloc(SP_MAX(size, (size_t)1), align,
+			      sp_numa_current_idx());
+}

@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: MIT
+/*
+ * core/numa_api.c - the public NUMA queries.
+ */
+#include <errno.h>
+
+#include <segpool/segpool.h>
+
+#include "core/core.h"
+#include "numa/topology.h"
+
+SEGPOOL_API int segpool_numa_node_count(void)
+{
+	if (sp_init())
+		return 1;
+	return sp_topo.nr_nodes;
+}
+
+SEGPOOL_API int segpool_numa_node_id(int idx)
+{
+	if (sp_init() || idx < 0 || idx >= sp_topo.nr_nodes) {
+		errno = EINVAL;
+		return -EINVAL;
+	}
+	return sp_topo.node_id[idx];
+}
+
+SEGPOOL_API int segpool_numa_current_node(void)
+{
+	if (sp_init())
+		return 0;
+	return sp_topo.node_id[sp_numa_current_idx()];
+}
+
+SEGPOOL_API int segpool_obj_node(const void *ptr)
+{
+	size_t size;
+	int idx;
+
+	if (!ptr || sp_init()) {
+		errno = EINVAL;
+		return -EINVAL;
+	}
+	idx = sp_arena_idx_of(ptr);
+	if (idx >= 0) {
+		if (!sp_arena_owner(ptr)) {
+			errno = EINVAL;
+			return -EINVAL;
+		}
+	} else if (!sp_large_lookup(ptr, &size, &idx)) {
+		errno = EINVAL;
+		return -EINVAL;
+	}
+	return sp_topo.node_id[idx];
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * segpool/compiler.h - export and attribute macros of the public API.
+ *
+ * Only what the installed headers need; the library's own helpers live in
+ * internal/compiler.h.  Hermetic: includes nothing.
+ */
+#ifndef SEGPOOL_COMPILER_H
+#define SEGPOOL_COMPILER_H
+
+#if defined(__GNUC__) || defined(__clang__)
+#define SEGPOOL_API		__attribute__((visibility("default")))
+#define SEGPOOL_MALLOC		__attribute__((malloc))
+#define SEGPOOL_ALLOC_SIZE(n)	__attribute__((alloc_size(n)))
+#define SEGPOOL_ALLOC_SIZE2(n, m) __attribute__((alloc_size(n, m)))
+#define SEGPOOL_ALLOC_ALIGN(n)	__attribute__((alloc_align(n)))
+#define SEGPOOL_WUR		__attribute__((warn_unused_result))
+#else
+#define SEGPOOL_API
+#define SEGPOOL_MALLOC
+#define SEGPOOL_ALLOC_SIZE(n)
+#define SEGPOOL_ALLOC_SIZE2(n, m)
+#define SEGPOOL_ALLOC_ALIGN(n)
+#define SEGPOOL_WUR
+#endif
+
+#ifdef __cplusplus
+#define SEGPOOL_BEGIN_DECLS	extern "C" {
+#define SEGPOOL_END_DECLS	}
+#else
+#define SEGPOOL_BEGIN_DECLS
+#define SEGPOOL_END_DECLS
+#endif
+
+#endif /* SEGPOOL_COMPILER_H */

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * segpool/segpool.h - umbrella header: include this one.
+ */
+#ifndef SEGPOOL_SEGPOOL_H
+#define SEGPOOL_SEGPOOL_H
+
+#include <segpool/compiler.h>
+#include <segpool/slab.h>
+#include <segpool/numa.h>
+#include <segpool/stats.h>
+
+SEGPOOL_BEGIN_DECLS
+
+#define SEGPOOL_VERSION_MAJOR	0
+#define SEGPOOL_VERSION_MINOR	1
+#define SEGPOOL_VERSION_PATCH	0
+#define SEGPOOL_VERSION_STRING	"0.1.0"
+
+/**
+ * segpool_version() - the version of the library actually loaded.
+ *
+ * Return: a string "MAJOR.MINOR.PATCH"; compare with SEGPOOL_VERSION_STRING
+ * to detect a header/library mismatch.
+ */
+SEGPOOL_API const char *segpool_version(void);
+
+SEGPOOL_END_DECLS
+
+#endif /* SEGPOOL_SEGPOOL_H */

@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * segpool/slab.h - named object caches and kmalloc-style size classes.
+ *
+ * The kernel's kmem_cache API in userspace: a cache hands out objects of one
+ * size and alignment, carved from slabs that live in per-NUMA-node memory
+ * regions.  Every function here is thread-safe and may be called from any
+ * thread at any time, including in a child after fork().
+ *
+ * Errors: functions returning a pointer return NULL and set errno; functions
+ * returning int return a negative errno value and set errno too.  Misuse that
+ * would corrupt memory (freeing a pointer segpool never handed out, an
+ * interior pointer, an object of another cache, an obvious double free) is
+ * reported on stderr as "segpool: <what> <address> (cache <name>)" and the
+ * process aborts.
+ */
+#ifndef SEGPOOL_SLAB_H
+#define SEGPOOL_SLAB_H
+
+#include <stddef.h>
+#include <segpool/compiler.h>
+
+SEGPOOL_BEGIN_DECLS
+
+struct segpool_cache;
+
+/* --- cache flags (segpool_cache_create) --------------------------------- */
+
+/** SEGPOOL_HWCACHE_ALIGN - align objects to the CPU cache line (64 bytes). */
+#define SEGPOOL_HWCACHE_ALIGN		(1UL << 0)
+/** SEGPOOL_PANIC - abort with a message if the cache cannot be created. */
+#define SEGPOOL_PANIC			(1UL << 1)
+/**
+ * SEGPOOL_TYPESAFE_BY_RCU - slab memory is not returned to the OS or reused
+ * for another cache until an RCU grace period has passed; objects may be
+ * reused for new objects of the same cache at once.  The free-list link is
+ * kept outside the object's bytes.  Accepted now; the grace-period guarantee
+ * is provided by the RCU layer (see Documentation/design.md).
+ */
+#define SEGPOOL_TYPESAFE_BY_RCU		(1UL << 2)
+
+/* All flags segpool_cache_create() accepts; any other bit is EINVAL. */
+#define SEGPOOL_CACHE_FLAGS_VALID \
+	(SEGPOOL_HWCACHE_ALIGN | SEGPOOL_PANIC | SEGPOOL_TYPESAFE_BY_RCU)
+
+/* --- allocation flags (gfp) ---------------------------------------------- */
+
+/** SEGPOOL_ZERO - return zeroed memory (EINVAL on a cache with a ctor). */
+#define SEGPOOL_ZERO			(1U << 0)
+/** SEGPOOL_THISNODE - fail with ENOMEM rather than fall back to another node. */
+#define SEGPOOL_THISNODE		(1U << 1)
+
+#define SEGPOOL_GFP_VALID		(SEGPOOL_ZERO | SEGPOOL_THISNODE)
+
+/** SEGPOOL_NUMA_NO_NODE - "any node": the calling CPU's node first. */
+#define SEGPOOL_NUMA_NO_NODE		(-1)
+
+/* --- limits --------------------------------------------------------------- */
+
+/** SEGPOOL_CACHE_NAME_MAX - longest cache name accepted, without the NUL. */
+#define SEGPOOL_CACHE_NAME_MAX		63
+/** SEGPOOL_CACHE_MAX_SIZE - largest object size of a cache (256 KiB). */
+#define SEGPOOL_CACHE_MAX_SIZE		(256UL * 1024)
+/** SEGPOOL_CACHE_MAX_ALIGN - largest alignment of a cache (one page). */
+#define SEGPOOL_CACHE_MAX_ALIGN		4096UL
+/** SEGPOOL_KMALLOC_MAX_CACHE_SIZE - largest size-class object; above, mappings. */
+#define SEGPOOL_KMALLOC_MAX_CACHE_SIZE	(32UL * 1024)
+/** SEGPOOL_CACHE_LINE - the cache line size SEGPOOL_HWCACHE_ALIGN uses. */
+#define SEGPOOL_CACHE_LINE		64UL
+
+/* --- object caches --------------------------------------------------------- */
+
+/**
+ * segpool_cache_create() - create a named cache of objects of one size.
+ * @name:  name shown in the stats dump; 1 to SEGPOOL_CACHE_NAME_MAX
+ *         characters, no white space, unique among live caches.  Copied.
+ * @size:  object size in bytes, 1 to SEGPOOL_CACHE_MAX_SIZE.
+ * @align: required alignment, 0 or a power of two up to
+ *         SEGPOOL_CACHE_MAX_ALIGN.  Objects are always aligned to at least
+ *         max(@align, 8); SEGPOOL_HWCACHE_ALIGN raises it to the cache line.
+ * @flags: SEGPOOL_HWCACHE_ALIGN, SEGPOOL_PANIC, SEGPOOL_TYPESAFE_BY_RCU.
+ * @ctor:  optional constructor.  It runs once per object when the object's
+ *         slab is populated, never on allocation; objects must be freed back
+ *         in constructed state and segpool keeps their bytes intact while they
+ *         are free (the free-list link lives outside the object).
+ *
+ * Context: any thread.  Takes the global cache-list lock.
+ * Return: the new cache, or NULL with errno set: EINVAL for a bad argument,
+ * EEXIST if a live cache already has @name, ENOMEM when out of memory.  With
+ * SEGPOOL_PANIC a failure prints the reason and aborts instead.
+ */
+SEGPOOL_API SEGPOOL_WUR struct segpool_cache *
+segpool_cache_create(const char *name, size_t size, size_t align,
+		     unsigned long flags, void (*ctor)(void *));
+
+/**
+ * SEGPOOL_CACHE() - create a cache for a struct type, like KMEM_CACHE().
+ * @type:  the struct name (without "struct"); it names the cache.
+ * @flags: cache flags as for segpool_cache_create().
+ *
+ * Return: as segpool_cache_create().
+ */
+#define SEGPOOL_CACHE(type, flags)					\
+	segpool_cache_create(#type, sizeof(struct type),		\
+			     _Alignof(struct type), (flags), NULL)
+
+/**
+ * segpool_cache_destroy() - destroy a cache and give its memory back.
+ * @cache: the cache, or NULL (a no-op returning 0).
+ *
+ * All objects must have been freed.  If some are still allocated the call
+ * reports the cache name and the count of live objects on stderr, releases
+ * only the empty slabs and leaves the cache intact and usable (the leaked
+ * objects stay mapped), and fails with -EBUSY.
+ *
+ * Context: any thread; no other thread may use @cache during or after a
+ * successful call.
+ * Return: 0 on success, -EBUSY (errno EBUSY) when objects are live,
+ * -EINVAL (errno EINVAL) when @cache is not a live cache.
+ */
+SEGPOOL_API int segpool_cache_destroy(struct segpool_cache *cache);
+
+/**
+ * segpool_cache_alloc() - allocate one object from a cache.
+ * @cache: the cache.
+ * @gfp:   0, or SEGPOOL_ZERO and/or SEGPOOL_THISNODE.
+ *
+ * The object comes from the calling CPU's NUMA node, or from the nearest
+ * node with memory when that one is full (unless SEGPOOL_THISNODE).
+ *
+ * Context: any thread.
+ * Return: the object, aligned and constructed; NULL with errno EINVAL (NULL
+ * cache, unknown gfp bit, SEGPOOL_ZERO on a cache with a ctor) or ENOMEM.
+ */
+SEGPOOL_API SEGPOOL_MALLOC SEGPOOL_WUR void *
+segpool_cache_alloc(struct segpool_cache *cache, unsigned int gfp);
+
+/**
+ * segpool_cache_alloc_node() - allocate one object from a given NUMA node.
+ * @cache: the cache.
+ * @gfp:   as for segpool_cache_alloc().
+ * @node:  a node id that has memory, or SEGPOOL_NUMA_NO_NODE.
+ *
+ * Context: any thread.
+ * Return: the object, or NULL with errno EINVAL (also for a node that does
+ * not exist) or ENOMEM (with SEGPOOL_THISNODE: @node has no free memory).
+ */
+SEGPOOL_API SEGPOOL_MALLOC SEGPOOL_WUR void *
+segpool_cache_alloc_node(struct segpool_cache *cache, unsigned int gfp,
+			 int node);
+
+/**
+ * segpool_cache_free() - return an object to its cache.
+ * @cache: the cache the object was allocated from.
+ * @obj:   the object, or NULL (a no-op).
+ *
+ * A pointer segpool never handed out, an interior pointer, an object of
+ * another cache and a double free that is cheap to see (the object is the
+ * slab's free-list head, or its slab holds no allocated object) are
+ * reported and abort the process.
+ *
+ * Context: any thread, not only the allocating one.
+ */
+SEGPOOL_API void segpool_cache_free(struct segpool_cache *cache, void *obj);
+
+/**
+ * segpool_cache_alloc_bulk() - allocate @n objects, all or nothing.
+ * @cache: the cache.
+ * @gfp:   as for segpool_cache_alloc().
+ * @n:     how many objects.
+ * @objs:  array of at least @n pointers that receives them.
+ *
+ * Context: any thread.
+ * Return: @n on success (also 0 for @n == 0); 0 with errno set when it
+ * fails, in which case nothing is allocated and @objs holds no object.
+ */
+SEGPOOL_API SEGPOOL_WUR int
+segpool_cache_alloc_bulk(struct segpool_cache *cache, unsigned int gfp,
+			 size_t n, void **objs);
+
+/**
+ * segpool_cache_free_bulk() - free @n objects of one cache.
+ * @cache: the cache.
+ * @n:     how many objects.
+ * @objs:  the objects; NULL entries are skipped.
+ *
+ * Each object is checked as by segpool_cache_free().
+ *
+ * Context: any thread.
+ */
+SEGPOOL_API void segpool_cache_free_bulk(struct segpool_cache *cache,
+					 size_t n, void **objs);
+
+/**
+ * segpool_cache_shrink() - give every empty slab of a cache back to the OS.
+ * @cache: the cache.
+ *
+ * Context: any thread.
+ * Return: the number of slabs released (>= 0), or -EINVAL.
+ */
+SEGPOOL_API int segpool_cache_shrink(struct segpool_cache *cache);
+
+/**
+ * segpool_cache_name() - the name a cache was created with.
+ * @cache: the cache.
+ *
+ * Return: the name, or NULL with errno EINVAL.
+ */
+SEGPOOL_API const char *segpool_cache_name(const struct segpool_cache *cache);
+
+/**
+ * segpool_cache_object_size() - the object size a cache was created with.
+ * @cache: the cache.
+ *
+ * Return: the size in bytes, or 0 with errno EINVAL.
+ */
+SEGPOOL_API size_t segpool_cache_object_size(const struct segpool_cache *cache);
+
+/* --- kmalloc-style size classes ------------------------------------------- */
+
+/**
+ * segpool_malloc() - allocate @size bytes from the size-class caches.
+ * @size: any size.  Up to SEGPOOL_KMALLOC_MAX_CACHE_SIZE the object comes
+ *        from the smallest size class that holds it (power-of-two sizes are
+ *        naturally aligned); above, from a mapping of its own on the calling
+ *        CPU's node that goes back to the OS on free.
+ *
+ * Context: any thread.
+ * Return: the memory, at least 16-byte aligned (8 for the 8-byte class), or
+ * NULL with errno ENOMEM.  segpool_malloc(0) returns a unique pointer of the
+ * smallest class.
+ */
+SEGPOOL_API SEGPOOL_MALLOC SEGPOOL_ALLOC_SIZE(1) SEGPOOL_WUR void *
+segpool_malloc(size_t size);
+
+/**
+ * segpool_calloc() - allocate a zeroed array.
+ * @n:    number of elements.
+ * @size: element size.
+ *
+ * Return: the memory, or NULL with errno ENOMEM (also when @n * @size
+ * overflows).
+ */
+SEGPOOL_API SEGPOOL_MALLOC SEGPOOL_ALLOC_SIZE2(1, 2) SEGPOOL_WUR void *
+segpool_calloc(size_t n, size_t size);
+
+/**
+ * segpool_realloc() - resize an allocation.
+ * @ptr:  NULL (then like segpool_malloc()) or memory from segpool_malloc()
+ *        and friends.
+ * @size: the new size; 0 frees @ptr and returns NULL.
+ *
+ * The contents up to the smaller of the old and new sizes are kept.  When the
+ * new size fits the current size class, @ptr is returned unchanged.
+ *
+ * Return: the memory, or NULL with errno ENOMEM (@ptr is then untouched).
+ */
+SEGPOOL_API SEGPOOL_ALLOC_SIZE(2) SEGPOOL_WUR void *
+segpool_realloc(void *ptr, size_t size);
+
+/**
+ * segpool_free() - free memory from segpool_malloc() and friends.
+ * @ptr: the memory, or NULL (a no-op).
+ *
+ * Pointers segpool never handed out, interior pointers and objects of named
+ * caches are reported and abort the process.
+ */
+SEGPOOL_API void segpool_free(void *ptr);
+
+/**
+ * segpool_aligned_alloc() - allocate @size bytes aligned to @align.
+ * @align: a power of two.
+ * @size:  any size.
+ *
+ * Return: the memory, or NULL with errno EINVAL (@align not a power of two)
+ * or ENOMEM.
+ */
+SEGPOOL_API SEGPOOL_MALLOC SEGPOOL_ALLOC_ALIGN(1) SEGPOOL_ALLOC_SIZE(2)
+SEGPOOL_WUR void *segpool_aligned_alloc(size_t align, size_t size);
+
+/**
+ * segpool_usable_size() - how many bytes of an allocation may be used.
+ * @ptr: memory from segpool_malloc() and friends, or NULL (returns 0).
+ *
+ * Return: the size of @ptr's size class or mapping (>= the size asked for).
+ */
+SEGPOOL_API size_t segpool_usable_size(const void *ptr);
+
+/**
+ * segpool_malloc_node() - segpool_malloc() from a given NUMA node.
+ * @size: any size.
+ * @node: a node id with memory, or SEGPOOL_NUMA_NO_NODE.
+ *
+ * Return: the memory, or NULL with errno EINVAL (no such node) or ENOMEM.
+ */
+SEGPOOL_API SEGPOOL_MALLOC SEGPOOL_ALLOC_SIZE(1) SEGPOOL_WUR void *
+segpool_malloc_node(size_t size, int node);
+
+SEGPOOL_END_DECLS
+
+#endif /* SEGPOOL_SLAB_H */

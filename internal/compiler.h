@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * internal/compiler.h - attributes, branch hints and alignment helpers used
+ * by every subsystem.  Never installed.
+ */
+#ifndef SP_INTERNAL_COMPILER_H
+#define SP_INTERNAL_COMPILER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define likely(x)	__builtin_expect(!!(x), 1)
+#define unlikely(x)	__builtin_expect(!!(x), 0)
+
+#define __sp_cold	__attribute__((cold, noinline))
+#define __sp_noinline	__attribute__((noinline))
+#define __sp_always_inline inline __attribute__((always_inline))
+#define __sp_noreturn	__attribute__((noreturn))
+#define __sp_printf(a, b) __attribute__((format(printf, a, b)))
+#define __sp_unused	__attribute__((unused))
+#define sp_fallthrough	__attribute__((__fallthrough__))
+
+/* SP_CACHE_LINE - the line size every control block is padded to. */
+#define SP_CACHE_LINE		64
+#define __sp_cacheline_aligned	__attribute__((aligned(SP_CACHE_LINE)))
+
+#define SP_PAGE_SHIFT		12
+#define SP_PAGE_SIZE		(1UL << SP_PAGE_SHIFT)
+
+#define SP_ALIGN(x, a)		(((x) + ((a) - 1)) & ~((__typeof__(x))(a) - 1))
+#define SP_ALIGN_DOWN(x, a)	((x) & ~((__typeof__(x))(a) - 1))
+#define SP_IS_POW2(x)		((x) != 0 && ((x) & ((x) - 1)) == 0)
+#define SP_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define SP_MIN(a, b)		((a) < (b) ? (a) : (b))
+#define SP_MAX(a, b)		((a) > (b) ? (a) : (b))
+
+#define sp_container_of(ptr, type, member) \
+	((type *)((char *)(ptr) - offsetof(type, member)))
+
+/* READ_ONCE/WRITE_ONCE for fields read without the lock that guards them. */
+#define SP_READ_ONCE(x)		__atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define SP_WRITE_ONCE(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+
+/* Symbols reachable from the selftests (static link) but not exported. */
+#define SP_INTERNAL		__attribute__((visibility("hidden")))
+
+static inline unsigned int sp_ilog2(unsigned long x)
+{
+	return (unsigned int)(8 * sizeof(long) - 1 - (unsigned int)__builtin_clzl(x));
+}
+
+/* Smallest order such that (1 << order) >= x, for x >= 1. */
+static inline unsigned int sp_order_base_2(unsigned long x)
+{
+	return x <= 1 ? 0 : sp_ilog2(x - 1) + 1;
+}
+
+#endif /* SP_INTERNAL_COMPILER_H */

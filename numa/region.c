@@ -1,0 +1,280 @@
+// SPDX-License-Identifier: MIT
+/*
+ * numa/region.c - the arena, its per-node regions and their buddy allocator.
+ *
+ * Memory states of a region, from the top of its address range down:
+ *
+ *   reserved   PROT_NONE, MAP_NORESERVE: costs address space only
+ *   committed  read-write (and mbind()ed to the node when binding is on),
+ *              in chunks of SP_MAX_BLOCK_SIZE as the bump pointer @top grows
+ *   carved     below @top: either handed out or on a buddy free list
+ *
+ * A freed block is MADV_DONTNEED'ed before it joins the free lists, so free
+ * memory in a region costs no RSS; the slab layer keeps a few empty slabs per
+ * node itself to avoid paying that system call on every slab cycle.
+ *
+ * Locking: one mutex per region, a leaf lock (nothing else is taken under
+ * it).  The pagemap entries of a block are written under the region lock by
+ * the allocator and read without it by address lookups: a lookup of an
+ * address the caller owns always sees a stable owner.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal/report.h"
+#include "numa/os.h"
+#include "numa/region.h"
+
+struct sp_arena sp_arena;
+
+#define SP_REGION_DEFAULT_SIZE	(32UL << 30)
+#define SP_REGION_MIN_SIZE	(16UL << 20)
+
+static size_t sp_region_size_from_env(void)
+{
+	const char *s = getenv("SEGPOOL_REGION_SIZE");
+	unsigned long long v;
+	char *end;
+
+	if (!s || !*s)
+		return SP_REGION_DEFAULT_SIZE;
+	v = strtoull(s, &end, 0);
+	switch (*end) {
+	case 'g': case 'G':
+		v <<= 10;
+		sp_fallthrough;
+	case 'm': case 'M':
+		v <<= 10;
+		sp_fallthrough;
+	case 'k': case 'K':
+		v <<= 10;
+		break;
+	default:
+		break;
+	}
+	if (v < SP_REGION_MIN_SIZE)
+		v = SP_REGION_MIN_SIZE;
+	if (v > (1ULL << 40))
+		v = 1ULL << 40;
+	return 1UL << sp_order_base_2((unsigned long)v);
+}
+
+static void sp_region_init(struct sp_region *r, int idx, char *base,
+			   struct sp_page *map, size_t nr_pages)
+{
+	pthread_mutex_init(&r->lock, NULL);
+	for (int o = 0; o <= SP_MAX_ORDER; o++) {
+		r->free_head[o] = SP_PAGE_NONE;
+		r->nr_free[o] = 0;
+	}
+	r->base = base;
+	r->map = map;
+	r->nr_pages = nr_pages;
+	r->idx = idx;
+	r->node = sp_topo.node_id[idx];
+	r->top = 0;
+	r->committed = 0;
+	r->pages_used = 0;
+	r->commit_failures = 0;
+	r->bound = sp_topo.bind;
+}
+
+int sp_arena_init(void)
+{
+	size_t rsize = sp_region_size_from_env();
+	int n = sp_topo.nr_nodes;
+	char *base = NULL;
+	struct sp_page *map = NULL;
+	size_t total = 0, map_bytes = 0;
+
+	if (sp_arena.base)
+		return 0;
+	for (; rsize >= SP_REGION_MIN_SIZE; rsize >>= 1) {
+		total = rsize * (size_t)n;
+		map_bytes = (total >> SP_PAGE_SHIFT) * sizeof(struct sp_page);
+		base = sp_os_reserve(total, SP_MAX_BLOCK_SIZE);
+		if (!base)
+			continue;
+		map = sp_os_map(map_bytes, SP_PAGE_SIZE);
+		if (map)
+			break;
+		sp_os_unmap(base, total);
+		base = NULL;
+	}
+	if (!base)
+		return -ENOMEM;
+
+	sp_arena.size = total;
+	sp_arena.region_shift = sp_ilog2(rsize);
+	sp_arena.nr_regions = n;
+	sp_arena.map = map;
+	sp_arena.map_bytes = map_bytes;
+	for (int i = 0; i < n; i++)
+		sp_region_init(&sp_arena.region[i], i, base + (size_t)i * rsize,
+			       map + ((size_t)i * rsize >> SP_PAGE_SHIFT),
+			       rsize >> SP_PAGE_SHIFT);
+	/* base last: lookups treat a NULL base as "no arena" */
+	__atomic_store_n(&sp_arena.base, base, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* --- free lists (region lock held) ---------------------------------------- */
+
+static void sp_free_push(struct sp_region *r, uint32_t page, unsigned int o)
+{
+	struct sp_page *pg = &r->map[page];
+
+	pg->info = SP_PAGE_FREE_TAG(o);
+	pg->prev = SP_PAGE_NONE;
+	pg->next = r->free_head[o];
+	if (pg->next != SP_PAGE_NONE)
+		r->map[pg->next].prev = page;
+	r->free_head[o] = page;
+	r->nr_free[o]++;
+}
+
+static void sp_free_unlink(struct sp_region *r, uint32_t page, unsigned int o)
+{
+	struct sp_page *pg = &r->map[page];
+
+	if (pg->prev != SP_PAGE_NONE)
+		r->map[pg->prev].next = pg->next;
+	else
+		r->free_head[o] = pg->next;
+	if (pg->next != SP_PAGE_NONE)
+		r->map[pg->next].prev = pg->prev;
+	pg->info = 0;
+	pg->next = pg->prev = SP_PAGE_NONE;
+	r->nr_free[o]--;
+}
+
+/* Make room for one more top-level block; 0 or -1 with errno ENOMEM. */
+static int sp_region_grow(struct sp_region *r)
+{
+	char *chunk;
+
+	if (r->top + SP_MAX_BLOCK_PAGES > r->nr_pages) {
+		errno = ENOMEM;
+		return -1;
+	}
+	if (r->top + SP_MAX_BLOCK_PAGES <= r->committed)
+		return 0;
+	chunk = r->base + (r->committed << SP_PAGE_SHIFT);
+	if (sp_os_commit(chunk, SP_MAX_BLOCK_SIZE))
+		goto fail;
+	if (r->bound && sp_os_bind(chunk, SP_MAX_BLOCK_SIZE, r->node)) {
+		sp_os_decommit(chunk, SP_MAX_BLOCK_SIZE);
+		goto fail;
+	}
+	r->committed += SP_MAX_BLOCK_PAGES;
+	return 0;
+fail:
+	r->commit_failures++;
+	errno = ENOMEM;
+	return -1;
+}
+
+static void sp_set_owner(struct sp_region *r, uint32_t page, unsigned int order,
+			 uintptr_t owner)
+{
+	for (uint32_t i = 0; i < (1U << order); i++)
+		SP_WRITE_ONCE(r->map[page + i].info, owner);
+}
+
+void *sp_region_alloc(int idx, unsigned int order, uintptr_t owner)
+{
+	struct sp_region *r;
+	unsigned int o;
+	uint32_t page;
+
+	if (unlikely(!sp_arena.base || idx < 0 || idx >= sp_arena.nr_regions ||
+		     order > SP_MAX_ORDER)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	r = &sp_arena.region[idx];
+	pthread_mutex_lock(&r->lock);
+	for (o = order; o <= SP_MAX_ORDER; o++)
+		if (r->free_head[o] != SP_PAGE_NONE)
+			break;
+	if (o > SP_MAX_ORDER) {
+		if (sp_region_grow(r)) {
+			pthread_mutex_unlock(&r->lock);
+			return NULL;
+		}
+		page = (uint32_t)r->top;
+		r->top += SP_MAX_BLOCK_PAGES;
+		o = SP_MAX_ORDER;
+	} else {
+		page = r->free_head[o];
+		sp_free_unlink(r, page, o);
+	}
+	/* split: keep the lower half, free the upper */
+	while (o > order) {
+		o--;
+		sp_free_push(r, page + (1U << o), o);
+	}
+	sp_set_owner(r, page, order, owner);
+	r->pages_used += 1UL << order;
+	pthread_mutex_unlock(&r->lock);
+	return r->base + ((size_t)page << SP_PAGE_SHIFT);
+}
+
+void sp_region_free(void *addr, unsigned int order)
+{
+	int idx = sp_arena_idx_of(addr);
+	struct sp_region *r;
+	uint32_t page;
+
+	SP_BUG_ON(idx < 0 || order > SP_MAX_ORDER);
+	r = &sp_arena.region[idx];
+	page = (uint32_t)(((char *)addr - r->base) >> SP_PAGE_SHIFT);
+	SP_BUG_ON(page & ((1U << order) - 1));
+
+	sp_os_release(addr, (size_t)SP_PAGE_SIZE << order);
+
+	pthread_mutex_lock(&r->lock);
+	sp_set_owner(r, page, order, 0);
+	r->pages_used -= 1UL << order;
+	while (order < SP_MAX_ORDER) {
+		uint32_t buddy = page ^ (1U << order);
+
+		if (buddy >= r->top || r->map[buddy].info != SP_PAGE_FREE_TAG(order))
+			break;
+		sp_free_unlink(r, buddy, order);
+		page &= ~(1U << order);
+		order++;
+	}
+	sp_free_push(r, page, order);
+	pthread_mutex_unlock(&r->lock);
+}
+
+void sp_region_set_owner(void *addr, unsigned int order, uintptr_t owner)
+{
+	int idx = sp_arena_idx_of(addr);
+	struct sp_region *r = &sp_arena.region[idx];
+	uint32_t page = (uint32_t)(((char *)addr - r->base) >> SP_PAGE_SHIFT);
+
+	pthread_mutex_lock(&r->lock);
+	sp_set_owner(r, page, order, owner);
+	pthread_mutex_unlock(&r->lock);
+}
+
+void sp_arena_lock_all(void)
+{
+	for (int i = 0; i < sp_arena.nr_regions; i++)
+		pthread_mutex_lock(&sp_arena.region[i].lock);
+}
+
+void sp_arena_unlock_all(void)
+{
+	for (int i = sp_arena.nr_regions - 1; i >= 0; i--)
+		pthread_mutex_unlock(&sp_arena.region[i].lock);
+}
+
+void sp_arena_reinit_locks(void)
+{
+	for (int i = 0; i < sp_arena.nr_regions; i++)
+		pthread_mutex_init(&sp_arena.region[i].lock, NULL);
+}

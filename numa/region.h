@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * numa/region.h - per-node memory regions and their page allocator (private).
+ *
+ * One reservation (the arena) holds a region per NUMA node, side by side:
+ *
+ *   arena.base                                                  + size
+ *   | region 0 (node_id[0]) | region 1 (node_id[1]) | ... |
+ *
+ * Each region is a power-of-two number of bytes, so the region of an address
+ * is one subtraction and one shift away.  Within a region, a buddy allocator
+ * hands out blocks of 2^order pages (order 0..SP_MAX_ORDER), each aligned to
+ * its size.  The pagemap has one struct sp_page per page of the arena; its
+ * @info says who owns the page:
+ *
+ *   0                       not handed out (free-block interior, or never used)
+ *   (order << 1) | 1        head page of a free buddy block of that order
+ *   an owner token          bit 0 clear, set by whoever allocated the block
+ *                           (the slab layer stores its slab descriptor)
+ *
+ * so any address maps to its owner in O(1): no search, no hash.
+ */
+#ifndef SP_NUMA_REGION_H
+#define SP_NUMA_REGION_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "internal/compiler.h"
+#include "numa/topology.h"
+
+#define SP_MAX_ORDER		10	/* largest block: 4 MiB */
+#define SP_MAX_BLOCK_PAGES	(1UL << SP_MAX_ORDER)
+#define SP_MAX_BLOCK_SIZE	(SP_MAX_BLOCK_PAGES << SP_PAGE_SHIFT)
+#define SP_PAGE_NONE		UINT32_MAX
+
+#define SP_PAGE_FREE_BIT	1UL
+#define SP_PAGE_FREE_TAG(o)	(((uintptr_t)(o) << 1) | SP_PAGE_FREE_BIT)
+
+/* One per page of the arena: 16 bytes, 0.4% of the memory it describes. */
+struct sp_page {
+	uintptr_t info;		/* owner token, free tag or 0 (see above) */
+	uint32_t next;		/* free-list links of a free block's head page */
+	uint32_t prev;
+};
+_Static_assert(sizeof(struct sp_page) == 16, "pagemap entry is 16 bytes");
+
+/*
+ * struct sp_region - one node's region.  The lock and free lists are written
+ * by every CPU that grows or shrinks a slab on this node, so each region
+ * starts on its own cache line and no two regions share one.
+ */
+struct sp_region {
+	/* --- line 0: lock and free lists, written under the lock --- */
+	pthread_mutex_t lock;			/* protects everything below */
+	uint32_t free_head[SP_MAX_ORDER + 1];	/* first free block per order */
+	/* --- read-mostly geometry --- */
+	char *base;			/* first byte of the region */
+	struct sp_page *map;		/* pagemap slice of this region */
+	size_t nr_pages;		/* capacity in pages */
+	int node;			/* kernel node id */
+	int idx;			/* dense node index */
+	/* --- accounting, under the lock --- */
+	size_t top;			/* pages carved so far (bump pointer) */
+	size_t committed;		/* pages made accessible */
+	size_t pages_used;		/* pages handed out */
+	size_t nr_free[SP_MAX_ORDER + 1];/* free blocks per order */
+	unsigned long commit_failures;	/* commits or binds that failed */
+	bool bound;			/* every committed chunk is mbind()ed */
+} __sp_cacheline_aligned;
+
+_Static_assert(offsetof(struct sp_region, lock) == 0, "lock leads the region");
+_Static_assert(sizeof(struct sp_region) % SP_CACHE_LINE == 0,
+	       "regions never share a cache line");
+
+struct sp_arena {
+	char *base;			/* NULL until sp_arena_init() succeeded */
+	size_t size;			/* bytes: nr_regions << region_shift */
+	unsigned int region_shift;	/* log2 of one region's size */
+	int nr_regions;			/* == sp_topo.nr_nodes */
+	struct sp_page *map;		/* pagemap of the whole arena */
+	size_t map_bytes;
+	struct sp_region region[SP_MAX_NODES];
+};
+
+extern SP_INTERNAL struct sp_arena sp_arena;
+
+/*
+ * sp_arena_init() - reserve the arena for every node.  The region size comes
+ * from SEGPOOL_REGION_SIZE (bytes; K, M, G suffixes) or defaults to 32 GiB a
+ * node; when the reservation fails it is halved down to 256 MiB.
+ * Return: 0, or -ENOMEM.
+ */
+SP_INTERNAL int sp_arena_init(void);
+
+/* sp_arena_page() - the pagemap entry of @addr, or NULL outside the arena. */
+static inline struct sp_page *sp_arena_page(const void *addr)
+{
+	uintptr_t off = (uintptr_t)addr - (uintptr_t)sp_arena.base;
+
+	if (unlikely(off >= sp_arena.size))
+		return NULL;
+	return &sp_arena.map[off >> SP_PAGE_SHIFT];
+}
+
+/* sp_arena_owner() - the owner token of @addr's page; 0 when it has none. */
+static inline uintptr_t sp_arena_owner(const void *addr)
+{
+	struct sp_page *pg = sp_arena_page(addr);
+	uintptr_t info;
+
+	if (unlikely(!pg))
+		return 0;
+	info = SP_READ_ONCE(pg->info);
+	return (info & SP_PAGE_FREE_BIT) ? 0 : info;
+}
+
+/* sp_arena_idx_of() - node index of the region holding @addr, or -1. */
+static inline int sp_arena_idx_of(const void *addr)
+{
+	uintptr_t off = (uintptr_t)addr - (uintptr_t)sp_arena.base;
+
+	if (off >= sp_arena.size)
+		return -1;
+	return (int)(off >> sp_arena.region_shift);
+}
+
+/*
+ * sp_region_alloc() - a block of 2^@order pages on node index @idx, every
+ * page's owner set to @owner (bit 0 clear, non-zero).  The block's memory
+ * reads as zero unless it was handed out before and not yet released.
+ * Return: the block, or NULL with errno ENOMEM (region full, commit or bind
+ * failed); nothing changes on failure.
+ */
+SP_INTERNAL void *sp_region_alloc(int idx, unsigned int order, uintptr_t owner);
+
+/*
+ * sp_region_free() - give a block back; its memory goes back to the OS
+ * (MADV_DONTNEED) and it merges with free buddies.
+ */
+SP_INTERNAL void sp_region_free(void *addr, unsigned int order);
+
+/* sp_region_set_owner() - change the owner token of a block's pages. */
+SP_INTERNAL void sp_region_set_owner(void *addr, unsigned int order,
+				     uintptr_t owner);
+
+/* Locks of every region, for fork: taken in index order. */
+SP_INTERNAL void sp_arena_lock_all(void);
+SP_INTERNAL void sp_arena_unlock_all(void);
+SP_INTERNAL void sp_arena_reinit_locks(void);
+
+#endif /* SP_NUMA_REGION_H */

@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: MIT
+/*
+ * slab/cache.c - creating, listing, checking and destroying caches.
+ *
+ * Every live cache is on sp_cache_list, guarded by sp_cache_list_lock (the
+ * outermost lock of the library).  A cache's memory (struct segpool_cache and
+ * its per-node structs) is one page-rounded anonymous mapping: caches are
+ * few, and a mapping of its own keeps a cache's control block off every
+ * other cache's lines.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <string.h>
+
+#include "internal/report.h"
+#include "numa/os.h"
+#include "slab/slab.h"
+
+pthread_mutex_t sp_cache_list_lock = PTHREAD_MUTEX_INITIALIZER;
+struct sp_list_head sp_cache_list = SP_LIST_HEAD_INIT(sp_cache_list);
+
+static bool sp_cache_name_valid(const char *name)
+{
+	size_t len;
+
+	if (!name)
+		return false;
+	len = strnlen(name, SEGPOOL_CACHE_NAME_MAX + 1);
+	if (len == 0 || len > SEGPOOL_CACHE_NAME_MAX)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!isgraph((unsigned char)name[i]))
+			return false;
+	return true;
+}
+
+static struct segpool_cache *sp_cache_find_locked(const char *name)
+{
+	struct segpool_cache *c;
+
+	sp_list_for_each_entry(c, &sp_cache_list, list)
+		if (!strcmp(c->name, name))
+			return c;
+	return NULL;
+}
+
+bool sp_cache_is_listed(const struct segpool_cache *cache)
+{
+	struct segpool_cache *c;
+
+	sp_list_for_each_entry(c, &sp_cache_list, list)
+		if (c == cache)
+			return true;
+	return false;
+}
+
+struct segpool_cache *sp_cache_create(const char *name, size_t size,
+				      size_t align, unsigned long flags,
+				      void (*ctor)(void *))
+{
+	size_t bytes = offsetof(struct segpool_cache, node) +
+		(size_t)sp_arena.nr_regions * sizeof(struct sp_cache_node);
+	struct segpool_cache proto = { .flags = flags, .ctor = ctor };
+	struct segpool_cache *c;
+
+	if (!sp_cache_name_valid(name) || size == 0 ||
+	    size > SEGPOOL_CACHE_MAX_SIZE ||
+	    (align && (!SP_IS_POW2(align) || align > SEGPOOL_CACHE_MAX_ALIGN)) ||
+	    (flags & ~(SEGPOOL_CACHE_FLAGS_VALID | SP_CACHE_KMALLOC |
+		       SP_CACHE_INTERNAL)) ||
+	    sp_geometry_compute(&proto, size, align)) {
+		errno = EINVAL;
+		return NULL;
+	}
+
+	bytes = SP_ALIGN(bytes, SP_PAGE_SIZE);
+	c = sp_os_map(bytes, SP_PAGE_SIZE);
+	if (!c)
+		return NULL;
+	*c = proto;
+	c->magic = SP_CACHE_MAGIC;
+	c->map_size = bytes;
+	memcpy(c->name, name, strlen(name) + 1);
+	for (int i = 0; i < sp_arena.nr_regions; i++) {
+		struct sp_cache_node *n = &c->node[i];
+
+		pthread_mutex_init(&n->lock, NULL);
+		sp_list_init(&n->partial);
+		sp_list_init(&n->full);
+		sp_list_init(&n->empty);
+	}
+
+	pthread_mutex_lock(&sp_cache_list_lock);
+	if (sp_cache_find_locked(name)) {
+		pthread_mutex_unlock(&sp_cache_list_lock);
+		sp_os_unmap(c, bytes);
+		errno = EEXIST;
+		return NULL;
+	}
+	sp_list_add_tail(&c->list, &sp_cache_list);
+	pthread_mutex_unlock(&sp_cache_list_lock);
+	return c;
+}
+
+int sp_cache_destroy(struct segpool_cache *c)
+{
+	uint64_t live;
+
+	pthread_mutex_lock(&sp_cache_list_lock);
+	if (!sp_cache_is_listed(c) ||
+	    (c->flags & (SP_CACHE_KMALLOC | SP_CACHE_INTERNAL))) {
+		pthread_mutex_unlock(&sp_cache_list_lock);
+		errno = EINVAL;
+		return -EINVAL;
+	}
+	sp_slab_shrink(c);
+	live = sp_slab_live_objects(c);
+	if (live) {
+		pthread_mutex_unlock(&sp_cache_list_lock);
+		sp_warn("cache %s destroyed with %llu live object%s; "
+			"cache kept, objects stay mapped", c->name,
+			(unsigned long long)live, live == 1 ? "" : "s");
+		errno = EBUSY;
+		return -EBUSY;
+	}
+	sp_list_del(&c->list);
+	pthread_mutex_unlock(&sp_cache_list_lock);
+
+	c->magic = 0;
+	for (int i = 0; i < sp_arena.nr_regions; i++)
+		pthread_mutex_destroy(&c->node[i].lock);
+	sp_os_unmap(c, c->map_size);
+	return 0;
+}
+
+const char *sp_cache_object_check(const struct segpool_cache *c,
+				  const void *obj, struct sp_slab **slab)
+{
+	struct sp_slab *s = sp_obj_to_slab(obj);
+	size_t off;
+
+	if (unlikely(!s))
+		return "free of foreign pointer";
+	if (unlikely(s->cache != c))
+		return "free into wrong cache";
+	off = (size_t)((const char *)obj - s->base);
+	if (unlikely(off % c->stride ||
+		     off >= (size_t)c->objs_per_slab * c->stride))
+		return "free of interior pointer";
+	*slab = s;
+	return NULL;
+}
+
+void sp_cache_lock_all(void)
+{
+	struct segpool_cache *c;
+
+	pthread_mutex_lock(&sp_cache_list_lock);
+	sp_list_for_each_entry(c, &sp_cache_list, list)
+		for (int i = 0; i < sp_arena.nr_regions; i++)
+			pthread_mutex_lock(&c->node[i].lock);
+}
+
+void sp_cache_unlock_all(void)
+{
+	struct segpool_cache *c;
+
+	sp_list_for_each_entry(c, &sp_cache_list, list)
+		for (int i = sp_arena.nr_regions - 1; i >= 0; i--)
+			pthread_mutex_unlock(&c->node[i].lock);
+	pthread_mutex_unlock(&sp_cache_list_lock);
+}
+
+void sp_cache_reinit_locks(void)
+{
+	struct segpool_cache *c;
+
+	pthread_mutex_init(&sp_cache_list_lock, NULL);
+	sp_list_for_each_entry(c, &sp_cache_list, list)
+		for (int i = 0; i < sp_arena.nr_regions; i++)
+			pthread_mutex_init(&c->node[i].lock, NULL);
+}

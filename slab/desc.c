@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: MIT
+/*
+ * slab/desc.c - where slab descriptors live.
+ *
+ * Descriptors are kept off-slab (as the kernel keeps struct page), so a slab
+ * holds objects only and needs no per-object header.  Each node index has a
+ * pool: blocks of SP_DESC_BLOCK_ORDER pages taken from that node's region
+ * (owner token SP_OWNER_META, so no object lookup ever mistakes them for a
+ * slab), cut into line-sized descriptors kept on a free list.  Pools never
+ * shrink; a descriptor is 64 bytes against a slab of at least 4 KiB.
+ *
+ * Locking: one mutex per pool, taken with no other slab lock held except by
+ * fork's prepare handler.
+ */
+#include <errno.h>
+
+#include "slab/slab.h"
+
+#define SP_DESC_BLOCK_ORDER	4	/* 64 KiB: 1024 descriptors */
+
+struct sp_desc_pool {
+	pthread_mutex_t lock;
+	struct sp_list_head free;	/* free descriptors, linked by lru */
+	unsigned long nr_free;
+	unsigned long nr_blocks;
+} __sp_cacheline_aligned;
+
+static struct sp_desc_pool sp_desc_pools[SP_MAX_NODES] = {
+	[0 ... SP_MAX_NODES - 1] = { .lock = PTHREAD_MUTEX_INITIALIZER },
+};
+
+static int sp_desc_pool_grow(struct sp_desc_pool *p, int idx)
+{
+	struct sp_slab *block = sp_region_alloc(idx, SP_DESC_BLOCK_ORDER,
+						SP_OWNER_META);
+	size_t n = (SP_PAGE_SIZE << SP_DESC_BLOCK_ORDER) / sizeof(*block);
+
+	if (!block)
+		return -ENOMEM;
+	if (!p->free.next)
+		sp_list_init(&p->free);
+	for (size_t i = 0; i < n; i++)
+		sp_list_add_tail(&block[i].lru, &p->free);
+	p->nr_free += n;
+	p->nr_blocks++;
+	return 0;
+}
+
+struct sp_slab *sp_desc_alloc(int idx)
+{
+	struct sp_desc_pool *p = &sp_desc_pools[idx];
+	struct sp_slab *s = NULL;
+
+	pthread_mutex_lock(&p->lock);
+	if ((p->free.next && !sp_list_empty(&p->free)) ||
+	    sp_desc_pool_grow(p, idx) == 0) {
+		s = sp_list_first_entry(&p->free, struct sp_slab, lru);
+		sp_list_del(&s->lru);
+		p->nr_free--;
+	}
+	pthread_mutex_unlock(&p->lock);
+	if (!s)
+		errno = ENOMEM;
+	return s;
+}
+
+void sp_desc_free(struct sp_slab *s)
+{
+	struct sp_desc_pool *p = &sp_desc_pools[s->node];
+
+	s->cache = NULL;
+	s->freelist = NULL;
+	s->base = NULL;
+	s->inuse = 0;
+	s->list = SP_SLAB_NONE;
+	pthread_mutex_lock(&p->lock);
+	sp_list_add(&s->lru, &p->free);
+	p->nr_free++;
+	pthread_mutex_unlock(&p->lock);
+}
+
+void sp_desc_lock_all(void)
+{
+	for (int i = 0; i < sp_arena.nr_regions; i++)
+		pthread_mutex_lock(&sp_desc_pools[i].lock);
+}
+
+void sp_desc_unlock_all(void)
+{
+	for (int i = sp_arena.nr_regions - 1; i >= 0; i--)
+		pthread_mutex_unlock(&sp_desc_pools[i].lock);
+}
+
+void sp_desc_reinit_locks(void)
+{
+	for (int i = 0; i < sp_arena.nr_regions; i++)
+		pthread_mutex_init(&sp_desc_pools[i].lock, NULL);
+}

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: MIT
+/*
+ * slab/geometry.c - how objects are laid out in a slab, and how big a slab is.
+ *
+ * Layout of one object slot (stride bytes):
+ *
+ *   | object (object_size) | [pad] | [free-list link, 8 bytes] | [pad] |
+ *
+ * The link normally overlays the first word of a free object (fp_offset 0),
+ * costing nothing.  A cache with a ctor or SEGPOOL_TYPESAFE_BY_RCU must keep
+ * a free object's bytes intact, so its link goes after the object instead
+ * (as SLUB places it).
+ *
+ * Slab order: the smallest 2^order pages that hold at least SP_MIN_OBJS
+ * objects (up to SP_PREF_MAX_ORDER) with at most 1/32 of the slab wasted;
+ * failing that 1/16, then the kernel's 1/8; failing all, the order with the
+ * least waste.  Slabs are aligned to their own size by the buddy allocator,
+ * so an object at offset i * stride is aligned to every power of two that
+ * divides the stride (up to the slab size): power-of-two sizes are naturally
+ * aligned.
+ */
+#include <errno.h>
+
+#include "slab/slab.h"
+
+#define SP_MIN_OBJS		16
+#define SP_PREF_MAX_ORDER	5	/* 128 KiB */
+#define SP_EMPTY_RESERVE_BYTES	(256UL << 10)
+#define SP_MAX_EMPTY		8
+
+static unsigned int sp_waste_order(size_t stride, unsigned int fraction)
+{
+	for (unsigned int order = 0; order <= SP_MAX_ORDER; order++) {
+		size_t slab = SP_PAGE_SIZE << order;
+		size_t objs = slab / stride;
+
+		if (!objs)
+			continue;
+		if (objs < SP_MIN_OBJS && order < SP_PREF_MAX_ORDER)
+			continue;
+		if ((slab - objs * stride) * fraction <= slab)
+			return order;
+	}
+	return SP_MAX_ORDER + 1;
+}
+
+static unsigned int sp_least_waste_order(size_t stride)
+{
+	unsigned int best = SP_MAX_ORDER;
+	size_t best_waste = SIZE_MAX;
+
+	for (unsigned int order = 0; order <= SP_MAX_ORDER; order++) {
+		size_t slab = SP_PAGE_SIZE << order;
+		size_t objs = slab / stride;
+
+		/* compare waste as a fraction: waste / slab, scaled */
+		if (objs && ((slab - objs * stride) << (SP_MAX_ORDER - order)) < best_waste) {
+			best_waste = (slab - objs * stride) << (SP_MAX_ORDER - order);
+			best = order;
+		}
+	}
+	return best;
+}
+
+int sp_geometry_compute(struct segpool_cache *c, size_t size, size_t align)
+{
+	static const unsigned int fractions[] = { 32, 16, 8 };
+	size_t stride, fp_offset = 0;
+	unsigned int order = SP_MAX_ORDER + 1;
+
+	align = SP_MAX(align, (size_t)SP_MIN_ALIGN);
+	if (c->flags & SEGPOOL_HWCACHE_ALIGN)
+		align = SP_MAX(align, (size_t)SP_CACHE_LINE);
+
+	if (c->ctor || (c->flags & SEGPOOL_TYPESAFE_BY_RCU)) {
+		c->flags |= SP_CACHE_FREEPTR_OUT;
+		fp_offset = SP_ALIGN(size, (size_t)SP_MIN_ALIGN);
+		stride = SP_ALIGN(fp_offset + SP_FREEPTR_SIZE, align);
+	} else {
+		stride = SP_ALIGN(SP_MAX(size, (size_t)SP_FREEPTR_SIZE), align);
+	}
+	if (stride > (SP_PAGE_SIZE << SP_MAX_ORDER))
+		return -EINVAL;
+
+	for (unsigned int i = 0; i < SP_ARRAY_SIZE(fractions) &&
+	     order > SP_MAX_ORDER; i++)
+		order = sp_waste_order(stride, fractions[i]);
+	if (order > SP_MAX_ORDER)
+		order = sp_least_waste_order(stride);
+
+	c->object_size = (unsigned int)size;
+	c->stride = (unsigned int)stride;
+	c->fp_offset = (unsigned int)fp_offset;
+	c->align = (unsigned int)align;
+	c->order = order;
+	c->objs_per_slab = (unsigned int)((SP_PAGE_SIZE << order) / stride);
+	c->max_empty = (unsigned int)SP_MAX(1UL, SP_MIN((unsigned long)SP_MAX_EMPTY,
+			SP_EMPTY_RESERVE_BYTES / (SP_PAGE_SIZE << order)));
+	return 0;
+}

@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: MIT
+/*
+ * slab/slab.c - slabs: populate, hand out objects, take them back, release.
+ *
+ * States of a slab and the node list that holds it:
+ *
+ *   new ----> PARTIAL <----> FULL          (alloc takes from PARTIAL first)
+ *               |  ^
+ *               v  |
+ *              EMPTY -----> released       (beyond max_empty, or on shrink)
+ *
+ * States of an object: constructed and free on its slab's freelist, or
+ * handed out (to the application, or to a layer above that caches it).
+ *
+ * Lock order (outermost first):
+ *   sp_cache_list_lock -> cache node lock -> descriptor pool lock -> region lock
+ * Populating a new slab (page allocation and the ctor calls) and releasing one
+ * (madvise) happen with no cache node lock held, so a slow ctor or a system
+ * call never stalls other CPUs on the node, and a ctor may itself allocate
+ * from segpool.
+ */
+#include <errno.h>
+
+#include "internal/report.h"
+#include "slab/slab.h"
+
+/* Build the freelist of a new slab in address order; run the ctor. */
+static void sp_slab_populate(struct segpool_cache *c, struct sp_slab *s)
+{
+	char *obj = s->base;
+	char *last = s->base + (size_t)(c->objs_per_slab - 1) * c->stride;
+
+	for (; obj < last; obj += c->stride) {
+		if (c->ctor)
+			c->ctor(obj);
+		sp_set_freeptr(c, obj, obj + c->stride);
+	}
+	if (c->ctor)
+		c->ctor(last);
+	sp_set_freeptr(c, last, NULL);
+	s->freelist = s->base;
+}
+
+/* A new slab for @c on node index @idx, not yet on any list. */
+static struct sp_slab *sp_slab_new(struct segpool_cache *c, int idx)
+{
+	struct sp_slab *s = sp_desc_alloc(idx);
+
+	if (!s)
+		return NULL;
+	s->base = sp_region_alloc(idx, c->order, (uintptr_t)s);
+	if (!s->base) {
+		sp_desc_free(s);
+		errno = ENOMEM;
+		return NULL;
+	}
+	s->cache = c;
+	s->inuse = 0;
+	s->node = (unsigned short)idx;
+	s->order = (unsigned char)c->order;
+	s->list = SP_SLAB_NONE;
+	sp_list_init(&s->lru);
+	sp_slab_populate(c, s);
+	return s;
+}
+
+static void sp_slab_release(struct sp_slab *s)
+{
+	sp_region_free(s->base, s->order);
+	sp_desc_free(s);
+}
+
+/* Move @s to the list its fill level calls for (node lock held). */
+static void sp_slab_relist(struct segpool_cache *c, struct sp_cache_node *n,
+			   struct sp_slab *s)
+{
+	enum sp_slab_list want;
+
+	if (s->inuse == 0)
+		want = SP_SLAB_EMPTY;
+	else if (s->inuse == c->objs_per_slab)
+		want = SP_SLAB_FULL;
+	else
+		want = SP_SLAB_PARTIAL;
+	if (s->list == want)
+		return;
+
+	switch (s->list) {
+	case SP_SLAB_PARTIAL: n->nr_partial--; break;
+	case SP_SLAB_FULL:    n->nr_full--;    break;
+	case SP_SLAB_EMPTY:   n->nr_empty--;   break;
+	default: break;
+	}
+	switch (want) {
+	case SP_SLAB_PARTIAL:
+		n->nr_partial++;
+		sp_list_move(&s->lru, &n->partial);
+		break;
+	case SP_SLAB_FULL:
+		n->nr_full++;
+		sp_list_move(&s->lru, &n->full);
+		break;
+	default:
+		n->nr_empty++;
+		sp_list_move(&s->lru, &n->empty);
+		break;
+	}
+	s->list = (unsigned char)want;
+}
+
+/* Pop objects from the node's slabs into @objs (node lock held); how many. */
+static size_t sp_node_take(struct segpool_cache *c, struct sp_cache_node *n,
+			   size_t want, void **objs)
+{
+	size_t got = 0;
+
+	while (got < want) {
+		struct sp_slab *s;
+
+		if (!sp_list_empty(&n->partial))
+			s = sp_list_first_entry(&n->partial, struct sp_slab, lru);
+		else if (!sp_list_empty(&n->empty))
+			s = sp_list_first_entry(&n->empty, struct sp_slab, lru);
+		else
+			break;
+		while (got < want && s->freelist) {
+			void *obj = s->freelist;
+
+			s->freelist = sp_get_freeptr(c, obj);
+			s->inuse++;
+			objs[got++] = obj;
+		}
+		sp_slab_relist(c, n, s);
+	}
+	n->active_objs += got;
+	n->allocs += got;
+	return got;
+}
+
+/* Put objects back on their slabs (node lock held); for bulk rollback. */
+static void sp_node_untake(struct segpool_cache *c, struct sp_cache_node *n,
+			   size_t cnt, void **objs)
+{
+	for (size_t i = 0; i < cnt; i++) {
+		struct sp_slab *s = sp_obj_to_slab(objs[i]);
+
+		sp_set_freeptr(c, objs[i], s->freelist);
+		s->freelist = objs[i];
+		s->inuse--;
+		sp_slab_relist(c, n, s);
+	}
+	n->active_objs -= cnt;
+	n->allocs -= cnt;
+}
+
+size_t sp_slab_alloc_bulk(struct segpool_cache *c, int idx, size_t want,
+			  void **objs)
+{
+	struct sp_cache_node *n = &c->node[idx];
+	size_t got;
+
+	pthread_mutex_lock(&n->lock);
+	got = sp_node_take(c, n, want, objs);
+	pthread_mutex_unlock(&n->lock);
+
+	while (got < want) {
+		struct sp_slab *s = sp_slab_new(c, idx);
+
+		pthread_mutex_lock(&n->lock);
+		if (!s) {
+			sp_node_untake(c, n, got, objs);
+			n->alloc_failures++;
+			pthread_mutex_unlock(&n->lock);
+			errno = ENOMEM;
+			return 0;
+		}
+		n->slabs_created++;
+		sp_slab_relist(c, n, s);
+		got += sp_node_take(c, n, want - got, objs + got);
+		pthread_mutex_unlock(&n->lock);
+	}
+	return got;
+}
+
+void sp_slab_free_one(struct segpool_cache *c, struct sp_slab *s, void *obj)
+{
+	struct sp_cache_node *n = &c->node[s->node];
+	struct sp_slab *victim = NULL;
+
+	pthread_mutex_lock(&n->lock);
+	if (unlikely(s->inuse == 0 || obj == s->freelist)) {
+		pthread_mutex_unlock(&n->lock);
+		sp_report_bad_free("double free", obj, c->name);
+	}
+	sp_set_freeptr(c, obj, s->freelist);
+	s->freelist = obj;
+	s->inuse--;
+	n->active_objs--;
+	n->frees++;
+	sp_slab_relist(c, n, s);
+	if (s->list == SP_SLAB_EMPTY && n->nr_empty > c->max_empty) {
+		/* release the coldest empty slab, keep the one just used */
+		victim = sp_list_entry(n->empty.prev, struct sp_slab, lru);
+		sp_list_del(&victim->lru);
+		victim->list = SP_SLAB_NONE;
+		n->nr_empty--;
+		n->slabs_released++;
+	}
+	pthread_mutex_unlock(&n->lock);
+	if (victim)
+		sp_slab_release(victim);
+}
+
+unsigned long sp_slab_shrink(struct segpool_cache *c)
+{
+	unsigned long released = 0;
+
+	for (int i = 0; i < sp_arena.nr_regions; i++) {
+		struct sp_cache_node *n = &c->node[i];
+		struct sp_list_head list;
+		struct sp_slab *s, *tmp;
+
+		sp_list_init(&list);
+		pthread_mutex_lock(&n->lock);
+		while (!sp_list_empty(&n->empty)) {
+			s = sp_list_first_entry(&n->empty, struct sp_slab, lru);
+			sp_list_move(&s->lru, &list);
+			s->list = SP_SLAB_NONE;
+			n->nr_empty--;
+			n->slabs_released++;
+		}
+		pthread_mutex_unlock(&n->lock);
+		sp_list_for_each_entry_safe(s, tmp, &list, lru) {
+			sp_list_del(&s->lru);
+			sp_slab_release(s);
+			released++;
+		}
+	}
+	return released;
+}
+
+uint64_t sp_slab_live_objects(struct segpool_cache *c)
+{
+	uint64_t live = 0;
+
+	for (int i = 0; i < sp_arena.nr_regions; i++) {
+		pthread_mutex_lock(&c->node[i].lock);
+		live += c->node[i].active_objs;
+		pthread_mutex_unlock(&c->node[i].lock);
+	}
+	return live;
+}

@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * slab/slab.h - the slab layer's private types and entry points.
+ *
+ * A cache (struct segpool_cache) owns, per NUMA node index, three lists of
+ * slabs: partial (some objects free), full (none free) and empty (all free,
+ * kept as a small reserve).  A slab is a buddy block of 2^order pages from
+ * the node's region (numa/region.h), holding objs_per_slab objects at a
+ * fixed stride from its first byte, and described by a struct sp_slab kept
+ * outside the slab (slab/desc.c).  Every page of a slab has the descriptor as
+ * its owner token in the pagemap, so object -> slab is one lookup.
+ *
+ * This layer knows nothing of CPUs or rseq: callers above it (core/, and the
+ * per-CPU layer) bring it objects to free and ask it for objects to hand out,
+ * one at a time or in bulk.
+ */
+#ifndef SP_SLAB_SLAB_H
+#define SP_SLAB_SLAB_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <segpool/slab.h>
+
+#include "internal/compiler.h"
+#include "internal/list.h"
+#include "numa/region.h"
+
+#define SP_CACHE_MAGIC		0x5e9cac4eU
+#define SP_MIN_ALIGN		8
+#define SP_FREEPTR_SIZE		sizeof(void *)
+
+/* Internal cache flags, above every public one. */
+#define SP_CACHE_KMALLOC	(1UL << 31)	/* a segpool_malloc size class */
+#define SP_CACHE_FREEPTR_OUT	(1UL << 30)	/* link stored after the object */
+#define SP_CACHE_INTERNAL	(1UL << 29)	/* the library's own bookkeeping */
+
+/* Owner token of pages that hold slab descriptors (not objects). */
+#define SP_OWNER_META		((uintptr_t)2)
+
+enum sp_slab_list {
+	SP_SLAB_NONE,		/* being built or being released */
+	SP_SLAB_PARTIAL,
+	SP_SLAB_FULL,
+	SP_SLAB_EMPTY,
+};
+
+/*
+ * struct sp_slab - descriptor of one slab; one cache line, so descriptors
+ * of slabs used by different CPUs never share a line.
+ */
+struct sp_slab {
+	void *freelist;			/* first free object, or NULL */
+	struct segpool_cache *cache;	/* owning cache */
+	char *base;			/* first object (== first byte of the slab) */
+	unsigned int inuse;		/* objects handed out */
+	unsigned short node;		/* node index */
+	unsigned char order;		/* slab = 2^order pages */
+	unsigned char list;		/* enum sp_slab_list */
+	struct sp_list_head lru;	/* on a node list; desc pool link when free */
+	unsigned long pad[2];
+} __sp_cacheline_aligned;
+
+_Static_assert(sizeof(struct sp_slab) == SP_CACHE_LINE,
+	       "a slab descriptor is one cache line");
+_Static_assert(offsetof(struct sp_slab, freelist) == 0,
+	       "the freelist leads the descriptor");
+
+/*
+ * struct sp_cache_node - a cache's slabs on one node.  Its lock is taken by
+ * every CPU allocating from or freeing to this node, so each one starts on
+ * its own line (the array in struct segpool_cache is line-aligned too).
+ */
+struct sp_cache_node {
+	/* --- line 0: lock and lists --- */
+	pthread_mutex_t lock;		/* protects everything in this struct */
+	struct sp_list_head partial;	/* some objects free: allocate here first */
+	/* --- the other lists and the counts --- */
+	struct sp_list_head full;	/* no object free */
+	struct sp_list_head empty;	/* every object free; a small reserve */
+	unsigned long nr_partial;
+	unsigned long nr_full;
+	unsigned long nr_empty;
+	uint64_t active_objs;		/* objects handed out from this node */
+	/* --- statistics --- */
+	uint64_t allocs;		/* objects allocated */
+	uint64_t frees;			/* objects freed */
+	uint64_t slabs_created;		/* slabs populated */
+	uint64_t slabs_released;	/* slabs given back to the region */
+	uint64_t alloc_failures;	/* allocations that hit ENOMEM */
+} __sp_cacheline_aligned;
+
+_Static_assert(offsetof(struct sp_cache_node, lock) == 0, "lock first");
+_Static_assert(sizeof(struct sp_cache_node) % SP_CACHE_LINE == 0,
+	       "nodes of a cache never share a line");
+
+/*
+ * struct segpool_cache - a named object cache.  Line 0 holds what every
+ * allocation and free reads; it is written only at creation, so it stays
+ * shared-clean in every CPU's cache.  The per-node structs follow, each on
+ * lines of its own.
+ */
+struct segpool_cache {
+	/* --- line 0: read-mostly, hot --- */
+	unsigned int magic;		/* SP_CACHE_MAGIC while alive */
+	unsigned int object_size;	/* size asked for at creation */
+	unsigned int stride;		/* bytes from one object to the next */
+	unsigned int fp_offset;		/* free-list link's offset in a free object */
+	unsigned int objs_per_slab;	/* objects in a slab */
+	unsigned int order;		/* slab = 2^order pages */
+	unsigned int align;		/* alignment of every object */
+	unsigned int max_empty;		/* empty slabs kept per node */
+	unsigned long flags;		/* SEGPOOL_* | SP_CACHE_* */
+	void (*ctor)(void *);		/* constructor, or NULL */
+	size_t map_size;		/* bytes of the mapping holding this struct */
+	/* --- line 1: cold --- */
+	struct sp_list_head list __sp_cacheline_aligned; /* on sp_cache_list */
+	char name[SEGPOOL_CACHE_NAME_MAX + 1];
+	/* --- per node, each line-aligned --- */
+	struct sp_cache_node node[];
+};
+
+_Static_assert(offsetof(struct segpool_cache, list) == SP_CACHE_LINE,
+	       "hot fields fill exactly line 0");
+_Static_assert(offsetof(struct segpool_cache, node) % SP_CACHE_LINE == 0,
+	       "per-node structs start on a line");
+
+/* --- free-list link accessors --------------------------------------------
+ * The link of a free object is read and written only through these two, with
+ * memcpy, so the library needs no -fno-strict-aliasing and the freelist
+ * hardening of a later change has one place to go.
+ */
+static inline void *sp_get_freeptr(const struct segpool_cache *c, void *obj)
+{
+	void *next;
+
+	memcpy(&next, (char *)obj + c->fp_offset, sizeof(next));
+	return next;
+}
+
+static inline void sp_set_freeptr(const struct segpool_cache *c, void *obj,
+				  void *next)
+{
+	memcpy((char *)obj + c->fp_offset, &next, sizeof(next));
+}
+
+/* The slab holding @obj, or NULL when @obj is not in any slab. */
+static inline struct sp_slab *sp_obj_to_slab(const void *obj)
+{
+	uintptr_t owner = sp_arena_owner(obj);
+
+	if (unlikely(!owner || (owner & (SP_CACHE_LINE - 1))))
+		return NULL;
+	return (struct sp_slab *)owner;
+}
+
+/* sp_slab_bytes() - bytes of one slab of @c. */
+static inline size_t sp_slab_bytes(const struct segpool_cache *c)
+{
+	return SP_PAGE_SIZE << c->order;
+}
+
+/* --- slab/geometry.c --- */
+/*
+ * sp_geometry_compute() - stride, link offset, alignment and slab order for
+ * an object of @size bytes.  Fills the line-0 fields of @c from @size,
+ * @align and @c->flags.  Return: 0, or -EINVAL when no slab can hold it.
+ */
+SP_INTERNAL int sp_geometry_compute(struct segpool_cache *c, size_t size,
+				    size_t align);
+
+/* --- slab/desc.c --- */
+SP_INTERNAL struct sp_slab *sp_desc_alloc(int idx);
+SP_INTERNAL void sp_desc_free(struct sp_slab *s);
+SP_INTERNAL void sp_desc_lock_all(void);
+SP_INTERNAL void sp_desc_unlock_all(void);
+SP_INTERNAL void sp_desc_reinit_locks(void);
+
+/* --- slab/slab.c --- */
+/*
+ * sp_slab_alloc_bulk() - take @n objects of @c from node index @idx into
+ * @objs.  All or nothing.  Return: @n, or 0 with errno ENOMEM.
+ */
+SP_INTERNAL size_t sp_slab_alloc_bulk(struct segpool_cache *c, int idx,
+				      size_t n, void **objs);
+/*
+ * sp_slab_free_one() - give @obj back to @s, which the caller found with
+ * sp_obj_to_slab() and checked belongs to @c at an object boundary.
+ */
+SP_INTERNAL void sp_slab_free_one(struct segpool_cache *c, struct sp_slab *s,
+				  void *obj);
+/* sp_slab_shrink() - release the empty slabs of every node; the count. */
+SP_INTERNAL unsigned long sp_slab_shrink(struct segpool_cache *c);
+/* sp_slab_live_objects() - objects handed out, over all nodes. */
+SP_INTERNAL uint64_t sp_slab_live_objects(struct segpool_cache *c);
+
+/* --- slab/cache.c --- */
+extern SP_INTERNAL pthread_mutex_t sp_cache_list_lock;
+extern SP_INTERNAL struct sp_list_head sp_cache_list;
+
+/*
+ * sp_cache_create() - validate, build and list a cache (@flags may carry
+ * internal bits).  Return: the cache, or NULL with errno set.
+ */
+SP_INTERNAL struct segpool_cache *
+sp_cache_create(const char *name, size_t size, size_t align,
+		unsigned long flags, void (*ctor)(void *));
+SP_INTERNAL int sp_cache_destroy(struct segpool_cache *c);
+/* Caller holds sp_cache_list_lock. */
+SP_INTERNAL bool sp_cache_is_listed(const struct segpool_cache *c);
+SP_INTERNAL void sp_cache_lock_all(void);
+SP_INTERNAL void sp_cache_unlock_all(void);
+SP_INTERNAL void sp_cache_reinit_locks(void);
+
+/* sp_cache_object_check() - the "free of ..." misuse for @obj in @c, or
+ * NULL when @obj is a proper object of @c; @slab receives its slab. */
+SP_INTERNAL const char *sp_cache_object_check(const struct segpool_cache *c,
+					      const void *obj,
+					      struct sp_slab **slab);
+
+#endif /* SP_SLAB_SLAB_H */
