@@ -128,6 +128,8 @@ all-deps := $(lib-objs:.o=.d) $(tests:=.d) $(test-harness:.o=.d) $(examples:=.d)
 # --- top-level targets ----------------------------------------------------------
 .PHONY: all check demo deps install uninstall clean tests examples help
 .DEFAULT_GOAL := all
+# objects are never intermediate: keep them for incremental builds
+.SECONDARY:
 
 all: $(lib-a) $(lib-so) $(lib-pc)
 
@@ -171,6 +173,7 @@ $(objtree)/%.o: $(srctree)/%.c $(config-h)
 # --- libraries ------------------------------------------------------------------------
 $(lib-a): $(lib-objs)
 	$(quiet) AR $(patsubst $(objtree)/%,%,$@)
+	$(Q)mkdir -p $(dir $@)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
 $(lib-so): $(lib-objs) $(srctree)/scripts/segpool.map
@@ -183,6 +186,7 @@ $(lib-so): $(lib-objs) $(srctree)/scripts/segpool.map
 
 $(lib-pc): $(srctree)/scripts/segpool.pc.in $(srctree)/Makefile
 	$(quiet) GEN $(patsubst $(objtree)/%,%,$@)
+	$(Q)mkdir -p $(dir $@)
 	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 		-e 's|@INCDIR@|$(INCDIR)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
 

@@ -64,15 +64,23 @@ static inline void sp_list_move(struct sp_list_head *e, struct sp_list_head *h)
 #define sp_list_entry(ptr, type, member) sp_container_of(ptr, type, member)
 #define sp_list_first_entry(h, type, member) sp_list_entry((h)->next, type, member)
 
+/*
+ * Iterators walk list nodes and convert to the entry only for real entries,
+ * never for the head (which is not inside an entry and may be less aligned
+ * than one: computing an entry from it is undefined behaviour).
+ */
 #define sp_list_for_each_entry(pos, h, member)				\
-	for (pos = sp_list_entry((h)->next, __typeof__(*pos), member);	\
-	     &pos->member != (h);					\
-	     pos = sp_list_entry(pos->member.next, __typeof__(*pos), member))
+	for (struct sp_list_head *pos##_it_ = (h)->next;		\
+	     pos##_it_ != (h) &&					\
+	     ((pos = sp_list_entry(pos##_it_, __typeof__(*pos), member)), 1); \
+	     pos##_it_ = pos##_it_->next)
 
-#define sp_list_for_each_entry_safe(pos, n, h, member)			\
-	for (pos = sp_list_entry((h)->next, __typeof__(*pos), member),	\
-	     n = sp_list_entry(pos->member.next, __typeof__(*pos), member); \
-	     &pos->member != (h);					\
-	     pos = n, n = sp_list_entry(n->member.next, __typeof__(*n), member))
+/* As above; the current entry may be removed from the list in the body. */
+#define sp_list_for_each_entry_safe(pos, h, member)			\
+	for (struct sp_list_head *pos##_it_ = (h)->next,		\
+	     *pos##_nx_ = pos##_it_->next;				\
+	     pos##_it_ != (h) &&					\
+	     ((pos = sp_list_entry(pos##_it_, __typeof__(*pos), member)), 1); \
+	     pos##_it_ = pos##_nx_, pos##_nx_ = pos##_it_->next)
 
 #endif /* SP_INTERNAL_LIST_H */

@@ -218,7 +218,7 @@ unsigned long sp_slab_shrink(struct segpool_cache *c)
 	for (int i = 0; i < sp_arena.nr_regions; i++) {
 		struct sp_cache_node *n = &c->node[i];
 		struct sp_list_head list;
-		struct sp_slab *s, *tmp;
+		struct sp_slab *s;
 
 		sp_list_init(&list);
 		pthread_mutex_lock(&n->lock);
@@ -230,7 +230,7 @@ unsigned long sp_slab_shrink(struct segpool_cache *c)
 			n->slabs_released++;
 		}
 		pthread_mutex_unlock(&n->lock);
-		sp_list_for_each_entry_safe(s, tmp, &list, lru) {
+		sp_list_for_each_entry_safe(s, &list, lru) {
 			sp_list_del(&s->lru);
 			sp_slab_release(s);
 			released++;
