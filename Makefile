@@ -114,6 +114,9 @@ test-harness := $(objtree)/selftests/harness.o
 
 example-y :=
 include $(srctree)/examples/Kbuild
+
+# tools/: the benchmark and the viewer bring their own rules
+-include $(srctree)/tools/Makefile.inc
 examples := $(addprefix $(objtree)/examples/,$(example-y))
 
 libname   := libsegpool
