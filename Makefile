@@ -85,12 +85,16 @@ CFLAGS_ALL := $(CSTD) $(OPT) -g -pthread -fPIC -fno-common \
 	-fvisibility=hidden $(WARN)
 LDLIBS_LIB := -lnuma -pthread
 
+LIB_ZDEFS := -Wl,-z,defs
 ifneq ($(SANITIZE),)
 CFLAGS_ALL += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
 ifneq ($(findstring address,$(SANITIZE))$(findstring undefined,$(SANITIZE)),)
 CFLAGS_ALL += -fno-sanitize-recover=all
 endif
 LDFLAGS_ALL += -fsanitize=$(SANITIZE)
+# clang links no sanitizer runtime into a shared object: the program brings
+# it, so the library cannot be checked for undefined symbols here.
+LIB_ZDEFS :=
 endif
 
 CFLAGS_ALL  += $(CFLAGS)
@@ -129,7 +133,7 @@ config-h  := $(objtree)/include/generated/segpool_config.h
 all-deps := $(lib-objs:.o=.d) $(tests:=.d) $(test-harness:.o=.d) $(examples:=.d)
 
 # --- top-level targets ----------------------------------------------------------
-.PHONY: all check demo deps install uninstall clean tests examples help
+.PHONY: all check demo deps docs check-docs install uninstall clean tests examples help
 .DEFAULT_GOAL := all
 # objects are never intermediate: keep them for incremental builds
 .SECONDARY:
@@ -137,7 +141,8 @@ all-deps := $(lib-objs:.o=.d) $(tests:=.d) $(test-harness:.o=.d) $(examples:=.d)
 all: $(lib-a) $(lib-so) $(lib-pc)
 
 help:
-	@sed -n '3,25p' $(srctree)/Makefile
+	@awk 'NR >= 3 && !/^#/ { exit } NR >= 3 { sub(/^# ?/, ""); print }' \
+		$(srctree)/Makefile
 
 deps:
 ifeq ($(NODEPS),)
@@ -146,6 +151,17 @@ endif
 
 tests: $(tests)
 examples: $(examples)
+
+# Documentation/api.md is generated from the kernel-doc in include/segpool/.
+docs:
+	$(quiet) GEN Documentation/api.md
+	$(Q)$(srctree)/scripts/gen-api-doc.sh -W > $(srctree)/Documentation/api.md.tmp
+	$(Q)mv $(srctree)/Documentation/api.md.tmp $(srctree)/Documentation/api.md
+
+# check-docs: fail when the committed api.md is not what the headers say.
+check-docs:
+	$(Q)$(srctree)/scripts/gen-api-doc.sh -W | diff -u $(srctree)/Documentation/api.md - \
+		|| { echo "Documentation/api.md is stale: run 'make docs'"; exit 1; }
 
 # check: install what is missing, build, run every selftest.
 check: deps
@@ -167,8 +183,15 @@ $(config-h): $(srctree)/Makefile
 	  $(if $(findstring thread,$(SANITIZE)),echo '#define CONFIG_SEGPOOL_TSAN 1';) \
 	  true; } > $@.tmp && mv $@.tmp $@
 
+# --- rebuild when the command line changes (Kbuild keeps .cmd files for this) --
+flags-file := $(objtree)/include/generated/build-flags
+flags-now  := $(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(LDFLAGS_ALL)
+$(shell mkdir -p $(dir $(flags-file)) && \
+	{ printf '%s\n' '$(flags-now)' | cmp -s - $(flags-file) 2>/dev/null || \
+	  printf '%s\n' '$(flags-now)' > $(flags-file); })
+
 # --- compile ------------------------------------------------------------------------
-$(objtree)/%.o: $(srctree)/%.c $(config-h)
+$(objtree)/%.o: $(srctree)/%.c $(config-h) $(flags-file)
 	$(quiet) CC $(patsubst $(objtree)/%,%,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -MMD -MP -c -o $@ $<
@@ -183,7 +206,7 @@ $(lib-so): $(lib-objs) $(srctree)/scripts/segpool.map
 	$(quiet) LD $(patsubst $(objtree)/%,%,$@)
 	$(Q)$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) -shared -Wl,-soname,$(lib-soname) \
 		-Wl,--version-script=$(srctree)/scripts/segpool.map \
-		-Wl,-z,defs -o $@ $(lib-objs) $(LDLIBS_LIB)
+		$(LIB_ZDEFS) -o $@ $(lib-objs) $(LDLIBS_LIB)
 	$(Q)ln -sf $(notdir $@) $(objtree)/$(lib-soname)
 	$(Q)ln -sf $(lib-soname) $(objtree)/$(libname).so
 

@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# scripts/install-deps.sh - install the Debian packages segpool needs.
+#
+# The one place that knows which packages the project uses.  `make check` and
+# `make demo` run it first (unless NODEPS=1); CI runs it with extra groups.
+#
+#   scripts/install-deps.sh [-n] [GROUP...]
+#
+# Groups:
+#   base      gcc make pkg-config binutils libnuma-dev liburcu-dev
+#             libcmocka-dev numactl: what `make check` and `make demo` need.
+#             Always included.
+#   valgrind  valgrind, for SEGPOOL_TEST_WRAPPER="valgrind ..." runs.
+#   clang     clang, for `make CC=clang`.
+#   all       every group above.
+#
+# Only packages that are not installed are installed: `apt-get update`, then
+# `apt-get install -y --no-install-recommends`, through sudo when not root.
+# With nothing missing it prints one line and touches nothing.
+#
+#   -n        only list the missing packages; exit 1 if any are missing.
+#
+# Exit status: 0 when everything is present (or was installed), 1 when
+# packages are missing and cannot be installed here, 2 for a usage error.
+
+set -euo pipefail
+
+prog=${0##*/}
+
+usage() {
+	sed -n '4,26p' "$0" | sed 's/^# \{0,1\}//'
+}
+
+group_packages() {
+	case "$1" in
+	base)
+		echo gcc make pkg-config binutils libnuma-dev liburcu-dev \
+			libcmocka-dev numactl
+		;;
+	valgrind)
+		echo valgrind
+		;;
+	clang)
+		echo clang
+		;;
+	all)
+		group_packages base
+		group_packages valgrind
+		group_packages clang
+		;;
+	*)
+		return 1
+		;;
+	esac
+}
+
+dry_run=0
+groups=(base)
+for arg in "$@"; do
+	case "$arg" in
+	-n|--dry-run)
+		dry_run=1
+		;;
+	-h|--help)
+		usage
+		exit 0
+		;;
+	-*)
+		echo "$prog: unknown option '$arg'" >&2
+		usage >&2
+		exit 2
+		;;
+	*)
+		if ! group_packages "$arg" >/dev/null; then
+			echo "$prog: unknown group '$arg' (base, valgrind, clang, all)" >&2
+			exit 2
+		fi
+		groups+=("$arg")
+		;;
+	esac
+done
+
+# The wanted packages, each once, in a stable order.
+wanted=()
+for g in "${groups[@]}"; do
+	for pkg in $(group_packages "$g"); do
+		case " ${wanted[*]} " in
+		*" $pkg "*) ;;
+		*) wanted+=("$pkg") ;;
+		esac
+	done
+done
+
+if ! command -v dpkg-query >/dev/null 2>&1; then
+	echo "deps: dpkg-query not found (not Debian?); make sure these are installed: ${wanted[*]}" >&2
+	exit 0
+fi
+
+missing=()
+for pkg in "${wanted[@]}"; do
+	status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
+	if [[ "$status" != "install ok installed" ]]; then
+		missing+=("$pkg")
+	fi
+done
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+	echo "deps: all present"
+	exit 0
+fi
+
+echo "deps: missing: ${missing[*]}"
+if [[ $dry_run -eq 1 ]]; then
+	exit 1
+fi
+
+# How to become root: already root, sudo without a password, or sudo that may
+# ask one on a terminal.
+sudo_cmd=()
+if [[ $(id -u) -ne 0 ]]; then
+	if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+		sudo_cmd=(sudo -n)
+	elif command -v sudo >/dev/null 2>&1 && [[ -t 0 ]]; then
+		sudo_cmd=(sudo)
+	else
+		echo "deps: not root and sudo is not available; as root, run:" >&2
+		echo "  apt-get update && apt-get install -y --no-install-recommends ${missing[*]}" >&2
+		exit 1
+	fi
+fi
+
+apt_env=(env DEBIAN_FRONTEND=noninteractive)
+apt_opts=(-o DPkg::Lock::Timeout=300 -o Dpkg::Use-Pty=0)
+
+echo "deps: apt-get update"
+"${sudo_cmd[@]}" "${apt_env[@]}" apt-get "${apt_opts[@]}" -q update
+echo "deps: apt-get install ${missing[*]}"
+"${sudo_cmd[@]}" "${apt_env[@]}" apt-get "${apt_opts[@]}" -q install -y \
+	--no-install-recommends "${missing[@]}"
+
+# Say so plainly if apt-get claimed success but something is still absent.
+still=()
+for pkg in "${missing[@]}"; do
+	status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
+	[[ "$status" == "install ok installed" ]] || still+=("$pkg")
+done
+if [[ ${#still[@]} -ne 0 ]]; then
+	echo "deps: still missing after apt-get: ${still[*]}" >&2
+	exit 1
+fi
+echo "deps: installed ${missing[*]}"
