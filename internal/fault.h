@@ -3,7 +3,7 @@
  * internal/fault.h - fault-injection points for the OS primitives.
  *
  * Tests arm a point so that its next N calls fail as the OS would (mmap and
- * mprotect with ENOMEM, mbind with EIO), to prove that every failure turns
+ * mprotect and mbind), to prove that every failure turns
  * into NULL/ENOMEM with nothing leaked and the cache still usable.
  * Not exported; the selftests reach it through the static library.
  */

@@ -90,7 +90,7 @@ extern SP_INTERNAL struct sp_arena sp_arena;
 /*
  * sp_arena_init() - reserve the arena for every node.  The region size comes
  * from SEGPOOL_REGION_SIZE (bytes; K, M, G suffixes) or defaults to 32 GiB a
- * node; when the reservation fails it is halved down to 256 MiB.
+ * node; when the reservation fails it is halved down to 16 MiB.
  * Return: 0, or -ENOMEM.
  */
 SP_INTERNAL int sp_arena_init(void);

@@ -31,11 +31,12 @@ struct segpool_cache;
 /** SEGPOOL_PANIC - abort with a message if the cache cannot be created. */
 #define SEGPOOL_PANIC			(1UL << 1)
 /**
- * SEGPOOL_TYPESAFE_BY_RCU - slab memory is not returned to the OS or reused
- * for another cache until an RCU grace period has passed; objects may be
- * reused for new objects of the same cache at once.  The free-list link is
- * kept outside the object's bytes.  Accepted now; the grace-period guarantee
- * is provided by the RCU layer (see Documentation/design.md).
+ * SEGPOOL_TYPESAFE_BY_RCU - the kernel's SLAB_TYPESAFE_BY_RCU: objects may be
+ * reused for new objects of the same cache at once, but slab memory is not to
+ * be returned to the OS or reused for another cache before an RCU grace
+ * period.  Accepted now, and the free-list link is already kept outside the
+ * object's bytes; the grace-period wait on slab release is not implemented
+ * yet (Documentation/design.md, "Status").
  */
 #define SEGPOOL_TYPESAFE_BY_RCU		(1UL << 2)
 
