@@ -36,11 +36,15 @@ size_t sp_alloc_objs(struct segpool_cache *c, unsigned int gfp, int node,
 	}
 	if (likely(sp_slab_alloc_bulk(c, idx, n, objs)))
 		return n;
-	if (gfp & SEGPOOL_THISNODE)
+	if (gfp & SEGPOOL_THISNODE) {
+		__atomic_fetch_add(&c->alloc_failures, 1, __ATOMIC_RELAXED);
+		errno = ENOMEM;
 		return 0;
+	}
 	for (int i = 1; i < sp_topo.nr_nodes; i++)
 		if (sp_slab_alloc_bulk(c, sp_topo.fallback[idx][i], n, objs))
 			return n;
+	__atomic_fetch_add(&c->alloc_failures, 1, __ATOMIC_RELAXED);
 	errno = ENOMEM;
 	return 0;
 }
@@ -57,6 +61,23 @@ static inline bool sp_alloc_args_ok(const struct segpool_cache *c,
 	return true;
 }
 
+struct segpool_cache *sp_cache_create_full(const char *name, size_t size,
+					   size_t align, unsigned long flags,
+					   void (*ctor)(void *))
+{
+	struct segpool_cache *c = sp_cache_create(name, size, align, flags, ctor);
+
+	if (!c || sp_pcpu_mode == SP_PCPU_OFF)
+		return c;
+	c->pcpu = sp_pcpu_cache_create(c);
+	if (!c->pcpu) {
+		sp_cache_destroy(c);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return c;
+}
+
 SEGPOOL_API struct segpool_cache *
 segpool_cache_create(const char *name, size_t size, size_t align,
 		     unsigned long flags, void (*ctor)(void *))
@@ -66,7 +87,7 @@ segpool_cache_create(const char *name, size_t size, size_t align,
 	if (flags & ~SEGPOOL_CACHE_FLAGS_VALID)
 		errno = EINVAL;
 	else if (sp_init() == 0)
-		c = sp_cache_create(name, size, align, flags, ctor);
+		c = sp_cache_create_full(name, size, align, flags, ctor);
 	if (!c && (flags & SEGPOOL_PANIC)) {
 		sp_warn("cannot create cache %s: %s", name ? name : "(null)",
 			strerror(errno));
@@ -77,29 +98,71 @@ segpool_cache_create(const char *name, size_t size, size_t align,
 
 SEGPOOL_API int segpool_cache_destroy(struct segpool_cache *cache)
 {
+	struct sp_pcpu_cache *pcpu = NULL;
+	bool ok;
+	int ret;
+
 	if (!cache)
 		return 0;
-	return sp_cache_destroy(cache);
+	pthread_mutex_lock(&sp_cache_list_lock);
+	ok = sp_cache_is_listed(cache) &&
+	     !(cache->flags & (SP_CACHE_KMALLOC | SP_CACHE_INTERNAL));
+	if (ok)
+		pcpu = cache->pcpu;
+	pthread_mutex_unlock(&sp_cache_list_lock);
+	if (!ok) {
+		errno = EINVAL;
+		return -EINVAL;
+	}
+	/* objects cached per CPU are free objects: give them back first */
+	if (pcpu)
+		sp_pcpu_drain(pcpu);
+	ret = sp_cache_destroy(cache);
+	if (ret == 0)
+		sp_pcpu_cache_free(pcpu);
+	return ret;
 }
 
-SEGPOOL_API void *segpool_cache_alloc_node(struct segpool_cache *cache,
-					   unsigned int gfp, int node)
+/* Everything but the magazine hit: checks, gfp flags, node choice, fallback. */
+static __sp_noinline void *sp_cache_alloc_slow(struct segpool_cache *cache,
+					       unsigned int gfp, int node)
 {
-	void *obj;
+	void *obj = NULL;
 
 	if (!sp_alloc_args_ok(cache, gfp))
 		return NULL;
-	if (unlikely(!sp_alloc_objs(cache, gfp, node, 1, &obj)))
+	/* the local node's magazines serve any request they can */
+	if (cache->pcpu && (node == SEGPOOL_NUMA_NO_NODE ||
+			    sp_numa_node_to_idx(node) == sp_numa_current_idx()))
+		obj = sp_pcpu_alloc(cache->pcpu);
+	if (!obj && !sp_alloc_objs(cache, gfp, node, 1, &obj))
 		return NULL;
 	if (gfp & SEGPOOL_ZERO)
 		memset(obj, 0, cache->object_size);
 	return obj;
 }
 
+SEGPOOL_API void *segpool_cache_alloc_node(struct segpool_cache *cache,
+					   unsigned int gfp, int node)
+{
+	return sp_cache_alloc_slow(cache, gfp, node);
+}
+
+/*
+ * The fast path: a valid cache, no gfp flags, a magazine hit.  Everything
+ * else (and a miss) goes to sp_cache_alloc_slow() once.
+ */
 SEGPOOL_API void *segpool_cache_alloc(struct segpool_cache *cache,
 				      unsigned int gfp)
 {
-	return segpool_cache_alloc_node(cache, gfp, SEGPOOL_NUMA_NO_NODE);
+	if (likely(gfp == 0 && cache && cache->magic == SP_CACHE_MAGIC &&
+		   cache->pcpu)) {
+		void *obj = sp_pcpu_alloc(cache->pcpu);
+
+		if (likely(obj))
+			return obj;
+	}
+	return sp_cache_alloc_slow(cache, gfp, SEGPOOL_NUMA_NO_NODE);
 }
 
 SEGPOOL_API int segpool_cache_alloc_bulk(struct segpool_cache *cache,
@@ -122,7 +185,8 @@ SEGPOOL_API int segpool_cache_alloc_bulk(struct segpool_cache *cache,
 }
 
 /* Check @obj against @cache and free it; misuse is reported and aborts. */
-static inline void sp_free_checked(struct segpool_cache *cache, void *obj)
+static __sp_always_inline void sp_free_checked(struct segpool_cache *cache,
+					       void *obj)
 {
 	struct sp_slab *s = NULL;
 	const char *what;
@@ -132,7 +196,10 @@ static inline void sp_free_checked(struct segpool_cache *cache, void *obj)
 	what = sp_cache_object_check(cache, obj, &s);
 	if (unlikely(what))
 		sp_report_bad_free(what, obj, cache->name);
-	sp_slab_free_one(cache, s, obj);
+	if (likely(cache->pcpu))
+		sp_pcpu_free(cache->pcpu, obj, s->node);
+	else
+		sp_slab_free_one(cache, s, obj);
 }
 
 SEGPOOL_API void segpool_cache_free(struct segpool_cache *cache, void *obj)
@@ -160,6 +227,8 @@ SEGPOOL_API int segpool_cache_shrink(struct segpool_cache *cache)
 		errno = EINVAL;
 		return -EINVAL;
 	}
+	if (cache->pcpu)
+		sp_pcpu_drain(cache->pcpu);
 	n = sp_slab_shrink(cache);
 	return n > INT32_MAX ? INT32_MAX : (int)n;
 }

@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "internal/compiler.h"
+#include "percpu/pcpu.h"
 #include "slab/slab.h"
 
 /* --- core/init.c --- */
@@ -28,6 +29,13 @@ static inline int sp_init(void)
 }
 
 /* --- core/cache_api.c --- */
+/*
+ * sp_cache_create_full() - a slab cache with its per-CPU layer in front
+ * (none in SEGPOOL_PERCPU=off mode).  Return: it, or NULL with errno set.
+ */
+SP_INTERNAL struct segpool_cache *
+sp_cache_create_full(const char *name, size_t size, size_t align,
+		     unsigned long flags, void (*ctor)(void *));
 /*
  * sp_alloc_objs() - @n objects of @c for gfp @gfp from kernel node @node
  * (or the current node), falling back along the distance order unless

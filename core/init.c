@@ -2,14 +2,15 @@
 /*
  * core/init.c - bring the layers up in order, and keep them fork-safe.
  *
- * Order: CPUs (percpu/) -> topology (numa/) -> arena (numa/) -> size-class
- * caches and the large-allocation registry (core/).  It runs from a library
+ * Order: CPUs (percpu/) -> topology (numa/) -> arena (numa/) -> per-CPU
+ * mode and magazine caches (percpu/) -> size-class caches and the
+ * large-allocation registry (core/).  It runs from a library
  * constructor, and again (once) from the first call should another
  * constructor allocate before ours ran.
  *
  * fork: the prepare handler takes every lock of the library in lock order
- * (cache list, each cache's node locks, descriptor pools, regions, the large
- * registry), so no lock is held mid-update by a thread that will not exist in
+ * (cache list, each cache's drain and depot locks and node locks, descriptor
+ * pools, regions, the large registry), so no lock is held mid-update by a thread that will not exist in
  * the child.  The parent releases them; the child re-initialises them, since
  * its only thread is a copy of the one that forked.
  */
@@ -23,14 +24,33 @@
 #include "numa/region.h"
 #include "numa/topology.h"
 #include "percpu/cpu.h"
+#include "percpu/pcpu.h"
 
 bool sp_ready;
 static int sp_init_status;
 static pthread_once_t sp_init_once_ctl = PTHREAD_ONCE_INIT;
 
+static void sp_fork_lock_pcpu(struct segpool_cache *c)
+{
+	if (c->pcpu)
+		sp_pcpu_fork_lock(c->pcpu);
+}
+
+static void sp_fork_unlock_pcpu(struct segpool_cache *c)
+{
+	if (c->pcpu)
+		sp_pcpu_fork_unlock(c->pcpu);
+}
+
+static void sp_fork_child_pcpu(struct segpool_cache *c)
+{
+	if (c->pcpu)
+		sp_pcpu_fork_child(c->pcpu);
+}
+
 static void sp_atfork_prepare(void)
 {
-	sp_cache_lock_all();
+	sp_cache_lock_all(sp_fork_lock_pcpu);
 	sp_desc_lock_all();
 	sp_arena_lock_all();
 	sp_large_lock();
@@ -41,7 +61,7 @@ static void sp_atfork_parent(void)
 	sp_large_unlock();
 	sp_arena_unlock_all();
 	sp_desc_unlock_all();
-	sp_cache_unlock_all();
+	sp_cache_unlock_all(sp_fork_unlock_pcpu);
 }
 
 static void sp_atfork_child(void)
@@ -49,13 +69,14 @@ static void sp_atfork_child(void)
 	sp_large_reinit_lock();
 	sp_arena_reinit_locks();
 	sp_desc_reinit_locks();
-	sp_cache_reinit_locks();
+	sp_cache_reinit_locks(sp_fork_child_pcpu);
 }
 
 static void sp_init_once(void)
 {
 	sp_topology_init(sp_cpu_possible_count());
-	if (sp_arena_init() || sp_kmalloc_init() || sp_large_init()) {
+	if (sp_arena_init() || sp_pcpu_init() || sp_kmalloc_init() ||
+	    sp_large_init()) {
 		sp_init_status = -ENOMEM;
 		return;
 	}

@@ -27,6 +27,11 @@ static void *sp_malloc_node(size_t size, int node)
 	if (likely(size <= SEGPOOL_KMALLOC_MAX_CACHE_SIZE)) {
 		struct segpool_cache *c = sp_kmalloc_cache(sp_kmalloc_index(size));
 
+		if (likely(node == SEGPOOL_NUMA_NO_NODE && c->pcpu)) {
+			obj = sp_pcpu_alloc(c->pcpu);
+			if (likely(obj))
+				return obj;
+		}
 		if (unlikely(!sp_alloc_objs(c, 0, node, 1, &obj))) {
 			if (errno != EINVAL)
 				errno = ENOMEM;
@@ -109,7 +114,10 @@ SEGPOOL_API void segpool_free(void *ptr)
 
 		if (unlikely(what))
 			sp_report_bad_free(what, ptr, s->cache->name);
-		sp_slab_free_one(s->cache, s, ptr);
+		if (likely(s->cache->pcpu))
+			sp_pcpu_free(s->cache->pcpu, ptr, s->node);
+		else
+			sp_slab_free_one(s->cache, s, ptr);
 		return;
 	}
 	if (s)

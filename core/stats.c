@@ -38,11 +38,35 @@ static void sp_cache_collect(struct segpool_cache *c,
 		info->frees += n->frees;
 		info->slabs_created += n->slabs_created;
 		info->slabs_released += n->slabs_released;
-		info->alloc_failures += n->alloc_failures;
 		pthread_mutex_unlock(&n->lock);
 	}
+	info->alloc_failures = __atomic_load_n(&c->alloc_failures, __ATOMIC_RELAXED);
 	info->total_objs = info->total_slabs * c->objs_per_slab;
 	info->slab_bytes = info->total_slabs * sp_slab_bytes(c);
+	if (c->pcpu) {
+		struct sp_pcpu_stats st;
+		uint64_t cached;
+
+		sp_pcpu_read_stats(c->pcpu, &st);
+		info->alloc_fastpath = st.alloc_fastpath;
+		info->free_fastpath = st.free_fastpath;
+		info->alloc_slowpath = st.stat[SP_STAT_ALLOC_SLOWPATH];
+		info->free_slowpath = st.stat[SP_STAT_FREE_SLOWPATH];
+		info->cpu_objs = st.objs_in_magazines;
+		info->depot_objs = st.objs_in_depot;
+		info->mag_size = st.mag_size;
+		info->depot_max = st.depot_max;
+		/*
+		 * Application-level counts: the slab layer counted only what
+		 * bypassed the magazines; add what the magazines served.
+		 */
+		info->allocs += st.alloc_fastpath + st.stat[SP_STAT_ALLOC_SLOWPATH];
+		info->frees += st.free_fastpath + st.stat[SP_STAT_FREE_SLOWPATH];
+		/* objects in magazines are free, though slabs count them used */
+		cached = st.objs_in_magazines + st.objs_in_depot;
+		info->active_objs = info->active_objs > cached ?
+				    info->active_objs - cached : 0;
+	}
 }
 
 SEGPOOL_API int segpool_cache_get_info(struct segpool_cache *cache,
@@ -77,16 +101,23 @@ SEGPOOL_API int segpool_stats_dump(FILE *out)
 	pthread_mutex_lock(&sp_cache_list_lock);
 	sp_list_for_each_entry(c, &sp_cache_list, list) {
 		sp_cache_collect(c, &info);
-		/* tunables are 0 until the per-CPU magazine layer exists */
+		/*
+		 * tunables: limit = objects a CPU slot holds at most (loaded
+		 * and previous magazines), batchcount = objects moved per depot
+		 * exchange (one magazine), sharedfactor = full magazines a
+		 * depot keeps; sharedavail = objects in the depots.
+		 */
 		bad |= fprintf(out, "%-17s %6llu %6llu %6zu %4u %4u : tunables "
-			       "%4u %4u %4u : slabdata %6llu %6llu %6u\n",
+			       "%4u %4u %4u : slabdata %6llu %6llu %6llu\n",
 			       c->name,
 			       (unsigned long long)info.active_objs,
 			       (unsigned long long)info.total_objs,
 			       info.stride, info.objs_per_slab,
-			       info.pages_per_slab, 0U, 0U, 0U,
+			       info.pages_per_slab, 2 * info.mag_size,
+			       info.mag_size, info.depot_max,
 			       (unsigned long long)info.active_slabs,
-			       (unsigned long long)info.total_slabs, 0U) < 0;
+			       (unsigned long long)info.total_slabs,
+			       (unsigned long long)info.depot_objs) < 0;
 	}
 	pthread_mutex_unlock(&sp_cache_list_lock);
 	if (fflush(out) || bad) {

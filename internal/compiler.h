@@ -41,6 +41,13 @@
 #define SP_READ_ONCE(x)		__atomic_load_n(&(x), __ATOMIC_RELAXED)
 #define SP_WRITE_ONCE(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
 
+/* Busy-wait hint. */
+#if defined(__x86_64__) || defined(__i386__)
+#define sp_cpu_relax()		__builtin_ia32_pause()
+#else
+#define sp_cpu_relax()		__asm__ __volatile__("" ::: "memory")
+#endif
+
 /* Symbols reachable from the selftests (static link) but not exported. */
 #define SP_INTERNAL		__attribute__((visibility("hidden")))
 

@@ -137,46 +137,51 @@ const char *sp_cache_object_check(const struct segpool_cache *c,
 				  const void *obj, struct sp_slab **slab)
 {
 	struct sp_slab *s = sp_obj_to_slab(obj);
-	size_t off;
-
 	if (unlikely(!s))
 		return "free of foreign pointer";
 	if (unlikely(s->cache != c))
 		return "free into wrong cache";
-	off = (size_t)((const char *)obj - s->base);
-	if (unlikely(off % c->stride ||
-		     off >= (size_t)c->objs_per_slab * c->stride))
+	if (unlikely(sp_obj_index(c, s, obj) >= c->objs_per_slab))
 		return "free of interior pointer";
 	*slab = s;
 	return NULL;
 }
 
-void sp_cache_lock_all(void)
+void sp_cache_lock_all(void (*outer)(struct segpool_cache *))
 {
 	struct segpool_cache *c;
 
 	pthread_mutex_lock(&sp_cache_list_lock);
-	sp_list_for_each_entry(c, &sp_cache_list, list)
+	sp_list_for_each_entry(c, &sp_cache_list, list) {
+		if (outer)
+			outer(c);
 		for (int i = 0; i < sp_arena.nr_regions; i++)
 			pthread_mutex_lock(&c->node[i].lock);
+	}
 }
 
-void sp_cache_unlock_all(void)
+void sp_cache_unlock_all(void (*outer)(struct segpool_cache *))
 {
 	struct segpool_cache *c;
 
-	sp_list_for_each_entry(c, &sp_cache_list, list)
+	sp_list_for_each_entry(c, &sp_cache_list, list) {
 		for (int i = sp_arena.nr_regions - 1; i >= 0; i--)
 			pthread_mutex_unlock(&c->node[i].lock);
+		if (outer)
+			outer(c);
+	}
 	pthread_mutex_unlock(&sp_cache_list_lock);
 }
 
-void sp_cache_reinit_locks(void)
+void sp_cache_reinit_locks(void (*outer)(struct segpool_cache *))
 {
 	struct segpool_cache *c;
 
 	pthread_mutex_init(&sp_cache_list_lock, NULL);
-	sp_list_for_each_entry(c, &sp_cache_list, list)
+	sp_list_for_each_entry(c, &sp_cache_list, list) {
+		if (outer)
+			outer(c);
 		for (int i = 0; i < sp_arena.nr_regions; i++)
 			pthread_mutex_init(&c->node[i].lock, NULL);
+	}
 }

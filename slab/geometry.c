@@ -25,8 +25,8 @@
 
 #define SP_MIN_OBJS		16
 #define SP_PREF_MAX_ORDER	5	/* 128 KiB */
-#define SP_EMPTY_RESERVE_BYTES	(256UL << 10)
-#define SP_MAX_EMPTY		8
+#define SP_EMPTY_RESERVE_BYTES	(512UL << 10)
+#define SP_MAX_EMPTY		32
 
 static unsigned int sp_waste_order(size_t stride, unsigned int fraction)
 {
@@ -62,6 +62,16 @@ static unsigned int sp_least_waste_order(size_t stride)
 	return best;
 }
 
+/* Inverse of odd @d modulo 2^32 (Newton's iteration doubles the bits). */
+static uint32_t sp_inverse_odd(uint32_t d)
+{
+	uint32_t x = d;		/* correct to 3 bits: d * d == 1 mod 8 */
+
+	for (int i = 0; i < 4; i++)
+		x *= 2 - d * x;
+	return x;
+}
+
 int sp_geometry_compute(struct segpool_cache *c, size_t size, size_t align)
 {
 	static const unsigned int fractions[] = { 32, 16, 8 };
@@ -94,6 +104,8 @@ int sp_geometry_compute(struct segpool_cache *c, size_t size, size_t align)
 	c->align = (unsigned int)align;
 	c->order = order;
 	c->objs_per_slab = (unsigned int)((SP_PAGE_SIZE << order) / stride);
+	c->stride_shift = (unsigned int)__builtin_ctzl(stride);
+	c->stride_inv = sp_inverse_odd((uint32_t)(stride >> c->stride_shift));
 	c->max_empty = (unsigned int)SP_MAX(1UL, SP_MIN((unsigned long)SP_MAX_EMPTY,
 			SP_EMPTY_RESERVE_BYTES / (SP_PAGE_SIZE << order)));
 	return 0;

@@ -110,7 +110,7 @@ static void sp_slab_relist(struct segpool_cache *c, struct sp_cache_node *n,
 
 /* Pop objects from the node's slabs into @objs (node lock held); how many. */
 static size_t sp_node_take(struct segpool_cache *c, struct sp_cache_node *n,
-			   size_t want, void **objs)
+			   size_t want, void **objs, bool xfer)
 {
 	size_t got = 0;
 
@@ -133,13 +133,16 @@ static size_t sp_node_take(struct segpool_cache *c, struct sp_cache_node *n,
 		sp_slab_relist(c, n, s);
 	}
 	n->active_objs += got;
-	n->allocs += got;
+	if (xfer)
+		n->xfer_allocs += got;
+	else
+		n->allocs += got;
 	return got;
 }
 
 /* Put objects back on their slabs (node lock held); for bulk rollback. */
 static void sp_node_untake(struct segpool_cache *c, struct sp_cache_node *n,
-			   size_t cnt, void **objs)
+			   size_t cnt, void **objs, bool xfer)
 {
 	for (size_t i = 0; i < cnt; i++) {
 		struct sp_slab *s = sp_obj_to_slab(objs[i]);
@@ -150,17 +153,20 @@ static void sp_node_untake(struct segpool_cache *c, struct sp_cache_node *n,
 		sp_slab_relist(c, n, s);
 	}
 	n->active_objs -= cnt;
-	n->allocs -= cnt;
+	if (xfer)
+		n->xfer_allocs -= cnt;
+	else
+		n->allocs -= cnt;
 }
 
-size_t sp_slab_alloc_bulk(struct segpool_cache *c, int idx, size_t want,
-			  void **objs)
+static size_t sp_slab_take(struct segpool_cache *c, int idx, size_t want,
+			   void **objs, bool xfer)
 {
 	struct sp_cache_node *n = &c->node[idx];
 	size_t got;
 
 	pthread_mutex_lock(&n->lock);
-	got = sp_node_take(c, n, want, objs);
+	got = sp_node_take(c, n, want, objs, xfer);
 	pthread_mutex_unlock(&n->lock);
 
 	while (got < want) {
@@ -168,26 +174,40 @@ size_t sp_slab_alloc_bulk(struct segpool_cache *c, int idx, size_t want,
 
 		pthread_mutex_lock(&n->lock);
 		if (!s) {
-			sp_node_untake(c, n, got, objs);
-			n->alloc_failures++;
+			sp_node_untake(c, n, got, objs, xfer);
 			pthread_mutex_unlock(&n->lock);
 			errno = ENOMEM;
 			return 0;
 		}
 		n->slabs_created++;
 		sp_slab_relist(c, n, s);
-		got += sp_node_take(c, n, want - got, objs + got);
+		got += sp_node_take(c, n, want - got, objs + got, xfer);
 		pthread_mutex_unlock(&n->lock);
 	}
 	return got;
 }
 
-void sp_slab_free_one(struct segpool_cache *c, struct sp_slab *s, void *obj)
+size_t sp_slab_alloc_bulk(struct segpool_cache *c, int idx, size_t want,
+			  void **objs)
 {
-	struct sp_cache_node *n = &c->node[s->node];
+	return sp_slab_take(c, idx, want, objs, false);
+}
+
+size_t sp_slab_fill(struct segpool_cache *c, int idx, size_t want, void **objs)
+{
+	return sp_slab_take(c, idx, want, objs, true);
+}
+
+/*
+ * Put @obj back on @s (node lock held).  Return the slab to release, if
+ * freeing @obj left one empty slab too many on the node.
+ */
+static struct sp_slab *sp_node_put(struct segpool_cache *c,
+				   struct sp_cache_node *n, struct sp_slab *s,
+				   void *obj, bool xfer)
+{
 	struct sp_slab *victim = NULL;
 
-	pthread_mutex_lock(&n->lock);
 	if (unlikely(s->inuse == 0 || obj == s->freelist)) {
 		pthread_mutex_unlock(&n->lock);
 		sp_report_bad_free("double free", obj, c->name);
@@ -196,7 +216,10 @@ void sp_slab_free_one(struct segpool_cache *c, struct sp_slab *s, void *obj)
 	s->freelist = obj;
 	s->inuse--;
 	n->active_objs--;
-	n->frees++;
+	if (xfer)
+		n->xfer_frees++;
+	else
+		n->frees++;
 	sp_slab_relist(c, n, s);
 	if (s->list == SP_SLAB_EMPTY && n->nr_empty > c->max_empty) {
 		/* release the coldest empty slab, keep the one just used */
@@ -206,9 +229,59 @@ void sp_slab_free_one(struct segpool_cache *c, struct sp_slab *s, void *obj)
 		n->nr_empty--;
 		n->slabs_released++;
 	}
+	return victim;
+}
+
+void sp_slab_free_one(struct segpool_cache *c, struct sp_slab *s, void *obj)
+{
+	struct sp_cache_node *n = &c->node[s->node];
+	struct sp_slab *victim;
+
+	pthread_mutex_lock(&n->lock);
+	victim = sp_node_put(c, n, s, obj, false);
 	pthread_mutex_unlock(&n->lock);
 	if (victim)
 		sp_slab_release(victim);
+}
+
+static void sp_slab_put(struct segpool_cache *c, size_t cnt, void **objs,
+			bool xfer)
+{
+	struct sp_list_head victims;
+	struct sp_cache_node *n = NULL;
+	struct sp_slab *v;
+
+	sp_list_init(&victims);
+	for (size_t i = 0; i < cnt; i++) {
+		struct sp_slab *s = sp_obj_to_slab(objs[i]);
+
+		if (n != &c->node[s->node]) {
+			if (n)
+				pthread_mutex_unlock(&n->lock);
+			n = &c->node[s->node];
+			pthread_mutex_lock(&n->lock);
+		}
+		v = sp_node_put(c, n, s, objs[i], xfer);
+		if (v)
+			sp_list_add(&v->lru, &victims);
+	}
+	if (n)
+		pthread_mutex_unlock(&n->lock);
+	while (!sp_list_empty(&victims)) {
+		v = sp_list_first_entry(&victims, struct sp_slab, lru);
+		sp_list_del(&v->lru);
+		sp_slab_release(v);
+	}
+}
+
+void sp_slab_free_bulk(struct segpool_cache *c, size_t cnt, void **objs)
+{
+	sp_slab_put(c, cnt, objs, false);
+}
+
+void sp_slab_flush(struct segpool_cache *c, size_t cnt, void **objs)
+{
+	sp_slab_put(c, cnt, objs, true);
 }
 
 unsigned long sp_slab_shrink(struct segpool_cache *c)

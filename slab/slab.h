@@ -29,6 +29,8 @@
 #include "internal/list.h"
 #include "numa/region.h"
 
+struct sp_pcpu_cache;
+
 #define SP_CACHE_MAGIC		0x5e9cac4eU
 #define SP_MIN_ALIGN		8
 #define SP_FREEPTR_SIZE		sizeof(void *)
@@ -86,11 +88,12 @@ struct sp_cache_node {
 	unsigned long nr_empty;
 	uint64_t active_objs;		/* objects handed out from this node */
 	/* --- statistics --- */
-	uint64_t allocs;		/* objects allocated */
-	uint64_t frees;			/* objects freed */
+	uint64_t allocs;		/* objects allocated to the application */
+	uint64_t frees;			/* objects freed by the application */
+	uint64_t xfer_allocs;		/* objects moved into per-CPU magazines */
+	uint64_t xfer_frees;		/* objects flushed back from them */
 	uint64_t slabs_created;		/* slabs populated */
 	uint64_t slabs_released;	/* slabs given back to the region */
-	uint64_t alloc_failures;	/* allocations that hit ENOMEM */
 } __sp_cacheline_aligned;
 
 _Static_assert(offsetof(struct sp_cache_node, lock) == 0, "lock first");
@@ -112,12 +115,17 @@ struct segpool_cache {
 	unsigned int objs_per_slab;	/* objects in a slab */
 	unsigned int order;		/* slab = 2^order pages */
 	unsigned int align;		/* alignment of every object */
+	unsigned int stride_inv;	/* inverse of stride's odd part mod 2^32 */
+	unsigned int stride_shift;	/* trailing zero bits of stride */
 	unsigned int max_empty;		/* empty slabs kept per node */
 	unsigned long flags;		/* SEGPOOL_* | SP_CACHE_* */
 	void (*ctor)(void *);		/* constructor, or NULL */
-	size_t map_size;		/* bytes of the mapping holding this struct */
+	struct sp_pcpu_cache *pcpu;	/* the per-CPU layer above, or NULL;
+					 * opaque here: slab/ never looks in */
 	/* --- line 1: cold --- */
 	struct sp_list_head list __sp_cacheline_aligned; /* on sp_cache_list */
+	size_t map_size;		/* bytes of the mapping holding this struct */
+	uint64_t alloc_failures;	/* allocations that returned ENOMEM (atomic) */
 	char name[SEGPOOL_CACHE_NAME_MAX + 1];
 	/* --- per node, each line-aligned --- */
 	struct sp_cache_node node[];
@@ -157,6 +165,23 @@ static inline struct sp_slab *sp_obj_to_slab(const void *obj)
 	return (struct sp_slab *)owner;
 }
 
+/*
+ * sp_obj_index() - index of @obj in slab @s, or >= objs_per_slab when @obj is
+ * not at an object boundary.  No division: the stride's power-of-two part
+ * must divide the offset, and the offset's odd part times the odd part's
+ * modular inverse is then the exact quotient (a non-multiple gives a huge
+ * one).  One mask test, one multiply, one compare.
+ */
+static inline unsigned int sp_obj_index(const struct segpool_cache *c,
+					const struct sp_slab *s, const void *obj)
+{
+	uintptr_t off = (uintptr_t)obj - (uintptr_t)s->base;
+
+	if (unlikely(off & ((1UL << c->stride_shift) - 1)))
+		return UINT32_MAX;
+	return (unsigned int)(off >> c->stride_shift) * c->stride_inv;
+}
+
 /* sp_slab_bytes() - bytes of one slab of @c. */
 static inline size_t sp_slab_bytes(const struct segpool_cache *c)
 {
@@ -186,12 +211,25 @@ SP_INTERNAL void sp_desc_reinit_locks(void);
  */
 SP_INTERNAL size_t sp_slab_alloc_bulk(struct segpool_cache *c, int idx,
 				      size_t n, void **objs);
+/* sp_slab_fill() - as sp_slab_alloc_bulk(), for objects that go into a
+ * per-CPU magazine rather than to the application (counted apart). */
+SP_INTERNAL size_t sp_slab_fill(struct segpool_cache *c, int idx, size_t n,
+				void **objs);
+/* sp_slab_flush() - as sp_slab_free_bulk(), for magazine rounds. */
+SP_INTERNAL void sp_slab_flush(struct segpool_cache *c, size_t n, void **objs);
 /*
  * sp_slab_free_one() - give @obj back to @s, which the caller found with
  * sp_obj_to_slab() and checked belongs to @c at an object boundary.
  */
 SP_INTERNAL void sp_slab_free_one(struct segpool_cache *c, struct sp_slab *s,
 				  void *obj);
+/*
+ * sp_slab_free_bulk() - give @n objects of @c back to their slabs, taking
+ * each node lock once per run of objects of that node.  The objects were
+ * checked when they were freed into the layer above.
+ */
+SP_INTERNAL void sp_slab_free_bulk(struct segpool_cache *c, size_t n,
+				   void **objs);
 /* sp_slab_shrink() - release the empty slabs of every node; the count. */
 SP_INTERNAL unsigned long sp_slab_shrink(struct segpool_cache *c);
 /* sp_slab_live_objects() - objects handed out, over all nodes. */
@@ -211,9 +249,15 @@ sp_cache_create(const char *name, size_t size, size_t align,
 SP_INTERNAL int sp_cache_destroy(struct segpool_cache *c);
 /* Caller holds sp_cache_list_lock. */
 SP_INTERNAL bool sp_cache_is_listed(const struct segpool_cache *c);
-SP_INTERNAL void sp_cache_lock_all(void);
-SP_INTERNAL void sp_cache_unlock_all(void);
-SP_INTERNAL void sp_cache_reinit_locks(void);
+/*
+ * For fork: take (release, re-initialise) the cache-list lock and every
+ * cache's node locks; @outer runs for each cache before its node locks are
+ * taken (after they are released), so the layer above can fit its own locks
+ * into the lock order.
+ */
+SP_INTERNAL void sp_cache_lock_all(void (*outer)(struct segpool_cache *));
+SP_INTERNAL void sp_cache_unlock_all(void (*outer)(struct segpool_cache *));
+SP_INTERNAL void sp_cache_reinit_locks(void (*outer)(struct segpool_cache *));
 
 /* sp_cache_object_check() - the "free of ..." misuse for @obj in @c, or
  * NULL when @obj is a proper object of @c; @slab receives its slab. */

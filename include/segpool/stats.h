@@ -34,6 +34,19 @@ struct segpool_cache;
  * @slabs_created:  slabs populated since creation.
  * @slabs_released: slabs given back to the OS since creation.
  * @alloc_failures: allocations that failed with ENOMEM.
+ * @alloc_fastpath: allocations served by a per-CPU magazine hit.
+ * @free_fastpath:  frees absorbed by a per-CPU magazine.
+ * @alloc_slowpath: allocations that missed the CPU's loaded magazine.
+ * @free_slowpath:  frees that found it full (or could not use it).
+ * @cpu_objs:       free objects held in per-CPU magazines (not counted in
+ *                  @active_objs).
+ * @depot_objs:     free objects held in full magazines in the depots.
+ * @mag_size:       objects one magazine holds now (0 without a per-CPU layer).
+ * @depot_max:      full magazines a node's depot keeps at most.
+ *
+ * Objects cached in magazines are free: @active_objs counts only objects the
+ * application holds, and @active_objs + @cpu_objs + @depot_objs objects are
+ * allocated from the slabs.
  */
 struct segpool_cache_info {
 	size_t size;
@@ -52,6 +65,14 @@ struct segpool_cache_info {
 	uint64_t slabs_created;
 	uint64_t slabs_released;
 	uint64_t alloc_failures;
+	uint64_t alloc_fastpath;
+	uint64_t free_fastpath;
+	uint64_t alloc_slowpath;
+	uint64_t free_slowpath;
+	uint64_t cpu_objs;
+	uint64_t depot_objs;
+	unsigned int mag_size;
+	unsigned int depot_max;
 };
 
 /**

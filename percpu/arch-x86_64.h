@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * percpu/arch-x86_64.h - the x86-64 restartable sequences of the magazine
+ * fast path.
+ *
+ * Each sequence:
+ *   - stores the address of its descriptor (struct rseq_cs: start_ip,
+ *     post_commit_offset, abort_ip) in the thread's rseq area, then
+ *   - reads the slot id (cpu_id, or mm_cid) from the rseq area *inside* the
+ *     sequence, so the id cannot go stale: preemption, migration or a signal
+ *     anywhere between start_ip and the commit makes the kernel move the
+ *     thread to abort_ip instead of resuming it;
+ *   - ends in exactly one store, the commit.  The magazine top and the hit
+ *     counter next to it are committed together by one 16-byte SSE store:
+ *     one instruction cannot be split by preemption, so both change or
+ *     neither does, and hit counts are exact.
+ *
+ * The abort handler is preceded by the signature the thread registered
+ * (RSEQ_SIG, the one glibc uses, and the one segpool registers itself), and
+ * lives in its own section, off the hot path.  It counts nothing and simply
+ * reports SP_RSEQ_ABORTED; the C caller retries.
+ *
+ * Instruction budget (alloc hit): 14 instructions from the descriptor store to
+ * the commit, no lock prefix, no atomic read-modify-write.
+ *
+ * Slot layout assumed here (percpu/pcpu.h asserts it): each CPU slot is
+ * 1 << SP_PCPU_SHIFT bytes; free_hits at 0, top at 8, alloc_hits at 16,
+ * node at 24.
+ */
+#ifndef SP_PERCPU_ARCH_H_INSIDE
+#error "include percpu/arch.h, not percpu/arch-x86_64.h"
+#endif
+
+#include <stdint.h>
+
+#define SP_RSEQ_ARCH		1
+#define SP_RSEQ_SIG		0x53053053
+#define SP_RSEQ_ABORTED		((uintptr_t)1)
+#define SP_PCPU_SHIFT		8	/* 256-byte slots */
+
+#define SP_STR_(x)		#x
+#define SP_STR(x)		SP_STR_(x)
+
+/* Descriptor and abort handler of one critical section. */
+#define SP_RSEQ_CS_DESC(start, post, abort)				\
+	".pushsection __rseq_cs, \"aw\"\n\t"				\
+	".balign 32\n\t"						\
+	"99:\n\t"							\
+	".long 0, 0\n\t"						\
+	".quad " #start "f, (" #post "f - " #start "f), " #abort "f\n\t" \
+	".popsection\n\t"						\
+	".pushsection __rseq_cs_ptr_array, \"aw\"\n\t"			\
+	".quad 99b\n\t"							\
+	".popsection\n\t"
+
+#define SP_RSEQ_ABORT_HANDLER(abort, out)				\
+	".pushsection __rseq_failure, \"ax\"\n\t"			\
+	".byte 0x0f, 0xb9, 0x3d\n\t"					\
+	".long " SP_STR(SP_RSEQ_SIG) "\n\t"				\
+	#abort ":\n\t"							\
+	"movl $1, %k[res]\n\t"						\
+	"jmp " #out "b\n\t"						\
+	".popsection\n\t"
+
+/*
+ * sp_rseq_pop() - take the top object of the calling CPU's loaded magazine.
+ * @slots:   slot array of the cache (slot i at slots + (i << SP_PCPU_SHIFT))
+ * @nslots:  number of slots; an id outside it fails (unregistered thread)
+ * @rseq:    offset of the thread's struct rseq from the thread pointer
+ * @idoff:   @rseq plus the offset of the id field used (cpu_id or mm_cid)
+ *
+ * Return: the object; 0 when the magazine is empty (its guard slot is odd)
+ * or the id is out of range; SP_RSEQ_ABORTED when the sequence was aborted.
+ */
+static inline __attribute__((always_inline)) uintptr_t
+sp_rseq_pop(void *slots, unsigned long nslots, long rseq, long idoff)
+{
+	uintptr_t res;
+
+	__asm__ __volatile__(
+		SP_RSEQ_CS_DESC(1, 2, 4)
+		"leaq 99b(%%rip), %%rax\n\t"
+		"movq %%rax, %%fs:8(%[rseq])\n\t"
+		"1:\n\t"
+		"movl %%fs:(%[idoff]), %%eax\n\t"
+		"cmpq %[nslots], %%rax\n\t"
+		"jae 5f\n\t"
+		"shlq $" SP_STR(SP_PCPU_SHIFT) ", %%rax\n\t"
+		"addq %[slots], %%rax\n\t"
+		"movq 8(%%rax), %%rdx\n\t"		/* top */
+		"movq -8(%%rdx), %[res]\n\t"		/* candidate object */
+		"testb $1, %b[res]\n\t"			/* guard: empty */
+		"jnz 5f\n\t"
+		"movq 16(%%rax), %%rcx\n\t"		/* alloc_hits */
+		"subq $8, %%rdx\n\t"
+		"addq $1, %%rcx\n\t"
+		"movq %%rdx, %%xmm0\n\t"
+		"movq %%rcx, %%xmm1\n\t"
+		"punpcklqdq %%xmm1, %%xmm0\n\t"
+		"movdqu %%xmm0, 8(%%rax)\n\t"		/* commit top and hits */
+		"2:\n\t"
+		"jmp 6f\n\t"
+		"5:\n\t"
+		"xorl %k[res], %k[res]\n\t"
+		"6:\n\t"
+		SP_RSEQ_ABORT_HANDLER(4, 6)
+		: [res] "=&r"(res)
+		: [slots] "r"(slots), [nslots] "r"(nslots), [rseq] "r"(rseq),
+		  [idoff] "r"(idoff)
+		: "rax", "rcx", "rdx", "xmm0", "xmm1", "memory", "cc");
+	return res;
+}
+
+/*
+ * sp_rseq_push() - put @obj on the calling CPU's loaded magazine.
+ * @node: node index of @obj's slab; a CPU slot of another node refuses it
+ *        (remote frees go home, never into this CPU's magazine).
+ *
+ * Return: 0 when pushed; 2 when refused (magazine full: the slot above the
+ * top is the odd guard; @obj equals the top object: an immediate double
+ * free; another node; id out of range); SP_RSEQ_ABORTED when aborted.
+ */
+static inline __attribute__((always_inline)) uintptr_t
+sp_rseq_push(void *slots, unsigned long nslots, long rseq, long idoff,
+	     void *obj, unsigned long node)
+{
+	uintptr_t res;
+
+	__asm__ __volatile__(
+		SP_RSEQ_CS_DESC(1, 2, 4)
+		"leaq 99b(%%rip), %%rax\n\t"
+		"movq %%rax, %%fs:8(%[rseq])\n\t"
+		"1:\n\t"
+		"movl %%fs:(%[idoff]), %%eax\n\t"
+		"cmpq %[nslots], %%rax\n\t"
+		"jae 5f\n\t"
+		"shlq $" SP_STR(SP_PCPU_SHIFT) ", %%rax\n\t"
+		"addq %[slots], %%rax\n\t"
+		"cmpq %[node], 24(%%rax)\n\t"		/* object of another node */
+		"jne 5f\n\t"
+		"movq 8(%%rax), %%rdx\n\t"		/* top */
+		"testb $1, (%%rdx)\n\t"			/* guard: full */
+		"jnz 5f\n\t"
+		"cmpq %[obj], -8(%%rdx)\n\t"		/* same as the top object */
+		"je 5f\n\t"
+		"movq %[obj], (%%rdx)\n\t"		/* not yet visible: above top */
+		"movq (%%rax), %%rcx\n\t"		/* free_hits */
+		"addq $8, %%rdx\n\t"
+		"addq $1, %%rcx\n\t"
+		"movq %%rcx, %%xmm0\n\t"
+		"movq %%rdx, %%xmm1\n\t"
+		"punpcklqdq %%xmm1, %%xmm0\n\t"
+		"movdqu %%xmm0, (%%rax)\n\t"		/* commit hits and top */
+		"2:\n\t"
+		"xorl %k[res], %k[res]\n\t"
+		"jmp 6f\n\t"
+		"5:\n\t"
+		"movl $2, %k[res]\n\t"
+		"6:\n\t"
+		SP_RSEQ_ABORT_HANDLER(4, 6)
+		: [res] "=&r"(res)
+		: [slots] "r"(slots), [nslots] "r"(nslots), [rseq] "r"(rseq),
+		  [idoff] "r"(idoff), [obj] "r"(obj), [node] "r"(node)
+		: "rax", "rcx", "rdx", "xmm0", "xmm1", "memory", "cc");
+	return res;
+}
+
+/*
+ * sp_rseq_steal() - take ownership of the calling CPU's slot: replace its
+ * top with @busy and return the old top (which may be the "no magazine"
+ * top).  A slot whose top is @busy or @busy + 8 (the marker a remote drainer
+ * uses) already belongs to someone: refused.
+ *
+ * Return: the old top; 0 when refused or the id is out of range;
+ * SP_RSEQ_ABORTED when aborted.  *@slotp receives the slot id.
+ */
+static inline __attribute__((always_inline)) uintptr_t
+sp_rseq_steal(void *slots, unsigned long nslots, long rseq, long idoff,
+	      void *busy, unsigned long *slotp)
+{
+	uintptr_t res;
+	unsigned long slot;
+
+	__asm__ __volatile__(
+		SP_RSEQ_CS_DESC(1, 2, 4)
+		"leaq 99b(%%rip), %%rax\n\t"
+		"movq %%rax, %%fs:8(%[rseq])\n\t"
+		"1:\n\t"
+		"movl %%fs:(%[idoff]), %k[slot]\n\t"
+		"cmpq %[nslots], %[slot]\n\t"
+		"jae 5f\n\t"
+		"movq %[slot], %%rax\n\t"
+		"shlq $" SP_STR(SP_PCPU_SHIFT) ", %%rax\n\t"
+		"addq %[slots], %%rax\n\t"
+		"movq 8(%%rax), %[res]\n\t"
+		"movq %[res], %%rcx\n\t"
+		"subq %[busy], %%rcx\n\t"
+		"cmpq $8, %%rcx\n\t"			/* busy or busy + 8 */
+		"jbe 5f\n\t"
+		"movq %[busy], 8(%%rax)\n\t"		/* commit */
+		"2:\n\t"
+		"jmp 6f\n\t"
+		"5:\n\t"
+		"xorl %k[res], %k[res]\n\t"
+		"6:\n\t"
+		SP_RSEQ_ABORT_HANDLER(4, 6)
+		: [res] "=&r"(res), [slot] "=&r"(slot)
+		: [slots] "r"(slots), [nslots] "r"(nslots), [rseq] "r"(rseq),
+		  [idoff] "r"(idoff), [busy] "r"(busy)
+		: "rax", "rcx", "memory", "cc");
+	*slotp = slot;
+	return res;
+}

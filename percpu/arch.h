@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * percpu/arch.h - pick the restartable-sequence primitives for this CPU
+ * architecture.  Each arch header defines SP_RSEQ_ARCH 1 and the three
+ * critical sections (pop, push, steal) of percpu/pcpu.h; without one, the
+ * per-CPU layer runs in lock mode only and the build still works.
+ */
+#ifndef SP_PERCPU_ARCH_H
+#define SP_PERCPU_ARCH_H
+
+#define SP_PERCPU_ARCH_H_INSIDE
+#if defined(__x86_64__)
+#include "percpu/arch-x86_64.h"
+#else
+#define SP_RSEQ_ARCH 0
+#endif
+#undef SP_PERCPU_ARCH_H_INSIDE
+
+#endif /* SP_PERCPU_ARCH_H */

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: MIT
+/*
+ * percpu/magazine.c - magazine memory.
+ */
+#include <errno.h>
+#include <stdio.h>
+
+#include "percpu/magazine.h"
+#include "slab/slab.h"
+
+void *sp_mag_none[2] __sp_cacheline_aligned = { SP_MAG_GUARD, SP_MAG_GUARD };
+void *sp_mag_busy[3] __sp_cacheline_aligned = {
+	SP_MAG_GUARD, SP_MAG_GUARD, SP_MAG_GUARD,
+};
+
+static struct segpool_cache *sp_mag_caches[SP_MAG_CLASSES];
+
+int sp_mag_init(void)
+{
+	for (unsigned int cls = 0; cls < SP_MAG_CLASSES; cls++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "segpool-magazine-%u",
+			 sp_mag_class_cap(cls));
+		sp_mag_caches[cls] = sp_cache_create(name, 128U << cls, 0,
+						     SP_CACHE_INTERNAL, NULL);
+		if (!sp_mag_caches[cls])
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+struct sp_mag *sp_mag_alloc(unsigned int cls)
+{
+	struct sp_mag *m;
+
+	if (!sp_slab_alloc_bulk(sp_mag_caches[cls], sp_numa_current_idx(), 1,
+				(void **)&m))
+		return NULL;
+	m->next = NULL;
+	m->cap = sp_mag_class_cap(cls);
+	m->count = 0;
+	m->slot[0] = SP_MAG_GUARD;
+	m->slot[m->cap + 1] = SP_MAG_GUARD;
+	return m;
+}
+
+unsigned int sp_mag_class_of(const struct sp_mag *m)
+{
+	return sp_ilog2((m->cap + 4) * 8 / 128);
+}
+
+void sp_mag_free(struct sp_mag *m)
+{
+	struct segpool_cache *c = sp_mag_caches[sp_mag_class_of(m)];
+	struct sp_slab *s = sp_obj_to_slab(m);
+
+	sp_slab_free_one(c, s, m);
+}

@@ -1,0 +1,746 @@
+// SPDX-License-Identifier: MIT
+/*
+ * percpu/pcpu.c - the magazine layer's slow paths, depot, sizing and drains.
+ *
+ * Bonwick's algorithm, per CPU slot, with "loaded" and "previous" magazines:
+ *
+ *   alloc: loaded has a round  -> take it                        (fast path)
+ *          previous has rounds -> swap loaded and previous, take one
+ *          depot has a full    -> return loaded (empty) to the depot,
+ *                                 load the full one, take one
+ *          otherwise           -> fill a magazine from the slabs in one bulk
+ *                                 call, take one
+ *   free:  loaded has room     -> put the object there          (fast path)
+ *          previous is empty   -> swap, put
+ *          otherwise           -> previous (full) to the depot, loaded
+ *                                 becomes previous, load an empty magazine
+ *                                 (from the depot, or a new one), put
+ *
+ * The slow path first owns the slot (see percpu/pcpu.h).  When it cannot
+ * (another thread owns it: a preempted slow path, or a drainer) it bypasses
+ * the magazines and goes to the slab layer directly; nobody ever waits for a
+ * slot on the allocation path.
+ *
+ * Depot: per node, a stack of full and a stack of empty magazines under one
+ * mutex.  Its lock is taken with trylock first; a failed trylock counts as
+ * contention.  Every SP_RESIZE_WINDOW depot operations a node looks back:
+ * contention above 1/16 of the operations grows the magazine class (up to the
+ * cache's tunable limit), a run of SP_QUIET_WINDOWS windows without any
+ * shrinks it again toward the default.  Magazines of a retired class are
+ * freed as they come back to the depot, so sizes converge.
+ *
+ * Working-set reaping (Bonwick): the depot tracks the fewest full and empty
+ * magazines it held since the last reap; that many were not needed, so at the
+ * end of each window they go back (full ones flushed into the slabs, empty
+ * ones freed), and the slab layer then returns empty slabs to the OS.
+ *
+ * Cross-CPU drains (shrink, destroy): in rseq mode a drainer cannot run a
+ * critical section on another CPU, so it swaps the slot's top for the remote
+ * busy marker with an atomic exchange, then fences the slot's CPU with
+ * membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ): every critical section
+ * that was running there has then either committed or been aborted.  If one
+ * committed after the exchange, the slot's top is no longer the marker; the
+ * drainer repeats until a fence finds its marker still in place, and then
+ * owns the slot.  A slot owned by a local slow path is waited for (that slow
+ * path never blocks while owning it for long: it takes only the depot and
+ * slab locks).  In lock mode the drainer takes the slot's spinlock.
+ *
+ * Lock order: drain_lock -> slot (owned) -> depot lock -> slab node lock.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "internal/report.h"
+#include "numa/topology.h"
+#include "percpu/pcpu.h"
+#include "percpu/cpu.h"
+#include "slab/slab.h"
+
+#define SP_RESIZE_WINDOW	256	/* depot ops between sizing/reaping looks */
+#define SP_QUIET_WINDOWS	8
+#define SP_DEPOT_MAX_DEFAULT	16	/* full magazines kept per node */
+
+static unsigned int sp_nr_slots;
+
+int sp_pcpu_init(void)
+{
+	sp_pcpu_mode_init();
+	sp_nr_slots = (unsigned int)sp_cpu_possible_count();
+	if (sp_pcpu_mode == SP_PCPU_OFF)
+		return 0;
+	return sp_mag_init();
+}
+
+/* --- slot spinlock (lock mode) ------------------------------------------- */
+
+static void sp_spin_lock(uint32_t *lock)
+{
+	unsigned int spins = 0;
+
+	while (__atomic_exchange_n(lock, 1, __ATOMIC_ACQUIRE)) {
+		while (__atomic_load_n(lock, __ATOMIC_RELAXED)) {
+			if (++spins > 64) {
+				sched_yield();
+				spins = 0;
+			} else {
+				sp_cpu_relax();
+			}
+		}
+	}
+}
+
+static void sp_spin_unlock(uint32_t *lock)
+{
+	__atomic_store_n(lock, 0, __ATOMIC_RELEASE);
+}
+
+/* --- owning a slot ------------------------------------------------------------ */
+
+static inline void sp_stat_inc(struct sp_pcpu_slot *slot, enum sp_pcpu_stat s)
+{
+	SP_WRITE_ONCE(slot->stat[s], slot->stat[s] + 1);
+}
+
+/*
+ * Own the caller's slot.  Return it, with *topp the top it had; NULL when
+ * another owns it (the caller bypasses).  *aborts counts rseq restarts.
+ */
+static struct sp_pcpu_slot *sp_slot_own(struct sp_pcpu_cache *pc, void ***topp,
+					unsigned int *aborts)
+{
+	struct sp_pcpu_slot *slot;
+	unsigned long id;
+
+#if SP_RSEQ_ARCH
+	if (sp_pcpu_mode == SP_PCPU_RSEQ) {
+		bool retried = false;
+
+		for (;;) {
+			uintptr_t old = sp_rseq_steal(pc->slots, pc->nr_slots,
+						      sp_rseq_off, sp_rseq_id_off,
+						      sp_mag_top_busy, &id);
+
+			if (old == SP_RSEQ_ABORTED) {
+				(*aborts)++;
+				continue;
+			}
+			if (old) {
+				*topp = (void **)old;
+				return &pc->slots[id];
+			}
+			/* an unregistered thread reads an id out of range */
+			if (id >= pc->nr_slots && !retried && sp_rseq_own &&
+			    sp_rseq_thread_ensure()) {
+				retried = true;
+				continue;
+			}
+			return NULL;
+		}
+	}
+#endif
+	(void)aborts;
+	id = sp_pcpu_current_slot(pc->nr_slots);
+	slot = &pc->slots[id];
+	sp_spin_lock(&slot->lock);
+	*topp = slot->top;
+	return slot;
+}
+
+static void sp_slot_release(struct sp_pcpu_slot *slot, void **top)
+{
+	if (sp_pcpu_mode == SP_PCPU_RSEQ) {
+		__atomic_store_n(&slot->top, top, __ATOMIC_RELEASE);
+	} else {
+		SP_WRITE_ONCE(slot->top, top);
+		sp_spin_unlock(&slot->lock);
+	}
+}
+
+/* Take a slot of any CPU for a drain; waits for a local owner to finish. */
+static void **sp_slot_own_remote(struct sp_pcpu_cache *pc, unsigned long i)
+{
+	struct sp_pcpu_slot *slot = &pc->slots[i];
+	void **old;
+
+	if (sp_pcpu_mode != SP_PCPU_RSEQ) {
+		sp_spin_lock(&slot->lock);
+		return slot->top;
+	}
+	for (;;) {
+		old = __atomic_exchange_n(&slot->top, sp_mag_top_remote,
+					  __ATOMIC_SEQ_CST);
+		if (sp_mag_top_is_busy(old)) {
+			/* a local slow path owns it: let it publish */
+			sched_yield();
+			continue;
+		}
+		if (sp_rseq_fence((long)i))
+			sp_bug("membarrier fence failed on slot %lu", i);
+		if (__atomic_load_n(&slot->top, __ATOMIC_SEQ_CST) ==
+		    sp_mag_top_remote)
+			return old;
+		/* a critical section committed after the exchange: again */
+	}
+}
+
+/* --- depot ------------------------------------------------------------------------ */
+
+static void sp_depot_lock(struct sp_depot *d)
+{
+	if (pthread_mutex_trylock(&d->lock)) {
+		pthread_mutex_lock(&d->lock);
+		d->contended++;
+	}
+	d->ops++;
+}
+
+static void sp_depot_unlock(struct sp_depot *d)
+{
+	pthread_mutex_unlock(&d->lock);
+}
+
+static struct sp_mag *sp_pop(struct sp_mag **head)
+{
+	struct sp_mag *m = *head;
+
+	if (m) {
+		*head = m->next;
+		m->next = NULL;
+	}
+	return m;
+}
+
+static void sp_push(struct sp_mag **head, struct sp_mag *m)
+{
+	m->next = *head;
+	*head = m;
+}
+
+/* Empty @m's rounds into the slabs (no lock of ours held but the slot). */
+static void sp_mag_flush(struct sp_pcpu_cache *pc, struct sp_mag *m)
+{
+	if (m->count) {
+		sp_slab_flush(pc->cache, m->count, sp_mag_base(m));
+		m->count = 0;
+	}
+}
+
+/*
+ * End of a sizing window (depot lock held): adjust the magazine class and
+ * collect the magazines beyond the working set into *@full and *@empty for
+ * the caller to release once the lock is dropped.
+ */
+static void sp_depot_window(struct sp_pcpu_cache *pc, struct sp_depot *d,
+			    uint64_t ops, uint64_t contended,
+			    struct sp_mag **full, struct sp_mag **empty)
+{
+	uint32_t cls = SP_READ_ONCE(pc->cls);
+
+	if (contended * 16 > ops) {
+		if (cls < SP_READ_ONCE(pc->max_cls))
+			SP_WRITE_ONCE(pc->cls, cls + 1);
+		d->quiet = 0;
+	} else if (contended == 0 && ++d->quiet >= SP_QUIET_WINDOWS) {
+		if (cls > pc->base_cls)
+			SP_WRITE_ONCE(pc->cls, cls - 1);
+		d->quiet = 0;
+	}
+	for (uint32_t i = 0; i < d->min_full; i++) {
+		struct sp_mag *m = sp_pop(&d->full);
+
+		d->nr_full--;
+		d->reaped++;
+		sp_push(full, m);
+	}
+	for (uint32_t i = 0; i < d->min_empty; i++) {
+		struct sp_mag *m = sp_pop(&d->empty);
+
+		d->nr_empty--;
+		d->reaped++;
+		sp_push(empty, m);
+	}
+	d->min_full = d->nr_full;
+	d->min_empty = d->nr_empty;
+}
+
+static void sp_release_list(struct sp_pcpu_cache *pc, struct sp_mag *full,
+			    struct sp_mag *empty)
+{
+	struct sp_mag *m;
+
+	while ((m = sp_pop(&full))) {
+		sp_mag_flush(pc, m);
+		sp_mag_free(m);
+	}
+	while ((m = sp_pop(&empty)))
+		sp_mag_free(m);
+}
+
+/* Bookkeeping after each depot operation (lock held); may reap. */
+static void sp_depot_account(struct sp_pcpu_cache *pc, struct sp_depot *d,
+			     struct sp_mag **full, struct sp_mag **empty)
+{
+	if (d->nr_full < d->min_full)
+		d->min_full = d->nr_full;
+	if (d->nr_empty < d->min_empty)
+		d->min_empty = d->nr_empty;
+	if (d->ops % SP_RESIZE_WINDOW == 0) {
+		sp_depot_window(pc, d, SP_RESIZE_WINDOW,
+				d->contended - d->win_contended, full, empty);
+		d->win_contended = d->contended;
+	}
+}
+
+/* Exchange: give @give (may be NULL; goes to the list it belongs on), take a
+ * magazine from the full (@want_full) or empty list.  Returns it or NULL. */
+static struct sp_mag *sp_depot_exchange(struct sp_pcpu_cache *pc,
+					struct sp_pcpu_slot *slot,
+					struct sp_mag *give, bool want_full)
+{
+	struct sp_depot *d = &pc->depot[slot->node];
+	struct sp_mag *got, *rfull = NULL, *rempty = NULL, *drop = NULL;
+	uint32_t cls;
+
+	sp_depot_lock(d);
+	cls = SP_READ_ONCE(pc->cls);
+	if (give) {
+		if (give->count == 0) {
+			if (sp_mag_class_of(give) == cls &&
+			    d->nr_empty < pc->depot_max) {
+				sp_push(&d->empty, give);
+				d->nr_empty++;
+				sp_stat_inc(slot, SP_STAT_DEPOT_PUT_EMPTY);
+			} else {
+				drop = give;
+			}
+		} else if (d->nr_full < pc->depot_max) {
+			sp_push(&d->full, give);
+			d->nr_full++;
+			sp_stat_inc(slot, SP_STAT_DEPOT_PUT_FULL);
+		} else {
+			drop = give;
+		}
+	}
+	if (want_full) {
+		got = sp_pop(&d->full);
+		if (got) {
+			d->nr_full--;
+			sp_stat_inc(slot, SP_STAT_DEPOT_GET_FULL);
+		}
+	} else {
+		got = sp_pop(&d->empty);
+		if (got) {
+			d->nr_empty--;
+			sp_stat_inc(slot, SP_STAT_DEPOT_GET_EMPTY);
+		}
+	}
+	sp_depot_account(pc, d, &rfull, &rempty);
+	sp_depot_unlock(d);
+
+	if (drop) {
+		sp_mag_flush(pc, drop);
+		sp_stat_inc(slot, SP_STAT_MAG_FLUSH);
+		sp_mag_free(drop);
+	}
+	sp_release_list(pc, rfull, rempty);
+	return got;
+}
+
+/* --- slow paths ---------------------------------------------------------------------- */
+
+static void sp_bypass_count(struct sp_pcpu_cache *pc)
+{
+	/* rare (the slot is owned by another thread): a shared counter is fine */
+	__atomic_fetch_add(&pc->bypass, 1, __ATOMIC_RELAXED);
+}
+
+void *sp_pcpu_alloc_slow(struct sp_pcpu_cache *pc)
+{
+	struct segpool_cache *c = pc->cache;
+	unsigned int aborts = 0;
+	struct sp_pcpu_slot *slot;
+	struct sp_mag *m;
+	void **top;
+	void *obj;
+
+	slot = sp_slot_own(pc, &top, &aborts);
+	if (unlikely(!slot)) {
+		sp_bypass_count(pc);
+		if (!sp_slab_alloc_bulk(c, sp_numa_current_idx(), 1, &obj))
+			return NULL;
+		return obj;
+	}
+	if (aborts)
+		SP_WRITE_ONCE(slot->stat[SP_STAT_RSEQ_ABORT],
+			      slot->stat[SP_STAT_RSEQ_ABORT] + aborts);
+
+	/* lock mode's fast path, and an rseq hit lost to an abort */
+	if (top[-1] != SP_MAG_GUARD) {
+		obj = *--top;
+		SP_WRITE_ONCE(slot->alloc_hits, slot->alloc_hits + 1);
+		sp_slot_release(slot, top);
+		return obj;
+	}
+	m = slot->loaded;		/* empty, or NULL */
+	if (slot->prev && slot->prev->count) {
+		/* Bonwick: previous has rounds, swap */
+		if (m)
+			m->count = 0;
+		slot->loaded = slot->prev;
+		slot->prev = m;
+		m = slot->loaded;
+		sp_stat_inc(slot, SP_STAT_MAG_SWAP);
+	} else {
+		struct sp_mag *full = NULL;
+
+		if (m && slot->prev) {
+			/* both empty: one goes back to the depot */
+			m->count = 0;
+			full = sp_depot_exchange(pc, slot, m, true);
+			m = NULL;
+		} else {
+			full = sp_depot_exchange(pc, slot, NULL, true);
+			if (m) {
+				m->count = 0;
+				slot->prev = m;	/* keep the empty one as previous */
+			}
+			m = NULL;
+		}
+		if (!full) {
+			/* fill a magazine from the slabs */
+			unsigned int cls = SP_READ_ONCE(pc->cls);
+
+			full = slot->prev && sp_mag_class_of(slot->prev) == cls &&
+			       slot->prev->count == 0 ? slot->prev : NULL;
+			if (full)
+				slot->prev = NULL;
+			else
+				full = sp_mag_alloc(cls);
+			if (!full ||
+			    !sp_slab_fill(c, (int)slot->node, full->cap,
+					  sp_mag_base(full))) {
+				/* out of memory for a whole magazine: one object */
+				if (full) {
+					full->count = 0;
+					if (!slot->prev)
+						slot->prev = full;
+					else
+						sp_mag_free(full);
+				}
+				slot->loaded = NULL;
+				sp_slot_release(slot, sp_mag_top_none);
+				if (!sp_slab_alloc_bulk(c, (int)slot->node, 1, &obj))
+					return NULL;
+				return obj;
+			}
+			full->count = full->cap;
+			sp_stat_inc(slot, SP_STAT_MAG_FILL);
+		}
+		slot->loaded = full;
+		m = full;
+	}
+	top = sp_mag_base(m) + m->count;
+	obj = *--top;
+	sp_stat_inc(slot, SP_STAT_ALLOC_SLOWPATH);
+	sp_slot_release(slot, top);
+	return obj;
+}
+
+void sp_pcpu_free_slow(struct sp_pcpu_cache *pc, void *obj, unsigned int node)
+{
+	struct segpool_cache *c = pc->cache;
+	unsigned int aborts = 0;
+	struct sp_pcpu_slot *slot;
+	struct sp_mag *m;
+	void **top;
+
+	slot = sp_slot_own(pc, &top, &aborts);
+	if (unlikely(!slot)) {
+		sp_bypass_count(pc);
+		sp_slab_free_bulk(c, 1, &obj);
+		return;
+	}
+	if (aborts)
+		SP_WRITE_ONCE(slot->stat[SP_STAT_RSEQ_ABORT],
+			      slot->stat[SP_STAT_RSEQ_ABORT] + aborts);
+	if (unlikely(top[-1] == obj)) {
+		sp_slot_release(slot, top);
+		sp_report_bad_free("double free", obj, c->name);
+	}
+	if (node != slot->node) {
+		/* remote free: home to its node's slabs, never this magazine */
+		sp_stat_inc(slot, SP_STAT_REMOTE_FREE);
+		sp_slot_release(slot, top);
+		sp_slab_free_bulk(c, 1, &obj);
+		return;
+	}
+	if (top[0] != SP_MAG_GUARD) {
+		/* lock mode's fast path, and an rseq hit lost to an abort */
+		*top++ = obj;
+		SP_WRITE_ONCE(slot->free_hits, slot->free_hits + 1);
+		sp_slot_release(slot, top);
+		return;
+	}
+	m = slot->loaded;		/* full, or NULL */
+	if (m)
+		m->count = m->cap;
+	if (slot->prev && slot->prev->count == 0) {
+		slot->loaded = slot->prev;
+		slot->prev = m;
+		sp_stat_inc(slot, SP_STAT_MAG_SWAP);
+	} else {
+		struct sp_mag *empty;
+
+		/* previous (full) goes to the depot; loaded becomes previous */
+		empty = sp_depot_exchange(pc, slot, slot->prev, false);
+		slot->prev = m;
+		if (!empty)
+			empty = sp_mag_alloc(SP_READ_ONCE(pc->cls));
+		if (!empty) {
+			/* no memory for a magazine: flush the previous one */
+			empty = slot->prev;
+			slot->prev = NULL;
+			if (empty) {
+				sp_mag_flush(pc, empty);
+				sp_stat_inc(slot, SP_STAT_MAG_FLUSH);
+			}
+		}
+		slot->loaded = empty;
+	}
+	m = slot->loaded;
+	if (!m) {
+		sp_slot_release(slot, sp_mag_top_none);
+		sp_slab_free_bulk(c, 1, &obj);
+		return;
+	}
+	top = sp_mag_base(m) + m->count;
+	*top++ = obj;
+	sp_stat_inc(slot, SP_STAT_FREE_SLOWPATH);
+	sp_slot_release(slot, top);
+}
+
+/* --- drains ---------------------------------------------------------------------------------- */
+
+static void sp_slot_drain(struct sp_pcpu_cache *pc, unsigned long i)
+{
+	struct sp_pcpu_slot *slot = &pc->slots[i];
+	void **top = sp_slot_own_remote(pc, i);
+	struct sp_mag *m = slot->loaded;
+
+	if (m) {
+		m->count = sp_mag_count_at(m, top);
+		sp_mag_flush(pc, m);
+		sp_mag_free(m);
+	}
+	if (slot->prev) {
+		sp_mag_flush(pc, slot->prev);
+		sp_mag_free(slot->prev);
+	}
+	slot->loaded = NULL;
+	slot->prev = NULL;
+	sp_slot_release(slot, sp_mag_top_none);
+}
+
+void sp_pcpu_drain(struct sp_pcpu_cache *pc)
+{
+	pthread_mutex_lock(&pc->drain_lock);
+	for (unsigned long i = 0; i < pc->nr_slots; i++)
+		sp_slot_drain(pc, i);
+	for (int n = 0; n < sp_topo.nr_nodes; n++) {
+		struct sp_depot *d = &pc->depot[n];
+		struct sp_mag *full, *empty;
+
+		pthread_mutex_lock(&d->lock);
+		full = d->full;
+		empty = d->empty;
+		d->reaped += d->nr_full + d->nr_empty;
+		d->full = d->empty = NULL;
+		d->nr_full = d->nr_empty = 0;
+		d->min_full = d->min_empty = 0;
+		pthread_mutex_unlock(&d->lock);
+		sp_release_list(pc, full, empty);
+	}
+	pthread_mutex_unlock(&pc->drain_lock);
+}
+
+/* --- create, destroy, tune ----------------------------------------------------------- */
+
+/*
+ * Magazine sizes by object size: a magazine of large objects pins a lot of
+ * memory per CPU, so its class starts (and may grow) smaller.  The default
+ * class keeps a magazine's objects within SP_MAG_BYTES_DEFAULT, growth stops
+ * at SP_MAG_BYTES_MAX.
+ */
+#define SP_MAG_BYTES_DEFAULT	(64UL << 10)
+#define SP_MAG_BYTES_MAX	(256UL << 10)
+
+static void sp_pcpu_default_classes(size_t stride, uint32_t *cls, uint32_t *max)
+{
+	uint32_t c = 0, m = 0;
+
+	while (c < SP_MAG_DEFAULT_CLASS &&
+	       sp_mag_class_cap(c + 1) * stride <= SP_MAG_BYTES_DEFAULT)
+		c++;
+	m = c;
+	while (m + 1 < SP_MAG_CLASSES &&
+	       sp_mag_class_cap(m + 1) * stride <= SP_MAG_BYTES_MAX)
+		m++;
+	*cls = c;
+	*max = m;
+}
+
+struct sp_pcpu_cache *sp_pcpu_cache_create(struct segpool_cache *c)
+{
+	size_t slots_bytes = (size_t)sp_nr_slots << SP_PCPU_SHIFT;
+	size_t depot_bytes = (size_t)sp_topo.nr_nodes * sizeof(struct sp_depot);
+	size_t bytes = SP_ALIGN(sizeof(struct sp_pcpu_cache), SP_CACHE_LINE) +
+		       depot_bytes + slots_bytes;
+	struct sp_pcpu_cache *pc;
+	char *p;
+
+	if (sp_pcpu_mode == SP_PCPU_OFF)
+		return NULL;
+	bytes = SP_ALIGN(bytes, SP_PAGE_SIZE);
+	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pc = (struct sp_pcpu_cache *)p;
+	pc->map_size = bytes;
+	pc->cache = c;
+	pc->depot = (struct sp_depot *)(p + SP_ALIGN(sizeof(*pc), SP_CACHE_LINE));
+	pc->slots = (struct sp_pcpu_slot *)((char *)pc->depot + depot_bytes);
+	pc->nr_slots = sp_nr_slots;
+	sp_pcpu_default_classes(c->stride, &pc->cls, &pc->max_cls);
+	pc->base_cls = pc->cls;
+	pc->depot_max = SP_DEPOT_MAX_DEFAULT;
+	pthread_mutex_init(&pc->drain_lock, NULL);
+	for (int n = 0; n < sp_topo.nr_nodes; n++)
+		pthread_mutex_init(&pc->depot[n].lock, NULL);
+	for (unsigned long i = 0; i < pc->nr_slots; i++) {
+		struct sp_pcpu_slot *slot = &pc->slots[i];
+
+		slot->top = sp_mag_top_none;
+		slot->node = sp_pcpu_use_mm_cid || i >= SP_MAX_CPUS ? 0 :
+			(unsigned long)sp_topo.cpu_idx[i];
+	}
+	return pc;
+}
+
+void sp_pcpu_cache_free(struct sp_pcpu_cache *pc)
+{
+	if (pc)
+		munmap(pc, pc->map_size);
+}
+
+/*
+ * The drain lock is not taken: it guards no data (a drain changes slots,
+ * depots and slabs under their own ownership and locks), and the child
+ * re-initialises it.
+ */
+void sp_pcpu_fork_lock(struct sp_pcpu_cache *pc)
+{
+	for (int n = 0; n < sp_topo.nr_nodes; n++)
+		pthread_mutex_lock(&pc->depot[n].lock);
+}
+
+void sp_pcpu_fork_unlock(struct sp_pcpu_cache *pc)
+{
+	for (int n = sp_topo.nr_nodes - 1; n >= 0; n--)
+		pthread_mutex_unlock(&pc->depot[n].lock);
+}
+
+/*
+ * In the child only the forking thread lives on.  A slot another thread
+ * owned at fork time (busy marker, or lock held) is in an unknown state: its
+ * magazines are given up (their objects stay allocated in the child) and the
+ * slot starts empty.  The forking thread itself owned none: fork is never
+ * called from inside segpool.
+ */
+void sp_pcpu_fork_child(struct sp_pcpu_cache *pc)
+{
+	pthread_mutex_init(&pc->drain_lock, NULL);
+	for (int n = 0; n < sp_topo.nr_nodes; n++)
+		pthread_mutex_init(&pc->depot[n].lock, NULL);
+	for (unsigned long i = 0; i < pc->nr_slots; i++) {
+		struct sp_pcpu_slot *slot = &pc->slots[i];
+
+		if (sp_mag_top_is_busy(slot->top) || slot->lock) {
+			slot->loaded = NULL;
+			slot->prev = NULL;
+			slot->top = sp_mag_top_none;
+			slot->lock = 0;
+		}
+	}
+}
+
+int sp_pcpu_set_tunables(struct sp_pcpu_cache *pc, unsigned int mag_size,
+			 unsigned int depot_max)
+{
+	unsigned int cls = 0;
+
+	if (mag_size) {
+		while (cls + 1 < SP_MAG_CLASSES &&
+		       sp_mag_class_cap(cls + 1) <= mag_size)
+			cls++;
+		if (sp_mag_class_cap(cls) > mag_size)
+			return -EINVAL;
+		SP_WRITE_ONCE(pc->max_cls, cls);
+		if (pc->base_cls > cls)
+			pc->base_cls = cls;
+		if (SP_READ_ONCE(pc->cls) > cls)
+			SP_WRITE_ONCE(pc->cls, cls);
+	}
+	if (depot_max)
+		SP_WRITE_ONCE(pc->depot_max, depot_max);
+	return 0;
+}
+
+/* --- statistics ------------------------------------------------------------------------------ */
+
+unsigned int sp_pcpu_slot_objects(struct sp_pcpu_cache *pc, unsigned long i)
+{
+	struct sp_pcpu_slot *slot = &pc->slots[i];
+	void **top = SP_READ_ONCE(slot->top);
+	struct sp_mag *m = SP_READ_ONCE(slot->loaded);
+	struct sp_mag *prev = SP_READ_ONCE(slot->prev);
+	unsigned int n = 0;
+
+	if (m && !sp_mag_top_is_busy(top) && top != sp_mag_top_none &&
+	    top >= sp_mag_base(m) && top <= sp_mag_base(m) + m->cap)
+		n += sp_mag_count_at(m, top);
+	if (prev)
+		n += SP_READ_ONCE(prev->count);
+	return n;
+}
+
+void sp_pcpu_read_stats(struct sp_pcpu_cache *pc, struct sp_pcpu_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	for (unsigned long i = 0; i < pc->nr_slots; i++) {
+		struct sp_pcpu_slot *slot = &pc->slots[i];
+
+		st->alloc_fastpath += SP_READ_ONCE(slot->alloc_hits);
+		st->free_fastpath += SP_READ_ONCE(slot->free_hits);
+		for (int s = 0; s < SP_STAT_NR; s++)
+			st->stat[s] += SP_READ_ONCE(slot->stat[s]);
+		st->objs_in_magazines += sp_pcpu_slot_objects(pc, i);
+	}
+	st->stat[SP_STAT_BYPASS] += SP_READ_ONCE(pc->bypass);
+	for (int n = 0; n < sp_topo.nr_nodes; n++) {
+		struct sp_depot *d = &pc->depot[n];
+
+		pthread_mutex_lock(&d->lock);
+		for (struct sp_mag *m = d->full; m; m = m->next)
+			st->objs_in_depot += m->count;
+		st->full_in_depot += d->nr_full;
+		st->empty_in_depot += d->nr_empty;
+		pthread_mutex_unlock(&d->lock);
+	}
+	st->mag_size = sp_mag_class_cap(SP_READ_ONCE(pc->cls));
+	st->depot_max = SP_READ_ONCE(pc->depot_max);
+}

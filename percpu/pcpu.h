@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * percpu/pcpu.h - per-CPU magazine caches in front of the slab layer (private).
+ *
+ * Each cache with a per-CPU layer has one struct sp_pcpu_slot per CPU (or
+ * per mm_cid), each on its own two cache lines, and one struct sp_depot per
+ * NUMA node.  The fast path (alloc hit, free hit) is one restartable sequence
+ * on the calling CPU's slot (percpu/arch-*.h) or, in lock mode, a short
+ * critical section under the slot's spinlock.  Everything else is the slow
+ * path (percpu/pcpu.c), which first takes ownership of the slot.
+ *
+ * Ownership of a slot: in rseq mode, whoever replaced its top with a busy
+ * marker (sp_rseq_steal on the slot's CPU, or a remote drainer fenced by
+ * membarrier); in lock mode, whoever holds slot->lock.  Only the owner
+ * touches loaded/prev and the counters of line 1; it ends ownership by
+ * storing a real top (release).
+ */
+#ifndef SP_PERCPU_PCPU_H
+#define SP_PERCPU_PCPU_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "internal/compiler.h"
+#include "percpu/arch.h"
+#include "percpu/magazine.h"
+#include "percpu/rseq.h"
+
+#ifndef SP_PCPU_SHIFT
+#define SP_PCPU_SHIFT 8
+#endif
+
+/* Events counted per slot; summed on read.  SLUB's names where they match. */
+enum sp_pcpu_stat {
+	SP_STAT_ALLOC_SLOWPATH,		/* allocs served by a magazine after a miss */
+	SP_STAT_FREE_SLOWPATH,		/* frees put in a magazine after a miss */
+	SP_STAT_MAG_SWAP,		/* loaded and previous exchanged */
+	SP_STAT_DEPOT_GET_FULL,		/* full magazine taken from the depot */
+	SP_STAT_DEPOT_PUT_FULL,		/* full magazine given to the depot */
+	SP_STAT_DEPOT_GET_EMPTY,	/* empty magazine taken from the depot */
+	SP_STAT_DEPOT_PUT_EMPTY,	/* empty magazine given to the depot */
+	SP_STAT_MAG_FILL,		/* magazine filled from slabs */
+	SP_STAT_MAG_FLUSH,		/* magazine emptied into slabs */
+	SP_STAT_BYPASS,			/* slot owned by another: went to slabs */
+	SP_STAT_REMOTE_FREE,		/* object of another node sent home */
+	SP_STAT_RSEQ_ABORT,		/* restartable sequences aborted */
+	SP_STAT_NR,
+};
+
+/*
+ * struct sp_pcpu_slot - one CPU's magazines for one cache.
+ * Line 0 is what the fast path reads and writes; its offsets are baked into
+ * the assembly.  Line 1 is written only by the slot's owner.
+ */
+struct sp_pcpu_slot {
+	/* --- line 0: fast path --- */
+	uint64_t free_hits;		/* 0: frees served by the magazine */
+	void **top;			/* 8: next free round of the loaded magazine */
+	uint64_t alloc_hits;		/* 16: allocs served by the magazine */
+	unsigned long node;		/* 24: node index of this CPU */
+	uint32_t lock;			/* 32: lock mode: the slot's spinlock */
+	uint32_t cls;			/* 36: magazine class the owner loads */
+	struct sp_mag *loaded;		/* 40: owner only: magazine under top */
+	struct sp_mag *prev;		/* 48: owner only: Bonwick's previous */
+	uint64_t pad0;
+	/* --- lines 1-3: owner-only counters --- */
+	uint64_t stat[SP_STAT_NR] __sp_cacheline_aligned;
+	uint64_t pad1[((1UL << SP_PCPU_SHIFT) - SP_CACHE_LINE) / 8 - SP_STAT_NR];
+};
+
+_Static_assert(offsetof(struct sp_pcpu_slot, free_hits) == 0, "asm: free_hits");
+_Static_assert(offsetof(struct sp_pcpu_slot, top) == 8, "asm: top");
+_Static_assert(offsetof(struct sp_pcpu_slot, alloc_hits) == 16, "asm: alloc_hits");
+_Static_assert(offsetof(struct sp_pcpu_slot, node) == 24, "asm: node");
+_Static_assert(sizeof(struct sp_pcpu_slot) == (1UL << SP_PCPU_SHIFT),
+	       "slots are 1 << SP_PCPU_SHIFT bytes, whole cache lines");
+
+/*
+ * struct sp_depot - a node's magazines not loaded on any CPU.  One per node,
+ * line-aligned so two nodes' depots never share a line.
+ */
+struct sp_depot {
+	pthread_mutex_t lock;		/* protects all below */
+	struct sp_mag *full;		/* stack of full magazines */
+	struct sp_mag *empty;		/* stack of empty magazines */
+	uint32_t nr_full;
+	uint32_t nr_empty;
+	uint32_t min_full;		/* low-water marks since the last reap: */
+	uint32_t min_empty;		/*   Bonwick's working-set estimate */
+	uint64_t ops;			/* depot operations since creation */
+	uint64_t contended;		/* lock found taken (drives resizing) */
+	uint64_t reaped;		/* magazines reaped back to slabs */
+	uint64_t win_contended;		/* @contended at the window's start */
+	uint32_t quiet;			/* windows in a row without contention */
+} __sp_cacheline_aligned;
+
+_Static_assert(sizeof(struct sp_depot) % SP_CACHE_LINE == 0,
+	       "depots never share a line");
+
+/*
+ * struct sp_pcpu_cache - a cache's per-CPU layer.  Read-mostly except the
+ * sizing fields, written under a depot lock.
+ */
+struct sp_pcpu_cache {
+	struct sp_pcpu_slot *slots;	/* [nr_slots] */
+	unsigned long nr_slots;
+	struct segpool_cache *cache;	/* the slab cache behind it */
+	struct sp_depot *depot;		/* [nr_nodes] */
+	size_t map_size;		/* bytes mapped for slots and depots */
+	uint32_t cls;			/* magazine class new magazines get */
+	uint32_t max_cls;		/* tunable: largest class allowed */
+	uint32_t base_cls;		/* class sizing shrinks back to */
+	uint32_t depot_max;		/* tunable: full magazines kept per node */
+	uint64_t bypass;		/* slow paths that found the slot owned */
+	pthread_mutex_t drain_lock;	/* one remote drainer at a time */
+};
+
+/* --- percpu/pcpu.c --- */
+SP_INTERNAL int sp_pcpu_init(void);
+SP_INTERNAL struct sp_pcpu_cache *sp_pcpu_cache_create(struct segpool_cache *c);
+/* Drain every slot and the depot into the slabs (shrink, destroy). */
+SP_INTERNAL void sp_pcpu_drain(struct sp_pcpu_cache *pc);
+/* Free the layer's memory; the caller drained it first. */
+SP_INTERNAL void sp_pcpu_cache_free(struct sp_pcpu_cache *pc);
+/* fork: take / release the drain and depot locks; in the child, reset
+ * them and every slot a thread that did not survive the fork owned. */
+SP_INTERNAL void sp_pcpu_fork_lock(struct sp_pcpu_cache *pc);
+SP_INTERNAL void sp_pcpu_fork_unlock(struct sp_pcpu_cache *pc);
+SP_INTERNAL void sp_pcpu_fork_child(struct sp_pcpu_cache *pc);
+SP_INTERNAL void *sp_pcpu_alloc_slow(struct sp_pcpu_cache *pc);
+SP_INTERNAL void sp_pcpu_free_slow(struct sp_pcpu_cache *pc, void *obj,
+				   unsigned int node);
+SP_INTERNAL int sp_pcpu_set_tunables(struct sp_pcpu_cache *pc,
+				     unsigned int mag_size, unsigned int depot_max);
+
+struct sp_pcpu_stats {
+	uint64_t alloc_fastpath;
+	uint64_t free_fastpath;
+	uint64_t stat[SP_STAT_NR];
+	uint64_t objs_in_magazines;	/* loaded + previous, all slots */
+	uint64_t objs_in_depot;
+	uint64_t full_in_depot;
+	uint64_t empty_in_depot;
+	unsigned int mag_size;		/* current capacity */
+	unsigned int depot_max;
+};
+SP_INTERNAL void sp_pcpu_read_stats(struct sp_pcpu_cache *pc,
+				    struct sp_pcpu_stats *st);
+/* Objects held in slot @i's magazines (racy read; exact when quiet). */
+SP_INTERNAL unsigned int sp_pcpu_slot_objects(struct sp_pcpu_cache *pc,
+					      unsigned long i);
+
+/* --- fast path ---------------------------------------------------------- */
+
+/*
+ * sp_pcpu_alloc() - an object from the calling CPU's magazine, else from
+ * the slow path.  Return: the object, or NULL with errno ENOMEM.
+ */
+static __sp_always_inline void *sp_pcpu_alloc(struct sp_pcpu_cache *pc)
+{
+#if SP_RSEQ_ARCH
+	if (likely(sp_pcpu_mode == SP_PCPU_RSEQ)) {
+		uintptr_t obj = sp_rseq_pop(pc->slots, pc->nr_slots,
+					    sp_rseq_off, sp_rseq_id_off);
+
+		if (likely(obj > SP_RSEQ_ABORTED))
+			return (void *)obj;
+	}
+#endif
+	return sp_pcpu_alloc_slow(pc);
+}
+
+/*
+ * sp_pcpu_free() - put @obj (of node index @node) on the calling CPU's
+ * magazine, else take the slow path.
+ */
+static __sp_always_inline void sp_pcpu_free(struct sp_pcpu_cache *pc,
+					    void *obj, unsigned int node)
+{
+#if SP_RSEQ_ARCH
+	if (likely(sp_pcpu_mode == SP_PCPU_RSEQ) &&
+	    likely(sp_rseq_push(pc->slots, pc->nr_slots, sp_rseq_off,
+				sp_rseq_id_off, obj, node) == 0))
+		return;
+#endif
+	sp_pcpu_free_slow(pc, obj, node);
+}
+
+#endif /* SP_PERCPU_PCPU_H */

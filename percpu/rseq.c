@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: MIT
+/*
+ * percpu/rseq.c - choose the per-CPU mode, register rseq, fence CPUs.
+ */
+#include <errno.h>
+#include <linux/membarrier.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "segpool_config.h"
+#include "internal/thread_cpu.h"
+#include "percpu/arch.h"
+#include "percpu/rseq.h"
+
+#ifndef RSEQ_SIG
+#define RSEQ_SIG 0x53053053
+#endif
+
+enum sp_pcpu_mode_id sp_pcpu_mode = SP_PCPU_LOCK;
+long sp_rseq_off;
+long sp_rseq_id_off;
+bool sp_rseq_own;
+bool sp_pcpu_use_mm_cid;
+char sp_pcpu_reason[128] = "not initialised";
+
+#define SP_RSEQ_CPU_ID_OFF	4
+#define SP_RSEQ_LEN		32
+#define SP_RSEQ_FLAG_UNREGISTER	1
+
+/* The area segpool registers when glibc did not (initial-exec TLS: its
+ * offset from the thread pointer is the same in every thread). */
+static __thread struct sp_own_rseq {
+	uint32_t cpu_id_start;
+	uint32_t cpu_id;
+	uint64_t rseq_cs;
+	uint32_t flags;
+	uint32_t node_id;
+	uint32_t mm_cid;
+	uint32_t pad;
+} sp_own_rseq __attribute__((aligned(32), tls_model("initial-exec"))) = {
+	.cpu_id = UINT32_MAX,		/* RSEQ_CPU_ID_UNINITIALIZED */
+};
+
+static __thread long sp_test_slot = -1;
+static pthread_key_t sp_rseq_key;
+
+static int sp_rseq_syscall(void *area, unsigned int len, int flags)
+{
+	return (int)syscall(__NR_rseq, area, len, flags, RSEQ_SIG);
+}
+
+static void sp_rseq_thread_exit(void *arg)
+{
+	(void)arg;
+	sp_rseq_syscall(&sp_own_rseq, SP_RSEQ_LEN, SP_RSEQ_FLAG_UNREGISTER);
+}
+
+static bool sp_rseq_register_self(void)
+{
+	if (sp_rseq_syscall(&sp_own_rseq, SP_RSEQ_LEN, 0))
+		return false;
+	/* unregister before the TLS block goes away */
+	pthread_setspecific(sp_rseq_key, (void *)1);
+	return true;
+}
+
+bool sp_rseq_thread_ensure(void)
+{
+	if (!sp_rseq_own)
+		return true;
+	if (sp_own_rseq.cpu_id < UINT32_MAX - 1)
+		return true;
+	return sp_rseq_register_self();
+}
+
+static __sp_printf(1, 2) void sp_set_reason(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(sp_pcpu_reason, sizeof(sp_pcpu_reason), fmt, ap);
+	va_end(ap);
+}
+
+static int sp_membarrier(int cmd, unsigned int flags, int cpu)
+{
+	return (int)syscall(__NR_membarrier, cmd, flags, cpu);
+}
+
+static bool sp_rseq_usable(void)
+{
+#if SP_RSEQ_ARCH
+	long tp_off;
+	int ret;
+
+	if (__rseq_size >= 20 && (int)sp_rseq_area()->cpu_id >= 0) {
+		sp_rseq_off = (long)__rseq_offset;
+		sp_rseq_own = false;
+		sp_set_reason("rseq (glibc registration%s)", "");
+	} else {
+		tp_off = (long)((char *)&sp_own_rseq -
+				(char *)__builtin_thread_pointer());
+		if (pthread_key_create(&sp_rseq_key, sp_rseq_thread_exit)) {
+			sp_set_reason("lock (%s)", "no thread key for own rseq");
+			return false;
+		}
+		if (!sp_rseq_register_self()) {
+			sp_set_reason("lock (rseq registration failed: %s)",
+				      strerror(errno));
+			return false;
+		}
+		sp_rseq_off = tp_off;
+		sp_rseq_own = true;
+		sp_set_reason("rseq (own registration%s)",
+			      __rseq_size ? "" : ", glibc's is off");
+	}
+	ret = sp_membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ, 0, 0);
+	if (ret) {
+		sp_set_reason("lock (membarrier rseq unavailable: %s)",
+			      strerror(errno));
+		return false;
+	}
+	return true;
+#else
+	sp_set_reason("lock (%s)", "no rseq port for this architecture");
+	return false;
+#endif
+}
+
+void sp_pcpu_mode_init(void)
+{
+	const char *env = getenv("SEGPOOL_PERCPU");
+	const char *id = getenv("SEGPOOL_PERCPU_ID");
+
+	if (env && !strcmp(env, "off")) {
+		sp_pcpu_mode = SP_PCPU_OFF;
+		sp_set_reason("off (SEGPOOL_PERCPU=%s)", env);
+		return;
+	}
+	if (env && !strcmp(env, "lock")) {
+		sp_pcpu_mode = SP_PCPU_LOCK;
+		sp_set_reason("lock (SEGPOOL_PERCPU=%s)", env);
+		return;
+	}
+#ifdef CONFIG_SEGPOOL_TSAN
+	if (!env || strcmp(env, "rseq")) {
+		sp_pcpu_mode = SP_PCPU_LOCK;
+		sp_set_reason("lock (%s)", "ThreadSanitizer build");
+		return;
+	}
+#endif
+	if (!sp_rseq_usable()) {
+		sp_pcpu_mode = SP_PCPU_LOCK;
+		return;
+	}
+	sp_pcpu_mode = SP_PCPU_RSEQ;
+	sp_rseq_id_off = sp_rseq_off + SP_RSEQ_CPU_ID_OFF;
+	if (id && !strcmp(id, "mm_cid")) {
+		if (getauxval(AT_RSEQ_FEATURE_SIZE) >= SP_RSEQ_MM_CID_OFFSET + 4) {
+			sp_pcpu_use_mm_cid = true;
+			sp_rseq_id_off = sp_rseq_off + SP_RSEQ_MM_CID_OFFSET;
+			strncat(sp_pcpu_reason, ", slots by mm_cid",
+				sizeof(sp_pcpu_reason) - strlen(sp_pcpu_reason) - 1);
+		} else {
+			strncat(sp_pcpu_reason, ", mm_cid not provided: slots by cpu",
+				sizeof(sp_pcpu_reason) - strlen(sp_pcpu_reason) - 1);
+		}
+	}
+}
+
+const char *sp_pcpu_mode_name(void)
+{
+	switch (sp_pcpu_mode) {
+	case SP_PCPU_RSEQ: return "rseq";
+	case SP_PCPU_LOCK: return "lock";
+	default: return "off";
+	}
+}
+
+int sp_rseq_fence(long cpu)
+{
+	int ret;
+
+	if (cpu >= 0 && !sp_pcpu_use_mm_cid)
+		ret = sp_membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ,
+				    MEMBARRIER_CMD_FLAG_CPU, (int)cpu);
+	else
+		ret = sp_membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ, 0, 0);
+	if (ret && cpu >= 0)	/* kernels without the CPU flag: fence all */
+		ret = sp_membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ, 0, 0);
+	return ret ? -errno : 0;
+}
+
+unsigned long sp_pcpu_current_slot(unsigned long nr_slots)
+{
+	long slot = sp_test_slot;
+
+	if (slot < 0) {
+		if (sp_pcpu_use_mm_cid && sp_pcpu_mode == SP_PCPU_RSEQ)
+			slot = (long)*(volatile uint32_t *)
+				((char *)__builtin_thread_pointer() + sp_rseq_id_off);
+		else
+			slot = sp_thread_cpu();
+	}
+	if (slot < 0)
+		slot = 0;
+	return (unsigned long)slot % nr_slots;
+}
+
+void sp_pcpu_test_inject_slot(long slot)
+{
+	sp_test_slot = slot;
+}
