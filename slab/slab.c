@@ -9,8 +9,8 @@
  *               v  |
  *              EMPTY -----> released       (beyond max_empty, or on shrink)
  *
- * States of an object: constructed and free on its slab's freelist, or
- * handed out (to the application, or to a layer above that caches it).
+ * States of an object: constructed and free (on its slab's freelist, or
+ * in the slab's never-used tail), or handed out (to the application, or to a layer above that caches it).
  *
  * Lock order (outermost first):
  *   sp_cache_list_lock -> cache node lock -> descriptor pool lock -> region lock
@@ -24,21 +24,32 @@
 #include "internal/report.h"
 #include "slab/slab.h"
 
-/* Build the freelist of a new slab in address order; run the ctor. */
+/*
+ * A new slab has an empty freelist and every object in its fresh tail, so
+ * populating it writes nothing into the slab unless there is a ctor, which
+ * Bonwick's design runs once per object here, never on allocation.
+ */
 static void sp_slab_populate(struct segpool_cache *c, struct sp_slab *s)
 {
-	char *obj = s->base;
-	char *last = s->base + (size_t)(c->objs_per_slab - 1) * c->stride;
-
-	for (; obj < last; obj += c->stride) {
-		if (c->ctor)
-			c->ctor(obj);
-		sp_set_freeptr(c, obj, obj + c->stride);
-	}
+	s->freelist = NULL;
+	s->fresh = 0;
 	if (c->ctor)
-		c->ctor(last);
-	sp_set_freeptr(c, last, NULL);
-	s->freelist = s->base;
+		for (unsigned int i = 0; i < c->objs_per_slab; i++)
+			c->ctor(s->base + (size_t)i * c->stride);
+}
+
+/* The next object of @s: a freed one first, then the fresh tail; or NULL. */
+static inline void *sp_slab_next(struct segpool_cache *c, struct sp_slab *s)
+{
+	void *obj = s->freelist;
+
+	if (obj) {
+		s->freelist = sp_get_freeptr(c, obj);
+		return obj;
+	}
+	if (s->fresh < c->objs_per_slab)
+		return s->base + (size_t)s->fresh++ * c->stride;
+	return NULL;
 }
 
 /* A new slab for @c on node index @idx, not yet on any list. */
@@ -123,10 +134,11 @@ static size_t sp_node_take(struct segpool_cache *c, struct sp_cache_node *n,
 			s = sp_list_first_entry(&n->empty, struct sp_slab, lru);
 		else
 			break;
-		while (got < want && s->freelist) {
-			void *obj = s->freelist;
+		while (got < want) {
+			void *obj = sp_slab_next(c, s);
 
-			s->freelist = sp_get_freeptr(c, obj);
+			if (!obj)
+				break;
 			s->inuse++;
 			objs[got++] = obj;
 		}
@@ -214,7 +226,11 @@ static struct sp_slab *sp_node_put(struct segpool_cache *c,
 	}
 	sp_set_freeptr(c, obj, s->freelist);
 	s->freelist = obj;
-	s->inuse--;
+	if (--s->inuse == 0) {
+		/* all free: hand out in address order again, links unneeded */
+		s->freelist = NULL;
+		s->fresh = 0;
+	}
 	n->active_objs--;
 	if (xfer)
 		n->xfer_frees++;

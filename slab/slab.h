@@ -63,7 +63,10 @@ struct sp_slab {
 	unsigned char order;		/* slab = 2^order pages */
 	unsigned char list;		/* enum sp_slab_list */
 	struct sp_list_head lru;	/* on a node list; desc pool link when free */
-	unsigned long pad[2];
+	unsigned int fresh;		/* objects [fresh, objs_per_slab) were never
+					 * handed out and are on no freelist */
+	unsigned int pad0;
+	unsigned long pad[1];
 } __sp_cacheline_aligned;
 
 _Static_assert(sizeof(struct sp_slab) == SP_CACHE_LINE,
