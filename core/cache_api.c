@@ -96,6 +96,49 @@ segpool_cache_create(const char *name, size_t size, size_t align,
 	return c;
 }
 
+SEGPOOL_API struct segpool_cache *
+segpool_cache_create_tuned(const char *name, size_t size, size_t align,
+			   unsigned long flags, void (*ctor)(void *),
+			   const struct segpool_cache_tunables *tun)
+{
+	struct segpool_cache *c;
+
+	if (tun && tun->mag_size && tun->mag_size < SEGPOOL_MAG_SIZE_MIN) {
+		errno = EINVAL;
+		c = NULL;
+	} else {
+		c = segpool_cache_create(name, size, align,
+					 flags & ~SEGPOOL_PANIC, ctor);
+	}
+	if (c && tun && c->pcpu)
+		sp_pcpu_set_tunables(c->pcpu, tun->mag_size, tun->depot_max);
+	if (!c && (flags & SEGPOOL_PANIC)) {
+		sp_warn("cannot create cache %s: %s", name ? name : "(null)",
+			strerror(errno));
+		abort();
+	}
+	return c;
+}
+
+SEGPOOL_API int segpool_cache_set_tunables(struct segpool_cache *cache,
+					   const struct segpool_cache_tunables *tun)
+{
+	int ret;
+
+	if (!cache || cache->magic != SP_CACHE_MAGIC || !tun) {
+		errno = EINVAL;
+		return -EINVAL;
+	}
+	if (!cache->pcpu) {
+		errno = ENOTSUP;
+		return -ENOTSUP;
+	}
+	ret = sp_pcpu_set_tunables(cache->pcpu, tun->mag_size, tun->depot_max);
+	if (ret)
+		errno = -ret;
+	return ret;
+}
+
 SEGPOOL_API int segpool_cache_destroy(struct segpool_cache *cache)
 {
 	struct sp_pcpu_cache *pcpu = NULL;

@@ -81,6 +81,13 @@ SEGPOOL_API int segpool_cache_get_info(struct segpool_cache *cache,
 	return 0;
 }
 
+SEGPOOL_API const char *segpool_percpu_mode(void)
+{
+	if (sp_init())
+		return "off (library not initialised)";
+	return sp_pcpu_reason;
+}
+
 SEGPOOL_API int segpool_stats_dump(FILE *out)
 {
 	struct segpool_cache_info info;

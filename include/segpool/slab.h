@@ -66,6 +66,8 @@ struct segpool_cache;
 #define SEGPOOL_CACHE_MAX_ALIGN		4096UL
 /** SEGPOOL_KMALLOC_MAX_CACHE_SIZE - largest size-class object; above, mappings. */
 #define SEGPOOL_KMALLOC_MAX_CACHE_SIZE	(32UL * 1024)
+/** SEGPOOL_MAG_SIZE_MIN - the smallest magazine (objects). */
+#define SEGPOOL_MAG_SIZE_MIN		12U
 /** SEGPOOL_CACHE_LINE - the cache line size SEGPOOL_HWCACHE_ALIGN uses. */
 #define SEGPOOL_CACHE_LINE		64UL
 
@@ -93,6 +95,55 @@ struct segpool_cache;
 SEGPOOL_API SEGPOOL_WUR struct segpool_cache *
 segpool_cache_create(const char *name, size_t size, size_t align,
 		     unsigned long flags, void (*ctor)(void *));
+
+/**
+ * struct segpool_cache_tunables - per-CPU magazine limits of a cache.
+ * @mag_size:  most objects one magazine may hold (magazines come in 12, 28,
+ *             60, 124 and 252 rounds; the largest class not above this is
+ *             the limit), or 0 to keep the current limit.  Each CPU holds up
+ *             to two magazines; contention on the depot grows magazines up
+ *             to this limit, quiet shrinks them back.
+ * @depot_max: most full (and most empty) magazines a node's depot keeps,
+ *             or 0 to keep the current value.
+ */
+struct segpool_cache_tunables {
+	unsigned int mag_size;
+	unsigned int depot_max;
+};
+
+/**
+ * segpool_cache_create_tuned() - segpool_cache_create() with magazine limits.
+ * @name:  as for segpool_cache_create().
+ * @size:  as for segpool_cache_create().
+ * @align: as for segpool_cache_create().
+ * @flags: as for segpool_cache_create().
+ * @ctor:  as for segpool_cache_create().
+ * @tun:   the limits, or NULL for the defaults.
+ *
+ * Context: any thread.
+ * Return: as segpool_cache_create(); EINVAL also for a @tun->mag_size below
+ * the smallest magazine (12).
+ */
+SEGPOOL_API SEGPOOL_WUR struct segpool_cache *
+segpool_cache_create_tuned(const char *name, size_t size, size_t align,
+			   unsigned long flags, void (*ctor)(void *),
+			   const struct segpool_cache_tunables *tun);
+
+/**
+ * segpool_cache_set_tunables() - change a cache's magazine limits at run time.
+ * @cache: the cache.
+ * @tun:   the new limits (0 fields keep their value).
+ *
+ * Takes effect as magazines cycle through the depot; call
+ * segpool_cache_shrink() to apply it at once.
+ *
+ * Context: any thread.
+ * Return: 0; -EINVAL (bad argument); -ENOTSUP when the cache has no per-CPU
+ * layer (SEGPOOL_PERCPU=off).
+ */
+SEGPOOL_API int
+segpool_cache_set_tunables(struct segpool_cache *cache,
+			   const struct segpool_cache_tunables *tun);
 
 /**
  * SEGPOOL_CACHE() - create a cache for a struct type, like KMEM_CACHE().

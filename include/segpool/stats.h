@@ -89,6 +89,15 @@ SEGPOOL_API int segpool_cache_get_info(struct segpool_cache *cache,
 				       struct segpool_cache_info *info);
 
 /**
+ * segpool_percpu_mode() - which per-CPU mode is in force, and why.
+ *
+ * Return: a constant string starting with "rseq", "lock" or "off", then the
+ * reason in parentheses, for example "rseq (glibc registration)" or
+ * "lock (rseq registration failed: Function not implemented)".
+ */
+SEGPOOL_API const char *segpool_percpu_mode(void);
+
+/**
  * segpool_stats_dump() - print every cache in /proc/slabinfo 2.1 format.
  * @out: the stream to write to.
  *
