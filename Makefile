@@ -8,6 +8,9 @@
 #   make                 libraries and segpool.pc
 #   make check           build and run every selftest, then "N passed, N failed"
 #   make demo            build and run the example service (examples/logpipe)
+#   make bench           benchmark against glibc, jemalloc, tcmalloc, mimalloc
+#                        (BENCH_ARGS=...; results in bench-results/)
+#   make bench-doc       the same, then refresh Documentation/performance.md
 #   make install         PREFIX=/usr/local DESTDIR=
 #   make uninstall, clean
 #
@@ -121,6 +124,8 @@ include $(srctree)/examples/Kbuild
 
 # tools/: the benchmark and the viewer bring their own rules
 -include $(srctree)/tools/Makefile.inc
+# the benchmark's smoke mode runs with the selftests
+tests += $(tools-tests)
 examples := $(addprefix $(objtree)/examples/,$(example-y))
 
 libname   := libsegpool

@@ -14,6 +14,8 @@
 #             Always included.
 #   valgrind  valgrind, for SEGPOOL_TEST_WRAPPER="valgrind ..." runs.
 #   clang     clang, for `make CC=clang`.
+#   bench     libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 gnuplot-nox:
+#             the peers and the plots of `make bench`.
 #   all       every group above.
 #
 # Only packages that are not installed are installed: `apt-get update`, then
@@ -45,10 +47,14 @@ group_packages() {
 	clang)
 		echo clang
 		;;
+	bench)
+		echo libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 gnuplot-nox
+		;;
 	all)
 		group_packages base
 		group_packages valgrind
 		group_packages clang
+		group_packages bench
 		;;
 	*)
 		return 1
@@ -74,7 +80,7 @@ for arg in "$@"; do
 		;;
 	*)
 		if ! group_packages "$arg" >/dev/null; then
-			echo "$prog: unknown group '$arg' (base, valgrind, clang, all)" >&2
+			echo "$prog: unknown group '$arg' (base, valgrind, clang, bench, all)" >&2
 			exit 2
 		fi
 		groups+=("$arg")

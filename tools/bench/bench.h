@@ -1,0 +1,566 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tools/bench/bench.h - what the parts of segpool-bench share.
+ *
+ * segpool-bench runs as two kinds of process:
+ *
+ *  - the driver (main.c, driver.c) parses the options, reads the machine
+ *    (machine.c), and for every repetition, workload and contender in turn
+ *    (A B C A B C ...) re-executes this binary as a child (spawn.c) with
+ *    LD_PRELOAD set for the peer allocator under test; it gathers the
+ *    children's records, reduces them to medians and min-max (stats.c) and
+ *    reports them (report.c, json.c, plot.c, doc.c);
+ *
+ *  - a child (child.c) checks that the intended library serves malloc
+ *    (verify.c), sets up one contender (contenders.c, floor.c), runs one
+ *    workload (workloads.c; the loops in wl_local.c and wl_shared.c, on the
+ *    threads of team.c) once to warm up and once timed, and writes one
+ *    record of "key value" lines to the pipe the driver gave it.
+ *
+ * Harness memory (pointer arrays, latency samples, hand-off queues) comes
+ * from mmap, never from the allocator under test.
+ */
+#ifndef SEGPOOL_BENCH_H
+#define SEGPOOL_BENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define BENCH_HAVE_TSC 1
+#else
+#define BENCH_HAVE_TSC 0
+#endif
+
+#define BENCH_NAME	"segpool-bench"
+#define BENCH_SCHEMA	"segpool-bench/1"
+
+#define BENCH_MAX_THREADS	256
+#define BENCH_MAX_CLASSES	16
+#define BENCH_MAX_LIST		16
+
+/* ------------------------------------------------------------------------
+ * Contenders (contenders.c)
+ */
+
+enum bench_kind {
+	BENCH_SEGPOOL_CACHE,	/* segpool_cache_alloc(), a cache per size class */
+	BENCH_SEGPOOL_MALLOC,	/* segpool_malloc() */
+	BENCH_MALLOC,		/* malloc() of glibc or of a preloaded peer */
+	BENCH_FLOOR,		/* no allocator: the harness's own cost */
+};
+
+struct bench_contender {
+	const char *name;	/* short name used in options and tables */
+	const char *title;	/* what it is, for the report */
+	enum bench_kind kind;
+	const char *soname;	/* library to preload, NULL for none */
+	const char *package;	/* Debian package, for its version */
+	const char *malloc_from; /* the object that must serve malloc() */
+	const char *trim_sym;	/* its trim/purge entry point, or NULL */
+	bool peer;		/* a peer allocator (ratios: "best peer") */
+};
+
+extern const struct bench_contender bench_contenders[];
+extern const unsigned int bench_nr_contenders;
+
+const struct bench_contender *bench_contender_find(const char *name);
+
+/* The sizes a workload asks for; a segpool cache per class serves them. */
+struct bench_sizes {
+	size_t min, max;		/* smallest and largest request */
+	unsigned int nr;		/* classes in cls[] */
+	size_t cls[BENCH_MAX_CLASSES];	/* ascending class sizes */
+};
+
+/*
+ * The allocation interface every workload calls.  Set up once per child by
+ * bench_heap_setup(); the same indirect call for every contender, the
+ * harness floor included.
+ */
+struct bench_heap {
+	void *(*alloc)(size_t size);
+	void (*free)(void *ptr, size_t size);
+};
+extern struct bench_heap bench_heap;
+
+int bench_heap_setup(const struct bench_contender *c,
+		     const struct bench_sizes *sizes);
+/* Give free memory back: the result names what was done ("malloc_trim(0)"). */
+const char *bench_heap_trim(void);
+void bench_heap_teardown(void);
+
+/* floor.c: an allocator that is next to nothing (per-thread LIFO lists). */
+int bench_floor_setup(size_t slot);
+void *bench_floor_alloc(size_t size);
+void bench_floor_free(void *ptr, size_t size);
+
+/* ------------------------------------------------------------------------
+ * verify.c: which library serves malloc
+ */
+
+/* Driver: the file to preload for @c, or NULL when it is not installed. */
+const char *bench_peer_path(const struct bench_contender *c,
+			    char *buf, size_t len);
+/*
+ * Child: check that @c's library serves malloc and no other allocator
+ * library is mapped; fills @served and @mapped.  0, or -1 (reported).
+ */
+int bench_verify_heap(const struct bench_contender *c,
+		      char *served, size_t len, char *mapped, size_t mlen);
+/* Child: the version the library reports about itself, or "". */
+const char *bench_self_version(const struct bench_contender *c,
+			       char *buf, size_t len);
+/* jemalloc's control interface, looked up at run time. */
+typedef int (*bench_mallctl_fn)(const char *name, void *old, size_t *oldlen,
+				void *new, size_t newlen);
+
+/* Child: resolve a symbol that @c's own library defines, or NULL. */
+void *bench_contender_sym(const struct bench_contender *c, const char *sym);
+
+/* ------------------------------------------------------------------------
+ * Configuration (main.c) and workloads (workloads.c)
+ */
+
+struct bench_cfg {
+	uint64_t ops;			/* per thread (0: the workload's default) */
+	double scale;			/* multiplies every default count */
+	unsigned int threads;		/* this run's threads (workload 3) */
+	unsigned int thread_list[BENCH_MAX_LIST];
+	unsigned int nr_thread_list;
+	size_t size;			/* fixed object size */
+	size_t size_min, size_max;	/* random sizes of workload 3 */
+	unsigned int pairs;		/* producer/consumer pairs */
+	unsigned int fs_threads;	/* false-sharing threads (0: CPUs) */
+	unsigned int writes;		/* writes per object in workload 6 */
+	uint64_t live;			/* live objects of workload 8 */
+	uint64_t seed;
+	double warmup;			/* warm-up run, fraction of ops */
+	double tsc_hz;			/* ticks per second (driver measures) */
+	bool pin;			/* pin threads to CPUs */
+};
+
+/* One run's measurements: what a child sends back. */
+enum { BENCH_LAT_ALLOC, BENCH_LAT_FREE, BENCH_NR_LAT };
+enum { BENCH_P50, BENCH_P99, BENCH_P999, BENCH_NR_PCT };
+
+struct bench_result {
+	uint64_t ops;			/* operations timed, all threads */
+	double cpu_ns;			/* thread CPU time, summed */
+	double wall_ns;			/* wall time of the timed part */
+	uint64_t checksum, expect;	/* folded tags, and what they must be */
+	long peak_rss_kb;		/* getrusage ru_maxrss */
+	/* workload 8 */
+	long rss_base_kb, rss_live_kb, rss_freed_kb, rss_trim_kb;
+	uint64_t live;
+	char trim[48];			/* how memory was given back */
+	/* workload 7: percentiles in ns, empty measurement subtracted */
+	bool has_lat;
+	double lat[BENCH_NR_LAT][BENCH_NR_PCT];
+	double empty_ns;		/* median empty measurement */
+	double tick_ns;			/* resolution: one tick step */
+	uint64_t samples;
+	int errors;
+};
+
+enum bench_wl_flags {
+	BENCH_WL_LATENCY = 1 << 0,	/* reports percentiles */
+	BENCH_WL_MEMORY  = 1 << 1,	/* reports RSS, not speed */
+};
+
+/* How many threads a workload runs on. */
+enum bench_wl_threads {
+	BENCH_ON_ONE,			/* one */
+	BENCH_ON_LIST,			/* each --threads value in turn */
+	BENCH_ON_PAIRS,			/* --pairs producer/consumer pairs */
+	BENCH_ON_CPUS,			/* --fs-threads, default every CPU */
+};
+
+struct bench_workload {
+	const char *name;		/* option and table name */
+	unsigned int number;		/* the numbering, 1 to 8 */
+	const char *title;
+	const char *op;			/* what one "op" is */
+	const char *count;		/* what the count counts */
+	uint64_t default_ops;		/* per thread */
+	enum bench_wl_threads on;
+	unsigned int flags;
+	void (*sizes)(const struct bench_cfg *cfg, struct bench_sizes *s);
+	int (*run)(const struct bench_cfg *cfg, uint64_t ops,
+		   struct bench_result *res);
+};
+
+extern const struct bench_workload bench_workloads[];
+extern const unsigned int bench_nr_workloads;
+
+const struct bench_workload *bench_workload_find(const char *name);
+
+/* The loops, as bench_workload.run: in wl_local.c ... */
+int bench_wl_pool(const struct bench_cfg *cfg, uint64_t ops,
+		  struct bench_result *res);
+int bench_wl_pool_lat(const struct bench_cfg *cfg, uint64_t ops,
+		      struct bench_result *res);
+int bench_wl_pair(const struct bench_cfg *cfg, uint64_t ops,
+		  struct bench_result *res);
+int bench_wl_batch(const struct bench_cfg *cfg, uint64_t ops,
+		   struct bench_result *res);
+int bench_wl_threads(const struct bench_cfg *cfg, uint64_t ops,
+		     struct bench_result *res);
+int bench_wl_mixed(const struct bench_cfg *cfg, uint64_t ops,
+		   struct bench_result *res);
+int bench_wl_memory(const struct bench_cfg *cfg, uint64_t ops,
+		    struct bench_result *res);
+/* ... and in wl_shared.c */
+int bench_wl_xfer(const struct bench_cfg *cfg, uint64_t ops,
+		  struct bench_result *res);
+int bench_wl_xfer_lat(const struct bench_cfg *cfg, uint64_t ops,
+		      struct bench_result *res);
+int bench_wl_thrash(const struct bench_cfg *cfg, uint64_t ops,
+		    struct bench_result *res);
+int bench_wl_scratch(const struct bench_cfg *cfg, uint64_t ops,
+		     struct bench_result *res);
+
+uint64_t bench_workload_ops(const struct bench_workload *wl,
+			    const struct bench_cfg *cfg);
+unsigned int bench_fs_threads(const struct bench_cfg *cfg);
+/* Threads of a run; @listed is the --threads value for BENCH_ON_LIST. */
+unsigned int bench_workload_threads(const struct bench_workload *wl,
+				    const struct bench_cfg *cfg,
+				    unsigned int listed);
+void bench_describe(const struct bench_workload *wl,
+		    const struct bench_cfg *cfg, char *buf, size_t len);
+
+/* ------------------------------------------------------------------------
+ * Running threads (team.c)
+ */
+
+struct bench_lat_buf {
+	uint32_t *v;			/* samples, in ticks */
+	uint64_t n, cap;
+};
+
+struct bench_worker {
+	unsigned int id, nr;		/* this worker, and how many */
+	const struct bench_cfg *cfg;
+	uint64_t ops;			/* this worker's share */
+	void *shared;			/* the workload's common state */
+	uint64_t rng;
+	uint64_t checksum, expect;
+	uint64_t done;			/* operations actually performed */
+	int errors;
+	struct bench_lat_buf lat[BENCH_NR_LAT];
+	double cpu_ns;			/* thread CPU time of this worker */
+	uint64_t wall_start, wall_end;	/* CLOCK_MONOTONIC around its part */
+} __attribute__((aligned(128)));	/* workers share no cache line */
+
+typedef void (*bench_work_fn)(struct bench_worker *w);
+
+/*
+ * bench_team_run() - run @fn on @nr pinned threads, started together.
+ * Sums CPU time, checksums, errors and operations into @res; wall time runs
+ * from the common start to the last thread's end.  @lat_cap > 0 gives each
+ * worker buffers for that many latency samples of each kind.
+ */
+int bench_team_run(const struct bench_cfg *cfg, unsigned int nr,
+		   bench_work_fn fn, void *shared, uint64_t ops_each,
+		   uint64_t lat_cap, struct bench_result *res);
+
+/* ------------------------------------------------------------------------
+ * Objects: tag, write, check (inline: the harness's whole per-op cost)
+ */
+
+static inline uint64_t bench_rand(uint64_t *state)
+{
+	uint64_t x = *state;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*state = x;
+	return x * 0x2545F4914F6CDD1DULL;
+}
+
+static inline uint64_t bench_tag(uint64_t seq)
+{
+	return (seq + 1) * 0x9E3779B97F4A7C15ULL;
+}
+
+/*
+ * Write @tag into the first and the last 8 bytes of @p and count it as
+ * expected; bench_obj_check() reads both back, folds the tag into the
+ * checksum and counts an error when the two halves disagree (another
+ * object overlapped this one).
+ */
+static inline void bench_obj_fill(struct bench_worker *w, void *p,
+				  size_t size, uint64_t tag)
+{
+	/* memcpy: the tail of an odd-sized object need not be aligned */
+	memcpy(p, &tag, sizeof(tag));
+	if (size >= 16)
+		memcpy((char *)p + size - sizeof(tag), &tag, sizeof(tag));
+	w->expect += tag;
+}
+
+static inline void bench_obj_check(struct bench_worker *w, const void *p,
+				   size_t size)
+{
+	uint64_t head, tail;
+
+	memcpy(&head, p, sizeof(head));
+	if (size >= 16) {
+		memcpy(&tail, (const char *)p + size - sizeof(tail),
+		       sizeof(tail));
+		if (head != tail)
+			w->errors++;
+	}
+	w->checksum += head;
+}
+
+/* ------------------------------------------------------------------------
+ * Clocks and the system (sys.c)
+ */
+
+static inline uint64_t bench_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Ticks for one-operation latency: TSC reads fenced on both sides, so that
+ * the timed call neither starts before the first read nor is still running
+ * at the second (lfence waits for every earlier instruction; Linux makes it
+ * dispatch-serialising on AMD too).  Plain rdtsc rather than rdtscp: some
+ * virtual machines and valgrind do not offer rdtscp.
+ */
+static inline uint64_t bench_tick_begin(void)
+{
+#if BENCH_HAVE_TSC
+	uint64_t t;
+
+	_mm_lfence();
+	t = __rdtsc();
+	_mm_lfence();
+	return t;
+#else
+	return bench_ns(CLOCK_MONOTONIC_RAW);
+#endif
+}
+
+static inline uint64_t bench_tick_end(void)
+{
+	return bench_tick_begin();
+}
+
+/* An unserialised read, for finding the clock's step. */
+static inline uint64_t bench_tick_raw(void)
+{
+#if BENCH_HAVE_TSC
+	return __rdtsc();
+#else
+	return bench_ns(CLOCK_MONOTONIC_RAW);
+#endif
+}
+
+static inline void bench_lat_add(struct bench_lat_buf *b, uint64_t ticks)
+{
+	if (b->n < b->cap)
+		b->v[b->n++] = ticks > UINT32_MAX ? UINT32_MAX : (uint32_t)ticks;
+}
+
+/*
+ * bench_obj_alloc() / bench_obj_free() - one operation on the heap under
+ * test, with the object written (alloc) or checked (free).  With @lat the
+ * call alone is timed in ticks and recorded; callers pass a constant, so
+ * the compiler builds a timed and an untimed copy of each loop.
+ */
+static inline __attribute__((always_inline)) void *
+bench_obj_alloc(struct bench_worker *w, size_t size, uint64_t seq, bool lat)
+{
+	void *p;
+
+	if (lat) {
+		uint64_t t0 = bench_tick_begin();
+
+		p = bench_heap.alloc(size);
+		bench_lat_add(&w->lat[BENCH_LAT_ALLOC], bench_tick_end() - t0);
+	} else {
+		p = bench_heap.alloc(size);
+	}
+	if (__builtin_expect(p == NULL, 0)) {
+		w->errors++;
+		return NULL;
+	}
+	bench_obj_fill(w, p, size, bench_tag(seq));
+	return p;
+}
+
+static inline __attribute__((always_inline)) void
+bench_obj_free(struct bench_worker *w, void *p, size_t size, bool lat)
+{
+	bench_obj_check(w, p, size);
+	if (lat) {
+		uint64_t t0 = bench_tick_begin();
+
+		bench_heap.free(p, size);
+		bench_lat_add(&w->lat[BENCH_LAT_FREE], bench_tick_end() - t0);
+	} else {
+		bench_heap.free(p, size);
+	}
+}
+
+/* A distinct sequence number space per worker, for bench_tag(). */
+static inline uint64_t bench_seq_base(const struct bench_worker *w)
+{
+	return (uint64_t)w->id << 40;
+}
+
+double bench_tick_hz(void);
+void *bench_map(size_t bytes);
+void bench_unmap(void *p, size_t bytes);
+long bench_rss_kb(void);
+long bench_peak_rss_kb(void);
+unsigned int bench_cpus(int *cpus, unsigned int max);
+int bench_pin(int cpu);
+void bench_die(const char *fmt, ...) __attribute__((format(printf, 1, 2),
+						      noreturn));
+void bench_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ------------------------------------------------------------------------
+ * Statistics (stats.c)
+ */
+
+struct bench_summary {
+	double median, min, max;
+	unsigned int n;
+};
+
+void bench_summarize(const double *v, unsigned int n, struct bench_summary *s);
+int bench_cmp_u32(const void *a, const void *b);
+/* Percentile @p (0..1) of sorted ticks, nearest rank. */
+uint32_t bench_percentile(const uint32_t *sorted, uint64_t n, double p);
+
+/* ------------------------------------------------------------------------
+ * Child (child.c) and driver (driver.c)
+ */
+
+struct bench_job {
+	const struct bench_workload *wl;
+	const struct bench_contender *c;
+	unsigned int threads;
+};
+
+int bench_child_main(const struct bench_cfg *cfg, const char *contender,
+		     const char *workload, int result_fd);
+
+/* A cell: one workload, thread count and contender over all repetitions. */
+struct bench_cell {
+	struct bench_job job;
+	unsigned int nr;			/* samples so far */
+	struct bench_result *samples;		/* one per repetition */
+	char served[256];			/* verified library */
+	int failed;				/* runs that failed */
+	/* reduced by the driver */
+	struct bench_summary cpu, wall;		/* ns per op */
+	struct bench_summary rss;		/* peak RSS, KiB */
+	double ratio_glibc, ratio_peer;		/* CPU time, median / median */
+	const char *best_peer;
+};
+
+struct bench_contender_state {
+	const struct bench_contender *c;
+	bool selected;
+	bool skipped;			/* not installed or not usable here */
+	bool refused;			/* a child found the wrong malloc */
+	char reason[128];
+	char path[256];			/* preloaded file */
+	char version[64];		/* package version */
+	char served[256];		/* library a child found serving malloc */
+	char mapped[256];		/* allocator libraries it found mapped */
+};
+
+struct bench_machine {
+	char cpu[128];
+	unsigned int online, usable;
+	char kernel[200];
+	char glibc[32];
+	char compiler[64];
+	char segpool[32];
+	char revision[64];		/* git describe of the sources, or "" */
+	char date[40];
+	long mem_mb;
+	int numa_nodes;
+	double tsc_ghz;
+};
+
+struct bench_run {
+	struct bench_cfg cfg;
+	unsigned int reps;
+	bool smoke, quiet, plots;
+	const char *out_dir;
+	const char *format;		/* text, json, md */
+	const char *doc;		/* performance.md to update */
+	const char *srctree;		/* the sources, for their git revision */
+	const char *gp_dir;		/* where the gnuplot scripts are */
+	char *self;			/* this program, to re-execute */
+	bool wl_selected[32];
+	struct bench_contender_state cs[16];
+	unsigned int nr_cs;
+	struct bench_cell *cells;
+	unsigned int nr_cells;
+	struct bench_machine machine;
+	unsigned int plotted;		/* BENCH_PLOT_* made */
+	double elapsed_s;
+	int errors;
+};
+
+int bench_driver_main(struct bench_run *run);
+
+/* spawn.c: what a child sent back. */
+struct bench_record {
+	char status[16];		/* ok, failed, error, refused */
+	char served[256];		/* the file that serves malloc */
+	char mapped[256];		/* allocator libraries mapped */
+	char version[64];		/* the library's own version */
+	struct bench_result r;
+};
+
+/* Run @job in a child with @preload (or none); 0, or -1 (reported). */
+int bench_spawn(const struct bench_run *run, const struct bench_job *job,
+		const char *preload, struct bench_record *rec);
+/* machine.c: also fills each contender's package version. */
+void bench_machine_read(struct bench_machine *m, struct bench_run *run);
+const struct bench_cell *bench_cell_get(const struct bench_run *run,
+					const struct bench_workload *wl,
+					unsigned int threads,
+					const struct bench_contender *c);
+
+/* report.c: tables as text or markdown; image links get @img_prefix. */
+void bench_report(FILE *f, const struct bench_run *run, bool markdown,
+		  const char *img_prefix);
+/* report.c: machine, contenders and one ok/FAILED line per workload. */
+void bench_report_smoke(FILE *f, const struct bench_run *run);
+/* json.c */
+void bench_json(FILE *f, const struct bench_run *run);
+/*
+ * plot.c: data files and PNGs in @dir; @made gets the BENCH_PLOT_* bits of
+ * the pictures made.  0, or -1 when gnuplot failed.
+ */
+enum {
+	BENCH_PLOT_SUMMARY = 1 << 0,
+	BENCH_PLOT_THREADS = 1 << 1,
+	BENCH_PLOT_LATENCY = 1 << 2,
+};
+int bench_plot(const struct bench_run *run, const char *dir,
+	       unsigned int *made);
+/* doc.c: replace the results section of @doc with @md_path's text. */
+int bench_doc_update(const char *doc, const char *md_path);
+
+#endif /* SEGPOOL_BENCH_H */

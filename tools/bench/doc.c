@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tools/bench/doc.c - put the latest results into Documentation/performance.md.
+ *
+ * The page holds its results between two marker lines; everything between
+ * them is replaced, everything around them (the method, the explanations)
+ * is left as written.  The new page is written beside the old one and
+ * renamed over it, so an interrupted run leaves the old page whole.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/bench/bench.h"
+
+#define BENCH_DOC_BEGIN "<!-- segpool-bench results: begin -->"
+#define BENCH_DOC_END	"<!-- segpool-bench results: end -->"
+
+static char *bench_slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	long n;
+
+	if (!f)
+		return NULL;
+	if (!fseek(f, 0, SEEK_END) && (n = ftell(f)) >= 0 &&
+	    !fseek(f, 0, SEEK_SET) && (buf = malloc((size_t)n + 1))) {
+		*len = fread(buf, 1, (size_t)n, f);
+		buf[*len] = '\0';
+	}
+	fclose(f);
+	return buf;
+}
+
+int bench_doc_update(const char *doc, const char *md_path)
+{
+	char tmp[600];
+	size_t dlen = 0, mlen = 0;
+	char *text = bench_slurp(doc, &dlen);
+	char *md = bench_slurp(md_path, &mlen);
+	char *begin, *end;
+	FILE *f;
+	int ret = -1;
+
+	if (!text || !md) {
+		bench_warn("%s: %s", text ? md_path : doc, strerror(errno));
+		goto out;
+	}
+	begin = strstr(text, BENCH_DOC_BEGIN);
+	end = begin ? strstr(begin, BENCH_DOC_END) : NULL;
+	if (!begin || !end) {
+		bench_warn("%s: no '%s' ... '%s' lines to put the results "
+			   "between", doc, BENCH_DOC_BEGIN, BENCH_DOC_END);
+		goto out;
+	}
+	begin += strlen(BENCH_DOC_BEGIN);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", doc);
+	f = fopen(tmp, "w");
+	if (!f) {
+		bench_warn("%s: %s", tmp, strerror(errno));
+		goto out;
+	}
+	fwrite(text, 1, (size_t)(begin - text), f);
+	fprintf(f, "\n%s", md);
+	fputs(end, f);
+	if (fclose(f) || rename(tmp, doc)) {
+		bench_warn("%s: %s", doc, strerror(errno));
+		remove(tmp);
+		goto out;
+	}
+	ret = 0;
+out:
+	free(text);
+	free(md);
+	return ret;
+}

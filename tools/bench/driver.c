@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tools/bench/driver.c - run every measurement in a child of its own.
+ *
+ * For each repetition, each workload and each contender in turn (so the
+ * contenders of one workload are measured minutes apart at most, A B C A B
+ * C ...), the driver re-executes this program with "--child" and, for a
+ * peer, LD_PRELOAD set to the peer's library.  A fresh process per
+ * measurement keeps heaps, RSS peaks and preloads apart.  The child's
+ * record comes back on a pipe at fd 3 (child.c); its stdout and stderr are
+ * the driver's.
+ *
+ * The driver refuses a record whose library check failed, counts a failed
+ * child as an error, and checks that every contender of a workload folded
+ * the same expected checksum (same objects, same tags).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "tools/bench/bench.h"
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define BENCH_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define BENCH_SANITIZED 1
+#endif
+#endif
+#ifndef BENCH_SANITIZED
+#define BENCH_SANITIZED 0
+#endif
+
+/* --- contenders: installed or skipped ----------------------------------------- */
+
+static void bench_contenders_resolve(struct bench_run *run)
+{
+	for (unsigned int i = 0; i < run->nr_cs; i++) {
+		struct bench_contender_state *s = &run->cs[i];
+		const struct bench_contender *c = s->c;
+
+		if (!s->selected || c->kind != BENCH_MALLOC)
+			continue;
+		if (BENCH_SANITIZED) {
+			s->skipped = true;
+			snprintf(s->reason, sizeof(s->reason),
+				 "sanitizer build: the sanitizer's malloc "
+				 "serves every call");
+		} else if (c->soname &&
+			   !bench_peer_path(c, s->path, sizeof(s->path))) {
+			s->skipped = true;
+			snprintf(s->reason, sizeof(s->reason),
+				 "not installed (%s not found; Debian package "
+				 "%s)", c->soname, c->package);
+		}
+	}
+}
+
+/* --- the cells: workload x threads x contender -------------------------------- */
+
+static void bench_cells_build(struct bench_run *run)
+{
+	unsigned int max = 0;
+
+	for (unsigned int w = 0; w < bench_nr_workloads; w++)
+		max += run->cfg.nr_thread_list;
+	max *= run->nr_cs;
+	run->cells = calloc(max, sizeof(*run->cells));
+	if (!run->cells)
+		bench_die("out of memory");
+
+	for (unsigned int w = 0; w < bench_nr_workloads; w++) {
+		const struct bench_workload *wl = &bench_workloads[w];
+		unsigned int nt = wl->on == BENCH_ON_LIST ?
+				  run->cfg.nr_thread_list : 1;
+
+		if (!run->wl_selected[w])
+			continue;
+		for (unsigned int t = 0; t < nt; t++) {
+			for (unsigned int i = 0; i < run->nr_cs; i++) {
+				struct bench_contender_state *s = &run->cs[i];
+				struct bench_cell *cell;
+
+				if (!s->selected || s->skipped ||
+				    (s->c->kind == BENCH_FLOOR &&
+				     (wl->flags & BENCH_WL_MEMORY)))
+					continue;
+				cell = &run->cells[run->nr_cells++];
+				cell->job.wl = wl;
+				cell->job.c = s->c;
+				cell->job.threads = bench_workload_threads(wl,
+					&run->cfg, run->cfg.thread_list[t]);
+				cell->samples = calloc(run->reps,
+						       sizeof(*cell->samples));
+				if (!cell->samples)
+					bench_die("out of memory");
+			}
+		}
+	}
+}
+
+const struct bench_cell *bench_cell_get(const struct bench_run *run,
+					const struct bench_workload *wl,
+					unsigned int threads,
+					const struct bench_contender *c)
+{
+	for (unsigned int i = 0; i < run->nr_cells; i++) {
+		const struct bench_cell *cell = &run->cells[i];
+
+		if (cell->job.wl == wl && cell->job.threads == threads &&
+		    cell->job.c == c)
+			return cell;
+	}
+	return NULL;
+}
+
+/* --- the repetitions ---------------------------------------------------------------- */
+
+static struct bench_contender_state *
+bench_state_of(struct bench_run *run, const struct bench_contender *c)
+{
+	for (unsigned int i = 0; i < run->nr_cs; i++)
+		if (run->cs[i].c == c)
+			return &run->cs[i];
+	return NULL;
+}
+
+static void bench_progress(const struct bench_run *run, unsigned int rep,
+			   const struct bench_cell *cell,
+			   const struct bench_result *r)
+{
+	if (run->quiet)
+		return;
+	fprintf(stderr, "  [%u/%u] %-9s %3u thr  %-15s ", rep + 1, run->reps,
+		cell->job.wl->name, cell->job.threads, cell->job.c->name);
+	if (r)
+		fprintf(stderr, "%9.1f ns/op cpu %9.1f wall  (%.2f s)\n",
+			r->cpu_ns / (double)r->ops, r->wall_ns / (double)r->ops,
+			r->wall_ns / 1e9);
+	else
+		fprintf(stderr, "FAILED\n");
+}
+
+static void bench_run_cell(struct bench_run *run, struct bench_cell *cell,
+			   unsigned int rep)
+{
+	struct bench_contender_state *s = bench_state_of(run, cell->job.c);
+	struct bench_record rec;
+
+	if (bench_spawn(run, &cell->job, s->path[0] ? s->path : NULL, &rec)) {
+		if (!strcmp(rec.status, "refused")) {
+			s->refused = true;
+			snprintf(s->served, sizeof(s->served), "%s", rec.served);
+		}
+		cell->failed++;
+		run->errors++;
+		bench_progress(run, rep, cell, NULL);
+		return;
+	}
+	if (!s->served[0] && !s->refused) {
+		snprintf(s->served, sizeof(s->served), "%s", rec.served);
+		snprintf(s->mapped, sizeof(s->mapped), "%s", rec.mapped);
+		if (rec.version[0] && strcmp(rec.version, "-") &&
+		    !s->version[0])
+			snprintf(s->version, sizeof(s->version), "%s",
+				 rec.version);
+	}
+	snprintf(cell->served, sizeof(cell->served), "%s", rec.served);
+	cell->samples[cell->nr++] = rec.r;
+	bench_progress(run, rep, cell, &rec.r);
+}
+
+/*
+ * Same workload, same thread count: every contender allocated the same
+ * objects with the same tags, so the expected checksums must agree.
+ */
+static void bench_check_checksums(struct bench_run *run)
+{
+	for (unsigned int i = 0; i < run->nr_cells; i++) {
+		const struct bench_cell *a = &run->cells[i];
+		const struct bench_cell *ref = NULL;
+
+		/* the reference: the first cell of this workload and count */
+		for (unsigned int j = 0; j < run->nr_cells && !ref; j++)
+			if (run->cells[j].job.wl == a->job.wl &&
+			    run->cells[j].job.threads == a->job.threads &&
+			    run->cells[j].nr)
+				ref = &run->cells[j];
+		for (unsigned int k = 0; ref && k < a->nr; k++) {
+			if (a->samples[k].expect == ref->samples[0].expect)
+				continue;
+			bench_warn("%s (%u threads): %s and %s folded different "
+				   "checksums", a->job.wl->name, a->job.threads,
+				   a->job.c->name, ref->job.c->name);
+			run->errors++;
+			break;
+		}
+	}
+}
+
+/* Medians and ranges per cell; ratios of CPU time against glibc and the best peer. */
+static void bench_reduce(struct bench_run *run)
+{
+	for (unsigned int i = 0; i < run->nr_cells; i++) {
+		struct bench_cell *cell = &run->cells[i];
+		double cpu[64], wall[64], rss[64];
+		unsigned int n = cell->nr < 64 ? cell->nr : 64;
+
+		for (unsigned int k = 0; k < n; k++) {
+			const struct bench_result *r = &cell->samples[k];
+
+			cpu[k] = r->cpu_ns / (double)r->ops;
+			wall[k] = r->wall_ns / (double)r->ops;
+			rss[k] = (double)r->peak_rss_kb;
+		}
+		bench_summarize(cpu, n, &cell->cpu);
+		bench_summarize(wall, n, &cell->wall);
+		bench_summarize(rss, n, &cell->rss);
+	}
+	for (unsigned int i = 0; i < run->nr_cells; i++) {
+		struct bench_cell *cell = &run->cells[i];
+		const struct bench_cell *best = NULL, *glibc;
+
+		glibc = bench_cell_get(run, cell->job.wl, cell->job.threads,
+				       bench_contender_find("glibc"));
+		for (unsigned int j = 0; j < run->nr_cells; j++) {
+			const struct bench_cell *o = &run->cells[j];
+
+			if (o->job.wl != cell->job.wl ||
+			    o->job.threads != cell->job.threads ||
+			    !o->job.c->peer || !o->nr)
+				continue;
+			if (!best || o->cpu.median < best->cpu.median)
+				best = o;
+		}
+		cell->ratio_glibc = glibc && glibc->nr ?
+				    cell->cpu.median / glibc->cpu.median : NAN;
+		cell->ratio_peer = best ? cell->cpu.median / best->cpu.median
+					: NAN;
+		cell->best_peer = best ? best->job.c->name : NULL;
+	}
+}
+
+/* --- outputs ----------------------------------------------------------------------- */
+
+static FILE *bench_open_out(const char *dir, const char *name, char *path,
+			    size_t len)
+{
+	FILE *f;
+
+	snprintf(path, len, "%s/%s", dir, name);
+	f = fopen(path, "w");
+	if (!f)
+		bench_warn("%s: %s", path, strerror(errno));
+	return f;
+}
+
+static int bench_mkdirs(const char *dir)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s", dir);
+	for (char *p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(path, 0777) && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	return mkdir(path, 0777) && errno != EEXIST ? -1 : 0;
+}
+
+static void bench_write_outputs(struct bench_run *run)
+{
+	char path[600];
+	FILE *f;
+
+	if (bench_mkdirs(run->out_dir)) {
+		bench_warn("%s: %s", run->out_dir, strerror(errno));
+		run->errors++;
+		return;
+	}
+	if (run->plots && bench_plot(run, run->out_dir, &run->plotted))
+		bench_warn("some plots not made (is gnuplot installed?)");
+	if ((f = bench_open_out(run->out_dir, "results.json", path,
+				sizeof(path)))) {
+		bench_json(f, run);
+		fclose(f);
+	}
+	if ((f = bench_open_out(run->out_dir, "results.md", path,
+				sizeof(path)))) {
+		bench_report(f, run, true, "");
+		fclose(f);
+	}
+	if (!run->doc)
+		return;
+	/* the copy for Documentation/ links its images under images/ */
+	if ((f = bench_open_out(run->out_dir, "results-doc.md", path,
+				sizeof(path)))) {
+		bench_report(f, run, true, "images/");
+		fclose(f);
+		if (bench_doc_update(run->doc, path))
+			run->errors++;
+		else if (!run->quiet)
+			fprintf(stderr, "updated %s\n", run->doc);
+	}
+}
+
+int bench_driver_main(struct bench_run *run)
+{
+	uint64_t t0 = bench_ns(CLOCK_MONOTONIC);
+	unsigned int skipped = 0;
+
+	bench_contenders_resolve(run);
+	bench_machine_read(&run->machine, run);
+	bench_cells_build(run);
+	for (unsigned int i = 0; i < run->nr_cs; i++)
+		skipped += run->cs[i].selected && run->cs[i].skipped;
+	if (!run->quiet)
+		fprintf(stderr, "%s: %u runs (%u measurements x %u "
+			"repetitions)%s\n", BENCH_NAME,
+			run->nr_cells * run->reps, run->nr_cells, run->reps,
+			run->smoke ? ", smoke mode" : "");
+
+	for (unsigned int rep = 0; rep < run->reps; rep++)
+		for (unsigned int i = 0; i < run->nr_cells; i++)
+			bench_run_cell(run, &run->cells[i], rep);
+	bench_check_checksums(run);
+	bench_reduce(run);
+	run->elapsed_s = (double)(bench_ns(CLOCK_MONOTONIC) - t0) / 1e9;
+
+	if (run->out_dir)
+		bench_write_outputs(run);
+	if (run->smoke)
+		bench_report_smoke(stdout, run);
+	else if (!strcmp(run->format, "json"))
+		bench_json(stdout, run);
+	else
+		bench_report(stdout, run, !strcmp(run->format, "md"), "");
+	if (run->smoke)
+		printf("smoke: %u runs, %u contender%s skipped, %d error%s\n",
+		       run->nr_cells * run->reps, skipped,
+		       skipped == 1 ? "" : "s", run->errors,
+		       run->errors == 1 ? "" : "s");
+	return run->errors ? 1 : 0;
+}

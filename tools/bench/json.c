@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tools/bench/json.c - the results as one JSON document.
+ *
+ * Schema "segpool-bench/1": machine, config, contenders (with skip
+ * reasons and the library checked to serve malloc), workloads, and one
+ * result per workload x threads x contender holding the summaries (median,
+ * min, max over repetitions) and every repetition's raw sample.  Numbers
+ * that do not exist (a ratio with no glibc run) are null.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "tools/bench/bench.h"
+
+static void bench_json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; s && *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			fprintf(f, "\\%c", ch);
+		else if (ch < 0x20)
+			fprintf(f, "\\u%04x", ch);
+		else
+			fputc(ch, f);
+	}
+	fputc('"', f);
+}
+
+static void bench_json_num(FILE *f, double v)
+{
+	if (isfinite(v))
+		fprintf(f, "%.6g", v);
+	else
+		fputs("null", f);
+}
+
+/* "key": value pairs; @first says whether a comma goes before. */
+static void bench_json_key(FILE *f, const char *key, bool *first)
+{
+	fprintf(f, "%s\"%s\": ", *first ? "" : ", ", key);
+	*first = false;
+}
+
+static void bench_json_kstr(FILE *f, const char *key, const char *v,
+			    bool *first)
+{
+	bench_json_key(f, key, first);
+	bench_json_str(f, v);
+}
+
+static void bench_json_knum(FILE *f, const char *key, double v, bool *first)
+{
+	bench_json_key(f, key, first);
+	bench_json_num(f, v);
+}
+
+static void bench_json_summary(FILE *f, const char *key,
+			       const struct bench_summary *s, bool *first)
+{
+	bool in = true;
+
+	bench_json_key(f, key, first);
+	fputc('{', f);
+	bench_json_knum(f, "median", s->median, &in);
+	bench_json_knum(f, "min", s->min, &in);
+	bench_json_knum(f, "max", s->max, &in);
+	fputc('}', f);
+}
+
+static void bench_json_machine(FILE *f, const struct bench_run *run)
+{
+	const struct bench_machine *m = &run->machine;
+	const struct bench_cfg *c = &run->cfg;
+	bool first = true;
+
+	fprintf(f, "  \"machine\": {");
+	bench_json_kstr(f, "cpu", m->cpu, &first);
+	bench_json_knum(f, "cpus_online", m->online, &first);
+	bench_json_knum(f, "cpus_usable", m->usable, &first);
+	bench_json_knum(f, "memory_mib", (double)m->mem_mb, &first);
+	bench_json_knum(f, "numa_nodes", m->numa_nodes, &first);
+	bench_json_knum(f, "tsc_ghz", m->tsc_ghz, &first);
+	bench_json_kstr(f, "kernel", m->kernel, &first);
+	bench_json_kstr(f, "glibc", m->glibc, &first);
+	bench_json_kstr(f, "compiler", m->compiler, &first);
+	bench_json_kstr(f, "segpool", m->segpool, &first);
+	bench_json_kstr(f, "segpool_revision", m->revision, &first);
+	bench_json_kstr(f, "date", m->date, &first);
+	fprintf(f, "},\n  \"config\": {");
+	first = true;
+	bench_json_knum(f, "reps", run->reps, &first);
+	bench_json_knum(f, "warmup", c->warmup, &first);
+	bench_json_key(f, "pinned", &first);
+	fputs(c->pin ? "true" : "false", f);
+	bench_json_key(f, "smoke", &first);
+	fputs(run->smoke ? "true" : "false", f);
+	bench_json_knum(f, "seed", (double)c->seed, &first);
+	bench_json_knum(f, "size", (double)c->size, &first);
+	bench_json_knum(f, "size_min", (double)c->size_min, &first);
+	bench_json_knum(f, "size_max", (double)c->size_max, &first);
+	bench_json_knum(f, "pairs", c->pairs, &first);
+	bench_json_knum(f, "fs_threads", bench_fs_threads(c), &first);
+	bench_json_knum(f, "writes", c->writes, &first);
+	bench_json_knum(f, "live", (double)c->live, &first);
+	bench_json_key(f, "threads", &first);
+	for (unsigned int i = 0; i < c->nr_thread_list; i++)
+		fprintf(f, "%s%u", i ? ", " : "[", c->thread_list[i]);
+	fprintf(f, "]},\n");
+}
+
+static void bench_json_contenders(FILE *f, const struct bench_run *run)
+{
+	bool any = false;
+
+	fprintf(f, "  \"contenders\": [");
+	for (unsigned int i = 0; i < run->nr_cs; i++) {
+		const struct bench_contender_state *s = &run->cs[i];
+		bool first = true;
+
+		if (!s->selected)
+			continue;
+		fprintf(f, "%s\n    {", any ? "," : "");
+		any = true;
+		bench_json_kstr(f, "name", s->c->name, &first);
+		bench_json_kstr(f, "title", s->c->title, &first);
+		bench_json_kstr(f, "version", s->version, &first);
+		bench_json_kstr(f, "package", s->c->package, &first);
+		bench_json_kstr(f, "preload", s->path, &first);
+		bench_json_kstr(f, "malloc_served_by", s->served, &first);
+		bench_json_kstr(f, "status", s->skipped ? "skipped" :
+				s->refused ? "refused" : "ok", &first);
+		bench_json_kstr(f, "mapped", s->mapped, &first);
+		bench_json_kstr(f, "reason", s->reason, &first);
+		fputc('}', f);
+	}
+	fprintf(f, "\n  ],\n  \"workloads\": [");
+	any = false;
+	for (unsigned int i = 0; i < bench_nr_workloads; i++) {
+		const struct bench_workload *wl = &bench_workloads[i];
+		char desc[200];
+		bool first = true;
+
+		if (!run->wl_selected[i])
+			continue;
+		bench_describe(wl, &run->cfg, desc, sizeof(desc));
+		fprintf(f, "%s\n    {", any ? "," : "");
+		any = true;
+		bench_json_kstr(f, "name", wl->name, &first);
+		bench_json_knum(f, "number", wl->number, &first);
+		bench_json_kstr(f, "description", desc, &first);
+		bench_json_kstr(f, "op", wl->op, &first);
+		fputc('}', f);
+	}
+	fprintf(f, "\n  ],\n");
+}
+
+static void bench_json_sample(FILE *f, const struct bench_result *r)
+{
+	static const char *const kind[] = { "alloc", "free" };
+	static const char *const pct[] = { "p50", "p99", "p999" };
+	bool first = true;
+
+	fputc('{', f);
+	bench_json_knum(f, "ops", (double)r->ops, &first);
+	bench_json_knum(f, "cpu_ns", r->cpu_ns, &first);
+	bench_json_knum(f, "wall_ns", r->wall_ns, &first);
+	bench_json_knum(f, "peak_rss_kb", (double)r->peak_rss_kb, &first);
+	bench_json_key(f, "checksum", &first);
+	fprintf(f, "\"%016llx\"", (unsigned long long)r->checksum);
+	if (r->live) {
+		bench_json_knum(f, "live", (double)r->live, &first);
+		bench_json_knum(f, "rss_base_kb", (double)r->rss_base_kb,
+				&first);
+		bench_json_knum(f, "rss_live_kb", (double)r->rss_live_kb,
+				&first);
+		bench_json_knum(f, "rss_freed_kb", (double)r->rss_freed_kb,
+				&first);
+		bench_json_knum(f, "rss_trim_kb", (double)r->rss_trim_kb,
+				&first);
+		bench_json_knum(f, "bytes_per_object",
+				(double)(r->rss_live_kb - r->rss_base_kb) *
+				1024 / (double)r->live, &first);
+		bench_json_kstr(f, "trim", r->trim, &first);
+	}
+	if (r->has_lat) {
+		bench_json_key(f, "latency_ns", &first);
+		for (int k = 0; k < BENCH_NR_LAT; k++) {
+			bool in = true;
+
+			fprintf(f, "%s\"%s\": {", k ? ", " : "{", kind[k]);
+			for (int j = 0; j < BENCH_NR_PCT; j++)
+				bench_json_knum(f, pct[j], r->lat[k][j], &in);
+			fputc('}', f);
+		}
+		fputc('}', f);
+		bench_json_knum(f, "empty_ns", r->empty_ns, &first);
+		bench_json_knum(f, "tick_ns", r->tick_ns, &first);
+		bench_json_knum(f, "samples", (double)r->samples, &first);
+	}
+	fputc('}', f);
+}
+
+static void bench_json_results(FILE *f, const struct bench_run *run)
+{
+	fprintf(f, "  \"results\": [");
+	for (unsigned int i = 0; i < run->nr_cells; i++) {
+		const struct bench_cell *c = &run->cells[i];
+		bool first = true;
+
+		fprintf(f, "%s\n    {", i ? "," : "");
+		bench_json_kstr(f, "workload", c->job.wl->name, &first);
+		bench_json_knum(f, "number", c->job.wl->number, &first);
+		bench_json_kstr(f, "contender", c->job.c->name, &first);
+		bench_json_knum(f, "threads", c->job.threads, &first);
+		bench_json_knum(f, "runs", c->nr, &first);
+		bench_json_knum(f, "failed", c->failed, &first);
+		bench_json_summary(f, "cpu_ns_per_op", &c->cpu, &first);
+		bench_json_summary(f, "wall_ns_per_op", &c->wall, &first);
+		bench_json_summary(f, "peak_rss_kb", &c->rss, &first);
+		bench_json_knum(f, "ratio_vs_glibc", c->ratio_glibc, &first);
+		bench_json_knum(f, "ratio_vs_best_peer", c->ratio_peer, &first);
+		bench_json_kstr(f, "best_peer", c->best_peer, &first);
+		bench_json_key(f, "samples", &first);
+		fputc('[', f);
+		for (unsigned int k = 0; k < c->nr; k++) {
+			fprintf(f, "%s\n      ", k ? "," : "");
+			bench_json_sample(f, &c->samples[k]);
+		}
+		fprintf(f, "]}");
+	}
+	fprintf(f, "\n  ],\n");
+}
+
+void bench_json(FILE *f, const struct bench_run *run)
+{
+	fprintf(f, "{\n  \"schema\": \"%s\",\n", BENCH_SCHEMA);
+	bench_json_machine(f, run);
+	bench_json_contenders(f, run);
+	bench_json_results(f, run);
+	fprintf(f, "  \"elapsed_s\": %.1f,\n  \"errors\": %d\n}\n",
+		run->elapsed_s, run->errors);
+}

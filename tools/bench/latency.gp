@@ -1,0 +1,36 @@
+# SPDX-License-Identifier: MIT
+#
+# tools/bench/latency.gp - per-call latency percentiles of workloads 1 and 5.
+#
+# segpool-bench runs it with -e "datafile='...'; outfile='...'; names='...'":
+# one row per contender: its name, then p50 p99 p99.9 in ns for pool
+# allocation, pool free, xfer allocation and xfer free.  Values are less the
+# cost of an empty measurement, so they may be 0; the log scale draws
+# anything under 1 ns at 1 ns.
+
+set terminal pngcairo size 1200,860 font ",10"
+set output outfile
+set datafile missing "?"
+
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.85 border -1
+set logscale y 10
+set yrange [1:*]
+set ylabel "ns per call (log scale)"
+set grid ytics
+set xtics rotate by -30 scale 0
+set key top left
+
+v(c) = column(c) < 1 ? 1 : column(c)
+array what[4] = ["workload 1 (pool): allocation", "workload 1 (pool): free", \
+		"workload 5 (xfer): allocation", "workload 5 (xfer): free (cross-thread)"]
+
+set multiplot layout 2,2 title "Latency per call: p50, p99, p99.9 (empty measurement subtracted)"
+do for [p = 0:3] {
+	set title what[p + 1]
+	plot datafile using (v(2 + 3 * p)):xtic(1) title "p50", \
+		'' using (v(3 + 3 * p)) title "p99", \
+		'' using (v(4 + 3 * p)) title "p99.9"
+}
+unset multiplot

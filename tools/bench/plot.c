@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tools/bench/plot.c - data files for gnuplot, and the PNGs made from them.
+ *
+ *  bench-summary.dat/png  CPU time per op over glibc's, every speed
+ *                         workload, one bar per contender (summary.gp)
+ *  bench-threads.dat/png  workload 3: Mops per CPU-second and per wall
+ *                         second by thread count, min-max bars (threads.gp)
+ *  bench-latency.dat/png  workloads 1 and 5: p50, p99, p99.9 of allocation
+ *                         and free per contender (latency.gp)
+ *
+ * The scripts live beside the sources (--gp-dir); missing values are "?".
+ */
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+#include "tools/bench/bench.h"
+
+/* The contenders that ran, by name, space-separated (gnuplot's word list). */
+static void bench_plot_names(const struct bench_run *run, char *buf,
+			     size_t len, const struct bench_contender **cols,
+			     unsigned int *nr)
+{
+	size_t used = 0;
+
+	*nr = 0;
+	buf[0] = '\0';
+	for (unsigned int i = 0; i < run->nr_cs && *nr < 16; i++) {
+		const struct bench_contender_state *s = &run->cs[i];
+
+		if (!s->selected || s->skipped)
+			continue;
+		cols[(*nr)++] = s->c;
+		used += (size_t)snprintf(buf + used, len - used, "%s%s",
+					 used ? " " : "", s->c->name);
+		if (used >= len)
+			used = len - 1;
+	}
+}
+
+static void bench_plot_val(FILE *f, double v)
+{
+	if (isfinite(v))
+		fprintf(f, " %.4g", v);
+	else
+		fputs(" ?", f);
+}
+
+/* Rows: speed workloads (and thread counts); columns: ratio to glibc. */
+static int bench_plot_summary(const struct bench_run *run, FILE *f,
+			      const struct bench_contender *const *cols,
+			      unsigned int nr)
+{
+	int rows = 0;
+
+	fprintf(f, "# workload, then CPU time per op / glibc's per contender\n");
+	for (unsigned int i = 0; i < run->nr_cells; i++) {
+		const struct bench_cell *first = &run->cells[i];
+		const struct bench_workload *wl = first->job.wl;
+
+		if (wl->flags & (BENCH_WL_MEMORY | BENCH_WL_LATENCY) ||
+		    (i && run->cells[i - 1].job.wl == wl &&
+		     run->cells[i - 1].job.threads == first->job.threads))
+			continue;
+		if (wl->on == BENCH_ON_LIST)
+			fprintf(f, "\"%u %s/%u\"", wl->number, wl->name,
+				first->job.threads);
+		else
+			fprintf(f, "\"%u %s\"", wl->number, wl->name);
+		for (unsigned int k = 0; k < nr; k++) {
+			const struct bench_cell *c = bench_cell_get(run, wl,
+				first->job.threads, cols[k]);
+
+			bench_plot_val(f, c && c->nr ? c->ratio_glibc : NAN);
+		}
+		fputc('\n', f);
+		rows++;
+	}
+	return rows;
+}
+
+/* Rows: thread counts; per contender: CPU median min max, wall the same. */
+static int bench_plot_threads(const struct bench_run *run, FILE *f,
+			      const struct bench_contender *const *cols,
+			      unsigned int nr)
+{
+	const struct bench_workload *wl = bench_workload_find("threads");
+	int rows = 0;
+
+	fprintf(f, "# threads, then per contender Mops per CPU-second "
+		"(median min max) and per wall second (median min max)\n");
+	for (unsigned int t = 0; t < run->cfg.nr_thread_list; t++) {
+		unsigned int threads = run->cfg.thread_list[t];
+		bool any = false;
+
+		for (unsigned int k = 0; k < nr; k++)
+			any |= bench_cell_get(run, wl, threads, cols[k]) != NULL;
+		if (!any)
+			continue;
+		fprintf(f, "%u", threads);
+		for (unsigned int k = 0; k < nr; k++) {
+			const struct bench_cell *c = bench_cell_get(run, wl,
+				threads, cols[k]);
+			bool ok = c && c->nr;
+
+			/* ns per op -> millions of ops per second */
+			bench_plot_val(f, ok ? 1e3 / c->cpu.median : NAN);
+			bench_plot_val(f, ok ? 1e3 / c->cpu.max : NAN);
+			bench_plot_val(f, ok ? 1e3 / c->cpu.min : NAN);
+			bench_plot_val(f, ok ? 1e3 / c->wall.median : NAN);
+			bench_plot_val(f, ok ? 1e3 / c->wall.max : NAN);
+			bench_plot_val(f, ok ? 1e3 / c->wall.min : NAN);
+		}
+		fputc('\n', f);
+		rows++;
+	}
+	return rows;
+}
+
+/* Rows: contenders; columns: pool alloc, pool free, xfer alloc, xfer free. */
+static int bench_plot_latency(const struct bench_run *run, FILE *f,
+			      const struct bench_contender *const *cols,
+			      unsigned int nr)
+{
+	const struct bench_workload *wls[2] = {
+		bench_workload_find("lat-pool"), bench_workload_find("lat-xfer"),
+	};
+	int rows = 0;
+
+	fprintf(f, "# contender, then p50 p99 p99.9 (ns) of: pool alloc, "
+		"pool free, xfer alloc, xfer free\n");
+	for (unsigned int k = 0; k < nr; k++) {
+		bool any = false;
+
+		for (int w = 0; w < 2; w++)
+			for (unsigned int i = 0; i < run->nr_cells; i++)
+				any |= run->cells[i].job.wl == wls[w] &&
+				       run->cells[i].job.c == cols[k] &&
+				       run->cells[i].nr;
+		if (!any)
+			continue;
+		fprintf(f, "%s", cols[k]->name);
+		for (int w = 0; w < 2; w++) {
+			const struct bench_cell *c = NULL;
+
+			for (unsigned int i = 0; i < run->nr_cells; i++)
+				if (run->cells[i].job.wl == wls[w] &&
+				    run->cells[i].job.c == cols[k])
+					c = &run->cells[i];
+			for (int l = 0; l < BENCH_NR_LAT; l++)
+				for (int j = 0; j < BENCH_NR_PCT; j++) {
+					double v[64];
+					struct bench_summary s;
+					unsigned int n = c ? c->nr : 0;
+
+					for (unsigned int x = 0; x < n && x < 64; x++)
+						v[x] = c->samples[x].lat[l][j];
+					bench_summarize(v, n < 64 ? n : 64, &s);
+					bench_plot_val(f, n ? s.median : NAN);
+				}
+		}
+		fputc('\n', f);
+		rows++;
+	}
+	return rows;
+}
+
+static int bench_gnuplot(const struct bench_run *run, const char *script,
+			 const char *dat, const char *png, const char *names)
+{
+	char vars[2048], gp[512];
+	int status;
+	pid_t pid;
+
+	if (strchr(dat, '\'') || strchr(png, '\'')) {
+		bench_warn("plot: a path with a quote in it: %s", dat);
+		return -1;
+	}
+	snprintf(gp, sizeof(gp), "%s/%s", run->gp_dir, script);
+	snprintf(vars, sizeof(vars), "datafile='%s'; outfile='%s'; "
+		 "names='%s'", dat, png, names);
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		execlp("gnuplot", "gnuplot", "-e", vars, gp, (char *)NULL);
+		_exit(127);
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+int bench_plot(const struct bench_run *run, const char *dir,
+	       unsigned int *made)
+{
+	static const struct {
+		const char *base, *script;
+		int (*write)(const struct bench_run *run, FILE *f,
+			     const struct bench_contender *const *cols,
+			     unsigned int nr);
+	} plots[] = {
+		{ "bench-summary", "summary.gp", bench_plot_summary },
+		{ "bench-threads", "threads.gp", bench_plot_threads },
+		{ "bench-latency", "latency.gp", bench_plot_latency },
+	};
+	const struct bench_contender *cols[16];
+	char names[512], dat[600], png[600];
+	unsigned int nr;
+	int ret = 0;
+
+	*made = 0;
+	bench_plot_names(run, names, sizeof(names), cols, &nr);
+	for (size_t i = 0; i < sizeof(plots) / sizeof(plots[0]); i++) {
+		FILE *f;
+		int rows;
+
+		snprintf(dat, sizeof(dat), "%s/%s.dat", dir, plots[i].base);
+		snprintf(png, sizeof(png), "%s/%s.png", dir, plots[i].base);
+		f = fopen(dat, "w");
+		if (!f) {
+			bench_warn("%s: %s", dat, strerror(errno));
+			return -1;
+		}
+		rows = plots[i].write(run, f, cols, nr);
+		fclose(f);
+		if (rows == 0) {
+			unlink(png);	/* no stale picture of an older run */
+			continue;
+		}
+		if (bench_gnuplot(run, plots[i].script, dat, png, names))
+			ret = -1;
+		else
+			*made |= 1u << i;
+	}
+	return ret;
+}

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tools/bench/spawn.c - one measurement: a child process and its record.
+ *
+ * The child is this program again, with "--child" and the job's settings
+ * as options, the driver's environment less any LD_PRELOAD plus the peer
+ * library to preload, and the write end of a pipe as fd 3 for its record
+ * ("key value" lines, child.c).  Its stdout and stderr are the driver's.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+#include "tools/bench/bench.h"
+
+#define BENCH_RESULT_FD 3
+
+static void bench_record_line(struct bench_record *rec, const char *key,
+			      const char *val)
+{
+	static const char *const lat[BENCH_NR_LAT][BENCH_NR_PCT] = {
+		{ "lat_alloc_p50", "lat_alloc_p99", "lat_alloc_p999" },
+		{ "lat_free_p50", "lat_free_p99", "lat_free_p999" },
+	};
+	struct bench_result *r = &rec->r;
+
+	if (!strcmp(key, "status"))
+		snprintf(rec->status, sizeof(rec->status), "%s", val);
+	else if (!strcmp(key, "served"))
+		snprintf(rec->served, sizeof(rec->served), "%s", val);
+	else if (!strcmp(key, "mapped"))
+		snprintf(rec->mapped, sizeof(rec->mapped), "%s", val);
+	else if (!strcmp(key, "self_version"))
+		snprintf(rec->version, sizeof(rec->version), "%s", val);
+	else if (!strcmp(key, "trim"))
+		snprintf(r->trim, sizeof(r->trim), "%s", val);
+	else if (!strcmp(key, "ops"))
+		r->ops = strtoull(val, NULL, 10);
+	else if (!strcmp(key, "cpu_ns"))
+		r->cpu_ns = strtod(val, NULL);
+	else if (!strcmp(key, "wall_ns"))
+		r->wall_ns = strtod(val, NULL);
+	else if (!strcmp(key, "checksum"))
+		r->checksum = strtoull(val, NULL, 10);
+	else if (!strcmp(key, "expect"))
+		r->expect = strtoull(val, NULL, 10);
+	else if (!strcmp(key, "errors"))
+		r->errors = atoi(val);
+	else if (!strcmp(key, "peak_rss_kb"))
+		r->peak_rss_kb = atol(val);
+	else if (!strcmp(key, "live"))
+		r->live = strtoull(val, NULL, 10);
+	else if (!strcmp(key, "rss_base_kb"))
+		r->rss_base_kb = atol(val);
+	else if (!strcmp(key, "rss_live_kb"))
+		r->rss_live_kb = atol(val);
+	else if (!strcmp(key, "rss_freed_kb"))
+		r->rss_freed_kb = atol(val);
+	else if (!strcmp(key, "rss_trim_kb"))
+		r->rss_trim_kb = atol(val);
+	else if (!strcmp(key, "empty_ns"))
+		r->empty_ns = strtod(val, NULL);
+	else if (!strcmp(key, "tick_ns"))
+		r->tick_ns = strtod(val, NULL);
+	else if (!strcmp(key, "samples"))
+		r->samples = strtoull(val, NULL, 10);
+	else
+		for (int k = 0; k < BENCH_NR_LAT; k++)
+			for (int j = 0; j < BENCH_NR_PCT; j++)
+				if (!strcmp(key, lat[k][j])) {
+					r->lat[k][j] = strtod(val, NULL);
+					r->has_lat = true;
+				}
+}
+
+static void bench_record_parse(char *text, struct bench_record *rec)
+{
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+		char *sp = strchr(line, ' ');
+
+		if (sp) {
+			*sp = '\0';
+			bench_record_line(rec, line, sp + 1);
+		}
+	}
+}
+
+/* The environment of a child: ours without LD_PRELOAD, plus @preload. */
+static char **bench_child_env(const char *preload, char *buf, size_t len)
+{
+	size_t n = 0;
+	char **env;
+
+	while (environ[n])
+		n++;
+	env = calloc(n + 2, sizeof(*env));
+	if (!env)
+		bench_die("out of memory");
+	n = 0;
+	for (char **e = environ; *e; e++)
+		if (strncmp(*e, "LD_PRELOAD=", 11))
+			env[n++] = *e;
+	if (preload) {
+		snprintf(buf, len, "LD_PRELOAD=%s", preload);
+		env[n++] = buf;
+	}
+	env[n] = NULL;
+	return env;
+}
+
+static void bench_child_args(const struct bench_run *run,
+			     const struct bench_job *job, char args[][40],
+			     char **argv)
+{
+	const struct bench_cfg *cfg = &run->cfg;
+	int n = 0, a = 0;
+
+#define ARG(...) do {							\
+		snprintf(args[a], sizeof(args[a]), __VA_ARGS__);	\
+		argv[n++] = args[a++];					\
+	} while (0)
+	argv[n++] = run->self;
+	ARG("--child=%s", job->c->name);
+	ARG("--workload=%s", job->wl->name);
+	ARG("--threads=%u", job->threads);
+	ARG("--ops=%llu", (unsigned long long)bench_workload_ops(job->wl, cfg));
+	ARG("--live=%llu", (unsigned long long)cfg->live);
+	ARG("--size=%zu", cfg->size);
+	ARG("--size-range=%zu-%zu", cfg->size_min, cfg->size_max);
+	ARG("--pairs=%u", cfg->pairs);
+	ARG("--fs-threads=%u", bench_fs_threads(cfg));
+	ARG("--writes=%u", cfg->writes);
+	ARG("--seed=%llu", (unsigned long long)cfg->seed);
+	ARG("--warmup=%g", cfg->warmup);
+	ARG("--tsc-hz=%.0f", cfg->tsc_hz);
+	ARG("--result-fd=%d", BENCH_RESULT_FD);
+	if (!cfg->pin)
+		ARG("--no-pin");
+#undef ARG
+	argv[n] = NULL;
+}
+
+int bench_spawn(const struct bench_run *run, const struct bench_job *job,
+		       const char *preload, struct bench_record *rec)
+{
+	char args[20][40], *argv[24], envbuf[300], text[8192];
+	char **env = bench_child_env(preload, envbuf, sizeof(envbuf));
+	size_t used = 0;
+	int fds[2], status;
+	pid_t pid;
+	ssize_t n;
+
+	memset(rec, 0, sizeof(*rec));
+	bench_child_args(run, job, args, argv);
+	if (pipe2(fds, O_CLOEXEC))
+		bench_die("pipe: %s", strerror(errno));
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		bench_die("fork: %s", strerror(errno));
+	if (pid == 0) {
+		/* dup2 clears close-on-exec; if fds[1] is already 3, do it */
+		if (fds[1] == BENCH_RESULT_FD)
+			fcntl(fds[1], F_SETFD, 0);
+		else if (dup2(fds[1], BENCH_RESULT_FD) < 0)
+			_exit(127);
+		execve(run->self, argv, env);
+		_exit(127);
+	}
+	free(env);
+	close(fds[1]);
+	while (used < sizeof(text) - 1 &&
+	       (n = read(fds[0], text + used, sizeof(text) - 1 - used)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			break;
+		used += (size_t)n;
+	}
+	text[used] = '\0';
+	close(fds[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	bench_record_parse(text, rec);
+
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+	    !strcmp(rec->status, "ok"))
+		return 0;
+	if (WIFSIGNALED(status))
+		bench_warn("%s/%s (%u threads): child killed by signal %d",
+			   job->c->name, job->wl->name, job->threads,
+			   WTERMSIG(status));
+	else
+		bench_warn("%s/%s (%u threads): child exit status %d, "
+			   "status '%s'", job->c->name, job->wl->name,
+			   job->threads, WEXITSTATUS(status),
+			   rec->status[0] ? rec->status : "none");
+	return -1;
+}

@@ -1,0 +1,38 @@
+# SPDX-License-Identifier: MIT
+#
+# tools/bench/threads.gp - workload 3: throughput by thread count.
+#
+# segpool-bench runs it with -e "datafile='...'; outfile='...'; names='...'":
+# datafile has the thread count, then six columns per contender (in the
+# order of names): Mops per CPU-second median, low, high, and Mops per wall
+# second median, low, high.  "?" marks a missing value.
+
+set terminal pngcairo size 1200,560 font ",10"
+set output outfile
+set datafile missing "?"
+
+set multiplot layout 1,2 title "Workload 3: random sizes 8-128 B, throughput by threads (median; bars: min-max of repetitions)"
+set logscale x 2
+set xlabel "threads"
+set grid
+set key outside bottom center horizontal maxrows 2
+set bmargin 8
+set yrange [0:*]
+set offsets graph 0.05, graph 0.05, graph 0.05, 0
+
+# the harness floor (no allocator) is drawn dashed: a ceiling, not a contender
+dash(i) = word(names, i) eq "floor" ? 2 : 1
+
+set title "per CPU-second (thread CPU time summed over threads)"
+set ylabel "million operations per CPU-second"
+plot for [i=1:words(names)] datafile \
+	using 1:(column(6 * i - 4)):(column(6 * i - 3)):(column(6 * i - 2)) \
+	with yerrorlines lw 1.5 dt dash(i) title word(names, i)
+
+set title "per wall-clock second (all threads together)"
+set ylabel "million operations per second"
+plot for [i=1:words(names)] datafile \
+	using 1:(column(6 * i - 1)):(column(6 * i)):(column(6 * i + 1)) \
+	with yerrorlines lw 1.5 dt dash(i) title word(names, i)
+
+unset multiplot

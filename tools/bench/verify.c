@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tools/bench/verify.c - find the peer libraries, and prove who serves malloc.
+ *
+ * The driver looks each peer's library up on disk (beside glibc, then the
+ * usual library folders) and preloads it into the child by absolute path.
+ * The child then asks the dynamic linker which object defines the malloc
+ * every call in this program binds to (dladdr(dlsym(RTLD_DEFAULT,
+ * "malloc"))), and reads /proc/self/maps for the allocator libraries
+ * actually mapped.  A run whose intended library is not the one serving
+ * malloc, or that has another peer mapped, is refused, never reported.
+ */
+#include <dlfcn.h>
+#include <gnu/libc-version.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tools/bench/bench.h"
+
+static const char *bench_basename(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/* Is @path the file of @soname (or a versioned name it points to)? */
+static bool bench_is_lib(const char *path, const char *soname)
+{
+	return !strncmp(bench_basename(path), soname, strlen(soname));
+}
+
+static bool bench_try_dir(const char *dir, size_t dlen, const char *soname,
+			  char *buf, size_t len)
+{
+	if (dlen == 0 ||
+	    (size_t)snprintf(buf, len, "%.*s/%s", (int)dlen, dir, soname) >= len)
+		return false;
+	return access(buf, R_OK) == 0;
+}
+
+const char *bench_peer_path(const struct bench_contender *c, char *buf,
+			    size_t len)
+{
+	static const char *const dirs[] = {
+		"/usr/local/lib", "/usr/lib", "/lib64", "/usr/lib64",
+	};
+	const char *env = getenv("SEGPOOL_BENCH_LIBPATH");
+	Dl_info libc;
+
+	if (!c->soname)
+		return NULL;
+	/* SEGPOOL_BENCH_LIBPATH: folders to look in first, colon-separated */
+	while (env && *env) {
+		size_t n = strcspn(env, ":");
+
+		if (bench_try_dir(env, n, c->soname, buf, len))
+			return buf;
+		env += n + (env[n] == ':');
+	}
+	/* glibc's folder is the multiarch one (/lib/x86_64-linux-gnu) */
+	if (dladdr((void *)gnu_get_libc_version, &libc) && libc.dli_fname) {
+		const char *base = bench_basename(libc.dli_fname);
+		size_t n = (size_t)(base - libc.dli_fname);
+		char usr[256];
+
+		if (n > 1 && bench_try_dir(libc.dli_fname, n - 1, c->soname,
+					   buf, len))
+			return buf;
+		if (n > 1 && !strncmp(libc.dli_fname, "/lib", 4) &&
+		    (size_t)snprintf(usr, sizeof(usr), "/usr%.*s", (int)(n - 1),
+				     libc.dli_fname) < sizeof(usr) &&
+		    bench_try_dir(usr, strlen(usr), c->soname, buf, len))
+			return buf;
+	}
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		if (bench_try_dir(dirs[i], strlen(dirs[i]), c->soname, buf, len))
+			return buf;
+	return NULL;
+}
+
+/* The allocator libraries mapped now, as "a b" (basenames), into @out. */
+static void bench_mapped_peers(char *out, size_t len)
+{
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "r");
+	size_t used = 0;
+
+	out[0] = '\0';
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *path = strchr(line, '/');
+
+		if (!path)
+			continue;
+		path[strcspn(path, "\n")] = '\0';
+		for (unsigned int i = 0; i < bench_nr_contenders; i++) {
+			const struct bench_contender *c = &bench_contenders[i];
+			const char *base = bench_basename(path);
+
+			if (!c->soname || !bench_is_lib(path, c->soname) ||
+			    strstr(out, base))
+				continue;
+			used += (size_t)snprintf(out + used, len - used, "%s%s",
+						 used ? " " : "", base);
+			if (used >= len)
+				used = len - 1;
+		}
+	}
+	fclose(f);
+}
+
+int bench_verify_heap(const struct bench_contender *c, char *served,
+		      size_t len, char *mapped, size_t mlen)
+{
+	void *sym = dlsym(RTLD_DEFAULT, "malloc");
+	Dl_info info;
+	int ret = 0;
+
+	snprintf(served, len, "?");
+	if (sym && dladdr(sym, &info) && info.dli_fname)
+		snprintf(served, len, "%s", info.dli_fname);
+	bench_mapped_peers(mapped, mlen);
+
+	if (c->kind == BENCH_MALLOC && !bench_is_lib(served, c->malloc_from)) {
+		bench_warn("%s: malloc is served by %s, not %s: refusing to "
+			   "report", c->name, served, c->malloc_from);
+		ret = -1;
+	}
+	for (unsigned int i = 0; i < bench_nr_contenders; i++) {
+		const struct bench_contender *p = &bench_contenders[i];
+		bool present, wanted = p == c;
+
+		if (!p->soname)
+			continue;
+		present = strstr(mapped, p->soname) != NULL;
+		if (present != wanted) {
+			bench_warn("%s: %s is %smapped: refusing to report",
+				   c->name, p->soname, present ? "" : "not ");
+			ret = -1;
+		}
+	}
+	return ret;
+}
+
+void *bench_contender_sym(const struct bench_contender *c, const char *name)
+{
+	void *sym = dlsym(RTLD_DEFAULT, name);
+	Dl_info info;
+
+	if (!sym || !dladdr(sym, &info) || !info.dli_fname ||
+	    !bench_is_lib(info.dli_fname, c->malloc_from))
+		return NULL;
+	return sym;
+}
+
+const char *bench_self_version(const struct bench_contender *c, char *buf,
+			       size_t len)
+{
+	void *sym;
+
+	buf[0] = '\0';
+	if (c->kind != BENCH_MALLOC)
+		return buf;
+	if (!c->soname) {
+		snprintf(buf, len, "%s", gnu_get_libc_version());
+	} else if ((sym = bench_contender_sym(c, "mallctl"))) {
+		const char *v = NULL;
+		size_t sz = sizeof(v);
+
+		if (!((bench_mallctl_fn)sym)("version", &v, &sz, NULL, 0) && v)
+			snprintf(buf, len, "%.*s", (int)strcspn(v, "-"), v);
+	} else if ((sym = bench_contender_sym(c, "tc_version"))) {
+		int major, minor;
+		const char *patch, *v;
+
+		v = ((const char *(*)(int *, int *, const char **))sym)(
+			&major, &minor, &patch);
+		snprintf(buf, len, "%s", v ? v : "");
+	} else if ((sym = bench_contender_sym(c, "mi_version"))) {
+		int v = ((int (*)(void))sym)();
+
+		snprintf(buf, len, "%d.%d.%d", v / 100, v / 10 % 10, v % 10);
+	}
+	return buf;
+}
