@@ -195,6 +195,12 @@ $(shell mkdir -p $(dir $(flags-file)) && \
 	{ printf '%s\n' '$(flags-now)' | cmp -s - $(flags-file) 2>/dev/null || \
 	  printf '%s\n' '$(flags-now)' > $(flags-file); })
 
+# the same for the install directories baked into segpool.pc
+dirs-file := $(objtree)/include/generated/install-dirs
+dirs-now  := $(PREFIX) $(LIBDIR) $(INCDIR)
+$(shell { printf '%s\n' '$(dirs-now)' | cmp -s - $(dirs-file) 2>/dev/null || \
+	  printf '%s\n' '$(dirs-now)' > $(dirs-file); })
+
 # --- compile ------------------------------------------------------------------------
 $(objtree)/%.o: $(srctree)/%.c $(config-h) $(flags-file)
 	$(quiet) CC $(patsubst $(objtree)/%,%,$@)
@@ -215,7 +221,7 @@ $(lib-so): $(lib-objs) $(srctree)/scripts/segpool.map
 	$(Q)ln -sf $(notdir $@) $(objtree)/$(lib-soname)
 	$(Q)ln -sf $(lib-soname) $(objtree)/$(libname).so
 
-$(lib-pc): $(srctree)/scripts/segpool.pc.in $(srctree)/Makefile
+$(lib-pc): $(srctree)/scripts/segpool.pc.in $(srctree)/Makefile $(dirs-file)
 	$(quiet) GEN $(patsubst $(objtree)/%,%,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
