@@ -64,6 +64,18 @@
 
 static unsigned int sp_nr_slots;
 
+void (*sp_pcpu_test_hook)(enum sp_pcpu_hook_point point, unsigned long slot);
+
+static inline void sp_hook(enum sp_pcpu_hook_point point, struct sp_pcpu_cache *pc,
+			   struct sp_pcpu_slot *slot)
+{
+	void (*hook)(enum sp_pcpu_hook_point, unsigned long) =
+		SP_READ_ONCE(sp_pcpu_test_hook);
+
+	if (unlikely(hook))
+		hook(point, (unsigned long)(slot - pc->slots));
+}
+
 int sp_pcpu_init(void)
 {
 	sp_pcpu_mode_init();
@@ -148,8 +160,10 @@ static struct sp_pcpu_slot *sp_slot_own(struct sp_pcpu_cache *pc, void ***topp,
 	return slot;
 }
 
-static void sp_slot_release(struct sp_pcpu_slot *slot, void **top)
+static void sp_slot_release(struct sp_pcpu_cache *pc, struct sp_pcpu_slot *slot,
+			    void **top)
 {
+	sp_hook(SP_HOOK_SLOT_RELEASE, pc, slot);
 	if (sp_pcpu_mode == SP_PCPU_RSEQ) {
 		__atomic_store_n(&slot->top, top, __ATOMIC_RELEASE);
 	} else {
@@ -176,6 +190,7 @@ static void **sp_slot_own_remote(struct sp_pcpu_cache *pc, unsigned long i)
 			sched_yield();
 			continue;
 		}
+		sp_hook(SP_HOOK_DRAIN_XCHG, pc, slot);
 		if (sp_rseq_fence((long)i))
 			sp_bug("membarrier fence failed on slot %lu", i);
 		if (__atomic_load_n(&slot->top, __ATOMIC_SEQ_CST) ==
@@ -375,12 +390,13 @@ void *sp_pcpu_alloc_slow(struct sp_pcpu_cache *pc)
 	if (aborts)
 		SP_WRITE_ONCE(slot->stat[SP_STAT_RSEQ_ABORT],
 			      slot->stat[SP_STAT_RSEQ_ABORT] + aborts);
+	sp_hook(SP_HOOK_SLOT_OWNED, pc, slot);
 
 	/* lock mode's fast path, and an rseq hit lost to an abort */
 	if (top[-1] != SP_MAG_GUARD) {
 		obj = *--top;
 		SP_WRITE_ONCE(slot->alloc_hits, slot->alloc_hits + 1);
-		sp_slot_release(slot, top);
+		sp_slot_release(pc, slot, top);
 		return obj;
 	}
 	m = slot->loaded;		/* empty, or NULL */
@@ -430,7 +446,7 @@ void *sp_pcpu_alloc_slow(struct sp_pcpu_cache *pc)
 						sp_mag_free(full);
 				}
 				slot->loaded = NULL;
-				sp_slot_release(slot, sp_mag_top_none);
+				sp_slot_release(pc, slot, sp_mag_top_none);
 				if (!sp_slab_alloc_bulk(c, (int)slot->node, 1, &obj))
 					return NULL;
 				return obj;
@@ -444,7 +460,7 @@ void *sp_pcpu_alloc_slow(struct sp_pcpu_cache *pc)
 	top = sp_mag_base(m) + m->count;
 	obj = *--top;
 	sp_stat_inc(slot, SP_STAT_ALLOC_SLOWPATH);
-	sp_slot_release(slot, top);
+	sp_slot_release(pc, slot, top);
 	return obj;
 }
 
@@ -465,14 +481,15 @@ void sp_pcpu_free_slow(struct sp_pcpu_cache *pc, void *obj, unsigned int node)
 	if (aborts)
 		SP_WRITE_ONCE(slot->stat[SP_STAT_RSEQ_ABORT],
 			      slot->stat[SP_STAT_RSEQ_ABORT] + aborts);
+	sp_hook(SP_HOOK_SLOT_OWNED, pc, slot);
 	if (unlikely(top[-1] == obj)) {
-		sp_slot_release(slot, top);
+		sp_slot_release(pc, slot, top);
 		sp_report_bad_free("double free", obj, c->name);
 	}
 	if (node != slot->node) {
 		/* remote free: home to its node's slabs, never this magazine */
 		sp_stat_inc(slot, SP_STAT_REMOTE_FREE);
-		sp_slot_release(slot, top);
+		sp_slot_release(pc, slot, top);
 		sp_slab_free_bulk(c, 1, &obj);
 		return;
 	}
@@ -480,7 +497,7 @@ void sp_pcpu_free_slow(struct sp_pcpu_cache *pc, void *obj, unsigned int node)
 		/* lock mode's fast path, and an rseq hit lost to an abort */
 		*top++ = obj;
 		SP_WRITE_ONCE(slot->free_hits, slot->free_hits + 1);
-		sp_slot_release(slot, top);
+		sp_slot_release(pc, slot, top);
 		return;
 	}
 	m = slot->loaded;		/* full, or NULL */
@@ -511,14 +528,14 @@ void sp_pcpu_free_slow(struct sp_pcpu_cache *pc, void *obj, unsigned int node)
 	}
 	m = slot->loaded;
 	if (!m) {
-		sp_slot_release(slot, sp_mag_top_none);
+		sp_slot_release(pc, slot, sp_mag_top_none);
 		sp_slab_free_bulk(c, 1, &obj);
 		return;
 	}
 	top = sp_mag_base(m) + m->count;
 	*top++ = obj;
 	sp_stat_inc(slot, SP_STAT_FREE_SLOWPATH);
-	sp_slot_release(slot, top);
+	sp_slot_release(pc, slot, top);
 }
 
 /* --- drains ---------------------------------------------------------------------------------- */
@@ -540,7 +557,7 @@ static void sp_slot_drain(struct sp_pcpu_cache *pc, unsigned long i)
 	}
 	slot->loaded = NULL;
 	slot->prev = NULL;
-	sp_slot_release(slot, sp_mag_top_none);
+	sp_slot_release(pc, slot, sp_mag_top_none);
 }
 
 void sp_pcpu_drain(struct sp_pcpu_cache *pc)

@@ -151,6 +151,21 @@ SP_INTERNAL void sp_pcpu_read_stats(struct sp_pcpu_cache *pc,
 SP_INTERNAL unsigned int sp_pcpu_slot_objects(struct sp_pcpu_cache *pc,
 					      unsigned long i);
 
+/*
+ * Test hooks: when set, called at chosen points of the slow paths (never on
+ * the fast path), so tests can act at exactly that moment: migrate the
+ * thread, run another operation on the same slot, or start a drain.  In
+ * lock mode the hook runs with the slot's spinlock held, so it must not use
+ * the same slot itself.
+ */
+enum sp_pcpu_hook_point {
+	SP_HOOK_SLOT_OWNED,	/* a slow path owns its slot, before any change */
+	SP_HOOK_SLOT_RELEASE,	/* it is about to publish the slot's new top */
+	SP_HOOK_DRAIN_XCHG,	/* a drainer swapped a slot's top, before fencing */
+};
+extern SP_INTERNAL void (*sp_pcpu_test_hook)(enum sp_pcpu_hook_point point,
+					     unsigned long slot);
+
 /* --- fast path ---------------------------------------------------------- */
 
 /*
