@@ -193,14 +193,15 @@ SEGPOOL_API void *segpool_cache_alloc_node(struct segpool_cache *cache,
 
 /*
  * The fast path: a valid cache, no gfp flags, a magazine hit.  Everything
- * else (and a miss) goes to sp_cache_alloc_slow() once.
+ * else (and a miss) is one tail call to sp_cache_alloc_slow(), so the hit
+ * path needs no stack frame.
  */
 SEGPOOL_API void *segpool_cache_alloc(struct segpool_cache *cache,
 				      unsigned int gfp)
 {
 	if (likely(gfp == 0 && cache && cache->magic == SP_CACHE_MAGIC &&
 		   cache->pcpu)) {
-		void *obj = sp_pcpu_alloc(cache->pcpu);
+		void *obj = sp_pcpu_try_pop(cache->pcpu);
 
 		if (likely(obj))
 			return obj;
@@ -227,22 +228,45 @@ SEGPOOL_API int segpool_cache_alloc_bulk(struct segpool_cache *cache,
 	return (int)n;
 }
 
+/* Report why @obj cannot be freed into @cache; never returns. */
+static __sp_cold __sp_noreturn void sp_cache_bad_free(struct segpool_cache *cache,
+						      void *obj)
+{
+	struct sp_slab *s;
+	const char *what;
+
+	if (!cache || cache->magic != SP_CACHE_MAGIC)
+		sp_report_bad_free("free into invalid cache", obj, NULL);
+	what = sp_cache_object_check(cache, obj, &s);
+	sp_report_bad_free(what ? what : "free of unknown object", obj,
+			   cache->name);
+}
+
+/* Everything but the magazine hit of a free: miss, lock mode, no layer. */
+static __sp_noinline void sp_cache_free_slow(struct segpool_cache *cache,
+					     struct sp_slab *s, void *obj)
+{
+	if (likely(cache->pcpu))
+		sp_pcpu_free_slow(cache->pcpu, obj, s->node);
+	else
+		sp_slab_free_one(cache, s, obj);
+}
+
 /* Check @obj against @cache and free it; misuse is reported and aborts. */
 static __sp_always_inline void sp_free_checked(struct segpool_cache *cache,
 					       void *obj)
 {
-	struct sp_slab *s = NULL;
-	const char *what;
+	struct sp_slab *s;
 
 	if (unlikely(!cache || cache->magic != SP_CACHE_MAGIC))
-		sp_report_bad_free("free into invalid cache", obj, NULL);
-	what = sp_cache_object_check(cache, obj, &s);
-	if (unlikely(what))
-		sp_report_bad_free(what, obj, cache->name);
-	if (likely(cache->pcpu))
-		sp_pcpu_free(cache->pcpu, obj, s->node);
-	else
-		sp_slab_free_one(cache, s, obj);
+		sp_cache_bad_free(cache, obj);
+	s = sp_cache_obj_slab(cache, obj);
+	if (unlikely(!s))
+		sp_cache_bad_free(cache, obj);
+	if (likely(cache->pcpu) &&
+	    likely(sp_pcpu_try_push(cache->pcpu, obj, s->node)))
+		return;
+	sp_cache_free_slow(cache, s, obj);
 }
 
 SEGPOOL_API void segpool_cache_free(struct segpool_cache *cache, void *obj)

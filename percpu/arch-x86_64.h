@@ -53,6 +53,21 @@
 	".quad 99b\n\t"							\
 	".popsection\n\t"
 
+/* Point the thread's rseq_cs at this section's descriptor (before start). */
+#define SP_RSEQ_ENTER							\
+	"movq 16(%[pc]), %%rcx\n\t"					\
+	"leaq 99b(%%rip), %%rax\n\t"					\
+	"movq %%rax, %%fs:8(%%rcx)\n\t"
+
+/* %rax = this CPU's slot; an id out of range (unregistered) fails. */
+#define SP_RSEQ_SLOT							\
+	"movq 24(%[pc]), %%rcx\n\t"					\
+	"movl %%fs:(%%rcx), %%eax\n\t"				\
+	"cmpq 8(%[pc]), %%rax\n\t"					\
+	"jae 5f\n\t"							\
+	"shlq $" SP_STR(SP_PCPU_SHIFT) ", %%rax\n\t"			\
+	"addq (%[pc]), %%rax\n\t"
+
 #define SP_RSEQ_ABORT_HANDLER(abort, out)				\
 	".pushsection __rseq_failure, \"ax\"\n\t"			\
 	".byte 0x0f, 0xb9, 0x3d\n\t"					\
@@ -64,29 +79,25 @@
 
 /*
  * sp_rseq_pop() - take the top object of the calling CPU's loaded magazine.
- * @slots:   slot array of the cache (slot i at slots + (i << SP_PCPU_SHIFT))
- * @nslots:  number of slots; an id outside it fails (unregistered thread)
- * @rseq:    offset of the thread's struct rseq from the thread pointer
- * @idoff:   @rseq plus the offset of the id field used (cpu_id or mm_cid)
+ * @pc: the cache's per-CPU layer; the sequence reads from it the slot array
+ *      (at 0; slot i at slots + (i << SP_PCPU_SHIFT)), the slot count (at 8;
+ *      an id outside it fails: an unregistered thread), the offset of the
+ *      thread's struct rseq from the thread pointer (at 16) and that of the
+ *      id field used, cpu_id or mm_cid (at 24).  Few registers, no frame.
  *
  * Return: the object; 0 when the magazine is empty (its guard slot is odd)
  * or the id is out of range; SP_RSEQ_ABORTED when the sequence was aborted.
  */
 static inline __attribute__((always_inline)) uintptr_t
-sp_rseq_pop(void *slots, unsigned long nslots, long rseq, long idoff)
+sp_rseq_pop(const void *pc)
 {
 	uintptr_t res;
 
 	__asm__ __volatile__(
 		SP_RSEQ_CS_DESC(1, 2, 4)
-		"leaq 99b(%%rip), %%rax\n\t"
-		"movq %%rax, %%fs:8(%[rseq])\n\t"
+		SP_RSEQ_ENTER
 		"1:\n\t"
-		"movl %%fs:(%[idoff]), %%eax\n\t"
-		"cmpq %[nslots], %%rax\n\t"
-		"jae 5f\n\t"
-		"shlq $" SP_STR(SP_PCPU_SHIFT) ", %%rax\n\t"
-		"addq %[slots], %%rax\n\t"
+		SP_RSEQ_SLOT
 		"movq 8(%%rax), %%rdx\n\t"		/* top */
 		"movq -8(%%rdx), %[res]\n\t"		/* candidate object */
 		"testb $1, %b[res]\n\t"			/* guard: empty */
@@ -105,8 +116,7 @@ sp_rseq_pop(void *slots, unsigned long nslots, long rseq, long idoff)
 		"6:\n\t"
 		SP_RSEQ_ABORT_HANDLER(4, 6)
 		: [res] "=&r"(res)
-		: [slots] "r"(slots), [nslots] "r"(nslots), [rseq] "r"(rseq),
-		  [idoff] "r"(idoff)
+		: [pc] "r"(pc)
 		: "rax", "rcx", "rdx", "xmm0", "xmm1", "memory", "cc");
 	return res;
 }
@@ -121,21 +131,15 @@ sp_rseq_pop(void *slots, unsigned long nslots, long rseq, long idoff)
  * free; another node; id out of range); SP_RSEQ_ABORTED when aborted.
  */
 static inline __attribute__((always_inline)) uintptr_t
-sp_rseq_push(void *slots, unsigned long nslots, long rseq, long idoff,
-	     void *obj, unsigned long node)
+sp_rseq_push(const void *pc, void *obj, unsigned long node)
 {
 	uintptr_t res;
 
 	__asm__ __volatile__(
 		SP_RSEQ_CS_DESC(1, 2, 4)
-		"leaq 99b(%%rip), %%rax\n\t"
-		"movq %%rax, %%fs:8(%[rseq])\n\t"
+		SP_RSEQ_ENTER
 		"1:\n\t"
-		"movl %%fs:(%[idoff]), %%eax\n\t"
-		"cmpq %[nslots], %%rax\n\t"
-		"jae 5f\n\t"
-		"shlq $" SP_STR(SP_PCPU_SHIFT) ", %%rax\n\t"
-		"addq %[slots], %%rax\n\t"
+		SP_RSEQ_SLOT
 		"cmpq %[node], 24(%%rax)\n\t"		/* object of another node */
 		"jne 5f\n\t"
 		"movq 8(%%rax), %%rdx\n\t"		/* top */
@@ -159,8 +163,7 @@ sp_rseq_push(void *slots, unsigned long nslots, long rseq, long idoff,
 		"6:\n\t"
 		SP_RSEQ_ABORT_HANDLER(4, 6)
 		: [res] "=&r"(res)
-		: [slots] "r"(slots), [nslots] "r"(nslots), [rseq] "r"(rseq),
-		  [idoff] "r"(idoff), [obj] "r"(obj), [node] "r"(node)
+		: [pc] "r"(pc), [obj] "r"(obj), [node] "r"(node)
 		: "rax", "rcx", "rdx", "xmm0", "xmm1", "memory", "cc");
 	return res;
 }
@@ -175,23 +178,22 @@ sp_rseq_push(void *slots, unsigned long nslots, long rseq, long idoff,
  * SP_RSEQ_ABORTED when aborted.  *@slotp receives the slot id.
  */
 static inline __attribute__((always_inline)) uintptr_t
-sp_rseq_steal(void *slots, unsigned long nslots, long rseq, long idoff,
-	      void *busy, unsigned long *slotp)
+sp_rseq_steal(const void *pc, void *busy, unsigned long *slotp)
 {
 	uintptr_t res;
 	unsigned long slot;
 
 	__asm__ __volatile__(
 		SP_RSEQ_CS_DESC(1, 2, 4)
-		"leaq 99b(%%rip), %%rax\n\t"
-		"movq %%rax, %%fs:8(%[rseq])\n\t"
+		SP_RSEQ_ENTER
 		"1:\n\t"
-		"movl %%fs:(%[idoff]), %k[slot]\n\t"
-		"cmpq %[nslots], %[slot]\n\t"
+		"movq 24(%[pc]), %%rcx\n\t"
+		"movl %%fs:(%%rcx), %k[slot]\n\t"
+		"cmpq 8(%[pc]), %[slot]\n\t"
 		"jae 5f\n\t"
 		"movq %[slot], %%rax\n\t"
 		"shlq $" SP_STR(SP_PCPU_SHIFT) ", %%rax\n\t"
-		"addq %[slots], %%rax\n\t"
+		"addq (%[pc]), %%rax\n\t"
 		"movq 8(%%rax), %[res]\n\t"
 		"movq %[res], %%rcx\n\t"
 		"subq %[busy], %%rcx\n\t"
@@ -205,8 +207,7 @@ sp_rseq_steal(void *slots, unsigned long nslots, long rseq, long idoff,
 		"6:\n\t"
 		SP_RSEQ_ABORT_HANDLER(4, 6)
 		: [res] "=&r"(res), [slot] "=&r"(slot)
-		: [slots] "r"(slots), [nslots] "r"(nslots), [rseq] "r"(rseq),
-		  [idoff] "r"(idoff), [busy] "r"(busy)
+		: [pc] "r"(pc), [busy] "r"(busy)
 		: "rax", "rcx", "memory", "cc");
 	*slotp = slot;
 	return res;

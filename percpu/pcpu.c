@@ -130,9 +130,7 @@ static struct sp_pcpu_slot *sp_slot_own(struct sp_pcpu_cache *pc, void ***topp,
 		bool retried = false;
 
 		for (;;) {
-			uintptr_t old = sp_rseq_steal(pc->slots, pc->nr_slots,
-						      sp_rseq_off, sp_rseq_id_off,
-						      sp_mag_top_busy, &id);
+			uintptr_t old = sp_rseq_steal(pc, sp_mag_top_busy, &id);
 
 			if (old == SP_RSEQ_ABORTED) {
 				(*aborts)++;
@@ -632,6 +630,8 @@ struct sp_pcpu_cache *sp_pcpu_cache_create(struct segpool_cache *c)
 	pc->depot = (struct sp_depot *)(p + SP_ALIGN(sizeof(*pc), SP_CACHE_LINE));
 	pc->slots = (struct sp_pcpu_slot *)((char *)pc->depot + depot_bytes);
 	pc->nr_slots = sp_nr_slots;
+	pc->rseq_off = sp_rseq_off;
+	pc->id_off = sp_rseq_id_off;
 	sp_pcpu_default_classes(c->stride, &pc->cls, &pc->max_cls);
 	pc->base_cls = pc->cls;
 	pc->depot_max = SP_DEPOT_MAX_DEFAULT;

@@ -103,8 +103,12 @@ _Static_assert(sizeof(struct sp_depot) % SP_CACHE_LINE == 0,
  * sizing fields, written under a depot lock.
  */
 struct sp_pcpu_cache {
-	struct sp_pcpu_slot *slots;	/* [nr_slots] */
-	unsigned long nr_slots;
+	/* --- read by the critical sections: offsets baked into the asm --- */
+	struct sp_pcpu_slot *slots;	/* 0: [nr_slots] */
+	unsigned long nr_slots;		/* 8 */
+	long rseq_off;			/* 16: struct rseq from the thread pointer */
+	long id_off;			/* 24: its cpu_id or mm_cid field */
+	/* --- the rest --- */
 	struct segpool_cache *cache;	/* the slab cache behind it */
 	struct sp_depot *depot;		/* [nr_nodes] */
 	size_t map_size;		/* bytes mapped for slots and depots */
@@ -115,6 +119,11 @@ struct sp_pcpu_cache {
 	uint64_t bypass;		/* slow paths that found the slot owned */
 	pthread_mutex_t drain_lock;	/* one remote drainer at a time */
 };
+
+_Static_assert(offsetof(struct sp_pcpu_cache, slots) == 0, "asm: slots");
+_Static_assert(offsetof(struct sp_pcpu_cache, nr_slots) == 8, "asm: nr_slots");
+_Static_assert(offsetof(struct sp_pcpu_cache, rseq_off) == 16, "asm: rseq_off");
+_Static_assert(offsetof(struct sp_pcpu_cache, id_off) == 24, "asm: id_off");
 
 /* --- percpu/pcpu.c --- */
 SP_INTERNAL int sp_pcpu_init(void);
@@ -169,37 +178,57 @@ extern SP_INTERNAL void (*sp_pcpu_test_hook)(enum sp_pcpu_hook_point point,
 /* --- fast path ---------------------------------------------------------- */
 
 /*
- * sp_pcpu_alloc() - an object from the calling CPU's magazine, else from
- * the slow path.  Return: the object, or NULL with errno ENOMEM.
+ * sp_pcpu_try_pop() - the magazine hit alone: an object, or 0 when the
+ * caller must take sp_pcpu_alloc_slow() (miss, abort, lock or off mode).
  */
-static __sp_always_inline void *sp_pcpu_alloc(struct sp_pcpu_cache *pc)
+static __sp_always_inline void *sp_pcpu_try_pop(struct sp_pcpu_cache *pc)
 {
 #if SP_RSEQ_ARCH
 	if (likely(sp_pcpu_mode == SP_PCPU_RSEQ)) {
-		uintptr_t obj = sp_rseq_pop(pc->slots, pc->nr_slots,
-					    sp_rseq_off, sp_rseq_id_off);
+		uintptr_t obj = sp_rseq_pop(pc);
 
 		if (likely(obj > SP_RSEQ_ABORTED))
 			return (void *)obj;
 	}
 #endif
-	return sp_pcpu_alloc_slow(pc);
+	(void)pc;
+	return NULL;
 }
 
 /*
- * sp_pcpu_free() - put @obj (of node index @node) on the calling CPU's
- * magazine, else take the slow path.
+ * sp_pcpu_try_push() - the magazine hit alone for freeing @obj (of node
+ * index @node).  Return: true when done; false: take sp_pcpu_free_slow().
  */
+static __sp_always_inline bool sp_pcpu_try_push(struct sp_pcpu_cache *pc,
+						void *obj, unsigned int node)
+{
+#if SP_RSEQ_ARCH
+	if (likely(sp_pcpu_mode == SP_PCPU_RSEQ))
+		return likely(sp_rseq_push(pc, obj, node) == 0);
+#endif
+	(void)pc;
+	(void)obj;
+	(void)node;
+	return false;
+}
+
+/*
+ * sp_pcpu_alloc() - an object from the calling CPU's magazine, else from
+ * the slow path.  Return: the object, or NULL with errno ENOMEM.
+ */
+static __sp_always_inline void *sp_pcpu_alloc(struct sp_pcpu_cache *pc)
+{
+	void *obj = sp_pcpu_try_pop(pc);
+
+	return likely(obj) ? obj : sp_pcpu_alloc_slow(pc);
+}
+
+/* sp_pcpu_free() - put @obj on the calling CPU's magazine, else slow path. */
 static __sp_always_inline void sp_pcpu_free(struct sp_pcpu_cache *pc,
 					    void *obj, unsigned int node)
 {
-#if SP_RSEQ_ARCH
-	if (likely(sp_pcpu_mode == SP_PCPU_RSEQ) &&
-	    likely(sp_rseq_push(pc->slots, pc->nr_slots, sp_rseq_off,
-				sp_rseq_id_off, obj, node) == 0))
-		return;
-#endif
-	sp_pcpu_free_slow(pc, obj, node);
+	if (!sp_pcpu_try_push(pc, obj, node))
+		sp_pcpu_free_slow(pc, obj, node);
 }
 
 #endif /* SP_PERCPU_PCPU_H */

@@ -133,7 +133,7 @@ static void test_migrate_while_owning(void **state)
 	int n = 0;
 
 	(void)state;
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2 || sp_pcpu_mode == SP_PCPU_OFF)
 		skip();
 	hook_cache = segpool_cache_create("hook-migrate", 48, 0, 0, NULL);
 	assert_non_null(hook_cache);

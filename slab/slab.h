@@ -161,8 +161,13 @@ static inline void sp_set_freeptr(const struct segpool_cache *c, void *obj,
 /* The slab holding @obj, or NULL when @obj is not in any slab. */
 static inline struct sp_slab *sp_obj_to_slab(const void *obj)
 {
-	uintptr_t owner = sp_arena_owner(obj);
+	uintptr_t off = (uintptr_t)obj - (uintptr_t)sp_arena.base;
+	uintptr_t owner;
 
+	if (unlikely(off >= sp_arena.size))
+		return NULL;
+	owner = SP_READ_ONCE(sp_arena.map[off >> SP_PAGE_SHIFT].info);
+	/* free-block tags and metadata tokens have low bits set */
 	if (unlikely(!owner || (owner & (SP_CACHE_LINE - 1))))
 		return NULL;
 	return (struct sp_slab *)owner;
@@ -261,6 +266,23 @@ SP_INTERNAL bool sp_cache_is_listed(const struct segpool_cache *c);
 SP_INTERNAL void sp_cache_lock_all(void (*outer)(struct segpool_cache *));
 SP_INTERNAL void sp_cache_unlock_all(void (*outer)(struct segpool_cache *));
 SP_INTERNAL void sp_cache_reinit_locks(void (*outer)(struct segpool_cache *));
+
+/*
+ * sp_cache_obj_slab() - the slab of @obj when @obj is an object of @c at an
+ * object boundary; NULL otherwise (sp_cache_object_check() then says why).
+ * The always-on check of every free: a pagemap load, a compare of the
+ * owner cache, and sp_obj_index().
+ */
+static __sp_always_inline struct sp_slab *
+sp_cache_obj_slab(const struct segpool_cache *c, const void *obj)
+{
+	struct sp_slab *s = sp_obj_to_slab(obj);
+
+	if (likely(s && s->cache == c &&
+		   sp_obj_index(c, s, obj) < c->objs_per_slab))
+		return s;
+	return NULL;
+}
 
 /* sp_cache_object_check() - the "free of ..." misuse for @obj in @c, or
  * NULL when @obj is a proper object of @c; @slab receives its slab. */
