@@ -20,8 +20,8 @@
  * lives in its own section, off the hot path.  It counts nothing and simply
  * reports SP_RSEQ_ABORTED; the C caller retries.
  *
- * Instruction budget (alloc hit): 14 instructions from the descriptor store to
- * the commit, no lock prefix, no atomic read-modify-write.
+ * Instruction budget (alloc hit): 17 instructions from start_ip to the
+ * commit (free: 21), no lock prefix, no atomic read-modify-write.
  *
  * Slot layout assumed here (percpu/pcpu.h asserts it): each CPU slot is
  * 1 << SP_PCPU_SHIFT bytes; free_hits at 0, top at 8, alloc_hits at 16,

@@ -17,9 +17,9 @@
  *                                 (from the depot, or a new one), put
  *
  * The slow path first owns the slot (see percpu/pcpu.h).  When it cannot
- * (another thread owns it: a preempted slow path, or a drainer) it bypasses
- * the magazines and goes to the slab layer directly; nobody ever waits for a
- * slot on the allocation path.
+ * (another thread owns it: a preempted slow path, a drainer, or in lock mode
+ * anyone holding the slot's lock) it bypasses the magazines and goes to the
+ * slab layer directly; nobody ever waits for a slot on the allocation path.
  *
  * Depot: per node, a stack of full and a stack of empty magazines under one
  * mutex.  Its lock is taken with trylock first; a failed trylock counts as
@@ -103,6 +103,12 @@ static void sp_spin_lock(uint32_t *lock)
 	}
 }
 
+static bool sp_spin_trylock(uint32_t *lock)
+{
+	return !__atomic_load_n(lock, __ATOMIC_RELAXED) &&
+	       !__atomic_exchange_n(lock, 1, __ATOMIC_ACQUIRE);
+}
+
 static void sp_spin_unlock(uint32_t *lock)
 {
 	__atomic_store_n(lock, 0, __ATOMIC_RELEASE);
@@ -151,9 +157,16 @@ static struct sp_pcpu_slot *sp_slot_own(struct sp_pcpu_cache *pc, void ***topp,
 	}
 #endif
 	(void)aborts;
+	/*
+	 * Lock mode: a held lock means the slot is owned, as a busy marker
+	 * does in rseq mode, and the caller bypasses it rather than wait (the
+	 * owner may be preempted, or be this very thread in a ctor that
+	 * allocates from its own cache during a magazine fill).
+	 */
 	id = sp_pcpu_current_slot(pc->nr_slots);
 	slot = &pc->slots[id];
-	sp_spin_lock(&slot->lock);
+	if (!sp_spin_trylock(&slot->lock))
+		return NULL;
 	*topp = slot->top;
 	return slot;
 }

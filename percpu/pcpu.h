@@ -11,7 +11,8 @@
  *
  * Ownership of a slot: in rseq mode, whoever replaced its top with a busy
  * marker (sp_rseq_steal on the slot's CPU, or a remote drainer fenced by
- * membarrier); in lock mode, whoever holds slot->lock.  Only the owner
+ * membarrier); in lock mode, whoever holds slot->lock (taken with trylock:
+ * a slow path that finds it held bypasses the slot).  Only the owner
  * touches loaded/prev and the counters of line 1; it ends ownership by
  * storing a real top (release).
  */
@@ -60,7 +61,7 @@ struct sp_pcpu_slot {
 	uint64_t alloc_hits;		/* 16: allocs served by the magazine */
 	unsigned long node;		/* 24: node index of this CPU */
 	uint32_t lock;			/* 32: lock mode: the slot's spinlock */
-	uint32_t cls;			/* 36: magazine class the owner loads */
+	uint32_t pad_lock;		/* 36 */
 	struct sp_mag *loaded;		/* 40: owner only: magazine under top */
 	struct sp_mag *prev;		/* 48: owner only: Bonwick's previous */
 	uint64_t pad0;
@@ -92,7 +93,8 @@ struct sp_depot {
 	uint64_t contended;		/* lock found taken (drives resizing) */
 	uint64_t reaped;		/* magazines reaped back to slabs */
 	uint64_t win_contended;		/* @contended at the window's start */
-	uint32_t quiet;			/* windows in a row without contention */
+	uint32_t quiet;			/* windows without contention since the
+					 * last contended one (>1/16) */
 } __sp_cacheline_aligned;
 
 _Static_assert(sizeof(struct sp_depot) % SP_CACHE_LINE == 0,

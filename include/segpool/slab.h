@@ -206,10 +206,12 @@ segpool_cache_alloc_node(struct segpool_cache *cache, unsigned int gfp,
  * @cache: the cache the object was allocated from.
  * @obj:   the object, or NULL (a no-op).
  *
- * A pointer segpool never handed out, an interior pointer, an object of
- * another cache and a double free that is cheap to see (the object is the
- * slab's free-list head, or its slab holds no allocated object) are
- * reported and abort the process.
+ * Always checked, and reported with an abort: a pointer segpool never
+ * handed out, an interior pointer, an object of another cache, and a double
+ * free that is cheap to see: the object is already on top of the CPU's
+ * magazine (an immediate repeat), or at slab level the slab's free-list
+ * head, or its slab holds no allocated object.  A double free with other
+ * frees in between can go unseen until the debug options exist.
  *
  * Context: any thread, not only the allocating one.
  */
