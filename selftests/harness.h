@@ -35,6 +35,63 @@ int sp_test_run(const char *group, const struct CMUnitTest *tests,
 				   argc, argv);				\
 	}
 
+/*
+ * Variants: a setting fixed for the life of a process (an environment
+ * variable the library reads once at start-up, a glibc tunable) is tested by
+ * running the program again under it.  A program ends with
+ *	SP_TEST_MAIN_VARIANTS(tests, variants)
+ * instead of SP_TEST_MAIN.  Run by hand, it runs one cmocka test per
+ * variant, named after it, and nothing else: that test runs the program
+ * again (sp_test_rerun()) with the variant's environment changes,
+ * SEGPOOL_TEST_VARIANT=<name> and the same filter, and passes when the child
+ * exits 0 (skips when it exits SP_TEST_SKIP_STATUS).  In the child,
+ * SEGPOOL_TEST_VARIANT is set and @tests run as under SP_TEST_MAIN;
+ * sp_test_variant() tells them where they are.  One variant can be run
+ * directly by setting what its entry sets; in selftests/test_percpu:
+ *	SEGPOOL_TEST_VARIANT=runs_in_mode_lock SEGPOOL_PERCPU=lock ./test_percpu
+ */
+struct sp_test_variant {
+	const char *name;		/* the parent's test name */
+	const char *const *env;		/* "NAME=value" sets, "NAME" unsets;
+					 * NULL-terminated (or NULL) */
+};
+
+int sp_test_run_variants(const char *group, const struct CMUnitTest *tests,
+			 size_t n, const struct sp_test_variant *variants,
+			 size_t nvariants, int argc, char **argv);
+
+#define SP_TEST_MAIN_VARIANTS(tests, variants)				\
+	int main(int argc, char **argv)					\
+	{								\
+		return sp_test_run_variants(__FILE__, tests,		\
+				sizeof(tests) / sizeof(tests[0]),	\
+				variants,				\
+				sizeof(variants) / sizeof(variants[0]), \
+				argc, argv);				\
+	}
+
+/* The variant this process runs in (SEGPOOL_TEST_VARIANT), or NULL. */
+const char *sp_test_variant(void);
+
+/*
+ * sp_test_rerun() - run this program again in a child process and wait.
+ * @env: environment changes as in struct sp_test_variant (may be NULL).
+ * @arg: the child's argv[1] (a test filter), or NULL for none.
+ *
+ * The child runs the same executable file (/proc/self/exe: a rebuild in the
+ * meantime does not matter) and inherits stdout and stderr.  Under valgrind
+ * it runs under valgrind too (a child of valgrind would run natively):
+ * with the command in SEGPOOL_TEST_WRAPPER when that names valgrind (the
+ * variable run-selftests.sh reads, when exported), else with
+ * "valgrind -q --error-exitcode=99"; with --trace-children=yes in that
+ * command valgrind follows the exec by itself.
+ *
+ * Context: only the calling thread forks and waits; others may run.
+ * Return: the child's exit status, 128 + the signal that killed it, or -1
+ * (errno set) when it could not be started.
+ */
+int sp_test_rerun(const char *const *env, const char *arg);
+
 /* The seed for this run (printed once, on first use). */
 uint64_t sp_test_seed(void);
 
