@@ -116,9 +116,15 @@ static void sp_spin_unlock(uint32_t *lock)
 
 /* --- owning a slot ------------------------------------------------------------ */
 
+static inline void sp_stat_add(struct sp_pcpu_slot *slot, enum sp_pcpu_stat s,
+			       uint64_t n)
+{
+	SP_WRITE_ONCE(slot->stat[s], slot->stat[s] + n);
+}
+
 static inline void sp_stat_inc(struct sp_pcpu_slot *slot, enum sp_pcpu_stat s)
 {
-	SP_WRITE_ONCE(slot->stat[s], slot->stat[s] + 1);
+	sp_stat_add(slot, s, 1);
 }
 
 /*
@@ -345,6 +351,7 @@ static struct sp_mag *sp_depot_exchange(struct sp_pcpu_cache *pc,
 			sp_push(&d->full, give);
 			d->nr_full++;
 			sp_stat_inc(slot, SP_STAT_DEPOT_PUT_FULL);
+			sp_stat_add(slot, SP_STAT_DEPOT_PUT_OBJS, give->count);
 		} else {
 			drop = give;
 		}
@@ -354,6 +361,7 @@ static struct sp_mag *sp_depot_exchange(struct sp_pcpu_cache *pc,
 		if (got) {
 			d->nr_full--;
 			sp_stat_inc(slot, SP_STAT_DEPOT_GET_FULL);
+			sp_stat_add(slot, SP_STAT_DEPOT_GET_OBJS, got->count);
 		}
 	} else {
 		got = sp_pop(&d->empty);
@@ -366,6 +374,7 @@ static struct sp_mag *sp_depot_exchange(struct sp_pcpu_cache *pc,
 	sp_depot_unlock(d);
 
 	if (drop) {
+		sp_stat_add(slot, SP_STAT_FLUSH_OBJS, drop->count);
 		sp_mag_flush(pc, drop);
 		sp_stat_inc(slot, SP_STAT_MAG_FLUSH);
 		sp_mag_free(drop);
@@ -464,6 +473,7 @@ void *sp_pcpu_alloc_slow(struct sp_pcpu_cache *pc)
 			}
 			full->count = full->cap;
 			sp_stat_inc(slot, SP_STAT_MAG_FILL);
+			sp_stat_add(slot, SP_STAT_FILL_OBJS, full->cap);
 		}
 		slot->loaded = full;
 		m = full;
@@ -531,6 +541,7 @@ void sp_pcpu_free_slow(struct sp_pcpu_cache *pc, void *obj, unsigned int node)
 			empty = slot->prev;
 			slot->prev = NULL;
 			if (empty) {
+				sp_stat_add(slot, SP_STAT_FLUSH_OBJS, empty->count);
 				sp_mag_flush(pc, empty);
 				sp_stat_inc(slot, SP_STAT_MAG_FLUSH);
 			}
@@ -559,10 +570,12 @@ static void sp_slot_drain(struct sp_pcpu_cache *pc, unsigned long i)
 
 	if (m) {
 		m->count = sp_mag_count_at(m, top);
+		sp_stat_add(slot, SP_STAT_FLUSH_OBJS, m->count);
 		sp_mag_flush(pc, m);
 		sp_mag_free(m);
 	}
 	if (slot->prev) {
+		sp_stat_add(slot, SP_STAT_FLUSH_OBJS, slot->prev->count);
 		sp_mag_flush(pc, slot->prev);
 		sp_mag_free(slot->prev);
 	}
@@ -700,6 +713,8 @@ void sp_pcpu_fork_child(struct sp_pcpu_cache *pc)
 		struct sp_pcpu_slot *slot = &pc->slots[i];
 
 		if (sp_mag_top_is_busy(slot->top) || slot->lock) {
+			/* given up: balance the occupancy counters */
+			slot->stat[SP_STAT_FLUSH_OBJS] += sp_pcpu_slot_objects(pc, i);
 			slot->loaded = NULL;
 			slot->prev = NULL;
 			slot->top = sp_mag_top_none;
@@ -734,18 +749,19 @@ int sp_pcpu_set_tunables(struct sp_pcpu_cache *pc, unsigned int mag_size,
 
 unsigned int sp_pcpu_slot_objects(struct sp_pcpu_cache *pc, unsigned long i)
 {
-	struct sp_pcpu_slot *slot = &pc->slots[i];
-	void **top = SP_READ_ONCE(slot->top);
-	struct sp_mag *m = SP_READ_ONCE(slot->loaded);
-	struct sp_mag *prev = SP_READ_ONCE(slot->prev);
-	unsigned int n = 0;
+	const struct sp_pcpu_slot *slot = &pc->slots[i];
+	uint64_t in, out;
 
-	if (m && !sp_mag_top_is_busy(top) && top != sp_mag_top_none &&
-	    top >= sp_mag_base(m) && top <= sp_mag_base(m) + m->cap)
-		n += sp_mag_count_at(m, top);
-	if (prev)
-		n += SP_READ_ONCE(prev->count);
-	return n;
+	in = SP_READ_ONCE(slot->free_hits) +
+	     SP_READ_ONCE(slot->stat[SP_STAT_FREE_SLOWPATH]) +
+	     SP_READ_ONCE(slot->stat[SP_STAT_FILL_OBJS]) +
+	     SP_READ_ONCE(slot->stat[SP_STAT_DEPOT_GET_OBJS]);
+	out = SP_READ_ONCE(slot->alloc_hits) +
+	      SP_READ_ONCE(slot->stat[SP_STAT_ALLOC_SLOWPATH]) +
+	      SP_READ_ONCE(slot->stat[SP_STAT_FLUSH_OBJS]) +
+	      SP_READ_ONCE(slot->stat[SP_STAT_DEPOT_PUT_OBJS]);
+	/* read while the owner moves objects, out may run ahead of in */
+	return in > out ? (unsigned int)(in - out) : 0;
 }
 
 void sp_pcpu_read_stats(struct sp_pcpu_cache *pc, struct sp_pcpu_stats *st)

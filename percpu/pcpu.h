@@ -45,7 +45,12 @@ enum sp_pcpu_stat {
 	SP_STAT_MAG_FLUSH,		/* magazine emptied into slabs */
 	SP_STAT_BYPASS,			/* slot owned by another: went to slabs */
 	SP_STAT_REMOTE_FREE,		/* object of another node sent home */
-	SP_STAT_RSEQ_ABORT,		/* restartable sequences aborted */
+	SP_STAT_RSEQ_ABORT,		/* slow-path sequences aborted */
+	/* objects moved, for the slot's occupancy (see sp_pcpu_slot_objects) */
+	SP_STAT_FILL_OBJS,		/* into the slot from the slabs */
+	SP_STAT_FLUSH_OBJS,		/* out of the slot into the slabs */
+	SP_STAT_DEPOT_GET_OBJS,		/* into the slot from the depot */
+	SP_STAT_DEPOT_PUT_OBJS,		/* out of the slot into the depot */
 	SP_STAT_NR,
 };
 
@@ -158,7 +163,11 @@ struct sp_pcpu_stats {
 };
 SP_INTERNAL void sp_pcpu_read_stats(struct sp_pcpu_cache *pc,
 				    struct sp_pcpu_stats *st);
-/* Objects held in slot @i's magazines (racy read; exact when quiet). */
+/*
+ * Objects held in slot @i's magazines, from its counters alone (objects in
+ * minus objects out), never from the magazines the owner is changing: a
+ * lock-free read that is exact whenever the slot is quiet.
+ */
 SP_INTERNAL unsigned int sp_pcpu_slot_objects(struct sp_pcpu_cache *pc,
 					      unsigned long i);
 
