@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
  * selftests/harness.c - the shared main(), seed, RSS and death-test helpers,
- * and the re-run of a program under variants of its environment.
+ * load scaling, CPU pinning, cache and fault-point helpers, and the re-run
+ * of a program under variants of its environment.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +17,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "segpool_config.h"
+#include "internal/fault.h"
 #include "selftests/harness.h"
 
 #define SP_TEST_DEFAULT_SEED 0x5e69001ULL
@@ -60,6 +64,208 @@ bool sp_test_under_valgrind(void)
 
 	return p && (strstr(p, "vgpreload") || strstr(p, "valgrind"));
 }
+
+/* --- loads ---------------------------------------------------------------- */
+
+double sp_test_load_scale(void)
+{
+	const char *s = getenv("SEGPOOL_TEST_SCALE");
+
+	if (s && *s) {
+		double v = strtod(s, NULL);
+
+		if (v > 0)
+			return v;
+	}
+	if (sp_test_under_valgrind())
+		return 0.02;
+#if defined(CONFIG_SEGPOOL_TSAN)
+	return 0.2;
+#elif defined(CONFIG_SEGPOOL_ASAN)
+	return 0.5;
+#else
+	return 1.0;
+#endif
+}
+
+unsigned long sp_test_scaled(unsigned long n, unsigned long min)
+{
+	double v = (double)n * sp_test_load_scale();
+
+	return v < (double)min ? min : (unsigned long)v;
+}
+
+/* --- CPUs ----------------------------------------------------------------- */
+
+static cpu_set_t sp_start_cpus;
+static int sp_nr_start_cpus;
+
+/* Before main(): no test has pinned anything yet. */
+__attribute__((constructor)) static void sp_save_start_cpus(void)
+{
+	if (sched_getaffinity(0, sizeof(sp_start_cpus), &sp_start_cpus)) {
+		CPU_ZERO(&sp_start_cpus);
+		CPU_SET(0, &sp_start_cpus);
+	}
+	sp_nr_start_cpus = CPU_COUNT(&sp_start_cpus);
+}
+
+int sp_test_nr_cpus(void)
+{
+	return sp_nr_start_cpus;
+}
+
+int sp_test_allowed_cpu(unsigned int k)
+{
+	k %= (unsigned int)sp_nr_start_cpus;
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, &sp_start_cpus) && k-- == 0)
+			return cpu;
+	return 0;	/* not reached: the set has sp_nr_start_cpus CPUs */
+}
+
+int sp_test_pin(int cpu)
+{
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	return pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+}
+
+void sp_test_unpin(void)
+{
+	pthread_setaffinity_np(pthread_self(), sizeof(sp_start_cpus),
+			       &sp_start_cpus);
+}
+
+/* --- caches --------------------------------------------------------------- */
+
+struct segpool_cache_info sp_test_info(struct segpool_cache *c)
+{
+	struct segpool_cache_info info;
+
+	memset(&info, 0, sizeof(info));
+	info.size = sizeof(info);
+	assert_int_equal(segpool_cache_get_info(c, &info), 0);
+	return info;
+}
+
+bool sp_test_all_bytes(const void *p, unsigned char b, size_t n)
+{
+	const unsigned char *c = p;
+
+	for (size_t i = 0; i < n; i++)
+		if (c[i] != b)
+			return false;
+	return true;
+}
+
+/* --- patterns ------------------------------------------------------------- */
+
+/* The word at index @i of @tag's pattern. */
+static uint64_t sp_pattern_word(uint64_t tag, size_t i)
+{
+	uint64_t x = (tag + 0x51) * 0x9e3779b97f4a7c15ULL ^
+		     (i + 1) * 0xbf58476d1ce4e5b9ULL;
+
+	return x ^ (x >> 31);
+}
+
+/* Index of the first byte in which @a and @b (@n bytes) differ, or @n. */
+static size_t sp_first_diff(const void *a, const void *b, size_t n)
+{
+	const unsigned char *x = a, *y = b;
+	size_t i = 0;
+
+	while (i < n && x[i] == y[i])
+		i++;
+	return i;
+}
+
+void sp_test_pattern_fill(void *p, size_t size, uint64_t tag)
+{
+	unsigned char *b = p;
+	size_t i, words = size / 8;
+	uint64_t w;
+
+	for (i = 0; i < words; i++) {
+		w = sp_pattern_word(tag, i);
+		memcpy(b + 8 * i, &w, 8);
+	}
+	if (size % 8) {
+		w = sp_pattern_word(tag, words);
+		memcpy(b + 8 * words, &w, size % 8);
+	}
+}
+
+size_t sp_test_pattern_check(const void *p, size_t size, uint64_t tag)
+{
+	const unsigned char *b = p;
+	size_t i, words = size / 8;
+	uint64_t w, v;
+
+	for (i = 0; i < words; i++) {
+		w = sp_pattern_word(tag, i);
+		memcpy(&v, b + 8 * i, 8);
+		if (v != w)
+			return 8 * i + sp_first_diff(&v, &w, 8);
+	}
+	w = sp_pattern_word(tag, words);
+	return 8 * words + sp_first_diff(b + 8 * words, &w, size % 8);
+}
+
+/* --- fault points --------------------------------------------------------- */
+
+void sp_test_disarm_faults(void)
+{
+	for (int p = 0; p < SP_FAULT_NR; p++)
+		sp_fault_arm((enum sp_fault_point)p, 0, 0);
+}
+
+int sp_test_faults_teardown(void **state)
+{
+	(void)state;
+	sp_test_disarm_faults();
+	return 0;
+}
+
+int sp_test_filler_fill(struct sp_test_filler *f, const char *name,
+			size_t size)
+{
+	memset(f, 0, sizeof(*f));
+	f->c = segpool_cache_create(name, size, 0, 0, NULL);
+	assert_non_null(f->c);
+	for (;;) {
+		void *p;
+
+		if (f->n == f->cap) {
+			f->cap = f->cap ? 2 * f->cap : 4096;
+			f->objs = realloc(f->objs, f->cap * sizeof(*f->objs));
+			assert_non_null(f->objs);
+		}
+		errno = 0;
+		p = segpool_cache_alloc(f->c, 0);
+		if (!p)
+			return errno;
+		f->objs[f->n++] = p;
+		if (f->n * size > SP_TEST_FILLER_LIMIT) {
+			sp_test_disarm_faults();
+			fail_msg("%s: %zu objects and the fault never bit", name,
+				 f->n);
+		}
+	}
+}
+
+void sp_test_filler_done(struct sp_test_filler *f)
+{
+	segpool_cache_free_bulk(f->c, f->n, f->objs);
+	assert_int_equal(segpool_cache_destroy(f->c), 0);
+	free(f->objs);
+	memset(f, 0, sizeof(*f));
+}
+
+/* --- death tests ---------------------------------------------------------- */
 
 bool sp_test_expect_death(void (*fn)(void *), void *arg, const char *needle)
 {
@@ -111,6 +317,22 @@ bool sp_test_expect_death(void (*fn)(void *), void *arg, const char *needle)
 
 #define SP_TEST_VARIANT_ENV	"SEGPOOL_TEST_VARIANT"
 #define SP_TEST_WRAP_WORDS	32
+
+#ifdef CONFIG_SEGPOOL_TSAN
+const char sp_test_percpu_rseq[] = "SEGPOOL_PERCPU";	/* unset: lock mode */
+#else
+const char sp_test_percpu_rseq[] = "SEGPOOL_PERCPU=rseq";
+#endif
+
+const char *const sp_test_env_percpu_rseq[] = {
+	sp_test_percpu_rseq, "SEGPOOL_PERCPU_ID", NULL,
+};
+const char *const sp_test_env_percpu_lock[] = {
+	"SEGPOOL_PERCPU=lock", "SEGPOOL_PERCPU_ID", NULL,
+};
+const char *const sp_test_env_percpu_off[] = {
+	"SEGPOOL_PERCPU=off", "SEGPOOL_PERCPU_ID", NULL,
+};
 
 const char *sp_test_variant(void)
 {

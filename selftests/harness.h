@@ -10,6 +10,10 @@
  * Random tests take their seed from sp_test_seed(): SEGPOOL_TEST_SEED when
  * set, a fixed default otherwise; the seed is printed so a run can be
  * repeated exactly.
+ *
+ * Loads shrink by sp_test_load_scale() (valgrind, the sanitizers,
+ * SEGPOOL_TEST_SCALE); tests that pin threads pick their CPUs with
+ * sp_test_allowed_cpu() among those the program started with.
  */
 #ifndef SP_SELFTESTS_HARNESS_H
 #define SP_SELFTESTS_HARNESS_H
@@ -20,6 +24,8 @@
 #include <stdint.h>
 #include <stdbool.h>
 #include <cmocka.h>
+
+#include <segpool/segpool.h>
 
 /* Exit status a test program uses when it cannot run here (kselftest's). */
 #define SP_TEST_SKIP_STATUS 4
@@ -74,6 +80,20 @@ int sp_test_run_variants(const char *group, const struct CMUnitTest *tests,
 const char *sp_test_variant(void);
 
 /*
+ * Per-CPU modes as variants: the environment changes of a child that runs
+ * in rseq mode, in lock mode, or with the per-CPU layer off (each unsets
+ * SEGPOOL_PERCPU_ID too).  sp_test_percpu_rseq, the setting that asks for
+ * rseq mode, starts variants of it: "SEGPOOL_PERCPU=rseq", except in a
+ * ThreadSanitizer build (TSan cannot see into the rseq assembly), where it
+ * unsets SEGPOOL_PERCPU: the default there, lock mode, is what such a child
+ * runs in and checks.
+ */
+extern const char sp_test_percpu_rseq[];
+extern const char *const sp_test_env_percpu_rseq[];
+extern const char *const sp_test_env_percpu_lock[];
+extern const char *const sp_test_env_percpu_off[];
+
+/*
  * sp_test_rerun() - run this program again in a child process and wait.
  * @env: environment changes as in struct sp_test_variant (may be NULL).
  * @arg: the child's argv[1] (a test filter), or NULL for none.
@@ -112,6 +132,117 @@ size_t sp_test_rss(void);
 
 /* True when running under valgrind (slow: tests scale their loads down). */
 bool sp_test_under_valgrind(void);
+
+/*
+ * sp_test_load_scale() - the factor a test multiplies its loads by.
+ *
+ * SEGPOOL_TEST_SCALE when it holds a positive number (0.1 runs a tenth of
+ * the operations); otherwise 0.02 under valgrind, 0.2 in a ThreadSanitizer
+ * build, 0.5 in an AddressSanitizer build (CONFIG_SEGPOOL_TSAN and
+ * CONFIG_SEGPOOL_ASAN of segpool_config.h) and 1 elsewhere.
+ */
+double sp_test_load_scale(void);
+
+/* sp_test_scaled() - @n times sp_test_load_scale(), but at least @min. */
+unsigned long sp_test_scaled(unsigned long n, unsigned long min);
+
+/*
+ * CPUs.  The set of CPUs the process may run on is saved before main(), so
+ * it is the set the program was started with even after a test pinned its
+ * thread; sp_test_unpin() goes back to it.
+ */
+
+/* How many CPUs the process was started on (at least 1). */
+int sp_test_nr_cpus(void);
+
+/*
+ * sp_test_allowed_cpu() - the CPU at position @k (counted modulo
+ * sp_test_nr_cpus()) of the set the process was started on: 0 gives the
+ * first, 1 the second if there is one; any @k gives a CPU.
+ */
+int sp_test_allowed_cpu(unsigned int k);
+
+/*
+ * sp_test_pin() - bind the calling thread to @cpu.
+ *
+ * It reports and fails nothing itself (a worker thread may call it): a
+ * test that needs the pin checks the result.
+ * Return: 0, or the error number of pthread_setaffinity_np().
+ */
+int sp_test_pin(int cpu);
+
+/* sp_test_unpin() - let the calling thread run on every start-up CPU again. */
+void sp_test_unpin(void);
+
+/*
+ * sp_test_info() - segpool_cache_get_info() of @c into a zeroed record of
+ * the current size; fails the test when the call does not return 0.
+ * Context: the thread running the cmocka test (it asserts).
+ */
+struct segpool_cache_info sp_test_info(struct segpool_cache *c);
+
+/* Are all @n bytes at @p equal to @b? */
+bool sp_test_all_bytes(const void *p, unsigned char b, size_t n);
+
+/*
+ * sp_test_pattern_fill() - fill the @size bytes at @p (any alignment) with
+ * the pattern of @tag: 64-bit words derived from @tag and their index.
+ * Objects filled under different tags hold different bytes, so an object
+ * that two owners share, or that the allocator overwrote, shows.
+ */
+void sp_test_pattern_fill(void *p, size_t size, uint64_t tag);
+
+/*
+ * sp_test_pattern_check() - where the @size bytes at @p first differ from
+ * @tag's pattern.
+ * Return: the offset of the first wrong byte, or @size when all are right.
+ */
+size_t sp_test_pattern_check(const void *p, size_t size, uint64_t tag);
+
+/*
+ * Fault points (internal/fault.h).  A test that arms one runs with
+ * sp_test_faults_teardown() as its cmocka teardown, so that a failed
+ * assertion does not leave it armed for the tests after it.
+ */
+
+/* sp_test_disarm_faults() - disarm every fault point. */
+void sp_test_disarm_faults(void);
+
+/* A cmocka teardown: sp_test_disarm_faults(); returns 0. */
+int sp_test_faults_teardown(void **state);
+
+/*
+ * A filler takes all the memory the regions have committed (or bound) while
+ * a commit or mbind fault point is armed: the region reuses freed blocks
+ * without a new commit, so such a fault bites only once the committed memory
+ * is used up.  SP_TEST_FILLER_SIZE gives one-page slabs, which fit in any
+ * free block.
+ */
+#define SP_TEST_FILLER_SIZE	256
+#define SP_TEST_FILLER_LIMIT	(2048UL << 20)	/* gives up after 2 GiB */
+
+struct sp_test_filler {
+	struct segpool_cache *c;	/* cache @name of the filler's objects */
+	void **objs;			/* what it holds: @n of @cap */
+	size_t n, cap;
+};
+
+/*
+ * sp_test_filler_fill() - create cache @name of @size-byte objects in @f
+ * and allocate from it until an allocation fails.
+ *
+ * When SP_TEST_FILLER_LIMIT bytes came and none failed (the fault never bit),
+ * disarms every fault point and fails the test.
+ * Return: errno of the allocation that failed (ENOMEM is expected).
+ */
+int sp_test_filler_fill(struct sp_test_filler *f, const char *name,
+			size_t size);
+
+/*
+ * sp_test_filler_done() - free what @f holds and destroy its cache (fails
+ * the test when the destroy does); @f is zeroed.
+ */
+void sp_test_filler_done(struct sp_test_filler *f);
 
 /*
  * sp_test_expect_death() - run @fn(@arg) in a forked child and check that it

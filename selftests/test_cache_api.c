@@ -28,13 +28,6 @@
 			fail_msg("%s: " fmt, #cond, __VA_ARGS__);	\
 	} while (0)
 
-static void info_of(struct segpool_cache *c, struct segpool_cache_info *info)
-{
-	memset(info, 0, sizeof(*info));
-	info->size = sizeof(*info);
-	assert_int_equal(segpool_cache_get_info(c, info), 0);
-}
-
 static struct segpool_cache *mk(const char *name, size_t size, size_t align,
 				unsigned long flags, void (*ctor)(void *))
 {
@@ -291,11 +284,11 @@ static void test_alloc_bad_args(void **state)
 	assert_int_equal(errno, EINVAL);
 
 	/* nothing of the above allocated anything or counted as ENOMEM */
-	info_of(c, &info);
+	info = sp_test_info(c);
 	assert_int_equal(info.active_objs, 0);
 	assert_int_equal(info.allocs, 0);
 	assert_int_equal(info.alloc_failures, 0);
-	info_of(cc, &info);
+	info = sp_test_info(cc);
 	assert_int_equal(info.active_objs, 0);
 	assert_int_equal(info.alloc_failures, 0);
 
@@ -354,7 +347,7 @@ static void test_alloc_bad_args(void **state)
 	assert_int_equal(segpool_cache_shrink(NULL), -EINVAL);
 	assert_int_equal(errno, EINVAL);
 
-	info_of(c, &info);
+	info = sp_test_info(c);
 	assert_int_equal(info.active_objs, 0);
 	destroy_ok(c);
 	destroy_ok(cc);
@@ -400,7 +393,7 @@ static void test_alignment(void **state)
 		snprintf(name, sizeof(name), "tca-al-%zu-%zu-%d", size, align,
 			 variant);
 		c = mk(name, size, align, flags, ctor);
-		info_of(c, &info);
+		info = sp_test_info(c);
 		CHECK(info.object_size == size, "%s: object_size %zu", name,
 		      info.object_size);
 		CHECK(info.align >= want && (info.align & (info.align - 1)) == 0,
@@ -437,7 +430,7 @@ static void test_alignment(void **state)
 				p[0] = 0xc7;
 			objs[k] = p;
 		}
-		info_of(c, &info);
+		info = sp_test_info(c);
 		CHECK(info.active_objs == n, "%s: active %llu, held %zu", name,
 		      (unsigned long long)info.active_objs, n);
 		for (k = 0; k < n; k++)
@@ -521,7 +514,7 @@ static void test_no_overlap(void **state)
 	for (ci = 0; ci < NCACHES; ci++) {
 		struct segpool_cache_info info;
 
-		info_of(caches[ci], &info);
+		info = sp_test_info(caches[ci]);
 		assert_int_equal(info.active_objs, 0);
 		destroy_ok(caches[ci]);
 	}
@@ -570,22 +563,11 @@ static void check_all_constructed(void **objs, size_t nobj, const char *what)
 	}
 }
 
-static bool all_bytes(const void *p, unsigned char b, size_t n)
-{
-	const unsigned char *c = p;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (c[i] != b)
-			return false;
-	return true;
-}
-
 static void ctor_check_counts(struct segpool_cache *c, const char *what)
 {
 	struct segpool_cache_info info;
 
-	info_of(c, &info);
+	info = sp_test_info(c);
 	CHECK(info.total_objs == info.total_slabs * info.objs_per_slab,
 	      "%s: total_objs %llu, %llu slabs of %u", what,
 	      (unsigned long long)info.total_objs,
@@ -626,11 +608,11 @@ static void test_ctor(void **state)
 		first = segpool_cache_alloc(c, 0);
 		assert_non_null(first);
 		CHECK(ctor_calls >= 1, "%s: no ctor call", name);
-		CHECK(all_bytes(first, CTOR_BYTE, ctor_size),
+		CHECK(sp_test_all_bytes(first, CTOR_BYTE, ctor_size),
 		      "%s: first object not constructed", name);
 		ctor_check_counts(c, name);
 
-		info_of(c, &info);
+		info = sp_test_info(c);
 		n = 2 * (size_t)info.objs_per_slab + 3;
 		if (n > 20000)
 			n = 20000;
@@ -640,7 +622,8 @@ static void test_ctor(void **state)
 			for (k = 0; k < n; k++) {
 				objs[k] = segpool_cache_alloc(c, 0);
 				CHECK(objs[k] != NULL, "%s: alloc failed", name);
-				CHECK(all_bytes(objs[k], CTOR_BYTE, ctor_size),
+				CHECK(sp_test_all_bytes(objs[k], CTOR_BYTE,
+							ctor_size),
 				      "%s round %d: object %zu (%p) not in constructed state",
 				      name, round, k, objs[k]);
 			}
@@ -655,7 +638,7 @@ static void test_ctor(void **state)
 		for (k = 0; k < n; k++) {
 			objs[k] = segpool_cache_alloc(c, 0);
 			CHECK(objs[k] != NULL, "%s: alloc after shrink failed", name);
-			CHECK(all_bytes(objs[k], CTOR_BYTE, ctor_size),
+			CHECK(sp_test_all_bytes(objs[k], CTOR_BYTE, ctor_size),
 			      "%s: object %p not constructed after shrink",
 			      name, objs[k]);
 		}
@@ -713,7 +696,7 @@ static void test_zero(void **state)
 			for (k = 0; k < n; k++) {
 				CHECK(objs[k] != NULL, "%s round %d: alloc failed",
 				      name, round);
-				CHECK(all_bytes(objs[k], 0, size),
+				CHECK(sp_test_all_bytes(objs[k], 0, size),
 				      "%s round %d: object %p not zeroed", name,
 				      round, objs[k]);
 			}
@@ -742,7 +725,7 @@ static void test_cache_macro(void **state)
 	assert_non_null(c);
 	assert_string_equal(segpool_cache_name(c), "tca_aligned");
 	assert_int_equal(segpool_cache_object_size(c), sizeof(struct tca_aligned));
-	info_of(c, &info);
+	info = sp_test_info(c);
 	assert_true(info.align >= 64);
 	for (i = 0; i < 50; i++) {
 		o[i] = segpool_cache_alloc(c, 0);
@@ -752,7 +735,8 @@ static void test_cache_macro(void **state)
 		memset(o[i], i, sizeof(*o[i]));
 	}
 	for (i = 0; i < 50; i++) {
-		assert_true(all_bytes(o[i], (unsigned char)i, sizeof(*o[i])));
+		assert_true(sp_test_all_bytes(o[i], (unsigned char)i,
+					      sizeof(*o[i])));
 		segpool_cache_free(c, o[i]);
 	}
 	/* a second cache of the same type is a duplicate name */
@@ -797,7 +781,7 @@ static void test_bulk(void **state)
 
 	(void)state;
 	c = mk("tca-bulk", 72, 0, 0, NULL);
-	info_of(c, &info);
+	info = sp_test_info(c);
 	n = 3 * (size_t)info.objs_per_slab + 7;
 	if (n < 100)
 		n = 100;
@@ -807,7 +791,7 @@ static void test_bulk(void **state)
 	objs[0] = (void *)0x1;
 	assert_int_equal(segpool_cache_alloc_bulk(c, 0, 0, objs), 0);
 	assert_ptr_equal(objs[0], (void *)0x1);
-	info_of(c, &info);
+	info = sp_test_info(c);
 	assert_int_equal(info.active_objs, 0);
 
 	r = segpool_cache_alloc_bulk(c, 0, 100, objs);
@@ -817,22 +801,22 @@ static void test_bulk(void **state)
 		assert_int_equal((uintptr_t)objs[k] % 8, 0);
 		memset(objs[k], (int)k, 72);
 	}
-	info_of(c, &info);
+	info = sp_test_info(c);
 	assert_int_equal(info.active_objs, 100);
 	assert_int_equal(info.allocs, 100);
 	for (k = 0; k < 100; k++)
-		assert_true(all_bytes(objs[k], (unsigned char)k, 72));
+		assert_true(sp_test_all_bytes(objs[k], (unsigned char)k, 72));
 	/* NULL entries are skipped */
 	keep[0] = objs[3];
 	keep[1] = objs[50];
 	objs[3] = NULL;
 	objs[50] = NULL;
 	segpool_cache_free_bulk(c, 100, objs);
-	info_of(c, &info);
+	info = sp_test_info(c);
 	assert_int_equal(info.active_objs, 2);
 	assert_int_equal(info.frees, 98);
-	assert_true(all_bytes(keep[0], 3, 72));
-	assert_true(all_bytes(keep[1], 50, 72));
+	assert_true(sp_test_all_bytes(keep[0], 3, 72));
+	assert_true(sp_test_all_bytes(keep[1], 50, 72));
 
 	/* a bulk spanning several slabs */
 	r = segpool_cache_alloc_bulk(c, 0, n, objs);
@@ -841,11 +825,11 @@ static void test_bulk(void **state)
 	check_distinct(objs, n + 1, 72);
 	objs[n] = keep[1];
 	check_distinct(objs, n + 1, 72);
-	info_of(c, &info);
+	info = sp_test_info(c);
 	assert_int_equal(info.active_objs, n + 2);
 	assert_true(info.total_slabs >= 3);
 	segpool_cache_free_bulk(c, n, objs);
-	info_of(c, &info);
+	info = sp_test_info(c);
 	assert_int_equal(info.active_objs, 2);
 	{
 		char msg[1024];
@@ -856,7 +840,7 @@ static void test_bulk(void **state)
 		assert_int_equal(e, EBUSY);
 	}
 	segpool_cache_free_bulk(c, 2, keep);
-	info_of(c, &info);
+	info = sp_test_info(c);
 	assert_int_equal(info.active_objs, 0);
 	assert_int_equal(info.allocs, info.frees);
 	destroy_ok(c);
@@ -864,53 +848,14 @@ static void test_bulk(void **state)
 }
 
 /*
- * The region commits memory in large chunks and reuses freed blocks without
- * a new commit, so a commit fault only bites once the committed memory is
- * used up.  A filler cache with one-page slabs (which can use any free
- * block) takes all of it while the commit fault is armed.
+ * A filler (struct sp_test_filler) takes all the memory the region has
+ * committed while the commit fault is armed, so that the next slab needs a
+ * new commit.  The fault tests run with sp_test_faults_teardown().
  */
-struct filler {
-	struct segpool_cache *c;
-	void **objs;
-	size_t n, cap;
-};
-
-#define FILLER_SIZE	256
-#define FILLER_LIMIT	(2048UL << 20)	/* give up after 2 GiB */
-
-/* Teardown of the fault tests: a failed assertion must not leave a fault
- * point armed for the tests after it. */
-static int disarm_faults(void **state)
+static void filler_fill(struct sp_test_filler *f, const char *name)
 {
-	(void)state;
-	for (int p = 0; p < SP_FAULT_NR; p++)
-		sp_fault_arm((enum sp_fault_point)p, 0, 0);
-	return 0;
-}
-
-static void filler_fill(struct filler *f, const char *name)
-{
-	memset(f, 0, sizeof(*f));
-	f->c = mk(name, FILLER_SIZE, 0, 0, NULL);
-	for (;;) {
-		void *p;
-
-		if (f->n == f->cap) {
-			f->cap = f->cap ? 2 * f->cap : 4096;
-			f->objs = realloc(f->objs, f->cap * sizeof(*f->objs));
-			assert_non_null(f->objs);
-		}
-		p = segpool_cache_alloc(f->c, 0);
-		if (!p)
-			break;
-		f->objs[f->n++] = p;
-		if (f->n * FILLER_SIZE > FILLER_LIMIT) {
-			sp_fault_arm(SP_FAULT_COMMIT, 0, 0);
-			fail_msg("%s: %zu objects and the commit fault never bit",
-				 name, f->n);
-		}
-	}
-	assert_int_equal(errno, ENOMEM);
+	assert_int_equal(sp_test_filler_fill(f, name, SP_TEST_FILLER_SIZE),
+			 ENOMEM);
 }
 
 /*
@@ -920,7 +865,7 @@ static void filler_fill(struct filler *f, const char *name)
  * per-CPU magazines handed them out, so the count is measured, not
  * assumed.  Return: the slabs released.
  */
-static int filler_give_back(struct filler *f, int slabs, size_t per)
+static int filler_give_back(struct sp_test_filler *f, int slabs, size_t per)
 {
 	int released = 0, r;
 
@@ -934,19 +879,11 @@ static int filler_give_back(struct filler *f, int slabs, size_t per)
 	return released;
 }
 
-static void filler_done(struct filler *f)
-{
-	segpool_cache_free_bulk(f->c, f->n, f->objs);
-	destroy_ok(f->c);
-	free(f->objs);
-	memset(f, 0, sizeof(*f));
-}
-
 static void test_bulk_all_or_nothing(void **state)
 {
 	struct segpool_cache_info info;
 	struct segpool_cache *c;
-	struct filler f;
+	struct sp_test_filler f;
 	void *objs[64];
 	void *sentinel = (void *)&objs;
 	unsigned long hits;
@@ -968,7 +905,7 @@ static void test_bulk_all_or_nothing(void **state)
 	for (k = 0; k < 64; k++)
 		CHECK(objs[k] == sentinel || objs[k] == NULL,
 		      "failed bulk left an object in slot %zu", k);
-	info_of(c, &info);
+	info = sp_test_info(c);
 	assert_int_equal(info.active_objs, 0);
 	assert_true(info.alloc_failures >= 1);
 
@@ -985,13 +922,13 @@ static void test_bulk_all_or_nothing(void **state)
 	r = segpool_cache_alloc_bulk(c, 0, 64, objs);
 	assert_int_equal(r, 64);
 	check_distinct(objs, 64, 128);
-	info_of(c, &info);
+	info = sp_test_info(c);
 	assert_int_equal(info.active_objs, 64);
 	segpool_cache_free_bulk(c, 64, objs);
-	info_of(c, &info);
+	info = sp_test_info(c);
 	assert_int_equal(info.active_objs, 0);
 	destroy_ok(c);
-	filler_done(&f);
+	sp_test_filler_done(&f);
 }
 
 /*
@@ -1003,15 +940,15 @@ static void test_bulk_partial_failure(void **state)
 {
 	struct segpool_cache_info info;
 	struct segpool_cache *c;
-	struct filler f;
+	struct sp_test_filler f;
 	void **objs;
 	size_t n, per;
 	int r, e, freed_slabs;
 
 	(void)state;
 	/* the same geometry as the filler: one-page slabs */
-	c = mk("tca-bulkpart", FILLER_SIZE, 0, 0, NULL);
-	info_of(c, &info);
+	c = mk("tca-bulkpart", SP_TEST_FILLER_SIZE, 0, 0, NULL);
+	info = sp_test_info(c);
 	per = info.objs_per_slab;
 	sp_fault_arm(SP_FAULT_COMMIT, 0, 1000000);
 	filler_fill(&f, "tca-bulkpart-filler");
@@ -1029,7 +966,7 @@ static void test_bulk_partial_failure(void **state)
 	CHECK(r == 0, "bulk of %zu objects with room for about %d slabs of %zu returned %d",
 	      n, freed_slabs, per, r);
 	assert_int_equal(e, ENOMEM);
-	info_of(c, &info);
+	info = sp_test_info(c);
 	CHECK(info.active_objs == 0,
 	      "failed bulk of %zu left %llu objects allocated", n,
 	      (unsigned long long)info.active_objs);
@@ -1040,12 +977,12 @@ static void test_bulk_partial_failure(void **state)
 	/* and the memory it took is usable */
 	r = segpool_cache_alloc_bulk(c, 0, per, objs);
 	assert_int_equal(r, (int)per);
-	check_distinct(objs, per, FILLER_SIZE);
+	check_distinct(objs, per, SP_TEST_FILLER_SIZE);
 	segpool_cache_free_bulk(c, per, objs);
-	info_of(c, &info);
+	info = sp_test_info(c);
 	assert_int_equal(info.active_objs, 0);
 	destroy_ok(c);
-	filler_done(&f);
+	sp_test_filler_done(&f);
 	free(objs);
 }
 
@@ -1062,7 +999,7 @@ static void test_shrink(void **state)
 	(void)state;
 	c = mk("tca-shrink", 512, 0, 0, NULL);
 	assert_int_equal(segpool_cache_shrink(c), 0);	/* nothing yet */
-	info_of(c, &info);
+	info = sp_test_info(c);
 	n = 3 * (size_t)info.objs_per_slab + 5;
 	objs = calloc(n, sizeof(*objs));
 	assert_non_null(objs);
@@ -1073,11 +1010,11 @@ static void test_shrink(void **state)
 	}
 	for (k = 0; k < n; k++)
 		segpool_cache_free(c, objs[k]);
-	info_of(c, &before);
+	before = sp_test_info(c);
 	assert_int_equal(before.active_objs, 0);
 	assert_true(before.total_slabs >= 4);
 	r = segpool_cache_shrink(c);
-	info_of(c, &info);
+	info = sp_test_info(c);
 	CHECK(r == (int)before.total_slabs,
 	      "shrink released %d of %llu empty slabs", r,
 	      (unsigned long long)before.total_slabs);
@@ -1097,14 +1034,14 @@ static void test_shrink(void **state)
 		segpool_cache_free(c, objs[k]);
 	r = segpool_cache_shrink(c);
 	assert_true(r >= 3);
-	info_of(c, &info);
+	info = sp_test_info(c);
 	assert_int_equal(info.active_objs, 1);
 	assert_int_equal(info.total_slabs, 1);
 	assert_int_equal(info.active_slabs, 1);
 	memset(objs[0], 0x12, 512);	/* still ours */
 	segpool_cache_free(c, objs[0]);
 	assert_int_equal(segpool_cache_shrink(c), 1);
-	info_of(c, &info);
+	info = sp_test_info(c);
 	assert_int_equal(info.total_slabs, 0);
 
 	/* and the cache still works */
@@ -1162,7 +1099,7 @@ static void test_info_counts(void **state)
 	(void)state;
 	assert_non_null(held);
 	c = mk("tca-info", 96, 32, 0, NULL);
-	info_of(c, &info);
+	info = sp_test_info(c);
 	assert_int_equal(info.size, sizeof(info));
 	assert_int_equal(info.object_size, 96);
 	assert_true(info.align >= 32);
@@ -1185,7 +1122,7 @@ static void test_info_counts(void **state)
 			frees++;
 		}
 		if (step % 7 == 0) {
-			info_of(c, &info);
+			info = sp_test_info(c);
 			check_info_consistent(&info, nheld, allocs, frees);
 		}
 	}
@@ -1193,7 +1130,7 @@ static void test_info_counts(void **state)
 		segpool_cache_free(c, held[--nheld]);
 		frees++;
 	}
-	info_of(c, &info);
+	info = sp_test_info(c);
 	check_info_consistent(&info, 0, allocs, frees);
 	destroy_ok(c);
 	free(held);
@@ -1238,10 +1175,10 @@ static void test_destroy(void **state)
 	      "destroy message lacks the live count 37: \"%s\"", buf);
 
 	for (i = 0; i < 37; i++) {
-		assert_true(all_bytes(objs[i], (unsigned char)i, 300));
+		assert_true(sp_test_all_bytes(objs[i], (unsigned char)i, 300));
 		memset(objs[i], 0x5a, 300);
 	}
-	info_of(c, &info);
+	info = sp_test_info(c);
 	assert_int_equal(info.active_objs, 37);
 	assert_int_equal(info.total_slabs, info.active_slabs);
 	/* still a live cache: the name is taken, allocation works */
@@ -1425,8 +1362,10 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_zero),
 	cmocka_unit_test(test_cache_macro),
 	cmocka_unit_test(test_bulk),
-	cmocka_unit_test_teardown(test_bulk_all_or_nothing, disarm_faults),
-	cmocka_unit_test_teardown(test_bulk_partial_failure, disarm_faults),
+	cmocka_unit_test_teardown(test_bulk_all_or_nothing,
+				  sp_test_faults_teardown),
+	cmocka_unit_test_teardown(test_bulk_partial_failure,
+				  sp_test_faults_teardown),
 	cmocka_unit_test(test_shrink),
 	cmocka_unit_test(test_info_counts),
 	cmocka_unit_test(test_destroy),

@@ -37,27 +37,6 @@ __attribute__((constructor(101))) static void bind_always(void)
 	setenv("SEGPOOL_NUMA_BIND", "always", 1);
 }
 
-static void info_of(struct segpool_cache *c, struct segpool_cache_info *info)
-{
-	memset(info, 0, sizeof(*info));
-	info->size = sizeof(*info);
-	assert_int_equal(segpool_cache_get_info(c, info), 0);
-}
-
-static void disarm_all(void)
-{
-	sp_fault_arm(SP_FAULT_MMAP, 0, 0);
-	sp_fault_arm(SP_FAULT_COMMIT, 0, 0);
-	sp_fault_arm(SP_FAULT_MBIND, 0, 0);
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	disarm_all();
-	return 0;
-}
-
 static const char *point_name(enum sp_fault_point p)
 {
 	return p == SP_FAULT_MMAP ? "mmap" : p == SP_FAULT_COMMIT ? "commit" :
@@ -65,56 +44,16 @@ static const char *point_name(enum sp_fault_point p)
 }
 
 /*
- * The region commits (and binds) memory in large chunks and reuses freed
- * blocks without a new commit, so a commit or mbind fault bites only once
- * the committed memory is used up.  A filler cache with one-page slabs, which
- * can use any free block, takes all of it while the fault is armed.
+ * A filler (struct sp_test_filler) takes all the memory the regions have
+ * committed and bound while a commit or mbind fault is armed, so that the
+ * next slab needs a new commit (and mbind).
  */
-struct filler {
-	struct segpool_cache *c;
-	void **objs;
-	size_t n, cap;
-};
-
-#define FILLER_SIZE	256
-#define FILLER_LIMIT	(2048UL << 20)	/* give up after 2 GiB */
-
-static void filler_fill(struct filler *f, const char *name, size_t size)
+static void filler_fill(struct sp_test_filler *f, const char *name,
+			size_t size)
 {
-	int e;
+	int e = sp_test_filler_fill(f, name, size);
 
-	memset(f, 0, sizeof(*f));
-	f->c = segpool_cache_create(name, size, 0, 0, NULL);
-	assert_non_null(f->c);
-	for (;;) {
-		void *p;
-
-		if (f->n == f->cap) {
-			f->cap = f->cap ? 2 * f->cap : 4096;
-			f->objs = realloc(f->objs, f->cap * sizeof(*f->objs));
-			assert_non_null(f->objs);
-		}
-		errno = 0;
-		p = segpool_cache_alloc(f->c, 0);
-		if (!p)
-			break;
-		f->objs[f->n++] = p;
-		if (f->n * size > FILLER_LIMIT) {
-			disarm_all();
-			fail_msg("%s: %zu objects and the fault never bit", name,
-				 f->n);
-		}
-	}
-	e = errno;
 	CHECK(e == ENOMEM, "%s: filler stopped with errno %d", name, e);
-}
-
-static void filler_done(struct filler *f)
-{
-	segpool_cache_free_bulk(f->c, f->n, f->objs);
-	assert_int_equal(segpool_cache_destroy(f->c), 0);
-	free(f->objs);
-	memset(f, 0, sizeof(*f));
 }
 
 /*
@@ -125,7 +64,7 @@ static void first_slab_fails(enum sp_fault_point point, size_t size)
 {
 	struct segpool_cache_info info;
 	struct segpool_cache *c;
-	struct filler f;
+	struct sp_test_filler f;
 	unsigned long hits = sp_fault_hits(point);
 	void *p, *objs[8];
 	char name[48];
@@ -137,13 +76,13 @@ static void first_slab_fails(enum sp_fault_point point, size_t size)
 
 	sp_fault_arm(point, 0, 1000000);
 	snprintf(name, sizeof(name), "tf-%s-%zu-filler", point_name(point), size);
-	filler_fill(&f, name, FILLER_SIZE);
+	filler_fill(&f, name, SP_TEST_FILLER_SIZE);
 	snprintf(name, sizeof(name), "tf-%s-%zu", point_name(point), size);
 	errno = 0;
 	p = segpool_cache_alloc(c, 0);
 	e = errno;
 	if (p) {
-		disarm_all();
+		sp_test_disarm_faults();
 		fail_msg("%s: allocation succeeded with %s failing", name,
 			 point_name(point));
 	}
@@ -161,7 +100,7 @@ static void first_slab_fails(enum sp_fault_point point, size_t size)
 
 	CHECK(sp_fault_hits(point) > hits, "%s: the %s fault point was never reached",
 	      name, point_name(point));
-	info_of(c, &info);
+	info = sp_test_info(c);
 	assert_int_equal(info.active_objs, 0);
 	assert_int_equal(info.total_slabs, 0);
 	assert_int_equal(info.slab_bytes, 0);
@@ -177,12 +116,12 @@ static void first_slab_fails(enum sp_fault_point point, size_t size)
 		assert_non_null(objs[i]);
 		memset(objs[i], i, size);
 	}
-	info_of(c, &info);
+	info = sp_test_info(c);
 	assert_int_equal(info.active_objs, 8);
 	for (i = 0; i < 8; i++)
 		segpool_cache_free(c, objs[i]);
 	assert_int_equal(segpool_cache_destroy(c), 0);
-	filler_done(&f);
+	sp_test_filler_done(&f);
 }
 
 static void test_commit_fault(void **state)
@@ -324,6 +263,36 @@ static size_t vm_size(void)
 	return size * (size_t)sysconf(_SC_PAGESIZE);
 }
 
+/*
+ * What the fail/recover cycles leave mapped: the resident set and the address
+ * space after cycle 1 (cycle 0 warms up), against which later cycles are
+ * checked.
+ */
+struct footprint {
+	size_t rss_first, vm_first;
+};
+
+/*
+ * After cycle @cyc: the resident set within 4 MiB, and the address space
+ * within @vm_slack bytes, of what they were after cycle 1.
+ */
+static void check_footprint(struct footprint *fp, int cyc, size_t vm_slack)
+{
+	size_t rss = sp_test_rss(), vm = vm_size();
+
+	if (cyc == 1) {
+		fp->rss_first = rss;
+		fp->vm_first = vm;
+	} else if (cyc > 1) {
+		CHECK(rss <= fp->rss_first + 4 * MiB,
+		      "cycle %d: RSS %zu KiB, was %zu KiB", cyc,
+		      rss >> 10, fp->rss_first >> 10);
+		CHECK(vm <= fp->vm_first + vm_slack,
+		      "cycle %d: address space %zu MiB, was %zu MiB", cyc,
+		      vm / MiB, fp->vm_first / MiB);
+	}
+}
+
 static void test_hits_count(void **state)
 {
 	unsigned long h0 = sp_fault_hits(SP_FAULT_MMAP), h;
@@ -372,10 +341,11 @@ static void fault_cycles(enum sp_fault_point point)
 {
 	struct segpool_cache_info info, base;
 	struct segpool_cache *c;
-	struct filler f;
+	struct sp_test_filler f;
 	void **extra = NULL, **held;
 	unsigned long failures_seen = 0;
-	size_t nbase, i, rss_first = 0, rss, vm_first = 0, vm, cap = 0;
+	struct footprint fp = { 0, 0 };
+	size_t nbase, i, cap = 0;
 	size_t most = 0, least = SIZE_MAX, n_first = 0;
 	int cycles = sp_test_under_valgrind() ? 4 : 20, cyc;
 	char name[48];
@@ -384,7 +354,7 @@ static void fault_cycles(enum sp_fault_point point)
 	/* 2 KiB objects: slabs of several pages, fewer madvise calls */
 	c = segpool_cache_create(name, CYCLE_SIZE, 0, 0, NULL);
 	assert_non_null(c);
-	info_of(c, &info);
+	info = sp_test_info(c);
 	nbase = (size_t)info.objs_per_slab * 5 / 2;
 	held = calloc(nbase, sizeof(*held));
 	assert_non_null(held);
@@ -394,7 +364,7 @@ static void fault_cycles(enum sp_fault_point point)
 		memset(held[i], 0x42, CYCLE_SIZE);
 	}
 	segpool_cache_shrink(c);
-	info_of(c, &base);
+	base = sp_test_info(c);
 
 	snprintf(name, sizeof(name), "tf-cycle-%s-filler", point_name(point));
 	sp_fault_arm(point, 0, 1000000);
@@ -423,7 +393,7 @@ static void fault_cycles(enum sp_fault_point point)
 			}
 			memset(extra[n], 0x17, CYCLE_SIZE);
 			if (++n * CYCLE_SIZE > (1024 * MiB)) {
-				disarm_all();
+				sp_test_disarm_faults();
 				fail_msg("cycle %d: 1 GiB allocated, the fault never bit",
 					 cyc);
 			}
@@ -439,7 +409,7 @@ static void fault_cycles(enum sp_fault_point point)
 			CHECK(n + 2 * (size_t)base.objs_per_slab >= n_first,
 			      "cycle %d: room for %zu objects, %zu in cycle 0: memory leaked",
 			      cyc, n, n_first);
-		info_of(c, &info);
+		info = sp_test_info(c);
 		CHECK(info.active_objs == nbase + n,
 		      "cycle %d: %llu active, holding %zu", cyc,
 		      (unsigned long long)info.active_objs, nbase + n);
@@ -457,7 +427,7 @@ static void fault_cycles(enum sp_fault_point point)
 		CHECK(extra[0] != NULL, "cycle %d: no recovery", cyc);
 		segpool_cache_free(c, extra[0]);
 		segpool_cache_shrink(c);
-		info_of(c, &info);
+		info = sp_test_info(c);
 		CHECK(info.active_objs == nbase && info.total_slabs == base.total_slabs &&
 		      info.slab_bytes == base.slab_bytes,
 		      "cycle %d: %llu active in %llu slabs (%llu bytes), base %zu in %llu (%llu)",
@@ -466,19 +436,7 @@ static void fault_cycles(enum sp_fault_point point)
 		      (unsigned long long)info.slab_bytes, nbase,
 		      (unsigned long long)base.total_slabs,
 		      (unsigned long long)base.slab_bytes);
-		rss = sp_test_rss();
-		vm = vm_size();
-		if (cyc == 1) {
-			rss_first = rss;
-			vm_first = vm;
-		} else if (cyc > 1) {
-			CHECK(rss <= rss_first + 4 * MiB,
-			      "cycle %d: RSS %zu KiB, was %zu KiB", cyc,
-			      rss >> 10, rss_first >> 10);
-			CHECK(vm <= vm_first + 64 * MiB,
-			      "cycle %d: address space %zu MiB, was %zu MiB", cyc,
-			      vm / MiB, vm_first / MiB);
-		}
+		check_footprint(&fp, cyc, 64 * MiB);
 	}
 	print_message("# %s: %d cycles, %zu to %zu objects before the fault bit\n",
 		      point_name(point), cycles, least, most);
@@ -490,7 +448,7 @@ static void fault_cycles(enum sp_fault_point point)
 		segpool_cache_free(c, held[i]);
 	}
 	assert_int_equal(segpool_cache_destroy(c), 0);
-	filler_done(&f);
+	sp_test_filler_done(&f);
 	free(held);
 	free(extra);
 }
@@ -509,7 +467,7 @@ static void test_mbind_cycles(void **state)
 
 static void test_large_cycles(void **state)
 {
-	size_t rss_first = 0, vm_first = 0, rss, vm;
+	struct footprint fp = { 0, 0 };
 	int cycles = sp_test_under_valgrind() ? 10 : 60, cyc;
 
 	(void)state;
@@ -534,32 +492,20 @@ static void test_large_cycles(void **state)
 		CHECK(p != NULL, "cycle %d: no recovery", cyc);
 		memset(p, 4, size);
 		segpool_free(p);
-		rss = sp_test_rss();
-		vm = vm_size();
-		if (cyc == 1) {
-			rss_first = rss;
-			vm_first = vm;
-		} else if (cyc > 1) {
-			CHECK(rss <= rss_first + 4 * MiB,
-			      "cycle %d: RSS %zu KiB, was %zu KiB", cyc,
-			      rss >> 10, rss_first >> 10);
-			CHECK(vm <= vm_first + 16 * MiB,
-			      "cycle %d: address space %zu MiB, was %zu MiB",
-			      cyc, vm / MiB, vm_first / MiB);
-		}
+		check_footprint(&fp, cyc, 16 * MiB);
 	}
 }
 
 static const struct CMUnitTest tests[] = {
-	cmocka_unit_test_teardown(test_commit_fault, teardown),
-	cmocka_unit_test_teardown(test_mbind_fault, teardown),
-	cmocka_unit_test_teardown(test_kmalloc_commit_fault, teardown),
-	cmocka_unit_test_teardown(test_kmalloc_mbind_fault, teardown),
-	cmocka_unit_test_teardown(test_large_mmap_fault, teardown),
-	cmocka_unit_test_teardown(test_hits_count, teardown),
-	cmocka_unit_test_teardown(test_commit_cycles, teardown),
-	cmocka_unit_test_teardown(test_mbind_cycles, teardown),
-	cmocka_unit_test_teardown(test_large_cycles, teardown),
+	cmocka_unit_test_teardown(test_commit_fault, sp_test_faults_teardown),
+	cmocka_unit_test_teardown(test_mbind_fault, sp_test_faults_teardown),
+	cmocka_unit_test_teardown(test_kmalloc_commit_fault, sp_test_faults_teardown),
+	cmocka_unit_test_teardown(test_kmalloc_mbind_fault, sp_test_faults_teardown),
+	cmocka_unit_test_teardown(test_large_mmap_fault, sp_test_faults_teardown),
+	cmocka_unit_test_teardown(test_hits_count, sp_test_faults_teardown),
+	cmocka_unit_test_teardown(test_commit_cycles, sp_test_faults_teardown),
+	cmocka_unit_test_teardown(test_mbind_cycles, sp_test_faults_teardown),
+	cmocka_unit_test_teardown(test_large_cycles, sp_test_faults_teardown),
 };
 
 SP_TEST_MAIN(tests)

@@ -388,7 +388,6 @@ static void check_status(int n, int status)
 static void run_fork(int fork_from, const char *tag)
 {
 	struct forkrun *fr = calloc(1, sizeof(*fr));
-	struct segpool_cache_info info;
 	char name[48];
 	int i, nworkers = NWORKERS;
 
@@ -425,12 +424,8 @@ static void run_fork(int fork_from, const char *tag)
 		check_status(i, fr->child_status[i]);
 
 	/* the parent's accounting is whole after all that */
-	memset(&info, 0, sizeof(info));
-	info.size = sizeof(info);
-	assert_int_equal(segpool_cache_get_info(fr->plain, &info), 0);
-	assert_int_equal(info.active_objs, 0);
-	assert_int_equal(segpool_cache_get_info(fr->ctor, &info), 0);
-	assert_int_equal(info.active_objs, 0);
+	assert_int_equal(sp_test_info(fr->plain).active_objs, 0);
+	assert_int_equal(sp_test_info(fr->ctor).active_objs, 0);
 	assert_int_equal(segpool_cache_destroy(fr->plain), 0);
 	assert_int_equal(segpool_cache_destroy(fr->ctor), 0);
 	free(fr);

@@ -50,17 +50,6 @@ static bool check_fill(const void *p, size_t n, uintptr_t seed)
 	return true;
 }
 
-static bool all_bytes(const void *p, unsigned char b, size_t n)
-{
-	const unsigned char *c = p;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (c[i] != b)
-			return false;
-	return true;
-}
-
 /* The minimum alignment the contract promises for an allocation. */
 static size_t min_align(size_t usable)
 {
@@ -225,7 +214,8 @@ static void test_pow2_natural_alignment(void **state)
 			memset(p[i], i, size);
 		}
 		for (i = 0; i < 40; i++) {
-			assert_true(all_bytes(p[i], (unsigned char)i, size));
+			assert_true(sp_test_all_bytes(p[i], (unsigned char)i,
+						      size));
 			segpool_free(p[i]);
 		}
 	}
@@ -256,7 +246,7 @@ static void test_calloc_zeroes(void **state)
 			else
 				p[k] = segpool_calloc(1, size);
 			CHECK(p[k] != NULL, "calloc of %zu bytes failed", size);
-			CHECK(all_bytes(p[k], 0, size),
+			CHECK(sp_test_all_bytes(p[k], 0, size),
 			      "calloc of %zu bytes: %p not zeroed", size, p[k]);
 			CHECK(segpool_usable_size(p[k]) >= size,
 			      "calloc usable %zu < %zu",
@@ -447,9 +437,9 @@ static void test_large(void **state)
 		assert_non_null(q);
 		memset(p, 0xab, u);
 		memset(q, 0xcd, segpool_usable_size(q));
-		assert_true(all_bytes(p, 0xab, u));
+		assert_true(sp_test_all_bytes(p, 0xab, u));
 		segpool_free(p);
-		assert_true(all_bytes(q, 0xcd, sizes[i]));
+		assert_true(sp_test_all_bytes(q, 0xcd, sizes[i]));
 		segpool_free(q);
 	}
 }
@@ -470,7 +460,8 @@ static void test_large_rss(void **state)
 	}
 	rss1 = sp_test_rss();
 	for (i = 0; i < N; i++) {
-		assert_true(all_bytes(p[i], (unsigned char)(i + 1), MiB));
+		assert_true(sp_test_all_bytes(p[i], (unsigned char)(i + 1),
+					      MiB));
 		segpool_free(p[i]);
 	}
 	rss2 = sp_test_rss();

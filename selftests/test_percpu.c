@@ -17,8 +17,7 @@
  * counter; in rseq mode threads are pinned to CPUs instead.
  *
  * Loads shrink under valgrind and the sanitizers, or by SEGPOOL_TEST_SCALE
- * (a factor: 0.1 runs a tenth of the operations).  Random choices come from
- * sp_test_seed().
+ * (sp_test_scaled()).  Random choices come from sp_test_seed().
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -58,32 +57,17 @@
 
 /* --- variants: one child per mode ----------------------------------------- */
 
-#ifdef CONFIG_SEGPOOL_TSAN
-#define RSEQ_SETTING	"SEGPOOL_PERCPU"	/* unset: the TSan default */
-#else
-#define RSEQ_SETTING	"SEGPOOL_PERCPU=rseq"
-#endif
-
-static const char *const env_rseq[] = {
-	RSEQ_SETTING, "SEGPOOL_PERCPU_ID", NULL,
-};
 /* glibc registers no rseq area: segpool registers its own per thread */
 static const char *const env_rseq_own[] = {
-	RSEQ_SETTING, "SEGPOOL_PERCPU_ID",
+	sp_test_percpu_rseq, "SEGPOOL_PERCPU_ID",
 	"GLIBC_TUNABLES=glibc.pthread.rseq=0", NULL,
-};
-static const char *const env_lock[] = {
-	"SEGPOOL_PERCPU=lock", "SEGPOOL_PERCPU_ID", NULL,
-};
-static const char *const env_off[] = {
-	"SEGPOOL_PERCPU=off", "SEGPOOL_PERCPU_ID", NULL,
 };
 
 static const struct sp_test_variant variants[] = {
-	{ "runs_in_mode_rseq", env_rseq },
+	{ "runs_in_mode_rseq", sp_test_env_percpu_rseq },
 	{ "runs_in_mode_rseq_own_registration", env_rseq_own },
-	{ "runs_in_mode_lock", env_lock },
-	{ "runs_in_mode_off", env_off },
+	{ "runs_in_mode_lock", sp_test_env_percpu_lock },
+	{ "runs_in_mode_off", sp_test_env_percpu_off },
 };
 
 enum want { WANT_RSEQ, WANT_RSEQ_OWN, WANT_LOCK, WANT_OFF };
@@ -132,91 +116,22 @@ static bool rseq_possible(const char **why)
 	return true;
 }
 
-/* --- loads ---------------------------------------------------------------- */
-
-static double load_scale(void)
-{
-	const char *s = getenv("SEGPOOL_TEST_SCALE");
-
-	if (s && *s) {
-		double v = strtod(s, NULL);
-
-		if (v > 0)
-			return v;
-	}
-	if (sp_test_under_valgrind())
-		return 0.02;
-#if defined(CONFIG_SEGPOOL_TSAN)
-	return 0.2;
-#elif defined(CONFIG_SEGPOOL_ASAN)
-	return 0.5;
-#else
-	return 1.0;
-#endif
-}
-
-static unsigned long scaled(unsigned long n, unsigned long min)
-{
-	double v = (double)n * load_scale();
-
-	return v < (double)min ? min : (unsigned long)v;
-}
-
 /* --- CPUs ----------------------------------------------------------------- */
-
-static cpu_set_t start_cpus;
-
-__attribute__((constructor)) static void save_start_affinity(void)
-{
-	if (sched_getaffinity(0, sizeof(start_cpus), &start_cpus)) {
-		CPU_ZERO(&start_cpus);
-		CPU_SET(0, &start_cpus);
-	}
-}
-
-/* The @k-th CPU this process may run on, or -1. */
-static int allowed_cpu(int k)
-{
-	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
-		if (CPU_ISSET(cpu, &start_cpus) && k-- == 0)
-			return cpu;
-	return -1;
-}
 
 static void pin_self(int cpu)
 {
-	cpu_set_t one;
-
-	CPU_ZERO(&one);
-	CPU_SET(cpu, &one);
-	CHECK(pthread_setaffinity_np(pthread_self(), sizeof(one), &one) == 0,
-	      "cannot pin to CPU %d", cpu);
-}
-
-static void unpin_self(void)
-{
-	pthread_setaffinity_np(pthread_self(), sizeof(start_cpus), &start_cpus);
+	CHECK(sp_test_pin(cpu) == 0, "cannot pin to CPU %d", cpu);
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	unpin_self();
+	sp_test_unpin();
 	sp_pcpu_test_inject_slot(-1);
 	return 0;
 }
 
 /* --- small helpers -------------------------------------------------------- */
-
-static struct segpool_cache_info info_of(struct segpool_cache *c)
-{
-	struct segpool_cache_info info;
-
-	memset(&info, 0, sizeof(info));
-	info.size = sizeof(info);
-	assert_int_equal(segpool_cache_get_info(c, &info), 0);
-	return info;
-}
 
 static struct sp_pcpu_stats pcpu_stats(struct segpool_cache *c)
 {
@@ -249,32 +164,6 @@ static bool mode_has_pcpu(void)
 			skip();						\
 		}							\
 	} while (0)
-
-static uint64_t pat_word(uint64_t tag, size_t i)
-{
-	uint64_t x = (tag + 0x51) * 0x9e3779b97f4a7c15ULL ^
-		     (i + 1) * 0xbf58476d1ce4e5b9ULL;
-
-	return x ^ (x >> 31);
-}
-
-static void pat_fill(void *p, size_t size, uint64_t tag)
-{
-	uint64_t *w = p;
-
-	for (size_t i = 0; i < size / 8; i++)
-		w[i] = pat_word(tag, i);
-}
-
-static bool pat_intact(const void *p, size_t size, uint64_t tag)
-{
-	const uint64_t *w = p;
-
-	for (size_t i = 0; i < size / 8; i++)
-		if (w[i] != pat_word(tag, i))
-			return false;
-	return true;
-}
 
 /*
  * A set of pointers for one thread: open addressing, linear probing,
@@ -522,7 +411,7 @@ static void test_layout(void **state)
 
 static void test_fastpath_accounting(void **state)
 {
-	unsigned long n = scaled(200000, 2000), k;
+	unsigned long n = sp_test_scaled(200000, 2000), k;
 	struct segpool_cache_info info;
 	struct segpool_cache *c;
 	uint64_t direct;
@@ -530,7 +419,7 @@ static void test_fastpath_accounting(void **state)
 
 	(void)state;
 	SKIP_UNLESS(mode_has_pcpu(), "no magazines");
-	pin_self(allowed_cpu(0));
+	pin_self(sp_test_allowed_cpu(0));
 	c = segpool_cache_create("pcpu-fast", 64, 0, 0, NULL);
 	assert_non_null(c);
 
@@ -541,7 +430,7 @@ static void test_fastpath_accounting(void **state)
 		p[0] = i;
 		segpool_cache_free(c, p);
 	}
-	info = info_of(c);
+	info = sp_test_info(c);
 	direct = slab_direct_allocs(c);
 	print_message("# %lu pairs: %" PRIu64 " fast, %" PRIu64 " slow, %" PRIu64
 		      " direct; magazine of %u\n", n, info.alloc_fastpath,
@@ -563,10 +452,10 @@ static void test_fastpath_accounting(void **state)
 	objs = calloc(k, sizeof(*objs));
 	assert_non_null(objs);
 	alloc_n(c, objs, k);
-	info = info_of(c);
+	info = sp_test_info(c);
 	assert_int_equal(info.active_objs, k);
 	free_n(c, objs, k);
-	info = info_of(c);
+	info = sp_test_info(c);
 	print_message("# after %lu frees: %" PRIu64 " objects on the CPU, %" PRIu64
 		      " in the depot\n", k, info.cpu_objs, info.depot_objs);
 	assert_int_equal(info.active_objs, 0);
@@ -577,7 +466,7 @@ static void test_fastpath_accounting(void **state)
 	assert_int_equal(info.frees, n + k);
 
 	assert_true(segpool_cache_shrink(c) > 0);
-	info = info_of(c);
+	info = sp_test_info(c);
 	assert_int_equal(info.cpu_objs, 0);
 	assert_int_equal(info.depot_objs, 0);
 	assert_int_equal(info.active_objs, 0);
@@ -613,7 +502,7 @@ static void test_bonwick_transitions(void **state)
 	c = segpool_cache_create("pcpu-bonwick", 64, 0, 0, NULL);
 	assert_non_null(c);
 	pc = c->pcpu;
-	m = info_of(c).mag_size;
+	m = sp_test_info(c).mag_size;
 	assert_int_equal(m, sp_mag_class_cap(pc->cls));
 	objs = calloc(3 * m, sizeof(void *));
 	again = calloc(3 * m, sizeof(void *));
@@ -628,7 +517,7 @@ static void test_bonwick_transitions(void **state)
 	EXPECT_STAT(s0, SP_STAT_ALLOC_SLOWPATH, 1);
 	EXPECT_EQ(s0->alloc_hits, m - 1);
 	EXPECT_EQ(sp_pcpu_slot_objects(pc, 0), 0);
-	EXPECT_EQ(info_of(c).active_objs, m);
+	EXPECT_EQ(sp_test_info(c).active_objs, m);
 
 	phase = "three magazines' worth allocated";
 	alloc_n(c, objs + m, 2 * m);
@@ -649,7 +538,7 @@ static void test_bonwick_transitions(void **state)
 	EXPECT_EQ(st.full_in_depot, 1);
 	EXPECT_EQ(st.objs_in_depot, m);
 	EXPECT_EQ(st.objs_in_magazines, 2 * m);
-	EXPECT_EQ(info_of(c).active_objs, 0);
+	EXPECT_EQ(sp_test_info(c).active_objs, 0);
 
 	/* loaded empties, the full previous swaps in, then the depot's full
 	 * magazine replaces the two empty ones: no slab is touched */
@@ -707,8 +596,8 @@ out:
 	sp_pcpu_test_inject_slot(-1);
 	segpool_cache_shrink(c);
 	phase = "shrunk";
-	EXPECT_EQ(info_of(c).total_slabs, 0);
-	EXPECT_EQ(info_of(c).active_objs, 0);
+	EXPECT_EQ(sp_test_info(c).total_slabs, 0);
+	EXPECT_EQ(sp_test_info(c).active_objs, 0);
 	free(objs);
 	free(again);
 	free(got);
@@ -740,7 +629,7 @@ static void test_remote_free(void **state)
 	struct sp_pcpu_slot *slot;
 	struct segpool_cache *c;
 	void *a, *b, *x;
-	int cpu = allowed_cpu(0);
+	int cpu = sp_test_allowed_cpu(0);
 
 	(void)state;
 	SKIP_UNLESS(mode_has_pcpu(), "no magazines");
@@ -758,13 +647,13 @@ static void test_remote_free(void **state)
 	assert_non_null(a);
 	assert_non_null(b);
 	before = pcpu_stats(c);
-	info0 = info_of(c);
+	info0 = sp_test_info(c);
 	assert_true(before.objs_in_magazines > 0);
 
 	/* an object of another node (by index) goes home to its slabs */
 	sp_pcpu_free_slow(c->pcpu, a, (unsigned int)slot->node + 1);
 	after = pcpu_stats(c);
-	info1 = info_of(c);
+	info1 = sp_test_info(c);
 	assert_int_equal(after.stat[SP_STAT_REMOTE_FREE],
 			 before.stat[SP_STAT_REMOTE_FREE] + 1);
 	assert_int_equal(slot->stat[SP_STAT_REMOTE_FREE], 1);
@@ -780,9 +669,9 @@ static void test_remote_free(void **state)
 			 before.objs_in_magazines - 1);
 	segpool_cache_free(c, x);
 	segpool_cache_free(c, b);
-	assert_int_equal(info_of(c).active_objs, 0);
+	assert_int_equal(sp_test_info(c).active_objs, 0);
 	segpool_cache_shrink(c);
-	assert_int_equal(info_of(c).total_slabs, 0);
+	assert_int_equal(sp_test_info(c).total_slabs, 0);
 	assert_int_equal(segpool_cache_destroy(c), 0);
 }
 
@@ -797,12 +686,9 @@ struct dfree {
 static void free_twice(void *arg)
 {
 	struct dfree *d = arg;
-	cpu_set_t one;
 
 	/* both frees must reach the same CPU's magazine */
-	CPU_ZERO(&one);
-	CPU_SET(d->cpu, &one);
-	sched_setaffinity(0, sizeof(one), &one);
+	sp_test_pin(d->cpu);
 	segpool_cache_free(d->c, d->obj);
 	segpool_cache_free(d->c, d->obj);
 }
@@ -817,7 +703,7 @@ static void test_double_free_reported(void **state)
 		    "no magazines (the slab layer's check is tested elsewhere)");
 	d.c = segpool_cache_create("pcpu-dfree", 48, 0, 0, NULL);
 	assert_non_null(d.c);
-	d.cpu = allowed_cpu(0);
+	d.cpu = sp_test_allowed_cpu(0);
 	d.obj = segpool_cache_alloc(d.c, 0);
 	assert_non_null(d.obj);
 	snprintf(needle, sizeof(needle), "double free %p (cache pcpu-dfree)",
@@ -825,7 +711,7 @@ static void test_double_free_reported(void **state)
 	assert_true(sp_test_expect_death(free_twice, &d, needle));
 	/* the parent still owns it */
 	segpool_cache_free(d.c, d.obj);
-	assert_int_equal(info_of(d.c).active_objs, 0);
+	assert_int_equal(sp_test_info(d.c).active_objs, 0);
 	assert_int_equal(segpool_cache_destroy(d.c), 0);
 }
 
@@ -888,14 +774,14 @@ static void test_tunables(void **state)
 	assert_int_equal(segpool_cache_set_tunables(c, NULL), -EINVAL);
 	if (sp_pcpu_mode == SP_PCPU_OFF) {
 		assert_null(c->pcpu);
-		assert_int_equal(info_of(c).mag_size, 0);
+		assert_int_equal(sp_test_info(c).mag_size, 0);
 		errno = 0;
 		assert_int_equal(segpool_cache_set_tunables(c, &tun), -ENOTSUP);
 		assert_int_equal(errno, ENOTSUP);
 		assert_int_equal(segpool_cache_destroy(c), 0);
 		return;
 	}
-	info = info_of(c);
+	info = sp_test_info(c);
 	print_message("# mag_size limit 28: magazines of %u, depot_max %u\n",
 		      info.mag_size, info.depot_max);
 	assert_true(info.mag_size <= 28 && info.mag_size >= SEGPOOL_MAG_SIZE_MIN);
@@ -906,13 +792,13 @@ static void test_tunables(void **state)
 	bad.mag_size = 5;
 	assert_int_equal(segpool_cache_set_tunables(c, &bad), -EINVAL);
 	assert_int_equal(errno, EINVAL);
-	assert_int_equal(info_of(c).mag_size, info.mag_size);
-	assert_int_equal(info_of(c).depot_max, 7);
+	assert_int_equal(sp_test_info(c).mag_size, info.mag_size);
+	assert_int_equal(sp_test_info(c).depot_max, 7);
 
 	tun.mag_size = SEGPOOL_MAG_SIZE_MIN;
 	tun.depot_max = 0;		/* keeps 7 */
 	assert_int_equal(segpool_cache_set_tunables(c, &tun), 0);
-	assert_int_equal(info_of(c).mag_size, SEGPOOL_MAG_SIZE_MIN);
+	assert_int_equal(sp_test_info(c).mag_size, SEGPOOL_MAG_SIZE_MIN);
 	expect_row("pcpu-tuned", SEGPOOL_MAG_SIZE_MIN, 7);
 	tun.mag_size = 0;		/* keeps 12 */
 	tun.depot_max = 3;
@@ -920,17 +806,17 @@ static void test_tunables(void **state)
 	expect_row("pcpu-tuned", SEGPOOL_MAG_SIZE_MIN, 3);
 
 	/* the limits bind: magazines of 12, at most 3 full ones per depot */
-	pin_self(allowed_cpu(0));
+	pin_self(sp_test_allowed_cpu(0));
 	segpool_cache_shrink(c);
 	k = 10UL * SEGPOOL_MAG_SIZE_MIN;
 	objs = calloc(k, sizeof(*objs));
 	assert_non_null(objs);
 	objs[0] = segpool_cache_alloc(c, 0);
 	assert_non_null(objs[0]);
-	assert_int_equal(info_of(c).cpu_objs, SEGPOOL_MAG_SIZE_MIN - 1);
+	assert_int_equal(sp_test_info(c).cpu_objs, SEGPOOL_MAG_SIZE_MIN - 1);
 	alloc_n(c, objs + 1, k - 1);
 	free_n(c, objs, k);
-	info = info_of(c);
+	info = sp_test_info(c);
 	print_message("# %lu freed: %" PRIu64 " on the CPU, %" PRIu64 " in the depot\n",
 		      k, info.cpu_objs, info.depot_objs);
 	assert_true(info.cpu_objs <= 2 * SEGPOOL_MAG_SIZE_MIN);
@@ -942,7 +828,8 @@ static void test_tunables(void **state)
 	tun.mag_size = 100000;
 	tun.depot_max = 0;
 	assert_int_equal(segpool_cache_set_tunables(c, &tun), 0);
-	assert_true(info_of(c).mag_size <= sp_mag_class_cap(SP_MAG_CLASSES - 1));
+	assert_true(sp_test_info(c).mag_size <=
+		    sp_mag_class_cap(SP_MAG_CLASSES - 1));
 	free(objs);
 	assert_int_equal(segpool_cache_destroy(c), 0);
 }
@@ -960,11 +847,8 @@ static void *load_slot(void *arg)
 {
 	struct loader *l = arg;
 	void *objs[40];
-	cpu_set_t one;
 
-	CPU_ZERO(&one);
-	CPU_SET(l->cpu, &one);
-	if (pthread_setaffinity_np(pthread_self(), sizeof(one), &one))
+	if (sp_test_pin(l->cpu))
 		return NULL;
 	for (int i = 0; i < 40; i++)
 		if (!(objs[i] = segpool_cache_alloc(l->c, 0)))
@@ -994,7 +878,9 @@ static void load_two_slots(struct segpool_cache *c, unsigned long ids[2],
 		sp_pcpu_test_inject_slot(-1);
 	} else {
 		for (int s = 0; s < 2; s++) {
-			struct loader l = { .c = c, .cpu = allowed_cpu(s) };
+			struct loader l = {
+				.c = c, .cpu = sp_test_allowed_cpu((unsigned int)s),
+			};
 			pthread_t th;
 			void *ret;
 
@@ -1020,7 +906,7 @@ static void test_drain_every_slot(void **state)
 
 	(void)state;
 	SKIP_UNLESS(mode_has_pcpu(), "no magazines");
-	SKIP_UNLESS(sp_pcpu_mode == SP_PCPU_LOCK || allowed_cpu(1) >= 0,
+	SKIP_UNLESS(sp_pcpu_mode == SP_PCPU_LOCK || sp_test_nr_cpus() > 1,
 		    "fewer than 2 CPUs to pin threads to");
 	c = segpool_cache_create("pcpu-drain-all", 64, 0, 0, NULL);
 	assert_non_null(c);
@@ -1030,7 +916,7 @@ static void test_drain_every_slot(void **state)
 	}
 
 	load_two_slots(c, ids, live);
-	info = info_of(c);
+	info = sp_test_info(c);
 	print_message("# loaded slots %lu and %lu: %" PRIu64 " on CPUs, %" PRIu64
 		      " in the depot\n", ids[0], ids[1], info.cpu_objs,
 		      info.depot_objs);
@@ -1038,7 +924,7 @@ static void test_drain_every_slot(void **state)
 	assert_true(info.cpu_objs > 0);
 
 	assert_true(segpool_cache_shrink(c) >= 0);
-	info = info_of(c);
+	info = sp_test_info(c);
 	assert_int_equal(info.cpu_objs, 0);
 	assert_int_equal(info.depot_objs, 0);
 	assert_int_equal(info.active_objs, 4);
@@ -1050,7 +936,7 @@ static void test_drain_every_slot(void **state)
 	}
 	free_n(c, live, 4);
 	segpool_cache_shrink(c);
-	info = info_of(c);
+	info = sp_test_info(c);
 	assert_int_equal(info.active_objs, 0);
 	assert_int_equal(info.cpu_objs, 0);
 	assert_int_equal(info.total_slabs, 0);
@@ -1059,7 +945,7 @@ static void test_drain_every_slot(void **state)
 	/* destroy drains by itself: it fails with -EBUSY if a round is missed */
 	load_two_slots(c, ids, live);
 	free_n(c, live, 4);
-	assert_true(info_of(c).cpu_objs > 0);
+	assert_true(sp_test_info(c).cpu_objs > 0);
 	assert_int_equal(segpool_cache_destroy(c), 0);
 }
 
@@ -1092,7 +978,8 @@ static void test_rseq_abort_storm(void **state)
 	struct ptrset set;
 	timer_t timer;
 	uint64_t rng = sp_test_seed() | 1, seq = 0, aborts;
-	unsigned long ops = scaled(2000000, 20000), op, allocs = 0, frees = 0;
+	unsigned long ops = sp_test_scaled(2000000, 20000), op;
+	unsigned long allocs = 0, frees = 0;
 	size_t nlive = 0;
 
 	(void)state;
@@ -1102,7 +989,7 @@ static void test_rseq_abort_storm(void **state)
 	live = calloc(STORM_LIVE, sizeof(*live));
 	assert_non_null(live);
 	set_init(&set, 4 * STORM_LIVE);
-	info0 = info_of(c);
+	info0 = sp_test_info(c);
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = storm_handler;
@@ -1143,7 +1030,7 @@ static void test_rseq_abort_storm(void **state)
 				      got[i], op);
 				live[nlive].p = got[i];
 				live[nlive].tag = ++seq;
-				pat_fill(got[i], STORM_SIZE, seq);
+				sp_test_pattern_fill(got[i], STORM_SIZE, seq);
 				nlive++;
 				allocs++;
 			}
@@ -1152,7 +1039,8 @@ static void test_rseq_abort_storm(void **state)
 			struct held h = live[i];
 
 			live[i] = live[--nlive];
-			CHECK(pat_intact(h.p, STORM_SIZE, h.tag),
+			CHECK(sp_test_pattern_check(h.p, STORM_SIZE, h.tag) ==
+			      STORM_SIZE,
 			      "object %p lost its contents (op %lu)", h.p, op);
 			CHECK(set_remove(&set, h.p), "object %p not live", h.p);
 			segpool_cache_free(c, h.p);
@@ -1168,7 +1056,7 @@ static void test_rseq_abort_storm(void **state)
 	sigaction(SIGALRM, &sa, NULL);
 	sigaction(SIGALRM, &old, NULL);
 
-	info = info_of(c);
+	info = sp_test_info(c);
 	aborts = pcpu_stats(c).stat[SP_STAT_RSEQ_ABORT];
 	print_message("# %lu ops, %lu signals, %" PRIu64 " rseq aborts counted, %"
 		      PRIu64 " fast-path allocs\n", op,
@@ -1182,11 +1070,12 @@ static void test_rseq_abort_storm(void **state)
 
 	while (nlive) {
 		nlive--;
-		assert_true(pat_intact(live[nlive].p, STORM_SIZE, live[nlive].tag));
+		assert_true(sp_test_pattern_check(live[nlive].p, STORM_SIZE,
+						  live[nlive].tag) == STORM_SIZE);
 		assert_true(set_remove(&set, live[nlive].p));
 		segpool_cache_free(c, live[nlive].p);
 	}
-	assert_int_equal(info_of(c).active_objs, 0);
+	assert_int_equal(sp_test_info(c).active_objs, 0);
 	set_free(&set);
 	free(live);
 	assert_int_equal(segpool_cache_destroy(c), 0);
@@ -1231,8 +1120,8 @@ static void *own_thread(void *arg)
 			r->bad++;
 			break;
 		}
-		pat_fill(p, 64, i);
-		if (!pat_intact(p, 64, i))
+		sp_test_pattern_fill(p, 64, i);
+		if (sp_test_pattern_check(p, 64, i) != 64)
 			r->bad++;
 		segpool_cache_free(r->c, p);
 	}
@@ -1267,7 +1156,7 @@ static void test_own_registration(void **state)
 	for (int t = 0; t < 3; t++) {
 		memset(&runs[0], 0, sizeof(runs[0]));
 		runs[0].c = c;
-		runs[0].pairs = scaled(20000, 500);
+		runs[0].pairs = sp_test_scaled(20000, 500);
 		runs[0].alone = true;
 		assert_int_equal(pthread_create(&th[0], NULL, own_thread, &runs[0]), 0);
 		assert_int_equal(pthread_join(th[0], NULL), 0);
@@ -1285,15 +1174,15 @@ static void test_own_registration(void **state)
 	for (int t = 0; t < 4; t++) {
 		memset(&runs[t], 0, sizeof(runs[t]));
 		runs[t].c = c;
-		runs[t].pairs = scaled(20000, 500);
+		runs[t].pairs = sp_test_scaled(20000, 500);
 		assert_int_equal(pthread_create(&th[t], NULL, own_thread, &runs[t]), 0);
 	}
 	for (int t = 0; t < 4; t++) {
 		assert_int_equal(pthread_join(th[t], NULL), 0);
 		assert_int_equal(runs[t].bad, 0);
 	}
-	assert_int_equal(info_of(c).active_objs, 0);
-	assert_int_equal(info_of(c).allocs, info_of(c).frees);
+	assert_int_equal(sp_test_info(c).active_objs, 0);
+	assert_int_equal(sp_test_info(c).allocs, sp_test_info(c).frees);
 	assert_int_equal(segpool_cache_destroy(c), 0);
 }
 
@@ -1325,11 +1214,8 @@ static void *drain_worker(void *arg)
 	struct ptrset set;
 	uint64_t seq = 0;
 	size_t n = 0;
-	cpu_set_t one;
 
-	CPU_ZERO(&one);
-	CPU_SET(d->cpu, &one);
-	pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+	sp_test_pin(d->cpu);
 	set.slot = calloc(4 * DRAIN_HELD, sizeof(*set.slot));
 	set.mask = 4 * DRAIN_HELD - 1;
 	if (!set.slot) {
@@ -1350,7 +1236,7 @@ static void *drain_worker(void *arg)
 				drain_error(d, "object handed out twice:", p);
 			held[n].p = p;
 			held[n].tag = ++seq;
-			pat_fill(p, DRAIN_SIZE, seq);
+			sp_test_pattern_fill(p, DRAIN_SIZE, seq);
 			n++;
 			d->allocs++;
 		} else {
@@ -1358,7 +1244,8 @@ static void *drain_worker(void *arg)
 			struct held h = held[i];
 
 			held[i] = held[--n];
-			if (!pat_intact(h.p, DRAIN_SIZE, h.tag))
+			if (sp_test_pattern_check(h.p, DRAIN_SIZE, h.tag) !=
+			    DRAIN_SIZE)
 				drain_error(d, "held object lost its contents:", h.p);
 			if (!set_remove(&set, h.p))
 				drain_error(d, "held object not in the set:", h.p);
@@ -1372,7 +1259,8 @@ static void *drain_worker(void *arg)
 	}
 	while (n) {
 		n--;
-		if (!pat_intact(held[n].p, DRAIN_SIZE, held[n].tag))
+		if (sp_test_pattern_check(held[n].p, DRAIN_SIZE,
+					  held[n].tag) != DRAIN_SIZE)
 			drain_error(d, "held object lost its contents:", held[n].p);
 		segpool_cache_free(d->c, held[n].p);
 		d->frees++;
@@ -1385,7 +1273,7 @@ static void test_drain_while_running(void **state)
 {
 	static struct drain_run d;	/* static: see test_own_registration */
 	struct segpool_cache_info info;
-	unsigned long shrinks = scaled(5000, 100), ops_seen, i;
+	unsigned long shrinks = sp_test_scaled(5000, 100), ops_seen, i;
 	pthread_t th;
 
 	(void)state;
@@ -1393,10 +1281,10 @@ static void test_drain_while_running(void **state)
 	memset(&d, 0, sizeof(d));
 	d.c = segpool_cache_create("pcpu-drain-live", DRAIN_SIZE, 0, 0, NULL);
 	assert_non_null(d.c);
-	d.cpu = allowed_cpu(0);
+	d.cpu = sp_test_allowed_cpu(0);
 	d.rng = sp_test_seed() ^ 0xd1a1;
-	if (allowed_cpu(1) >= 0)
-		pin_self(allowed_cpu(1));
+	if (sp_test_nr_cpus() > 1)
+		pin_self(sp_test_allowed_cpu(1));
 	assert_int_equal(pthread_create(&th, NULL, drain_worker, &d), 0);
 	while (atomic_load(&d.ops) < 100 && !atomic_load(&d.errors))
 		sched_yield();
@@ -1408,7 +1296,8 @@ static void test_drain_while_running(void **state)
 				    i < 100 * shrinks); i++) {
 		CHECK(segpool_cache_shrink(d.c) >= 0, "shrink %lu failed", i);
 		if (i % 64 == 0)
-			info = info_of(d.c);	/* stats read while it runs */
+			/* stats read while it runs */
+			info = sp_test_info(d.c);
 		if (i >= shrinks)
 			sched_yield();
 	}
@@ -1419,7 +1308,7 @@ static void test_drain_while_running(void **state)
 		      i, d.cpu, ops_seen);
 	CHECK(ops_seen >= shrinks, "the worker made no progress during the shrinks");
 	assert_int_equal(atomic_load(&d.errors), 0);
-	info = info_of(d.c);
+	info = sp_test_info(d.c);
 	assert_int_equal(info.allocs, d.allocs);
 	assert_int_equal(info.frees, d.frees);
 	assert_int_equal(info.active_objs, 0);
@@ -1441,11 +1330,8 @@ static void *cycle_magazines(void *arg)
 {
 	struct cycler *y = arg;
 	void **objs = calloc(y->k, sizeof(*objs));
-	cpu_set_t one;
 
-	CPU_ZERO(&one);
-	CPU_SET(y->cpu, &one);
-	pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+	sp_test_pin(y->cpu);
 	if (!objs) {
 		y->failed = 1;
 		return NULL;
@@ -1472,7 +1358,7 @@ static void *cycle_magazines(void *arg)
  */
 static void test_stats_while_running(void **state)
 {
-	unsigned long reads = scaled(20000, 500), i, seen;
+	unsigned long reads = sp_test_scaled(20000, 500), i, seen;
 	struct segpool_cache_info info;
 	static struct cycler y;	/* static: see test_own_registration */
 	uint64_t cpu_max, depot_max;
@@ -1483,21 +1369,21 @@ static void test_stats_while_running(void **state)
 	memset(&y, 0, sizeof(y));
 	y.c = segpool_cache_create("pcpu-stats-live", 64, 0, 0, NULL);
 	assert_non_null(y.c);
-	info = info_of(y.c);
+	info = sp_test_info(y.c);
 	y.k = 5UL * info.mag_size;
-	y.cpu = allowed_cpu(0);
+	y.cpu = sp_test_allowed_cpu(0);
 	cpu_max = 2ULL * sp_mag_class_cap(SP_MAG_CLASSES - 1) * y.c->pcpu->nr_slots;
 	depot_max = (uint64_t)info.depot_max * sp_mag_class_cap(SP_MAG_CLASSES - 1) *
 		    (uint64_t)sp_topo.nr_nodes;
-	if (allowed_cpu(1) >= 0)
-		pin_self(allowed_cpu(1));
+	if (sp_test_nr_cpus() > 1)
+		pin_self(sp_test_allowed_cpu(1));
 	assert_int_equal(pthread_create(&th, NULL, cycle_magazines, &y), 0);
 	while (atomic_load(&y.cycles) < 1 && !y.failed)
 		sched_yield();
 	seen = atomic_load(&y.cycles);
 	for (i = 0; i < reads || (atomic_load(&y.cycles) - seen < 100 &&
 				  i < 100 * reads); i++) {
-		info = info_of(y.c);
+		info = sp_test_info(y.c);
 		if (i >= reads)
 			sched_yield();	/* see test_drain_while_running */
 		CHECK(info.cpu_objs <= cpu_max && info.depot_objs <= depot_max,
@@ -1512,7 +1398,7 @@ static void test_stats_while_running(void **state)
 		      i, seen, y.k);
 	assert_int_equal(y.failed, 0);
 	CHECK(seen > 0, "the thread made no progress during the reads");
-	info = info_of(y.c);
+	info = sp_test_info(y.c);
 	assert_int_equal(info.active_objs, 0);
 	assert_int_equal(info.allocs, info.frees);
 	assert_int_equal(info.allocs, atomic_load(&y.cycles) * y.k);

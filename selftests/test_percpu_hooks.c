@@ -34,26 +34,6 @@ static bool rseq_mode(void)
 	return sp_pcpu_mode == SP_PCPU_RSEQ;
 }
 
-static int pin_to(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return sched_setaffinity(0, sizeof(set), &set);
-}
-
-static void unpin(void)
-{
-	cpu_set_t set;
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-	CPU_ZERO(&set);
-	for (long i = 0; i < n; i++)
-		CPU_SET((int)i, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-}
-
 /* All pointers distinct and each object's tag intact. */
 static void check_distinct(void **v, int n)
 {
@@ -82,7 +62,7 @@ static void hook_reenter(enum sp_pcpu_hook_point point, unsigned long slot)
 static void test_owned_slot_is_bypassed(void **state)
 {
 	static void *objs[NOBJ];
-	struct segpool_cache_info info = { .size = sizeof(info) };
+	struct segpool_cache_info info;
 	uint64_t bypass_before;
 	int n = 0;
 
@@ -106,7 +86,7 @@ static void test_owned_slot_is_bypassed(void **state)
 		objs[n++] = segpool_cache_alloc(hook_cache, 0);
 	check_distinct(objs, n);
 	segpool_cache_free_bulk(hook_cache, (size_t)n, objs);
-	assert_int_equal(segpool_cache_get_info(hook_cache, &info), 0);
+	info = sp_test_info(hook_cache);
 	assert_int_equal(info.active_objs, 0);
 	assert_int_equal(info.allocs, info.frees);
 	assert_int_equal(segpool_cache_destroy(hook_cache), 0);
@@ -119,7 +99,7 @@ static void hook_migrate(enum sp_pcpu_hook_point point, unsigned long slot)
 	if (point != SP_HOOK_SLOT_OWNED || !hook_armed)
 		return;
 	hook_armed = 0;
-	assert_int_equal(pin_to(hook_target_cpu), 0);
+	assert_int_equal(sp_test_pin(hook_target_cpu), 0);
 }
 
 /*
@@ -129,7 +109,7 @@ static void hook_migrate(enum sp_pcpu_hook_point point, unsigned long slot)
 static void test_migrate_while_owning(void **state)
 {
 	static void *objs[NOBJ];
-	struct segpool_cache_info info = { .size = sizeof(info) };
+	struct segpool_cache_info info;
 	int n = 0;
 
 	(void)state;
@@ -140,7 +120,7 @@ static void test_migrate_while_owning(void **state)
 	for (int round = 0; round < 20; round++) {
 		int from = round & 1, to = !from;
 
-		if (pin_to(from))
+		if (sp_test_pin(from))
 			skip();
 		hook_target_cpu = to;
 		hook_armed = 1;
@@ -158,14 +138,14 @@ static void test_migrate_while_owning(void **state)
 			n--;
 		}
 	}
-	unpin();
+	sp_test_unpin();
 	for (int i = 0; i < n; i++)
 		assert_non_null(objs[i]);
 	check_distinct(objs, n);
-	assert_int_equal(segpool_cache_get_info(hook_cache, &info), 0);
+	info = sp_test_info(hook_cache);
 	assert_int_equal(info.active_objs, (uint64_t)n);
 	segpool_cache_free_bulk(hook_cache, (size_t)n, objs);
-	assert_int_equal(segpool_cache_get_info(hook_cache, &info), 0);
+	info = sp_test_info(hook_cache);
 	assert_int_equal(info.active_objs, 0);
 	assert_int_equal(info.allocs, info.frees);
 	assert_int_equal(segpool_cache_destroy(hook_cache), 0);
@@ -193,7 +173,7 @@ static void hook_use_during_drain(enum sp_pcpu_hook_point point,
 static void test_use_slot_during_drain(void **state)
 {
 	static void *objs[NOBJ];
-	struct segpool_cache_info info = { .size = sizeof(info) };
+	struct segpool_cache_info info;
 
 	(void)state;
 	if (!rseq_mode())
@@ -203,19 +183,19 @@ static void test_use_slot_during_drain(void **state)
 	for (int i = 0; i < 300; i++)
 		objs[i] = segpool_cache_alloc(hook_cache, 0);
 	segpool_cache_free_bulk(hook_cache, 300, objs);
-	assert_int_equal(segpool_cache_get_info(hook_cache, &info), 0);
+	info = sp_test_info(hook_cache);
 	assert_true(info.cpu_objs + info.depot_objs > 0);
 	nested_n = 0;
 	hook_armed = 1;
-	if (pin_to(sched_getcpu()))
+	if (sp_test_pin(sched_getcpu()))
 		skip();
 	sp_pcpu_test_hook = hook_use_during_drain;
 	assert_true(segpool_cache_shrink(hook_cache) >= 0);
 	sp_pcpu_test_hook = NULL;
 	hook_armed = 0;
-	unpin();
+	sp_test_unpin();
 	assert_true(nested_n > 0);
-	assert_int_equal(segpool_cache_get_info(hook_cache, &info), 0);
+	info = sp_test_info(hook_cache);
 	assert_int_equal(info.active_objs, 0);
 	assert_int_equal(info.cpu_objs, 0);
 	assert_int_equal(info.depot_objs, 0);

@@ -27,8 +27,8 @@
  *
  * The per-CPU mode is fixed per process, so each mode runs in a child of its
  * own (SP_TEST_MAIN_VARIANTS; see selftests/test_percpu.c).  Loads shrink
- * under valgrind and the sanitizers, or by SEGPOOL_TEST_SCALE (a factor).
- * Random choices come from sp_test_seed().
+ * under valgrind and the sanitizers, or by SEGPOOL_TEST_SCALE
+ * (sp_test_scaled()).  Random choices come from sp_test_seed().
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -45,7 +45,6 @@
 
 #include <segpool/segpool.h>
 
-#include "segpool_config.h"
 #include "core/core.h"
 #include "internal/thread_cpu.h"
 #include "numa/region.h"
@@ -60,97 +59,16 @@
 
 /* --- variants: one child per mode ----------------------------------------- */
 
-#ifdef CONFIG_SEGPOOL_TSAN
-#define RSEQ_SETTING	"SEGPOOL_PERCPU"	/* unset: the TSan default (lock) */
-#else
-#define RSEQ_SETTING	"SEGPOOL_PERCPU=rseq"
-#endif
-
-static const char *const env_rseq[] = {
-	RSEQ_SETTING, "SEGPOOL_PERCPU_ID", NULL,
-};
 static const char *const env_rseq_mm_cid[] = {
-	RSEQ_SETTING, "SEGPOOL_PERCPU_ID=mm_cid", NULL,
-};
-static const char *const env_lock[] = {
-	"SEGPOOL_PERCPU=lock", "SEGPOOL_PERCPU_ID", NULL,
-};
-static const char *const env_off[] = {
-	"SEGPOOL_PERCPU=off", "SEGPOOL_PERCPU_ID", NULL,
+	sp_test_percpu_rseq, "SEGPOOL_PERCPU_ID=mm_cid", NULL,
 };
 
 static const struct sp_test_variant variants[] = {
-	{ "runs_in_mode_rseq", env_rseq },
+	{ "runs_in_mode_rseq", sp_test_env_percpu_rseq },
 	{ "runs_in_mode_rseq_mm_cid", env_rseq_mm_cid },
-	{ "runs_in_mode_lock", env_lock },
-	{ "runs_in_mode_off", env_off },
+	{ "runs_in_mode_lock", sp_test_env_percpu_lock },
+	{ "runs_in_mode_off", sp_test_env_percpu_off },
 };
-
-/* --- loads and CPUs ------------------------------------------------------- */
-
-static double load_scale(void)
-{
-	const char *s = getenv("SEGPOOL_TEST_SCALE");
-
-	if (s && *s) {
-		double v = strtod(s, NULL);
-
-		if (v > 0)
-			return v;
-	}
-	if (sp_test_under_valgrind())
-		return 0.02;
-#if defined(CONFIG_SEGPOOL_TSAN)
-	return 0.15;
-#elif defined(CONFIG_SEGPOOL_ASAN)
-	return 0.4;
-#else
-	return 1.0;
-#endif
-}
-
-static unsigned long scaled(unsigned long n, unsigned long min)
-{
-	double v = (double)n * load_scale();
-
-	return v < (double)min ? min : (unsigned long)v;
-}
-
-static cpu_set_t start_cpus;
-static int nr_cpus;
-
-__attribute__((constructor)) static void save_start_affinity(void)
-{
-	if (sched_getaffinity(0, sizeof(start_cpus), &start_cpus)) {
-		CPU_ZERO(&start_cpus);
-		CPU_SET(0, &start_cpus);
-	}
-	nr_cpus = CPU_COUNT(&start_cpus);
-}
-
-/* The @k-th CPU (modulo their number) this process may run on. */
-static int allowed_cpu(unsigned int k)
-{
-	k %= (unsigned int)nr_cpus;
-	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
-		if (CPU_ISSET(cpu, &start_cpus) && k-- == 0)
-			return cpu;
-	return 0;
-}
-
-static int pin_to(int cpu)
-{
-	cpu_set_t one;
-
-	CPU_ZERO(&one);
-	CPU_SET(cpu, &one);
-	return pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
-}
-
-static void unpin(void)
-{
-	pthread_setaffinity_np(pthread_self(), sizeof(start_cpus), &start_cpus);
-}
 
 /* --- failures seen on any thread ------------------------------------------ */
 
@@ -293,35 +211,6 @@ static void owners_release(const void *obj, uint64_t tag)
 		       obj, tag, found);
 }
 
-/* --- patterns ------------------------------------------------------------- */
-
-static uint64_t pat_word(uint64_t tag, size_t i)
-{
-	uint64_t x = tag * 0xd6e8feb86659fd93ULL + (i + 1) * 0x9e3779b97f4a7c15ULL;
-
-	return x ^ (x >> 32);
-}
-
-static void pat_fill(void *obj, size_t size, uint64_t tag)
-{
-	uint64_t *w = obj;
-
-	for (size_t i = 0; i < size / 8; i++)
-		w[i] = pat_word(tag, i);
-}
-
-/* Index of the first wrong word, or size / 8. */
-static size_t pat_check(const void *obj, size_t size, uint64_t tag)
-{
-	const uint64_t *w = obj;
-	size_t i;
-
-	for (i = 0; i < size / 8; i++)
-		if (w[i] != pat_word(tag, i))
-			break;
-	return i;
-}
-
 /* --- caches and items ----------------------------------------------------- */
 
 #define NKINDS		3
@@ -345,16 +234,6 @@ static struct segpool_cache *make_cache(const char *what, int k)
 	return c;
 }
 
-static struct segpool_cache_info info_of(struct segpool_cache *c)
-{
-	struct segpool_cache_info info;
-
-	memset(&info, 0, sizeof(info));
-	info.size = sizeof(info);
-	assert_int_equal(segpool_cache_get_info(c, &info), 0);
-	return info;
-}
-
 /*
  * The end state of a cache: nothing live, exactly @allocs allocations and
  * as many frees, nothing left anywhere after a shrink, and it can be
@@ -362,7 +241,7 @@ static struct segpool_cache_info info_of(struct segpool_cache *c)
  */
 static void finish_cache(struct segpool_cache *c, unsigned long allocs)
 {
-	struct segpool_cache_info info = info_of(c);
+	struct segpool_cache_info info = sp_test_info(c);
 
 	if (info.active_objs != 0 || info.allocs != allocs ||
 	    info.frees != allocs)
@@ -372,7 +251,7 @@ static void finish_cache(struct segpool_cache *c, unsigned long allocs)
 			 info.frees, allocs);
 	assert_true(info.cpu_objs + info.depot_objs <= info.total_objs);
 	assert_true(segpool_cache_shrink(c) >= 0);
-	info = info_of(c);
+	info = sp_test_info(c);
 	if (info.cpu_objs || info.depot_objs || info.total_slabs ||
 	    info.active_objs)
 		fail_msg("%s after shrink: %" PRIu64 " objects on CPUs, %" PRIu64
@@ -439,19 +318,19 @@ static void adopt(struct worker *w, void *p, unsigned int kind)
 	it->kind = kind;
 	it->tag = ((uint64_t)(w->id + 1) << 40) | ++w->seq;
 	owners_claim(p, it->tag);
-	pat_fill(p, kind_size[kind], it->tag);
+	sp_test_pattern_fill(p, kind_size[kind], it->tag);
 	w->allocs[kind]++;
 }
 
 /* Last checks before @it's free. */
 static void surrender(const struct item *it)
 {
-	size_t words = kind_size[it->kind] / 8;
-	size_t bad = pat_check(it->p, kind_size[it->kind], it->tag);
+	size_t size = kind_size[it->kind];
+	size_t bad = sp_test_pattern_check(it->p, size, it->tag);
 
-	if (bad != words)
-		report("object %p (size %zu, tag %#" PRIx64 "): word %zu overwritten",
-		       it->p, kind_size[it->kind], it->tag, bad);
+	if (bad != size)
+		report("object %p (size %zu, tag %#" PRIx64 "): byte %zu overwritten",
+		       it->p, size, it->tag, bad);
 	owners_release(it->p, it->tag);
 }
 
@@ -566,11 +445,11 @@ static void op_inbox(struct worker *w, bool keep_some)
 	w->ninbox = 0;
 	pthread_mutex_unlock(&w->inbox_lock);
 	for (size_t i = 0; i < n; i++) {
-		size_t words = kind_size[got[i].kind] / 8;
+		size_t size = kind_size[got[i].kind];
 
 		if (keep_some && rnd(w) % 4 == 0 && w->nheld < HELD_MAX) {
-			if (pat_check(got[i].p, kind_size[got[i].kind],
-				      got[i].tag) != words)
+			if (sp_test_pattern_check(got[i].p, size,
+						  got[i].tag) != size)
 				report("handed-over object %p overwritten", got[i].p);
 			w->held[w->nheld++] = got[i];
 			continue;
@@ -591,16 +470,17 @@ static void op_verify(struct worker *w)
 	if (!w->nheld)
 		return;
 	it = &w->held[rnd(w) % w->nheld];
-	if (pat_check(it->p, kind_size[it->kind], it->tag) != kind_size[it->kind] / 8)
+	if (sp_test_pattern_check(it->p, kind_size[it->kind], it->tag) !=
+	    kind_size[it->kind])
 		report("held object %p (tag %#" PRIx64 ") overwritten", it->p,
 		       it->tag);
 }
 
 static void op_hop(struct worker *w)
 {
-	if (nr_cpus < 2)
+	if (sp_test_nr_cpus() < 2)
 		return;
-	if (pin_to(allowed_cpu((unsigned int)rnd(w))) == 0)
+	if (sp_test_pin(sp_test_allowed_cpu((unsigned int)rnd(w))) == 0)
 		w->hops_done++;
 }
 
@@ -648,7 +528,7 @@ static void *worker_main(void *arg)
 		free_item(w, &it);
 	}
 	if (w->hops)
-		unpin();
+		sp_test_unpin();
 	return NULL;
 }
 
@@ -730,7 +610,8 @@ static void stress(int nthreads, unsigned long total_ops)
 	char what[16];
 
 	snprintf(what, sizeof(what), "t%d", nthreads);
-	run_init(&r, what, nthreads, scaled(total_ops, 2000) / (unsigned long)nthreads);
+	run_init(&r, what, nthreads,
+		 sp_test_scaled(total_ops, 2000) / (unsigned long)nthreads);
 	pthread_barrier_wait(&r.start);
 	run_finish(&r);
 }
@@ -846,7 +727,7 @@ static void check_own_counts(struct segpool_cache *c, unsigned long allocs,
 			     unsigned long frees, unsigned long live,
 			     unsigned long op)
 {
-	struct segpool_cache_info info = info_of(c);
+	struct segpool_cache_info info = sp_test_info(c);
 
 	if (info.allocs != allocs || info.frees != frees ||
 	    info.active_objs != live)
@@ -862,19 +743,19 @@ static void test_migration(void **state)
 	static struct run r;		/* static: see stress() */
 	static struct noise nz[2];
 	static pthread_t nth[2];
-	unsigned long ops = scaled(40000, 2000), hops = 0, next_hop = 1;
+	unsigned long ops = sp_test_scaled(40000, 2000), hops = 0, next_hop = 1;
 	unsigned long misplaced = 0;
 	uint64_t hits_before[2] = { 0, 0 };
 	int cpus[2], at = 0;
 
 	(void)state;
 	skip_if_fallen_back();
-	if (nr_cpus < 2) {
+	if (sp_test_nr_cpus() < 2) {
 		print_message("# one CPU: nothing to migrate between\n");
 		skip();
 	}
-	cpus[0] = allowed_cpu(0);
-	cpus[1] = allowed_cpu(1);
+	cpus[0] = sp_test_allowed_cpu(0);
+	cpus[1] = sp_test_allowed_cpu(1);
 	/* a one-thread run, driven from here: its worker is this thread */
 	memset(&r, 0, sizeof(r));
 	r.nthreads = 1;
@@ -903,7 +784,7 @@ static void test_migration(void **state)
 		if (op == next_hop) {
 			/* every 1 to 4 operations: to the other CPU */
 			at ^= 1;
-			assert_int_equal(pin_to(cpus[at]), 0);
+			assert_int_equal(sp_test_pin(cpus[at]), 0);
 			if (sched_getcpu() != cpus[at])
 				misplaced++;
 			hops++;
@@ -950,12 +831,12 @@ static void test_migration(void **state)
 
 		free_item(w, &it);
 	}
-	unpin();
+	sp_test_unpin();
 	assert_int_equal(atomic_load(&owners_live), 0);
 	for (int k = 0; k < NKINDS; k++)
 		finish_cache(r.caches[k], w->allocs[k]);
 	for (int i = 0; i < 2; i++) {
-		assert_int_equal(info_of(nz[i].c).active_objs, 0);
+		assert_int_equal(sp_test_info(nz[i].c).active_objs, 0);
 		finish_cache(nz[i].c, nz[i].pairs);
 	}
 	owners_fini();
@@ -966,7 +847,7 @@ static void test_migration(void **state)
 
 static void test_destroy_while_others_run(void **state)
 {
-	unsigned long rounds = scaled(300, 12);
+	unsigned long rounds = sp_test_scaled(300, 12);
 	unsigned long shrunk_in_use = 0, fast_y = 0;
 	static struct run r;		/* static: see stress() */
 
@@ -986,20 +867,21 @@ static void test_destroy_while_others_run(void **state)
 		/* objects allocated on one CPU, freed on another (when there are
 		 * two), so magazines of several slots and the depot hold them */
 		for (int s = 0; s < 2; s++) {
-			pin_to(allowed_cpu((unsigned int)(i + (unsigned long)s)));
+			sp_test_pin(sp_test_allowed_cpu((unsigned int)i +
+							(unsigned int)s));
 			for (int k = 0; k < 48; k++) {
 				objs[s * 48 + k] = segpool_cache_alloc(y, 0);
 				CHECK(objs[s * 48 + k], "round %lu: allocation failed", i);
 				memset(objs[s * 48 + k], (int)k, size);
 			}
 		}
-		pin_to(allowed_cpu((unsigned int)i + 1));
+		sp_test_pin(sp_test_allowed_cpu((unsigned int)i + 1));
 		segpool_cache_free_bulk(y, 48, objs);
-		pin_to(allowed_cpu((unsigned int)i));
+		sp_test_pin(sp_test_allowed_cpu((unsigned int)i));
 		for (int k = 48; k < 96; k++)
 			segpool_cache_free(y, objs[k]);
-		unpin();
-		info = info_of(y);
+		sp_test_unpin();
+		info = sp_test_info(y);
 		CHECK(info.active_objs == 0 && info.allocs == 96 && info.frees == 96,
 		      "round %lu: %" PRIu64 " live, %" PRIu64 " allocs, %" PRIu64 " frees",
 		      i, info.active_objs, info.allocs, info.frees);
@@ -1009,7 +891,7 @@ static void test_destroy_while_others_run(void **state)
 		if (i % 2) {
 			/* shrink: nothing left on any CPU, in the depot or in slabs */
 			assert_true(segpool_cache_shrink(y) >= 0);
-			info = info_of(y);
+			info = sp_test_info(y);
 			CHECK(!info.cpu_objs && !info.depot_objs && !info.total_slabs,
 			      "round %lu: shrink left %" PRIu64 " on CPUs, %" PRIu64
 			      " in depots, %" PRIu64 " slabs", i, info.cpu_objs,

@@ -64,13 +64,6 @@ static void **pointer_array(size_t n)
 	return a;
 }
 
-static void info_of(struct segpool_cache *c, struct segpool_cache_info *info)
-{
-	memset(info, 0, sizeof(*info));
-	info->size = sizeof(*info);
-	assert_int_equal(segpool_cache_get_info(c, info), 0);
-}
-
 /*
  * Allocate @total bytes in objects of @size from a new cache, write them,
  * free them, shrink, and check the resident set fell by 90% of @total.
@@ -94,7 +87,7 @@ static void release_case(const char *name, size_t size, size_t total)
 		memset(objs[i], (int)(i & 0xff) | 1, size);
 	}
 	rss1 = sp_test_rss();
-	info_of(c, &info);
+	info = sp_test_info(c);
 	assert_int_equal(info.active_objs, n);
 	for (i = 0; i < n; i += 4099)	/* spot check */
 		CHECK(*(unsigned char *)objs[i] == ((i & 0xff) | 1),
@@ -104,7 +97,7 @@ static void release_case(const char *name, size_t size, size_t total)
 	rss2 = sp_test_rss();
 	released = segpool_cache_shrink(c);
 	rss3 = sp_test_rss();
-	info_of(c, &info);
+	info = sp_test_info(c);
 	print_message("# %s: %zu objects of %zu: rss %zu MiB -> %zu MiB held -> %zu MiB freed -> %zu MiB shrunk (%d slabs released)\n",
 		      name, n, size, rss0 / MiB, rss1 / MiB, rss2 / MiB,
 		      rss3 / MiB, released);
@@ -200,7 +193,7 @@ static void efficiency_case(const char *what, struct segpool_cache *c,
 	if (c) {
 		struct segpool_cache_info info;
 
-		info_of(c, &info);
+		info = sp_test_info(c);
 		assert_int_equal(info.active_objs, n);
 		assert_true(info.stride >= 64);
 		print_message("# %s: stride %zu, %u objects in %u pages, %llu slab bytes\n",

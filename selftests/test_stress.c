@@ -13,8 +13,9 @@
  *     inserting a freshly allocated object must find it absent, and removing
  *     it before its free must find it present with the same tag;
  *   - every object is filled with a pattern derived from its tag (thread and
- *     sequence number) over its whole size, and the whole pattern is
- *     verified before the object is freed, so no write is ever lost.
+ *     sequence number) over its whole size (sp_test_pattern_fill()), and the
+ *     whole pattern is verified before the object is freed, so no write is
+ *     ever lost.
  *
  * Ctor objects are additionally checked to be in constructed state when they
  * come out of the cache, and are put back in that state before their free.
@@ -177,46 +178,7 @@ static void map_remove(struct rec *r)
 	       (unsigned long long)r->tag);
 }
 
-/* --- the pattern --------------------------------------------------------------------------- */
-
-static uint64_t pat_word(uint64_t tag, size_t i)
-{
-	uint64_t x = (tag + 1) * 0x9e3779b97f4a7c15ULL + i * 0xd1b54a32d192ed03ULL;
-
-	x ^= x >> 29;
-	return x;
-}
-
-static void pat_fill(unsigned char *p, size_t n, uint64_t tag)
-{
-	size_t i;
-
-	for (i = 0; i + 8 <= n; i += 8) {
-		uint64_t w = pat_word(tag, i);
-
-		memcpy(p + i, &w, 8);
-	}
-	for (; i < n; i++)
-		p[i] = (unsigned char)pat_word(tag, i);
-}
-
-/* Returns the offset of the first wrong byte, or n. */
-static size_t pat_check(const unsigned char *p, size_t n, uint64_t tag)
-{
-	size_t i;
-
-	for (i = 0; i + 8 <= n; i += 8) {
-		uint64_t w = pat_word(tag, i), v;
-
-		memcpy(&v, p + i, 8);
-		if (v != w)
-			return i;
-	}
-	for (; i < n; i++)
-		if (p[i] != (unsigned char)pat_word(tag, i))
-			return i;
-	return n;
-}
+/* --- checks --------------------------------------------------------------------------- */
 
 static size_t first_not(const unsigned char *p, size_t n, unsigned char b)
 {
@@ -251,8 +213,6 @@ struct stress {
 	struct segpool_cache *caches[NCACHES];
 	struct worker *w;
 	pthread_barrier_t barrier;
-	cpu_set_t cpus;
-	int ncpus;
 	bool migrate;
 };
 
@@ -326,7 +286,7 @@ static void adopt_new(struct worker *w, struct rec *r, bool zeroed)
 			       (void *)r->p, off);
 	}
 	map_insert(r);
-	pat_fill(r->p, r->size, r->tag);
+	sp_test_pattern_fill(r->p, r->size, r->tag);
 	w->allocs++;
 	if (w->nheld < HELD_MAX)
 		w->held[w->nheld++] = r;
@@ -392,7 +352,7 @@ static void alloc_bulk(struct worker *w)
 /* The last owner checks its record and gives the object up. */
 static void release(struct rec *r)
 {
-	size_t off = pat_check(r->p, r->size, r->tag);
+	size_t off = sp_test_pattern_check(r->p, r->size, r->tag);
 
 	if (off != r->size)
 		report("object %p (kind %d, size %zu, tag %#llx): byte %zu lost its pattern",
@@ -500,8 +460,9 @@ static void drain_inbox(struct worker *w, bool keep_some)
 
 		if (keep_some && x % 4 == 0 && w->nheld < HELD_MAX) {
 			/* verify now, keep it as ours */
-			size_t off = pat_check(got[i]->p, got[i]->size,
-					       got[i]->tag);
+			size_t off = sp_test_pattern_check(got[i]->p,
+							   got[i]->size,
+							   got[i]->tag);
 
 			if (off != got[i]->size)
 				report("handed-off object %p lost its pattern at byte %zu",
@@ -514,23 +475,15 @@ static void drain_inbox(struct worker *w, bool keep_some)
 	}
 }
 
+/* To one of the CPUs the program started on, at random. */
 static void maybe_migrate(struct worker *w)
 {
-	cpu_set_t one;
-	int pick, cpu, seen = 0;
+	uint64_t ncpus = (uint64_t)sp_test_nr_cpus();
 
-	if (!w->st->migrate || w->st->ncpus < 2)
+	if (!w->st->migrate || ncpus < 2)
 		return;
-	pick = (int)(sp_test_rand(&w->rng) % (uint64_t)w->st->ncpus);
-	for (cpu = 0; cpu < CPU_SETSIZE; cpu++) {
-		if (!CPU_ISSET(cpu, &w->st->cpus))
-			continue;
-		if (seen++ == pick)
-			break;
-	}
-	CPU_ZERO(&one);
-	CPU_SET(cpu, &one);
-	pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+	sp_test_pin(sp_test_allowed_cpu((unsigned int)(sp_test_rand(&w->rng) %
+						       ncpus)));
 }
 
 static void *worker_main(void *arg)
@@ -569,8 +522,7 @@ static void *worker_main(void *arg)
 	while (w->nheld)
 		free_rec(w, take_held(w, w->nheld - 1));
 	if (w->st->migrate)
-		pthread_setaffinity_np(pthread_self(), sizeof(w->st->cpus),
-				       &w->st->cpus);
+		sp_test_unpin();
 	return NULL;
 }
 
@@ -613,8 +565,6 @@ static void run_stress(int nthreads, unsigned long total_ops, bool migrate)
 		total_ops /= 10;
 	st.ops = total_ops / (unsigned long)nthreads;
 	st.migrate = migrate;
-	if (sched_getaffinity(0, sizeof(st.cpus), &st.cpus) == 0)
-		st.ncpus = CPU_COUNT(&st.cpus);
 	atomic_store(&errors, 0);
 	map_init();
 	for (i = 0; i < NSIZES; i++)
@@ -669,11 +619,8 @@ static void run_stress(int nthreads, unsigned long total_ops, bool migrate)
 	assert_true(remote > 0 || nthreads < 2);
 
 	for (i = 0; i < NCACHES; i++) {
-		struct segpool_cache_info info;
+		struct segpool_cache_info info = sp_test_info(st.caches[i]);
 
-		memset(&info, 0, sizeof(info));
-		info.size = sizeof(info);
-		assert_int_equal(segpool_cache_get_info(st.caches[i], &info), 0);
 		if (info.active_objs != 0 || info.allocs != info.frees)
 			fail_msg("%s: %llu active, %llu allocs, %llu frees",
 				 segpool_cache_name(st.caches[i]),
