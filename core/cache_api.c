@@ -66,15 +66,21 @@ struct segpool_cache *sp_cache_create_full(const char *name, size_t size,
 					   void (*ctor)(void *))
 {
 	struct segpool_cache *c = sp_cache_create(name, size, align, flags, ctor);
+	struct sp_pcpu_cache *pc;
 
 	if (!c || sp_pcpu_mode == SP_PCPU_OFF)
 		return c;
-	c->pcpu = sp_pcpu_cache_create(c);
-	if (!c->pcpu) {
+	pc = sp_pcpu_cache_create(c);
+	if (!pc) {
 		sp_cache_destroy(c);
 		errno = ENOMEM;
 		return NULL;
 	}
+	/*
+	 * The cache is listed already: a statistics walk may look at it now.
+	 * Release: a walker that sees the layer (acquire) sees it set up.
+	 */
+	__atomic_store_n(&c->pcpu, pc, __ATOMIC_RELEASE);
 	return c;
 }
 

@@ -2,9 +2,11 @@
 /*
  * core/stats.c - cache accounting: the info struct and the slabinfo dump.
  *
- * Figures are read under each node lock in turn, so each node's numbers are
- * consistent with each other; the cache-list lock keeps caches from being
- * destroyed while they are read.
+ * Both are renderings of the snapshot of core/stats_snap.c; so are the
+ * per-cache detail (core/stats_detail.c) and the JSON (core/stats_json.c),
+ * which therefore always agree with these.  The slabinfo dump is formatted
+ * in memory while the cache-list lock keeps caches from being destroyed, and
+ * written once the lock is released.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -13,71 +15,58 @@
 #include <segpool/segpool.h>
 
 #include "core/core.h"
+#include "core/stats_snap.h"
 
-/* Sum a cache's node figures into @info (cache-list lock held or cache pinned). */
-static void sp_cache_collect(struct segpool_cache *c,
-			     struct segpool_cache_info *info)
+/* Fill @info from snapshot @s (field by field: see Documentation/stats.md). */
+static void sp_info_from_snap(const struct sp_cache_snap *s,
+			      struct segpool_cache_info *info)
 {
+	const struct sp_node_snap *n = &s->sum;
+
 	memset(info, 0, sizeof(*info));
 	info->size = sizeof(*info);
-	info->object_size = c->object_size;
-	info->stride = c->stride;
-	info->align = c->align;
-	info->objs_per_slab = c->objs_per_slab;
-	info->pages_per_slab = 1U << c->order;
-	for (int i = 0; i < sp_arena.nr_regions; i++) {
-		struct sp_cache_node *n = &c->node[i];
-		uint64_t slabs;
-
-		pthread_mutex_lock(&n->lock);
-		slabs = n->nr_partial + n->nr_full + n->nr_empty;
-		info->active_objs += n->active_objs;
-		info->total_slabs += slabs;
-		info->active_slabs += n->nr_partial + n->nr_full;
-		info->allocs += n->allocs;
-		info->frees += n->frees;
-		info->slabs_created += n->slabs_created;
-		info->slabs_released += n->slabs_released;
-		pthread_mutex_unlock(&n->lock);
-	}
-	info->alloc_failures = __atomic_load_n(&c->alloc_failures, __ATOMIC_RELAXED);
-	info->total_objs = info->total_slabs * c->objs_per_slab;
-	info->slab_bytes = info->total_slabs * sp_slab_bytes(c);
-	if (c->pcpu) {
-		struct sp_pcpu_stats st;
-		uint64_t cached;
-
-		sp_pcpu_read_stats(c->pcpu, &st);
-		info->alloc_fastpath = st.alloc_fastpath;
-		info->free_fastpath = st.free_fastpath;
-		info->alloc_slowpath = st.stat[SP_STAT_ALLOC_SLOWPATH];
-		info->free_slowpath = st.stat[SP_STAT_FREE_SLOWPATH];
-		info->cpu_objs = st.objs_in_magazines;
-		info->depot_objs = st.objs_in_depot;
-		info->mag_size = st.mag_size;
-		info->depot_max = st.depot_max;
-		/*
-		 * Application-level counts: the slab layer counted only what
-		 * bypassed the magazines; add what the magazines served.
-		 */
-		info->allocs += st.alloc_fastpath + st.stat[SP_STAT_ALLOC_SLOWPATH];
-		info->frees += st.free_fastpath + st.stat[SP_STAT_FREE_SLOWPATH];
-		/* objects in magazines are free, though slabs count them used */
-		cached = st.objs_in_magazines + st.objs_in_depot;
-		info->active_objs = info->active_objs > cached ?
-				    info->active_objs - cached : 0;
-	}
+	info->object_size = s->object_size;
+	info->stride = s->stride;
+	info->align = s->align;
+	info->objs_per_slab = s->objs_per_slab;
+	info->pages_per_slab = 1U << s->order;
+	info->active_objs = sp_node_active(n);
+	info->total_slabs = sp_node_slabs(n);
+	info->active_slabs = n->partial + n->full;
+	info->total_objs = info->total_slabs * s->objs_per_slab;
+	info->slab_bytes = info->total_slabs * (SP_PAGE_SIZE << s->order);
+	/* application-level counts: the slab layer's plus the magazines' */
+	info->allocs = n->direct_allocs + n->mag_allocs;
+	info->frees = n->direct_frees + n->mag_frees;
+	info->slabs_created = n->slabs_created;
+	info->slabs_released = n->slabs_released;
+	info->alloc_failures = s->alloc_failures;
+	info->alloc_fastpath = s->ctr[SP_CTR_ALLOC_FASTPATH];
+	info->free_fastpath = s->ctr[SP_CTR_FREE_FASTPATH];
+	info->alloc_slowpath = s->ctr[SP_STAT_ALLOC_SLOWPATH];
+	info->free_slowpath = s->ctr[SP_STAT_FREE_SLOWPATH];
+	info->cpu_objs = n->cpu_objs;
+	info->depot_objs = n->depot_objs;
+	info->mag_size = s->mag_size;
+	info->depot_max = s->depot_max;
 }
 
 SEGPOOL_API int segpool_cache_get_info(struct segpool_cache *cache,
 				       struct segpool_cache_info *info)
 {
+	struct sp_cache_snap s;
+
 	if (!cache || cache->magic != SP_CACHE_MAGIC || !info ||
 	    info->size < sizeof(*info)) {
 		errno = EINVAL;
 		return -EINVAL;
 	}
-	sp_cache_collect(cache, info);
+	/* sums only: no per-node or per-slot storage */
+	s.node = NULL;
+	s.slot = NULL;
+	s.nr_slots = 0;
+	sp_stats_snap_cache(cache, &s);
+	sp_info_from_snap(&s, info);
 	return 0;
 }
 
@@ -88,48 +77,46 @@ SEGPOOL_API const char *segpool_percpu_mode(void)
 	return sp_pcpu_reason;
 }
 
+/* One slabinfo row: the name padded to 17 columns, then the numbers. */
+static void sp_slabinfo_row(const struct sp_cache_snap *s, void *arg)
+{
+	struct sp_sbuf *b = arg;
+	uint64_t v[SP_SI_NR];
+
+	sp_slabinfo_of(s, v);
+	sp_sbuf_printf(b, "%-17s %6llu %6llu %6llu %4llu %4llu : tunables "
+		       "%4llu %4llu %4llu : slabdata %6llu %6llu %6llu\n",
+		       s->name, (unsigned long long)v[SP_SI_ACTIVE_OBJS],
+		       (unsigned long long)v[SP_SI_NUM_OBJS],
+		       (unsigned long long)v[SP_SI_OBJSIZE],
+		       (unsigned long long)v[SP_SI_OBJPERSLAB],
+		       (unsigned long long)v[SP_SI_PAGESPERSLAB],
+		       (unsigned long long)v[SP_SI_LIMIT],
+		       (unsigned long long)v[SP_SI_BATCHCOUNT],
+		       (unsigned long long)v[SP_SI_SHAREDFACTOR],
+		       (unsigned long long)v[SP_SI_ACTIVE_SLABS],
+		       (unsigned long long)v[SP_SI_NUM_SLABS],
+		       (unsigned long long)v[SP_SI_SHAREDAVAIL]);
+}
+
 SEGPOOL_API int segpool_stats_dump(FILE *out)
 {
-	struct segpool_cache_info info;
-	struct segpool_cache *c;
-	int bad = 0;
+	struct sp_sbuf b = SP_SBUF_INIT;
+	int ret;
 
-	if (!out) {
-		errno = EINVAL;
-		return -EINVAL;
-	}
-	if (sp_init())
-		return -ENOMEM;
-	bad |= fprintf(out, "slabinfo - version: 2.1\n") < 0;
-	bad |= fprintf(out, "# name            <active_objs> <num_objs> <objsize> "
+	ret = sp_stats_check_args(out, 0);
+	if (ret)
+		return ret;
+	sp_sbuf_printf(&b, "slabinfo - version: 2.1\n");
+	sp_sbuf_printf(&b, "# name            <active_objs> <num_objs> <objsize> "
 		       "<objperslab> <pagesperslab> : tunables <limit> "
 		       "<batchcount> <sharedfactor> : slabdata <active_slabs> "
-		       "<num_slabs> <sharedavail>\n") < 0;
-	pthread_mutex_lock(&sp_cache_list_lock);
-	sp_list_for_each_entry(c, &sp_cache_list, list) {
-		sp_cache_collect(c, &info);
-		/*
-		 * tunables: limit = objects a CPU slot holds at most (loaded
-		 * and previous magazines), batchcount = objects moved per depot
-		 * exchange (one magazine), sharedfactor = full magazines a
-		 * depot keeps; sharedavail = objects in the depots.
-		 */
-		bad |= fprintf(out, "%-17s %6llu %6llu %6zu %4u %4u : tunables "
-			       "%4u %4u %4u : slabdata %6llu %6llu %6llu\n",
-			       c->name,
-			       (unsigned long long)info.active_objs,
-			       (unsigned long long)info.total_objs,
-			       info.stride, info.objs_per_slab,
-			       info.pages_per_slab, 2 * info.mag_size,
-			       info.mag_size, info.depot_max,
-			       (unsigned long long)info.active_slabs,
-			       (unsigned long long)info.total_slabs,
-			       (unsigned long long)info.depot_objs) < 0;
+		       "<num_slabs> <sharedavail>\n");
+	ret = sp_stats_walk(NULL, false, sp_slabinfo_row, &b);
+	if (ret < 0) {
+		sp_sbuf_free(&b);
+		errno = -ret;
+		return ret;
 	}
-	pthread_mutex_unlock(&sp_cache_list_lock);
-	if (fflush(out) || bad) {
-		errno = EIO;
-		return -EIO;
-	}
-	return 0;
+	return sp_sbuf_finish(&b, out);
 }

@@ -105,11 +105,180 @@ SEGPOOL_API const char *segpool_percpu_mode(void);
  * cache (named caches and the kmalloc size classes), so existing slabinfo
  * parsers and tools read it unchanged.  See Documentation/stats.md.
  *
- * Context: any thread; takes the cache-list lock and each cache's node locks
- * one at a time.
- * Return: 0, -EINVAL for a NULL stream, or -EIO when writing failed.
+ * Context: any thread; takes the cache-list lock and each cache's node and
+ * depot locks one at a time, formats the dump in memory and writes it to
+ * @out after releasing every lock.
+ * Return: 0; -EINVAL for a NULL stream; -ENOMEM when no memory could be
+ * mapped for the output (or the library could not initialise); -EIO when
+ * writing failed.  errno is set to the positive value.
  */
 SEGPOOL_API int segpool_stats_dump(FILE *out);
+
+/* --- per-cache detail, health and JSON ------------------------------------ */
+
+/**
+ * SEGPOOL_STATS_PERCPU - also show each CPU slot (a CPU id, or an mm_cid):
+ * the objects in its loaded and previous magazines, and every per-CPU
+ * counter split by slot.
+ */
+#define SEGPOOL_STATS_PERCPU		(1U << 0)
+
+/* All flags segpool_stats_dump_detail() and segpool_stats_json() accept. */
+#define SEGPOOL_STATS_FLAGS_VALID	(SEGPOOL_STATS_PERCPU)
+
+/**
+ * segpool_stats_dump_detail() - print caches field by field, as in sysfs.
+ * @out:   the stream to write to.
+ * @cache: the name of the one cache to print, or NULL for the health
+ *         section (as segpool_stats_health() prints it) and then every cache.
+ * @flags: 0 or SEGPOOL_STATS_PERCPU.
+ *
+ * In the spirit of /sys/kernel/slab/<cache>/: one block per cache, opened
+ * by a line "cache <name>" and closed by an empty line, holding one
+ * "<key> <value>" line per field: geometry, flags and tunables, slabs and
+ * objects with a per-node split ("N<node>=<value>" after the total), the
+ * per-CPU layer's counters under SLUB's names where the meaning is the same
+ * (alloc_fastpath, alloc_slowpath, free_fastpath, free_slowpath,
+ * alloc_slab, free_slab, ...) and the bytes a cache holds.  With
+ * SEGPOOL_STATS_PERCPU the per-CPU counters are also split by slot
+ * ("C<slot>=<value>", slots with a non-zero value only) and one more line,
+ * slot_objs, gives each slot's magazine occupancy.  Every key, its unit and meaning are
+ * in Documentation/stats.md.
+ *
+ * Context: any thread.  Figures are read as by segpool_stats_dump(); the
+ * output is formatted in memory and written after every lock is released.
+ * Return: 0; -EINVAL (errno EINVAL) for a NULL stream or an unknown flag;
+ * -ENOENT when no live cache is named @cache; -ENOMEM when no memory could
+ * be mapped for the output; -EIO when writing failed.
+ */
+SEGPOOL_API int segpool_stats_dump_detail(FILE *out, const char *cache,
+					  unsigned int flags);
+
+/**
+ * segpool_stats_json() - every cache and the health section as JSON.
+ * @out:   the stream to write to.
+ * @flags: 0 or SEGPOOL_STATS_PERCPU (adds a "cpus" array to each cache).
+ *
+ * One JSON object: {"schema": 1, "version": "<library version>",
+ * "health": {...}, "caches": [{"name": ..., "slabinfo": {...}, <the detail
+ * fields>, "nodes": [...], "cpus": [...]}, ...]}.  Keys are those of
+ * segpool_stats_health() and segpool_stats_dump_detail(); numbers are
+ * integers, flags are arrays of names, yes/no fields are true/false,
+ * strings are escaped (bytes that are not UTF-8 become U+FFFD).
+ *
+ * Context: any thread; as segpool_stats_dump_detail().
+ * Return: 0, -EINVAL (NULL stream or unknown flag), -ENOMEM or -EIO, with
+ * errno set to the positive value.
+ */
+SEGPOOL_API int segpool_stats_json(FILE *out, unsigned int flags);
+
+/** SEGPOOL_HEALTH_MAX_NODES - NUMA nodes struct segpool_health describes. */
+#define SEGPOOL_HEALTH_MAX_NODES	64
+
+/* struct segpool_health.rseq_registration */
+/** SEGPOOL_RSEQ_NONE - not in rseq mode: no rseq area is used. */
+#define SEGPOOL_RSEQ_NONE		0U
+/** SEGPOOL_RSEQ_GLIBC - the per-thread rseq area glibc registered. */
+#define SEGPOOL_RSEQ_GLIBC		1U
+/** SEGPOOL_RSEQ_OWN - an area segpool registers itself in each thread. */
+#define SEGPOOL_RSEQ_OWN		2U
+
+/**
+ * struct segpool_health_node - one NUMA node's memory region.
+ * @node:            the kernel's node id.
+ * @cpus:            possible CPUs whose allocations go to this node first.
+ * @bound:           1 when the region is bound to the node with mbind();
+ *                   every committed chunk of a bound region is bound (a
+ *                   chunk whose mbind() fails is given back at once).
+ * @reserved:        0.
+ * @commit_failures: chunks that could not be committed or bound.
+ * @region_bytes:    address space reserved for the node.
+ * @committed_bytes: bytes of it made accessible (and bound, if @bound).
+ * @used_bytes:      bytes handed out: slabs, slab descriptors and large
+ *                   allocations.
+ */
+struct segpool_health_node {
+	int node;
+	unsigned int cpus;
+	unsigned int bound;
+	unsigned int reserved;
+	uint64_t commit_failures;
+	uint64_t region_bytes;
+	uint64_t committed_bytes;
+	uint64_t used_bytes;
+};
+
+/**
+ * struct segpool_health - the modes segpool runs in, and why.
+ * @size:              sizeof(struct segpool_health), set by the caller
+ *                     before the call (lets the struct grow compatibly).
+ * @version:           the library's version, as segpool_version().
+ * @percpu_mode:       "rseq", "lock" or "off".
+ * @percpu_reason:     the whole segpool_percpu_mode() string, reason
+ *                     included.
+ * @rseq_registration: SEGPOOL_RSEQ_NONE, SEGPOOL_RSEQ_GLIBC or
+ *                     SEGPOOL_RSEQ_OWN.
+ * @slots_by_mm_cid:   1 when per-CPU slots are indexed by the kernel's
+ *                     mm_cid (SEGPOOL_PERCPU_ID=mm_cid took), 0 by CPU id.
+ * @rseq_feature_size: the kernel's AT_RSEQ_FEATURE_SIZE (0 when unknown;
+ *                     mm_cid needs at least 28).
+ * @cpus_possible:     possible CPU ids (sizes every per-CPU array).
+ * @cpu_slots:         per-CPU slots each cache has (0 in off mode).
+ * @numa_available:    1 when libnuma works on this machine.
+ * @numa_bind:         1 when regions are bound to their nodes
+ *                     (SEGPOOL_NUMA_BIND, default: only with several nodes).
+ * @nr_nodes:          NUMA nodes with memory segpool uses; @node[0 ..
+ *                     @nr_nodes - 1] describe them.
+ * @debug:             the debug options in force, "none" without any.
+ * @sanitizer:         "none", or the sanitizer the library was built with
+ *                     ("address" or "thread").
+ * @node:              one entry per node.
+ */
+struct segpool_health {
+	size_t size;
+	char version[16];
+	char percpu_mode[8];
+	char percpu_reason[128];
+	unsigned int rseq_registration;
+	unsigned int slots_by_mm_cid;
+	unsigned long rseq_feature_size;
+	unsigned int cpus_possible;
+	unsigned int cpu_slots;
+	unsigned int numa_available;
+	unsigned int numa_bind;
+	unsigned int nr_nodes;
+	char debug[64];
+	char sanitizer[16];
+	struct segpool_health_node node[SEGPOOL_HEALTH_MAX_NODES];
+};
+
+/**
+ * segpool_health_get() - read the modes and the NUMA state.
+ * @h: where to store them; @h->size must be set by the caller.
+ *
+ * Each node's figures are read under its region lock.  A larger @h->size (a
+ * caller built against a later, longer struct) is accepted; on return
+ * @h->size holds the length filled in.
+ *
+ * Context: any thread.
+ * Return: 0; -EINVAL (errno EINVAL) for a NULL @h or an @h->size too small;
+ * -ENOMEM when the library could not initialise.
+ */
+SEGPOOL_API int segpool_health_get(struct segpool_health *h);
+
+/**
+ * segpool_stats_health() - print the health section.
+ * @out: the stream to write to.
+ *
+ * A block opened by the line "health" and closed by an empty line, with one
+ * "<key> <value>" line for each field of struct segpool_health (per-node
+ * figures as a total followed by "N<node>=<value>").  See
+ * Documentation/stats.md.
+ *
+ * Context: any thread.
+ * Return: 0, -EINVAL (NULL stream), -ENOMEM or -EIO, with errno set.
+ */
+SEGPOOL_API int segpool_stats_health(FILE *out);
 
 SEGPOOL_END_DECLS
 
