@@ -124,6 +124,7 @@ include $(srctree)/examples/Kbuild
 
 # tools/: the benchmark and the viewer bring their own rules
 -include $(srctree)/tools/Makefile.inc
+-include $(srctree)/tools/segpool-top/Makefile.inc
 # the benchmark's smoke mode runs with the selftests
 tests += $(tools-tests)
 examples := $(addprefix $(objtree)/examples/,$(example-y))

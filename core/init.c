@@ -21,6 +21,7 @@
 
 #include "segpool_config.h"
 #include "core/core.h"
+#include "core/export.h"
 #include "numa/region.h"
 #include "numa/topology.h"
 #include "percpu/cpu.h"
@@ -82,6 +83,8 @@ static void sp_init_once(void)
 	}
 	pthread_atfork(sp_atfork_prepare, sp_atfork_parent, sp_atfork_child);
 	__atomic_store_n(&sp_ready, true, __ATOMIC_RELEASE);
+	/* after sp_ready: starting the export calls back into sp_init() */
+	sp_export_init();
 }
 
 int sp_init_slow(void)

@@ -1741,6 +1741,10 @@ int main(int argc, char **argv)
 	if (!batch_cache)
 		die("segpool_cache_create(log_batch): %s", strerror(errno));
 
+	/* watch it live: segpool-top -p <pid> (Documentation/stats.md) */
+	if (segpool_export_start(SEGPOOL_EXPORT_INTERVAL_DEFAULT))
+		fprintf(stderr, "logpipe: warning: no live statistics: %s\n",
+			strerror(errno));
 	if (!quiet)
 		print_header(nslots);
 	setup_workers(slots, nslots);

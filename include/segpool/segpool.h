@@ -9,6 +9,7 @@
 #include <segpool/slab.h>
 #include <segpool/numa.h>
 #include <segpool/stats.h>
+#include <segpool/export.h>
 
 SEGPOOL_BEGIN_DECLS
 
