@@ -9,9 +9,13 @@
  *              in chunks of SP_MAX_BLOCK_SIZE as the bump pointer @top grows
  *   carved     below @top: either handed out or on a buddy free list
  *
- * A freed block is MADV_DONTNEED'ed before it joins the free lists, so free
- * memory in a region costs no RSS; the slab layer keeps a few empty slabs per
- * node itself to avoid paying that system call on every slab cycle.
+ * A freed block joins the free lists "dirty": its memory is given back to
+ * the OS (MADV_DONTNEED) once it merges into a whole top-level block, when
+ * the region holds more than SP_DIRTY_MAX_PAGES of dirty free pages, or on
+ * sp_region_purge() (cache shrink and destroy).  Returning memory one slab
+ * at a time cost a system call and a TLB shootdown per slab, which made a
+ * workload that empties old slabs while filling new ones spend half its
+ * time in madvise.
  *
  * Locking: one mutex per region, a leaf lock (nothing else is taken under
  * it).  The pagemap entries of a block are written under the region lock by
@@ -30,6 +34,8 @@ struct sp_arena sp_arena;
 
 #define SP_REGION_DEFAULT_SIZE	(32UL << 30)
 #define SP_REGION_MIN_SIZE	(16UL << 20)
+/* free memory a region may keep before it is given back (16 MiB) */
+#define SP_DIRTY_MAX_PAGES	((16UL << 20) >> SP_PAGE_SHIFT)
 
 static size_t sp_region_size_from_env(void)
 {
@@ -76,6 +82,7 @@ static void sp_region_init(struct sp_region *r, int idx, char *base,
 	r->top = 0;
 	r->committed = 0;
 	r->pages_used = 0;
+	r->dirty_pages = 0;
 	r->commit_failures = 0;
 	r->bound = sp_topo.bind;
 }
@@ -121,11 +128,14 @@ int sp_arena_init(void)
 
 /* --- free lists (region lock held) ---------------------------------------- */
 
-static void sp_free_push(struct sp_region *r, uint32_t page, unsigned int o)
+static void sp_free_push(struct sp_region *r, uint32_t page, unsigned int o,
+			 bool dirty)
 {
 	struct sp_page *pg = &r->map[page];
 
-	pg->info = SP_PAGE_FREE_TAG(o);
+	pg->info = SP_PAGE_FREE_TAG(o) | (dirty ? SP_PAGE_DIRTY_BIT : 0);
+	if (dirty)
+		r->dirty_pages += 1UL << o;
 	pg->prev = SP_PAGE_NONE;
 	pg->next = r->free_head[o];
 	if (pg->next != SP_PAGE_NONE)
@@ -144,6 +154,8 @@ static void sp_free_unlink(struct sp_region *r, uint32_t page, unsigned int o)
 		r->free_head[o] = pg->next;
 	if (pg->next != SP_PAGE_NONE)
 		r->map[pg->next].prev = pg->prev;
+	if (pg->info & SP_PAGE_DIRTY_BIT)
+		r->dirty_pages -= 1UL << o;
 	pg->info = 0;
 	pg->next = pg->prev = SP_PAGE_NONE;
 	r->nr_free[o]--;
@@ -187,6 +199,7 @@ void *sp_region_alloc(int idx, unsigned int order, uintptr_t owner)
 	struct sp_region *r;
 	unsigned int o;
 	uint32_t page;
+	bool dirty;
 
 	if (unlikely(!sp_arena.base || idx < 0 || idx >= sp_arena.nr_regions ||
 		     order > SP_MAX_ORDER)) {
@@ -206,19 +219,42 @@ void *sp_region_alloc(int idx, unsigned int order, uintptr_t owner)
 		page = (uint32_t)r->top;
 		r->top += SP_MAX_BLOCK_PAGES;
 		o = SP_MAX_ORDER;
+		dirty = false;
 	} else {
 		page = r->free_head[o];
+		dirty = r->map[page].info & SP_PAGE_DIRTY_BIT;
 		sp_free_unlink(r, page, o);
 	}
-	/* split: keep the lower half, free the upper */
+	/* split: keep the lower half, free the upper (as dirty as it was) */
 	while (o > order) {
 		o--;
-		sp_free_push(r, page + (1U << o), o);
+		sp_free_push(r, page + (1U << o), o, dirty);
 	}
 	sp_set_owner(r, page, order, owner);
 	r->pages_used += 1UL << order;
 	pthread_mutex_unlock(&r->lock);
 	return r->base + ((size_t)page << SP_PAGE_SHIFT);
+}
+
+/* Give the free block at @page back to the OS and mark it clean (lock held). */
+static void sp_block_purge(struct sp_region *r, uint32_t page, unsigned int o)
+{
+	struct sp_page *pg = &r->map[page];
+
+	if (!(pg->info & SP_PAGE_DIRTY_BIT))
+		return;
+	sp_os_release(r->base + ((size_t)page << SP_PAGE_SHIFT),
+		      (size_t)SP_PAGE_SIZE << o);
+	pg->info &= ~SP_PAGE_DIRTY_BIT;
+	r->dirty_pages -= 1UL << o;
+}
+
+static void sp_region_purge_locked(struct sp_region *r)
+{
+	for (unsigned int o = 0; o <= SP_MAX_ORDER; o++)
+		for (uint32_t p = r->free_head[o]; p != SP_PAGE_NONE;
+		     p = r->map[p].next)
+			sp_block_purge(r, p, o);
 }
 
 void sp_region_free(void *addr, unsigned int order)
@@ -232,21 +268,35 @@ void sp_region_free(void *addr, unsigned int order)
 	page = (uint32_t)(((char *)addr - r->base) >> SP_PAGE_SHIFT);
 	SP_BUG_ON(page & ((1U << order) - 1));
 
-	sp_os_release(addr, (size_t)SP_PAGE_SIZE << order);
-
 	pthread_mutex_lock(&r->lock);
 	sp_set_owner(r, page, order, 0);
 	r->pages_used -= 1UL << order;
 	while (order < SP_MAX_ORDER) {
 		uint32_t buddy = page ^ (1U << order);
 
-		if (buddy >= r->top || r->map[buddy].info != SP_PAGE_FREE_TAG(order))
+		if (buddy >= r->top ||
+		    (r->map[buddy].info & ~SP_PAGE_DIRTY_BIT) !=
+		    SP_PAGE_FREE_TAG(order))
 			break;
 		sp_free_unlink(r, buddy, order);
 		page &= ~(1U << order);
 		order++;
 	}
-	sp_free_push(r, page, order);
+	sp_free_push(r, page, order, true);
+	/* a whole top-level block is free: one call returns all of it */
+	if (order == SP_MAX_ORDER)
+		sp_block_purge(r, page, order);
+	else if (r->dirty_pages > SP_DIRTY_MAX_PAGES)
+		sp_region_purge_locked(r);
+	pthread_mutex_unlock(&r->lock);
+}
+
+void sp_region_purge(int idx)
+{
+	struct sp_region *r = &sp_arena.region[idx];
+
+	pthread_mutex_lock(&r->lock);
+	sp_region_purge_locked(r);
 	pthread_mutex_unlock(&r->lock);
 }
 

@@ -14,7 +14,9 @@
  * @info says who owns the page:
  *
  *   0                       not handed out (free-block interior, or never used)
- *   (order << 1) | 1        head page of a free buddy block of that order
+ *   (order << 1) | 1        head page of a free buddy block of that order,
+ *                           | SP_PAGE_DIRTY_BIT while its memory is not
+ *                           yet given back to the OS
  *   an owner token          bit 0 clear, set by whoever allocated the block
  *                           (the slab layer stores its slab descriptor)
  *
@@ -38,6 +40,8 @@
 
 #define SP_PAGE_FREE_BIT	1UL
 #define SP_PAGE_FREE_TAG(o)	(((uintptr_t)(o) << 1) | SP_PAGE_FREE_BIT)
+/* On a free block's tag: its pages may still hold memory (not yet purged). */
+#define SP_PAGE_DIRTY_BIT	(1UL << 5)
 
 /* One per page of the arena: 16 bytes, 0.4% of the memory it describes. */
 struct sp_page {
@@ -67,6 +71,7 @@ struct sp_region {
 	size_t committed;		/* pages made accessible */
 	size_t pages_used;		/* pages handed out */
 	size_t nr_free[SP_MAX_ORDER + 1];/* free blocks per order */
+	size_t dirty_pages;		/* free pages not yet given back */
 	unsigned long commit_failures;	/* commits or binds that failed */
 	bool bound;			/* every committed chunk is mbind()ed */
 } __sp_cacheline_aligned;
@@ -137,10 +142,17 @@ static inline int sp_arena_idx_of(const void *addr)
 SP_INTERNAL void *sp_region_alloc(int idx, unsigned int order, uintptr_t owner);
 
 /*
- * sp_region_free() - give a block back; its memory goes back to the OS
- * (MADV_DONTNEED) and it merges with free buddies.
+ * sp_region_free() - give a block back; it merges with free buddies.  Its
+ * memory goes back to the OS (MADV_DONTNEED) when the merged block reaches
+ * the largest order, when the region's not-yet-returned free memory passes
+ * a limit, or at the next sp_region_purge(): one system call per large run
+ * instead of one per slab, so a workload that frees and allocates slabs in
+ * turn does not pay a TLB shootdown for every slab.
  */
 SP_INTERNAL void sp_region_free(void *addr, unsigned int order);
+
+/* sp_region_purge() - give every free page of node index @idx back now. */
+SP_INTERNAL void sp_region_purge(int idx);
 
 /* sp_region_set_owner() - change the owner token of a block's pages. */
 SP_INTERNAL void sp_region_set_owner(void *addr, unsigned int order,

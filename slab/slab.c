@@ -324,6 +324,8 @@ unsigned long sp_slab_shrink(struct segpool_cache *c)
 			sp_slab_release(s);
 			released++;
 		}
+		/* shrink means now: the node's free memory goes back at once */
+		sp_region_purge(i);
 	}
 	return released;
 }
