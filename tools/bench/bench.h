@@ -63,6 +63,13 @@ struct bench_contender {
 	const char *package;	/* Debian package, for its version */
 	const char *malloc_from; /* the object that must serve malloc() */
 	const char *trim_sym;	/* its trim/purge entry point, or NULL */
+	/*
+	 * segpool's per-CPU mode the child must run in: "rseq" (the default:
+	 * SEGPOOL_PERCPU unset; the lock fallback only where rseq is not
+	 * available), "lock" or "off" (SEGPOOL_PERCPU set to it); NULL for
+	 * the others.
+	 */
+	const char *percpu;
 	bool peer;		/* a peer allocator (ratios: "best peer") */
 };
 
@@ -122,6 +129,12 @@ typedef int (*bench_mallctl_fn)(const char *name, void *old, size_t *oldlen,
 
 /* Child: resolve a symbol that @c's own library defines, or NULL. */
 void *bench_contender_sym(const struct bench_contender *c, const char *sym);
+/*
+ * Child: check that segpool runs in @c's per-CPU mode (c->percpu); fills
+ * @mode with segpool_percpu_mode().  0, or -1 (reported).
+ */
+int bench_verify_percpu(const struct bench_contender *c, char *mode,
+			size_t len);
 
 /* ------------------------------------------------------------------------
  * Configuration (main.c) and workloads (workloads.c)
@@ -166,7 +179,23 @@ struct bench_result {
 	double tick_ns;			/* resolution: one tick step */
 	uint64_t samples;
 	int errors;
+	/*
+	 * segpool-cache contenders, after the timed run: free objects held
+	 * in per-CPU magazines and in the depots, over the run's caches.
+	 */
+	bool has_cached;
+	uint64_t cpu_objs, depot_objs;
+	uint64_t cached_bytes;		/* (cpu_objs + depot_objs) x size */
+	uint64_t cpu_bytes;		/* cpu_objs x size: magazines alone */
+	unsigned int mag_size;		/* largest magazine size of the caches */
+	unsigned int depot_max;		/* largest depot limit, in magazines */
+	unsigned int caches;		/* how many caches were summed */
+	/* calls served by a magazine hit, and those that missed (warm-up too) */
+	uint64_t fast_allocs, slow_allocs, fast_frees, slow_frees;
 };
+
+/* segpool-cache: what the caches hold in magazines and depots, into @res. */
+void bench_heap_cached(struct bench_result *res);
 
 enum bench_wl_flags {
 	BENCH_WL_LATENCY = 1 << 0,	/* reports percentiles */
@@ -470,6 +499,9 @@ struct bench_cell {
 	/* reduced by the driver */
 	struct bench_summary cpu, wall;		/* ns per op */
 	struct bench_summary rss;		/* peak RSS, KiB */
+	struct bench_summary cached;		/* KiB in magazines and depots */
+	struct bench_summary cached_cpu;	/* KiB in magazines alone */
+	bool has_cached;			/* every sample recorded it */
 	double ratio_glibc, ratio_peer;		/* CPU time, median / median */
 	const char *best_peer;
 };
@@ -484,6 +516,7 @@ struct bench_contender_state {
 	char version[64];		/* package version */
 	char served[256];		/* library a child found serving malloc */
 	char mapped[256];		/* allocator libraries it found mapped */
+	char mode[128];			/* segpool's per-CPU mode in a child */
 };
 
 struct bench_machine {
@@ -510,6 +543,7 @@ struct bench_run {
 	const char *srctree;		/* the sources, for their git revision */
 	const char *gp_dir;		/* where the gnuplot scripts are */
 	char *self;			/* this program, to re-execute */
+	const char *exec;		/* the file children run (driver.c) */
 	bool wl_selected[32];
 	struct bench_contender_state cs[16];
 	unsigned int nr_cs;
@@ -529,6 +563,7 @@ struct bench_record {
 	char served[256];		/* the file that serves malloc */
 	char mapped[256];		/* allocator libraries mapped */
 	char version[64];		/* the library's own version */
+	char mode[128];			/* segpool_percpu_mode(), or "" */
 	struct bench_result r;
 };
 
@@ -557,6 +592,7 @@ enum {
 	BENCH_PLOT_SUMMARY = 1 << 0,
 	BENCH_PLOT_THREADS = 1 << 1,
 	BENCH_PLOT_LATENCY = 1 << 2,
+	BENCH_PLOT_PERCPU  = 1 << 3,
 };
 int bench_plot(const struct bench_run *run, const char *dir,
 	       unsigned int *made);

@@ -7,6 +7,10 @@
  * driver preloaded into the child (verify.c checks which).  The harness
  * floor (floor.c) stands in for "no allocator" and shows what the loop
  * around the calls costs by itself.
+ *
+ * segpool-cache-lock and segpool-cache-off are segpool-cache's very code in
+ * a child whose environment has SEGPOOL_PERCPU=lock or off (spawn.c), so
+ * one run measures the per-CPU layer in each of its modes.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -21,11 +25,19 @@ const struct bench_contender bench_contenders[] = {
 	{
 		.name = "segpool-cache", .kind = BENCH_SEGPOOL_CACHE,
 		.title = "segpool_cache_alloc(), one cache per size class",
-		.malloc_from = "libc.so.6",
+		.malloc_from = "libc.so.6", .percpu = "rseq",
+	}, {
+		.name = "segpool-cache-lock", .kind = BENCH_SEGPOOL_CACHE,
+		.title = "segpool-cache with SEGPOOL_PERCPU=lock",
+		.malloc_from = "libc.so.6", .percpu = "lock",
+	}, {
+		.name = "segpool-cache-off", .kind = BENCH_SEGPOOL_CACHE,
+		.title = "segpool-cache with SEGPOOL_PERCPU=off",
+		.malloc_from = "libc.so.6", .percpu = "off",
 	}, {
 		.name = "segpool-malloc", .kind = BENCH_SEGPOOL_MALLOC,
 		.title = "segpool_malloc() size classes",
-		.malloc_from = "libc.so.6",
+		.malloc_from = "libc.so.6", .percpu = "rseq",
 	}, {
 		.name = "glibc", .kind = BENCH_MALLOC, .peer = true,
 		.title = "glibc malloc", .package = "libc6",
@@ -222,6 +234,38 @@ const char *bench_heap_trim(void)
 		return "MallocExtension_ReleaseFreeMemory()";
 	}
 	return "none (unknown entry point)";
+}
+
+/* --- what the per-CPU layer holds ------------------------------------------ */
+
+void bench_heap_cached(struct bench_result *res)
+{
+	if (!bench_heap_owner || bench_heap_owner->kind != BENCH_SEGPOOL_CACHE)
+		return;
+	for (unsigned int i = 0; i < bench_nr_caches; i++) {
+		struct segpool_cache_info info = { .size = sizeof(info) };
+
+		if (segpool_cache_get_info(bench_caches[i], &info)) {
+			bench_warn("segpool_cache_get_info(%s) failed",
+				   segpool_cache_name(bench_caches[i]));
+			return;
+		}
+		res->cpu_objs += info.cpu_objs;
+		res->depot_objs += info.depot_objs;
+		res->cached_bytes += (info.cpu_objs + info.depot_objs) *
+				     info.object_size;
+		res->cpu_bytes += info.cpu_objs * info.object_size;
+		if (info.mag_size > res->mag_size)
+			res->mag_size = info.mag_size;
+		if (info.depot_max > res->depot_max)
+			res->depot_max = info.depot_max;
+		res->fast_allocs += info.alloc_fastpath;
+		res->slow_allocs += info.alloc_slowpath;
+		res->fast_frees += info.free_fastpath;
+		res->slow_frees += info.free_slowpath;
+	}
+	res->caches = bench_nr_caches;
+	res->has_cached = true;
 }
 
 void bench_heap_teardown(void)

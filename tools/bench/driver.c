@@ -15,9 +15,12 @@
  * the same expected checksum (same objects, same tags).
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "tools/bench/bench.h"
@@ -32,6 +35,44 @@
 #ifndef BENCH_SANITIZED
 #define BENCH_SANITIZED 0
 #endif
+
+/* --- the program the children run ------------------------------------------------ */
+
+/*
+ * Every child must be the very build the driver is.  A rebuild during a
+ * run replaces the file (the linker unlinks it and writes a new one), so
+ * the children started after it would run other code, and those started
+ * while it is written would not start at all.  A hard link beside the
+ * program, made at start and removed at exit, keeps this build's file for
+ * the whole run; where no link can be made (a read-only folder), the
+ * children run the program by its name.
+ */
+static char bench_exec_link[PATH_MAX];
+
+static void bench_exec_unlink(void)
+{
+	unlink(bench_exec_link);
+}
+
+static void bench_exec_pin(struct bench_run *run)
+{
+	char real[PATH_MAX];
+	const char *base;
+	int n;
+
+	run->exec = run->self;
+	if (!realpath(run->self, real))
+		return;
+	base = strrchr(real, '/') + 1;
+	n = snprintf(bench_exec_link, sizeof(bench_exec_link), "%.*s.%s.%ld",
+		     (int)(base - real), real, base, (long)getpid());
+	if (n < 0 || (size_t)n >= sizeof(bench_exec_link) ||
+	    linkat(AT_FDCWD, real, AT_FDCWD, bench_exec_link,
+		   AT_SYMLINK_FOLLOW))
+		return;
+	atexit(bench_exec_unlink);
+	run->exec = bench_exec_link;
+}
 
 /* --- contenders: installed or skipped ----------------------------------------- */
 
@@ -153,6 +194,7 @@ static void bench_run_cell(struct bench_run *run, struct bench_cell *cell,
 		if (!strcmp(rec.status, "refused")) {
 			s->refused = true;
 			snprintf(s->served, sizeof(s->served), "%s", rec.served);
+			snprintf(s->mode, sizeof(s->mode), "%s", rec.mode);
 		}
 		cell->failed++;
 		run->errors++;
@@ -162,10 +204,17 @@ static void bench_run_cell(struct bench_run *run, struct bench_cell *cell,
 	if (!s->served[0] && !s->refused) {
 		snprintf(s->served, sizeof(s->served), "%s", rec.served);
 		snprintf(s->mapped, sizeof(s->mapped), "%s", rec.mapped);
+		snprintf(s->mode, sizeof(s->mode), "%s", rec.mode);
 		if (rec.version[0] && strcmp(rec.version, "-") &&
 		    !s->version[0])
 			snprintf(s->version, sizeof(s->version), "%s",
 				 rec.version);
+	}
+	/* one mode per contender: every child decides it again at start-up */
+	if (strcmp(s->mode, rec.mode) && !s->refused) {
+		bench_warn("%s: per-CPU mode '%s' in one child, '%s' in "
+			   "another", s->c->name, s->mode, rec.mode);
+		run->errors++;
 	}
 	snprintf(cell->served, sizeof(cell->served), "%s", rec.served);
 	cell->samples[cell->nr++] = rec.r;
@@ -205,19 +254,25 @@ static void bench_reduce(struct bench_run *run)
 {
 	for (unsigned int i = 0; i < run->nr_cells; i++) {
 		struct bench_cell *cell = &run->cells[i];
-		double cpu[64], wall[64], rss[64];
+		double cpu[64], wall[64], rss[64], cached[64], ccpu[64];
 		unsigned int n = cell->nr < 64 ? cell->nr : 64;
 
+		cell->has_cached = n > 0;
 		for (unsigned int k = 0; k < n; k++) {
 			const struct bench_result *r = &cell->samples[k];
 
 			cpu[k] = r->cpu_ns / (double)r->ops;
 			wall[k] = r->wall_ns / (double)r->ops;
 			rss[k] = (double)r->peak_rss_kb;
+			cached[k] = (double)r->cached_bytes / 1024;
+			ccpu[k] = (double)r->cpu_bytes / 1024;
+			cell->has_cached &= r->has_cached;
 		}
 		bench_summarize(cpu, n, &cell->cpu);
 		bench_summarize(wall, n, &cell->wall);
 		bench_summarize(rss, n, &cell->rss);
+		bench_summarize(cached, n, &cell->cached);
+		bench_summarize(ccpu, n, &cell->cached_cpu);
 	}
 	for (unsigned int i = 0; i < run->nr_cells; i++) {
 		struct bench_cell *cell = &run->cells[i];
@@ -314,6 +369,7 @@ int bench_driver_main(struct bench_run *run)
 	uint64_t t0 = bench_ns(CLOCK_MONOTONIC);
 	unsigned int skipped = 0;
 
+	bench_exec_pin(run);
 	bench_contenders_resolve(run);
 	bench_machine_read(&run->machine, run);
 	bench_cells_build(run);

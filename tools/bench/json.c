@@ -3,10 +3,12 @@
  * tools/bench/json.c - the results as one JSON document.
  *
  * Schema "segpool-bench/1": machine, config, contenders (with skip
- * reasons and the library checked to serve malloc), workloads, and one
- * result per workload x threads x contender holding the summaries (median,
- * min, max over repetitions) and every repetition's raw sample.  Numbers
- * that do not exist (a ratio with no glibc run) are null.
+ * reasons, the library checked to serve malloc and, for segpool's, the
+ * per-CPU mode checked), workloads, and one result per workload x threads
+ * x contender holding the summaries (median, min, max over repetitions),
+ * the KiB segpool's caches held in magazines and depots (segpool-cache
+ * contenders), and every repetition's raw sample.  Numbers that do not
+ * exist (a ratio with no glibc run) are null.
  */
 #include <math.h>
 #include <string.h>
@@ -29,12 +31,15 @@ static void bench_json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/* Counts stay exact (up to 2^53); other numbers get 6 significant digits. */
 static void bench_json_num(FILE *f, double v)
 {
-	if (isfinite(v))
-		fprintf(f, "%.6g", v);
-	else
+	if (!isfinite(v))
 		fputs("null", f);
+	else if (v == floor(v) && fabs(v) < 0x1p53)
+		fprintf(f, "%.0f", v);
+	else
+		fprintf(f, "%.6g", v);
 }
 
 /* "key": value pairs; @first says whether a comma goes before. */
@@ -133,6 +138,11 @@ static void bench_json_contenders(FILE *f, const struct bench_run *run)
 		bench_json_kstr(f, "status", s->skipped ? "skipped" :
 				s->refused ? "refused" : "ok", &first);
 		bench_json_kstr(f, "mapped", s->mapped, &first);
+		if (s->c->percpu) {
+			bench_json_kstr(f, "percpu_intended", s->c->percpu,
+					&first);
+			bench_json_kstr(f, "percpu_mode", s->mode, &first);
+		}
 		bench_json_kstr(f, "reason", s->reason, &first);
 		fputc('}', f);
 	}
@@ -185,6 +195,28 @@ static void bench_json_sample(FILE *f, const struct bench_result *r)
 				1024 / (double)r->live, &first);
 		bench_json_kstr(f, "trim", r->trim, &first);
 	}
+	if (r->has_cached) {
+		bool in = true;
+
+		bench_json_key(f, "cached", &first);
+		fputc('{', f);
+		bench_json_knum(f, "cpu_objs", (double)r->cpu_objs, &in);
+		bench_json_knum(f, "depot_objs", (double)r->depot_objs, &in);
+		bench_json_knum(f, "objs", (double)(r->cpu_objs +
+						   r->depot_objs), &in);
+		bench_json_knum(f, "bytes", (double)r->cached_bytes, &in);
+		bench_json_knum(f, "cpu_bytes", (double)r->cpu_bytes, &in);
+		bench_json_knum(f, "mag_size", r->mag_size, &in);
+		bench_json_knum(f, "depot_max", r->depot_max, &in);
+		bench_json_knum(f, "caches", r->caches, &in);
+		bench_json_knum(f, "alloc_fastpath", (double)r->fast_allocs,
+				&in);
+		bench_json_knum(f, "alloc_slowpath", (double)r->slow_allocs,
+				&in);
+		bench_json_knum(f, "free_fastpath", (double)r->fast_frees, &in);
+		bench_json_knum(f, "free_slowpath", (double)r->slow_frees, &in);
+		fputc('}', f);
+	}
 	if (r->has_lat) {
 		bench_json_key(f, "latency_ns", &first);
 		for (int k = 0; k < BENCH_NR_LAT; k++) {
@@ -220,6 +252,10 @@ static void bench_json_results(FILE *f, const struct bench_run *run)
 		bench_json_summary(f, "cpu_ns_per_op", &c->cpu, &first);
 		bench_json_summary(f, "wall_ns_per_op", &c->wall, &first);
 		bench_json_summary(f, "peak_rss_kb", &c->rss, &first);
+		if (c->has_cached)
+			bench_json_summary(f, "cached_kib", &c->cached, &first);
+		else
+			bench_json_knum(f, "cached_kib", NAN, &first);
 		bench_json_knum(f, "ratio_vs_glibc", c->ratio_glibc, &first);
 		bench_json_knum(f, "ratio_vs_best_peer", c->ratio_peer, &first);
 		bench_json_kstr(f, "best_peer", c->best_peer, &first);

@@ -16,7 +16,13 @@ set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.85 border -1
 set logscale y 10
-set yrange [1:*]
+# a decade and a half of room above the highest bar, for the key
+ymax = 1
+do for [c = 2:13] {
+	stats datafile using c nooutput
+	if (STATS_max > ymax) { ymax = STATS_max }
+}
+set yrange [1:ymax * 30]
 set ylabel "ns per call (log scale)"
 set grid ytics
 set xtics rotate by -30 scale 0

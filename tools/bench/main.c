@@ -58,7 +58,11 @@ static void bench_usage(FILE *f)
 "  -q, --quiet            no progress lines\n"
 "\n"
 "Contenders whose library is not installed are reported as skipped.\n"
-"Environment: SEGPOOL_BENCH_LIBPATH, folders to look for peer libraries in.\n");
+"segpool-cache-lock and segpool-cache-off are segpool-cache run with\n"
+"SEGPOOL_PERCPU=lock and off; the other segpool contenders run without it, in\n"
+"segpool's default mode (rseq where available), and each child checks its mode.\n"
+"Environment: SEGPOOL_BENCH_LIBPATH, folders to look for peer libraries in;\n"
+"SEGPOOL_PERCPU is not passed on to the children (see above).\n");
 }
 
 static void bench_list(void)
@@ -76,7 +80,7 @@ static void bench_list(void)
 		const char *where = c->soname ?
 			bench_peer_path(c, path, sizeof(path)) : "built in";
 
-		printf("  %-15s %s [%s]\n", c->name, c->title,
+		printf("  %-18s %s [%s]\n", c->name, c->title,
 		       where ? where : "not installed");
 	}
 }

@@ -8,8 +8,14 @@
  *                         second by thread count, min-max bars (threads.gp)
  *  bench-latency.dat/png  workloads 1 and 5: p50, p99, p99.9 of allocation
  *                         and free per contender (latency.gp)
+ *  bench-percpu.dat/png   the per-CPU layer: ns per alloc+free pair of the
+ *                         hot pair, pool and batch per contender, and the
+ *                         KiB segpool-cache's modes hold in magazines and
+ *                         depots by thread count (percpu.gp)
  *
  * The scripts live beside the sources (--gp-dir); missing values are "?".
+ * Every script gets the contenders' names (names) and those of the
+ * segpool-cache contenders (cached), space-separated.
  */
 #include <errno.h>
 #include <math.h>
@@ -168,8 +174,77 @@ static int bench_plot_latency(const struct bench_run *run, FILE *f,
 	return rows;
 }
 
+/*
+ * Two blocks (gnuplot's index 0 and 1).  0: a row per contender, its name
+ * and CPU ns per alloc+free pair of the hot pair, pool and batch.  1: a
+ * row per thread count of workload 3, then per segpool-cache contender the
+ * KiB in magazines and depots, and in magazines alone.  Nothing unless
+ * both have rows.
+ */
+static int bench_plot_percpu(const struct bench_run *run, FILE *f,
+			     const struct bench_contender *const *cols,
+			     unsigned int nr)
+{
+	static const char *const wls[] = { "pair", "pool", "batch" };
+	const struct bench_workload *thr = bench_workload_find("threads");
+	int pairs = 0, rows = 0;
+
+	fprintf(f, "# contender, then CPU ns per alloc+free pair of: hot pair, "
+		"pool, batch\n");
+	for (unsigned int k = 0; k < nr; k++) {
+		const struct bench_cell *c[3];
+		bool any = false;
+
+		for (int w = 0; w < 3; w++) {
+			c[w] = bench_cell_get(run, bench_workload_find(wls[w]),
+					      1, cols[k]);
+			c[w] = c[w] && c[w]->nr ? c[w] : NULL;
+			any |= c[w] != NULL;
+		}
+		if (!any)
+			continue;
+		fprintf(f, "%s", cols[k]->name);
+		for (int w = 0; w < 3; w++)
+			bench_plot_val(f, c[w] ? 2 * c[w]->cpu.median : NAN);
+		fputc('\n', f);
+		pairs++;
+	}
+	fprintf(f, "\n\n# threads, then per segpool-cache contender KiB held "
+		"in magazines and depots, and in magazines alone\n");
+	for (unsigned int t = 0; t < run->cfg.nr_thread_list; t++) {
+		unsigned int threads = run->cfg.thread_list[t];
+		bool any = false;
+
+		for (unsigned int k = 0; k < nr; k++) {
+			const struct bench_cell *c = bench_cell_get(run, thr,
+				threads, cols[k]);
+
+			any |= cols[k]->kind == BENCH_SEGPOOL_CACHE && c &&
+			       c->has_cached;
+		}
+		if (!any)
+			continue;
+		fprintf(f, "%u", threads);
+		for (unsigned int k = 0; k < nr; k++) {
+			const struct bench_cell *c = bench_cell_get(run, thr,
+				threads, cols[k]);
+
+			if (cols[k]->kind != BENCH_SEGPOOL_CACHE)
+				continue;
+			bench_plot_val(f, c && c->has_cached ?
+				       c->cached.median : NAN);
+			bench_plot_val(f, c && c->has_cached ?
+				       c->cached_cpu.median : NAN);
+		}
+		fputc('\n', f);
+		rows++;
+	}
+	return pairs && rows ? pairs : 0;
+}
+
 static int bench_gnuplot(const struct bench_run *run, const char *script,
-			 const char *dat, const char *png, const char *names)
+			 const char *dat, const char *png, const char *names,
+			 const char *cached)
 {
 	char vars[2048], gp[512];
 	int status;
@@ -181,7 +256,7 @@ static int bench_gnuplot(const struct bench_run *run, const char *script,
 	}
 	snprintf(gp, sizeof(gp), "%s/%s", run->gp_dir, script);
 	snprintf(vars, sizeof(vars), "datafile='%s'; outfile='%s'; "
-		 "names='%s'", dat, png, names);
+		 "names='%s'; cached='%s'", dat, png, names, cached);
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0)
@@ -207,14 +282,22 @@ int bench_plot(const struct bench_run *run, const char *dir,
 		{ "bench-summary", "summary.gp", bench_plot_summary },
 		{ "bench-threads", "threads.gp", bench_plot_threads },
 		{ "bench-latency", "latency.gp", bench_plot_latency },
+		{ "bench-percpu", "percpu.gp", bench_plot_percpu },
 	};
 	const struct bench_contender *cols[16];
-	char names[512], dat[600], png[600];
+	char names[512], cached[512] = "", dat[600], png[600];
 	unsigned int nr;
+	size_t used = 0;
 	int ret = 0;
 
 	*made = 0;
 	bench_plot_names(run, names, sizeof(names), cols, &nr);
+	for (unsigned int k = 0; k < nr && used < sizeof(cached); k++)
+		if (cols[k]->kind == BENCH_SEGPOOL_CACHE)
+			used += (size_t)snprintf(cached + used,
+						 sizeof(cached) - used, "%s%s",
+						 used ? " " : "",
+						 cols[k]->name);
 	for (size_t i = 0; i < sizeof(plots) / sizeof(plots[0]); i++) {
 		FILE *f;
 		int rows;
@@ -232,7 +315,8 @@ int bench_plot(const struct bench_run *run, const char *dir,
 			unlink(png);	/* no stale picture of an older run */
 			continue;
 		}
-		if (bench_gnuplot(run, plots[i].script, dat, png, names))
+		if (bench_gnuplot(run, plots[i].script, dat, png, names,
+				  cached))
 			ret = -1;
 		else
 			*made |= 1u << i;

@@ -3,9 +3,12 @@
  * tools/bench/spawn.c - one measurement: a child process and its record.
  *
  * The child is this program again, with "--child" and the job's settings
- * as options, the driver's environment less any LD_PRELOAD plus the peer
- * library to preload, and the write end of a pipe as fd 3 for its record
- * ("key value" lines, child.c).  Its stdout and stderr are the driver's.
+ * as options, the driver's environment less any LD_PRELOAD and
+ * SEGPOOL_PERCPU, plus the peer library to preload or the per-CPU mode of a
+ * segpool contender (SEGPOOL_PERCPU=lock or off; the default contenders run
+ * without it, in segpool's default mode), and the write end of a pipe as
+ * fd 3 for its record ("key value" lines, child.c).  Its stdout and stderr
+ * are the driver's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -35,6 +38,8 @@ static void bench_record_line(struct bench_record *rec, const char *key,
 		snprintf(rec->mapped, sizeof(rec->mapped), "%s", val);
 	else if (!strcmp(key, "self_version"))
 		snprintf(rec->version, sizeof(rec->version), "%s", val);
+	else if (!strcmp(key, "percpu_mode"))
+		snprintf(rec->mode, sizeof(rec->mode), "%s", val);
 	else if (!strcmp(key, "trim"))
 		snprintf(r->trim, sizeof(r->trim), "%s", val);
 	else if (!strcmp(key, "ops"))
@@ -67,6 +72,29 @@ static void bench_record_line(struct bench_record *rec, const char *key,
 		r->tick_ns = strtod(val, NULL);
 	else if (!strcmp(key, "samples"))
 		r->samples = strtoull(val, NULL, 10);
+	else if (!strcmp(key, "cpu_objs"))
+		r->cpu_objs = strtoull(val, NULL, 10);
+	else if (!strcmp(key, "depot_objs"))
+		r->depot_objs = strtoull(val, NULL, 10);
+	else if (!strcmp(key, "cached_bytes")) {
+		r->cached_bytes = strtoull(val, NULL, 10);
+		r->has_cached = true;
+	} else if (!strcmp(key, "cpu_bytes"))
+		r->cpu_bytes = strtoull(val, NULL, 10);
+	else if (!strcmp(key, "mag_size"))
+		r->mag_size = (unsigned int)strtoul(val, NULL, 10);
+	else if (!strcmp(key, "depot_max"))
+		r->depot_max = (unsigned int)strtoul(val, NULL, 10);
+	else if (!strcmp(key, "caches"))
+		r->caches = (unsigned int)strtoul(val, NULL, 10);
+	else if (!strcmp(key, "fast_allocs"))
+		r->fast_allocs = strtoull(val, NULL, 10);
+	else if (!strcmp(key, "slow_allocs"))
+		r->slow_allocs = strtoull(val, NULL, 10);
+	else if (!strcmp(key, "fast_frees"))
+		r->fast_frees = strtoull(val, NULL, 10);
+	else if (!strcmp(key, "slow_frees"))
+		r->slow_frees = strtoull(val, NULL, 10);
 	else
 		for (int k = 0; k < BENCH_NR_LAT; k++)
 			for (int j = 0; j < BENCH_NR_PCT; j++)
@@ -88,24 +116,36 @@ static void bench_record_parse(char *text, struct bench_record *rec)
 	}
 }
 
-/* The environment of a child: ours without LD_PRELOAD, plus @preload. */
-static char **bench_child_env(const char *preload, char *buf, size_t len)
+/*
+ * The environment of a child: ours without LD_PRELOAD and SEGPOOL_PERCPU,
+ * plus @preload, or the per-CPU mode a segpool contender asks for (in
+ * @mode_buf).
+ */
+static char **bench_child_env(const struct bench_contender *c,
+			      const char *preload, char *buf, size_t len,
+			      char *mode_buf, size_t mode_len)
 {
 	size_t n = 0;
 	char **env;
 
 	while (environ[n])
 		n++;
-	env = calloc(n + 2, sizeof(*env));
+	env = calloc(n + 3, sizeof(*env));
 	if (!env)
 		bench_die("out of memory");
 	n = 0;
 	for (char **e = environ; *e; e++)
-		if (strncmp(*e, "LD_PRELOAD=", 11))
+		if (strncmp(*e, "LD_PRELOAD=", 11) &&
+		    strncmp(*e, "SEGPOOL_PERCPU=", 15))
 			env[n++] = *e;
 	if (preload) {
 		snprintf(buf, len, "LD_PRELOAD=%s", preload);
 		env[n++] = buf;
+	}
+	/* "rseq" is the default: the mode segpool picks by itself */
+	if (c->percpu && strcmp(c->percpu, "rseq")) {
+		snprintf(mode_buf, mode_len, "SEGPOOL_PERCPU=%s", c->percpu);
+		env[n++] = mode_buf;
 	}
 	env[n] = NULL;
 	return env;
@@ -146,8 +186,9 @@ static void bench_child_args(const struct bench_run *run,
 int bench_spawn(const struct bench_run *run, const struct bench_job *job,
 		       const char *preload, struct bench_record *rec)
 {
-	char args[20][40], *argv[24], envbuf[300], text[8192];
-	char **env = bench_child_env(preload, envbuf, sizeof(envbuf));
+	char args[20][40], *argv[24], envbuf[300], modebuf[40], text[8192];
+	char **env = bench_child_env(job->c, preload, envbuf, sizeof(envbuf),
+				     modebuf, sizeof(modebuf));
 	size_t used = 0;
 	int fds[2], status;
 	pid_t pid;
@@ -167,7 +208,7 @@ int bench_spawn(const struct bench_run *run, const struct bench_job *job,
 			fcntl(fds[1], F_SETFD, 0);
 		else if (dup2(fds[1], BENCH_RESULT_FD) < 0)
 			_exit(127);
-		execve(run->self, argv, env);
+		execve(run->exec, argv, env);
 		_exit(127);
 	}
 	free(env);

@@ -9,6 +9,10 @@
 set terminal pngcairo size 1200,560 font ",10"
 set output outfile
 set datafile missing "?"
+# gnuplot has 8 line types, then cycles: two more, so no two contenders share
+set linetype 9 lc rgb "#808080" pt 9
+set linetype 10 lc rgb "#a0522d" pt 11
+set linetype cycle 10
 
 set title "CPU time per operation relative to glibc malloc (median of repetitions; lower is better)"
 set ylabel "CPU time / glibc's (log scale)"

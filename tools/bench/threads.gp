@@ -10,6 +10,10 @@
 set terminal pngcairo size 1200,560 font ",10"
 set output outfile
 set datafile missing "?"
+# gnuplot has 8 line types, then cycles: two more, so no two contenders share
+set linetype 9 lc rgb "#808080" pt 9
+set linetype 10 lc rgb "#a0522d" pt 11
+set linetype cycle 10
 
 set multiplot layout 1,2 title "Workload 3: random sizes 8-128 B, throughput by threads (median; bars: min-max of repetitions)"
 set logscale x 2

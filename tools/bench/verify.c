@@ -9,13 +9,25 @@
  * "malloc"))), and reads /proc/self/maps for the allocator libraries
  * actually mapped.  A run whose intended library is not the one serving
  * malloc, or that has another peer mapped, is refused, never reported.
+ *
+ * segpool's contenders are checked the same way for their per-CPU mode:
+ * the child asks segpool_percpu_mode() and refuses to report when it is not
+ * the contender's.  The default contenders want "rseq", and accept segpool's
+ * lock fallback only where the child's own probe finds rseq unusable
+ * (valgrind, an old kernel, a seccomp filter, another architecture) or in a
+ * ThreadSanitizer build, whose default is the lock mode.
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <gnu/libc-version.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
+
+#include <segpool/segpool.h>
 
 #include "tools/bench/bench.h"
 
@@ -186,4 +198,73 @@ const char *bench_self_version(const struct bench_contender *c, char *buf,
 		snprintf(buf, len, "%d.%d.%d", v / 100, v / 10 % 10, v % 10);
 	}
 	return buf;
+}
+
+/*
+ * Could segpool run on rseq in this process?  Only the kernel's side is
+ * probed: rseq itself (a registration of length 0 is refused with EINVAL by
+ * a kernel that has the call, registered or not; valgrind and old kernels
+ * answer ENOSYS, seccomp filters usually EPERM) and membarrier's rseq
+ * fence, which segpool needs for its cross-CPU drains; and segpool has an
+ * rseq port for x86_64 only.  Fills @why when the answer is no.
+ */
+static bool bench_rseq_usable(char *why, size_t len)
+{
+#if defined(__x86_64__) && defined(__NR_rseq) && defined(__NR_membarrier)
+	long cmds;
+
+	if (syscall(__NR_rseq, NULL, 0, 0, 0) < 0 &&
+	    (errno == ENOSYS || errno == EPERM)) {
+		snprintf(why, len, "rseq: %s", strerror(errno));
+		return false;
+	}
+	cmds = syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+	if (cmds < 0 || !(cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ)) {
+		snprintf(why, len, "membarrier: %s", cmds < 0 ?
+			 strerror(errno) : "no rseq fence");
+		return false;
+	}
+	return true;
+#else
+	snprintf(why, len, "no rseq port for this architecture");
+	return false;
+#endif
+}
+
+/* Does @mode (segpool_percpu_mode()) name mode @want ("rseq", "lock", ...)? */
+static bool bench_mode_is(const char *mode, const char *want)
+{
+	size_t n = strlen(want);
+
+	return !strncmp(mode, want, n) && (mode[n] == ' ' || !mode[n]);
+}
+
+int bench_verify_percpu(const struct bench_contender *c, char *mode,
+			size_t len)
+{
+	char why[96];
+
+	mode[0] = '\0';
+	if (!c->percpu)
+		return 0;
+	snprintf(mode, len, "%s", segpool_percpu_mode());
+	if (bench_mode_is(mode, c->percpu))
+		return 0;
+	/*
+	 * The default contender, with SEGPOOL_PERCPU unset by the driver: the
+	 * lock mode stands only where the library fell back on its own, and
+	 * rightly so.
+	 */
+	if (!strcmp(c->percpu, "rseq") && bench_mode_is(mode, "lock") &&
+	    !strstr(mode, "SEGPOOL_PERCPU=")) {
+		if (strstr(mode, "ThreadSanitizer build") ||
+		    !bench_rseq_usable(why, sizeof(why)))
+			return 0;
+		bench_warn("%s: segpool runs in mode '%s' although rseq is "
+			   "usable here: refusing to report", c->name, mode);
+		return -1;
+	}
+	bench_warn("%s: segpool runs in mode '%s', not %s: refusing to report",
+		   c->name, mode, c->percpu);
+	return -1;
 }

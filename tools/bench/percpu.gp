@@ -1,0 +1,63 @@
+# SPDX-License-Identifier: MIT
+#
+# tools/bench/percpu.gp - the per-CPU layer: its modes against the peers,
+# and the memory its magazines hold by thread count.
+#
+# segpool-bench runs it with -e "datafile='...'; outfile='...'; names='...';
+# cached='...'": block 0 of datafile has a row per contender, its name and
+# CPU ns per alloc+free pair of the hot pair, the pool pattern and the
+# batch; block 1 a row per thread count of workload 3 and, for each name in
+# cached (the segpool-cache contenders, in that order), the KiB of free
+# objects held in magazines and depots after the run, then in magazines
+# alone.  "?" marks a missing value.
+
+set terminal pngcairo size 1200,560 font ",10"
+set output outfile
+set datafile missing "?"
+# gnuplot has 8 line types, then cycles: two more, so no two contenders share
+set linetype 9 lc rgb "#808080" pt 9
+set linetype 10 lc rgb "#a0522d" pt 11
+set linetype cycle 10
+
+set multiplot layout 1,2 title "Per-CPU layer: segpool-cache in each mode against the peers (medians of repetitions)"
+
+set title "one thread, 64 B: CPU ns per alloc+free pair (log scale)"
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.85 border -1
+set logscale y 10
+set ylabel "ns per pair"
+set grid ytics
+set xtics rotate by -30 scale 0
+# a decade of room above the highest bar for the key
+ymax = 1
+do for [c = 2:4] {
+	stats datafile index 0 using c nooutput
+	if (STATS_max > ymax) { ymax = STATS_max }
+}
+set yrange [1:ymax * 10]
+set key inside top right
+plot datafile index 0 using 2:xtic(1) title "hot pair", \
+	'' index 0 using 3 title "pool (alloc 100, free 50)", \
+	'' index 0 using 4 title "batch of 1000"
+
+set title "workload 3: free objects held after the run (dashed: in per-CPU magazines alone)"
+unset logscale y
+set style data linespoints
+set logscale x 2
+set xtics norotate scale 1
+set yrange [0:*]
+set offsets graph 0.05, graph 0.05, graph 0.05, 0
+set xlabel "threads (on the usable CPUs)"
+set ylabel "KiB"
+set grid
+set key top left
+# each contender in the colour it has in the other plots (its place in names)
+lt_of(w, i) = i > words(names) ? 1 : word(names, i) eq w ? i : lt_of(w, i + 1)
+plot for [i=1:words(cached)] datafile index 1 using 1:(column(2 * i)) \
+	lt lt_of(word(cached, i), 1) lw 1.5 pt 7 \
+	title word(cached, i) . ": magazines + depots", \
+     for [i=1:words(cached)] datafile index 1 using 1:(column(2 * i + 1)) \
+	lt lt_of(word(cached, i), 1) lw 1.5 pt 6 dt 2 notitle
+
+unset multiplot
