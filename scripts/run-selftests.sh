@@ -19,6 +19,9 @@
 # any test failed, 2 for a usage error, 0 otherwise.
 #
 # Environment:
+#   SEGPOOL_TEST_EXCLUDE  test names (white-space separated) reported as
+#                         skipped without running, with the reason given in
+#                         SEGPOOL_TEST_EXCLUDE_WHY
 #   SEGPOOL_TEST_WRAPPER  a command put before each test, split on white space
 #                         (no quoting), e.g. "valgrind -q --error-exitcode=99"
 #   SEGPOOL_TEST_TIMEOUT  seconds each test may run, default 600; 0 = no limit
@@ -104,6 +107,12 @@ n=0
 for test in "$@"; do
 	n=$((n + 1))
 	name=${test##*/}
+	if [[ " ${SEGPOOL_TEST_EXCLUDE:-} " == *" $name "* ]]; then
+		echo "# $name: excluded here: ${SEGPOOL_TEST_EXCLUDE_WHY:-no reason given}"
+		echo "ok $n $name # SKIP excluded"
+		skipped=$((skipped + 1))
+		continue
+	fi
 	echo "# running $name"
 
 	if [[ ! -x "$test" ]]; then
