@@ -483,10 +483,44 @@ static void *load_thread(void *arg)
 	return NULL;
 }
 
+/*
+ * The load threads, static so that a failed assertion in the test (cmocka
+ * leaves the test function by longjmp) does not leave them running on a dead
+ * stack: load_teardown() stops and joins whatever is still running.
+ */
+static struct load load_state[NTHREADS];
+static pthread_t load_tid[NTHREADS];
+static int load_running;
+
+static void load_stop(void)
+{
+	for (int k = 0; k < load_running; k++)
+		atomic_store(&load_state[k].stop, true);
+	for (int k = 0; k < load_running; k++)
+		pthread_join(load_tid[k], NULL);
+	load_running = 0;
+}
+
+static int load_teardown(void **state)
+{
+	(void)state;
+	load_stop();
+	return 0;
+}
+
+/*
+ * A reader gets a copy through only when the copy fits between two writes.
+ * Natively a copy takes microseconds and the shortest interval is 10 ms;
+ * under valgrind, which runs one thread at a time, a copy can be spread over
+ * the time slices of the load threads, so the writer publishes less often.
+ */
+static unsigned int load_interval_ms(void)
+{
+	return sp_test_under_valgrind() ? 250 : SEGPOOL_EXPORT_INTERVAL_MIN;
+}
+
 static void test_export_seqlock_under_load(void **state)
 {
-	struct load l[NTHREADS];
-	pthread_t t[NTHREADS];
 	struct segpool_cache *cache;
 	struct reader r;
 	uint64_t last = 0;
@@ -495,13 +529,17 @@ static void test_export_seqlock_under_load(void **state)
 	(void)state;
 	cache = segpool_cache_create("export_load", 48, 0, 0, NULL);
 	assert_non_null(cache);
-	assert_int_equal(segpool_export_start(SEGPOOL_EXPORT_INTERVAL_MIN), 0);
+	assert_int_equal(segpool_export_start(load_interval_ms()), 0);
 	reader_open(&r, getpid());
 	for (int k = 0; k < NTHREADS; k++) {
-		l[k].cache = cache;
-		atomic_init(&l[k].stop, false);
-		l[k].seed = sp_test_seed() + (uint64_t)k * 0x9e3779b97f4a7c15ULL;
-		assert_int_equal(pthread_create(&t[k], NULL, load_thread, &l[k]), 0);
+		struct load *l = &load_state[k];
+
+		l->cache = cache;
+		atomic_init(&l->stop, false);
+		l->seed = sp_test_seed() + (uint64_t)k * 0x9e3779b97f4a7c15ULL;
+		assert_int_equal(pthread_create(&load_tid[k], NULL, load_thread, l),
+				 0);
+		load_running = k + 1;
 	}
 	/* every copy the seqlock lets through is whole */
 	while (seen < 40) {
@@ -514,10 +552,7 @@ static void test_export_seqlock_under_load(void **state)
 			seen++;
 		}
 	}
-	for (int k = 0; k < NTHREADS; k++) {
-		atomic_store(&l[k].stop, true);
-		pthread_join(t[k], NULL);
-	}
+	load_stop();
 	print_message("# %u snapshots read whole; %lu copies retried\n", seen,
 		      r.retries);
 	assert_int_equal(segpool_export_stop(), 0);
@@ -1273,7 +1308,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_export_header),
 	cmocka_unit_test(test_export_errors),
 	cmocka_unit_test(test_export_matches_info),
-	cmocka_unit_test(test_export_seqlock_under_load),
+	cmocka_unit_test_teardown(test_export_seqlock_under_load, load_teardown),
 	cmocka_unit_test(test_export_grows),
 	cmocka_unit_test(test_export_fork),
 	cmocka_unit_test(test_export_env_child),
