@@ -10,18 +10,17 @@
  *     sequence, so the id cannot go stale: preemption, migration or a signal
  *     anywhere between start_ip and the commit makes the kernel move the
  *     thread to abort_ip instead of resuming it;
- *   - ends in exactly one store, the commit.  The magazine top and the hit
- *     counter next to it are committed together by one 16-byte SSE store:
- *     one instruction cannot be split by preemption, so both change or
- *     neither does, and hit counts are exact.
+ *   - ends in exactly one store, the commit: the new magazine top.  The
+ *     hit counter is added to right after it (SP_RSEQ_HIT below).
  *
  * The abort handler is preceded by the signature the thread registered
  * (RSEQ_SIG, the one glibc uses, and the one segpool registers itself), and
  * lives in its own section, off the hot path.  It counts nothing and simply
  * reports SP_RSEQ_ABORTED; the C caller retries.
  *
- * Instruction budget (alloc hit): 17 instructions from start_ip to the
- * commit (free: 21), no lock prefix, no atomic read-modify-write.
+ * Instruction budget (alloc hit): 12 instructions from start_ip to the
+ * commit (free: 16) and the count after it, no lock prefix, no atomic
+ * read-modify-write.
  *
  * Slot layout assumed here (percpu/pcpu.h asserts it): each CPU slot is
  * 1 << SP_PCPU_SHIFT bytes; free_hits at 0, top at 8, alloc_hits at 16,
@@ -78,6 +77,49 @@
 	".popsection\n\t"
 
 /*
+ * The hit count: one added to the counter at byte @off of the slot just
+ * after the commit, past the sequence's end, by one add instruction on the
+ * slot address the sequence computed.
+ *
+ * Not in the sequence: an abort between a count and the commit would count
+ * an operation the retry counts again.  Not in the commit either: a 16-byte
+ * store of top and counter puts a move from a general register to a vector
+ * register on the path from one operation's top to the next one's (it cost
+ * 1.3 ns per operation on the hot pair, Documentation/stats.md).  After the
+ * commit the add is outside the critical path and happens exactly once per
+ * operation; it lands on the slot where the operation took place.  Every
+ * other writer of the counter is also one add instruction (sp_hit_count()),
+ * so a thread preempted between its commit and its add cannot split
+ * another's update on the same CPU.  The one inexactness left: a thread
+ * preempted in that one-instruction gap and moved to another CPU adds from
+ * there, and should its add meet, within the same few nanoseconds, an add
+ * of the thread now running on the slot's CPU, one of the two counts is
+ * lost (no lock prefix on the fast path).
+ *
+ * Built with -DSP_PCPU_NO_HIT_STATS (a benchmark variant only, see
+ * Documentation/stats.md, "What the counters cost"), nothing is counted.
+ */
+#ifdef SP_PCPU_NO_HIT_STATS
+#define SP_RSEQ_HIT(off)	""
+#define SP_RSEQ_HIT_NOTE	", no hit counters"
+#else
+#define SP_RSEQ_HIT(off)	"addq $1, " SP_STR(off) "(%%rax)\n\t"
+#define SP_RSEQ_HIT_NOTE	""
+#endif
+
+/*
+ * sp_hit_count() - one more hit on a slot's counter, from the slot's owner
+ * (the slow path's plain hit).  One add instruction, like SP_RSEQ_HIT: a
+ * thread preempted between its commit and its count on this CPU adds
+ * before or after it, never in the middle of a load and a store.
+ */
+#define SP_HIT_COUNT_ARCH	1
+static inline __attribute__((always_inline)) void sp_hit_count(uint64_t *ctr)
+{
+	__asm__ __volatile__("addq $1, %0" : "+m"(*ctr) : : "cc");
+}
+
+/*
  * sp_rseq_pop() - take the top object of the calling CPU's loaded magazine.
  * @pc: the cache's per-CPU layer; the sequence reads from it the slot array
  *      (at 0; slot i at slots + (i << SP_PCPU_SHIFT)), the slot count (at 8;
@@ -102,14 +144,10 @@ sp_rseq_pop(const void *pc)
 		"movq -8(%%rdx), %[res]\n\t"		/* candidate object */
 		"testb $1, %b[res]\n\t"			/* guard: empty */
 		"jnz 5f\n\t"
-		"movq 16(%%rax), %%rcx\n\t"		/* alloc_hits */
 		"subq $8, %%rdx\n\t"
-		"addq $1, %%rcx\n\t"
-		"movq %%rdx, %%xmm0\n\t"
-		"movq %%rcx, %%xmm1\n\t"
-		"punpcklqdq %%xmm1, %%xmm0\n\t"
-		"movdqu %%xmm0, 8(%%rax)\n\t"		/* commit top and hits */
+		"movq %%rdx, 8(%%rax)\n\t"		/* commit */
 		"2:\n\t"
+		SP_RSEQ_HIT(16)				/* alloc_hits */
 		"jmp 6f\n\t"
 		"5:\n\t"
 		"xorl %k[res], %k[res]\n\t"
@@ -117,7 +155,7 @@ sp_rseq_pop(const void *pc)
 		SP_RSEQ_ABORT_HANDLER(4, 6)
 		: [res] "=&r"(res)
 		: [pc] "r"(pc)
-		: "rax", "rcx", "rdx", "xmm0", "xmm1", "memory", "cc");
+		: "rax", "rcx", "rdx", "memory", "cc");
 	return res;
 }
 
@@ -148,14 +186,10 @@ sp_rseq_push(const void *pc, void *obj, unsigned long node)
 		"cmpq %[obj], -8(%%rdx)\n\t"		/* same as the top object */
 		"je 5f\n\t"
 		"movq %[obj], (%%rdx)\n\t"		/* not yet visible: above top */
-		"movq (%%rax), %%rcx\n\t"		/* free_hits */
 		"addq $8, %%rdx\n\t"
-		"addq $1, %%rcx\n\t"
-		"movq %%rcx, %%xmm0\n\t"
-		"movq %%rdx, %%xmm1\n\t"
-		"punpcklqdq %%xmm1, %%xmm0\n\t"
-		"movdqu %%xmm0, (%%rax)\n\t"		/* commit hits and top */
+		"movq %%rdx, 8(%%rax)\n\t"		/* commit */
 		"2:\n\t"
+		SP_RSEQ_HIT(0)				/* free_hits */
 		"xorl %k[res], %k[res]\n\t"
 		"jmp 6f\n\t"
 		"5:\n\t"
@@ -164,7 +198,7 @@ sp_rseq_push(const void *pc, void *obj, unsigned long node)
 		SP_RSEQ_ABORT_HANDLER(4, 6)
 		: [res] "=&r"(res)
 		: [pc] "r"(pc), [obj] "r"(obj), [node] "r"(node)
-		: "rax", "rcx", "rdx", "xmm0", "xmm1", "memory", "cc");
+		: "rax", "rcx", "rdx", "memory", "cc");
 	return res;
 }
 

@@ -8,6 +8,8 @@
 #ifndef SP_PERCPU_ARCH_H
 #define SP_PERCPU_ARCH_H
 
+#include <stdint.h>
+
 #define SP_PERCPU_ARCH_H_INSIDE
 #if defined(__x86_64__)
 #include "percpu/arch-x86_64.h"
@@ -15,5 +17,14 @@
 #define SP_RSEQ_ARCH 0
 #endif
 #undef SP_PERCPU_ARCH_H_INSIDE
+
+#ifndef SP_HIT_COUNT_ARCH
+/* One more hit on a slot's counter (the slot's owner, lock mode). */
+static inline __attribute__((always_inline)) void sp_hit_count(uint64_t *ctr)
+{
+	__atomic_store_n(ctr, __atomic_load_n(ctr, __ATOMIC_RELAXED) + 1,
+			 __ATOMIC_RELAXED);
+}
+#endif
 
 #endif /* SP_PERCPU_ARCH_H */

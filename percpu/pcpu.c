@@ -415,7 +415,7 @@ void *sp_pcpu_alloc_slow(struct sp_pcpu_cache *pc)
 	/* lock mode's fast path, and an rseq hit lost to an abort */
 	if (top[-1] != SP_MAG_GUARD) {
 		obj = *--top;
-		SP_WRITE_ONCE(slot->alloc_hits, slot->alloc_hits + 1);
+		sp_hit_count(&slot->alloc_hits);
 		sp_slot_release(pc, slot, top);
 		return obj;
 	}
@@ -517,7 +517,7 @@ void sp_pcpu_free_slow(struct sp_pcpu_cache *pc, void *obj, unsigned int node)
 	if (top[0] != SP_MAG_GUARD) {
 		/* lock mode's fast path, and an rseq hit lost to an abort */
 		*top++ = obj;
-		SP_WRITE_ONCE(slot->free_hits, slot->free_hits + 1);
+		sp_hit_count(&slot->free_hits);
 		sp_slot_release(pc, slot, top);
 		return;
 	}
@@ -747,9 +747,12 @@ int sp_pcpu_set_tunables(struct sp_pcpu_cache *pc, unsigned int mag_size,
 
 /* --- statistics ------------------------------------------------------------------------------ */
 
-unsigned int sp_pcpu_slot_objects(struct sp_pcpu_cache *pc, unsigned long i)
+/*
+ * Objects in minus objects out of a slot, as counted (signed: read while
+ * the owner moves objects, out may run ahead of in).
+ */
+static int64_t sp_pcpu_slot_balance(const struct sp_pcpu_slot *slot)
 {
-	const struct sp_pcpu_slot *slot = &pc->slots[i];
 	uint64_t in, out;
 
 	in = SP_READ_ONCE(slot->free_hits) +
@@ -760,12 +763,21 @@ unsigned int sp_pcpu_slot_objects(struct sp_pcpu_cache *pc, unsigned long i)
 	      SP_READ_ONCE(slot->stat[SP_STAT_ALLOC_SLOWPATH]) +
 	      SP_READ_ONCE(slot->stat[SP_STAT_FLUSH_OBJS]) +
 	      SP_READ_ONCE(slot->stat[SP_STAT_DEPOT_PUT_OBJS]);
+	return (int64_t)(in - out);
+}
+
+unsigned int sp_pcpu_slot_objects(struct sp_pcpu_cache *pc, unsigned long i)
+{
+	int64_t n = sp_pcpu_slot_balance(&pc->slots[i]);
+
 	/* read while the owner moves objects, out may run ahead of in */
-	return in > out ? (unsigned int)(in - out) : 0;
+	return n > 0 ? (unsigned int)n : 0;
 }
 
 void sp_pcpu_read_stats(struct sp_pcpu_cache *pc, struct sp_pcpu_stats *st)
 {
+	int64_t in_mags = 0;
+
 	memset(st, 0, sizeof(*st));
 	for (unsigned long i = 0; i < pc->nr_slots; i++) {
 		struct sp_pcpu_slot *slot = &pc->slots[i];
@@ -774,8 +786,10 @@ void sp_pcpu_read_stats(struct sp_pcpu_cache *pc, struct sp_pcpu_stats *st)
 		st->free_fastpath += SP_READ_ONCE(slot->free_hits);
 		for (int s = 0; s < SP_STAT_NR; s++)
 			st->stat[s] += SP_READ_ONCE(slot->stat[s]);
-		st->objs_in_magazines += sp_pcpu_slot_objects(pc, i);
+		in_mags += sp_pcpu_slot_balance(slot);
 	}
+	/* summed first: counts credited to another slot cancel out */
+	st->objs_in_magazines = in_mags > 0 ? (uint64_t)in_mags : 0;
 	st->stat[SP_STAT_BYPASS] += SP_READ_ONCE(pc->bypass);
 	for (int n = 0; n < sp_topo.nr_nodes; n++) {
 		struct sp_depot *d = &pc->depot[n];

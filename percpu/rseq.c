@@ -101,7 +101,7 @@ static bool sp_rseq_usable(void)
 	if (__rseq_size >= 20 && (int)sp_rseq_area()->cpu_id >= 0) {
 		sp_rseq_off = (long)__rseq_offset;
 		sp_rseq_own = false;
-		sp_set_reason("rseq (glibc registration%s)", "");
+		sp_set_reason("rseq (glibc registration%s)", SP_RSEQ_HIT_NOTE);
 	} else {
 		tp_off = (long)((char *)&sp_own_rseq -
 				(char *)__builtin_thread_pointer());
@@ -116,8 +116,9 @@ static bool sp_rseq_usable(void)
 		}
 		sp_rseq_off = tp_off;
 		sp_rseq_own = true;
-		sp_set_reason("rseq (own registration%s)",
-			      __rseq_size ? "" : ", glibc's is off");
+		sp_set_reason("rseq (own registration%s%s)",
+			      __rseq_size ? "" : ", glibc's is off",
+			      SP_RSEQ_HIT_NOTE);
 	}
 	ret = sp_membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ, 0, 0);
 	if (ret) {
