@@ -23,6 +23,7 @@
 #ifndef SEGPOOL_BENCH_H
 #define SEGPOOL_BENCH_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -70,6 +71,15 @@ struct bench_contender {
 	 * the others.
 	 */
 	const char *percpu;
+	/*
+	 * A variant build of segpool: the child runs the program beside this
+	 * one named with this suffix (segpool-bench-nostats, built with other
+	 * CFLAGS by the make target that wants it), and segpool_percpu_mode()
+	 * there must contain @mode_note.  Such a contender runs only when
+	 * named with -c, and is skipped when that program was not built.
+	 */
+	const char *exec_suffix;
+	const char *mode_note;
 	bool peer;		/* a peer allocator (ratios: "best peer") */
 };
 
@@ -513,6 +523,7 @@ struct bench_contender_state {
 	bool refused;			/* a child found the wrong malloc */
 	char reason[128];
 	char path[256];			/* preloaded file */
+	char exec[PATH_MAX];		/* variant program, or "" (exec_suffix) */
 	char version[64];		/* package version */
 	char served[256];		/* library a child found serving malloc */
 	char mapped[256];		/* allocator libraries it found mapped */

@@ -11,6 +11,9 @@
  * segpool-cache-lock and segpool-cache-off are segpool-cache's very code in
  * a child whose environment has SEGPOOL_PERCPU=lock or off (spawn.c), so
  * one run measures the per-CPU layer in each of its modes.
+ * segpool-cache-nostats is the same code again, from a build of segpool
+ * whose fast path keeps no hit counters (make bench-stats-cost): what the
+ * statistics cost, measured side by side.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -34,6 +37,11 @@ const struct bench_contender bench_contenders[] = {
 		.name = "segpool-cache-off", .kind = BENCH_SEGPOOL_CACHE,
 		.title = "segpool-cache with SEGPOOL_PERCPU=off",
 		.malloc_from = "libc.so.6", .percpu = "off",
+	}, {
+		.name = "segpool-cache-nostats", .kind = BENCH_SEGPOOL_CACHE,
+		.title = "segpool-cache built without fast-path hit counters",
+		.malloc_from = "libc.so.6", .percpu = "rseq",
+		.exec_suffix = "-nostats", .mode_note = "no hit counters",
 	}, {
 		.name = "segpool-malloc", .kind = BENCH_SEGPOOL_MALLOC,
 		.title = "segpool_malloc() size classes",

@@ -76,12 +76,40 @@ static void bench_exec_pin(struct bench_run *run)
 
 /* --- contenders: installed or skipped ----------------------------------------- */
 
+/* A variant build: the program beside this one, with the contender's suffix. */
+static void bench_variant_resolve(const struct bench_run *run,
+				  struct bench_contender_state *s)
+{
+	char real[PATH_MAX];
+	int n;
+
+	if (!realpath(run->self, real)) {
+		s->skipped = true;
+		snprintf(s->reason, sizeof(s->reason), "cannot resolve %s",
+			 run->self);
+		return;
+	}
+	n = snprintf(s->exec, sizeof(s->exec), "%s%s", real,
+		     s->c->exec_suffix);
+	if (n < 0 || (size_t)n >= sizeof(s->exec) || access(s->exec, X_OK)) {
+		s->skipped = true;
+		snprintf(s->reason, sizeof(s->reason),
+			 "not built (segpool-bench%s; make bench-stats-cost "
+			 "builds it)", s->c->exec_suffix);
+		s->exec[0] = '\0';
+	}
+}
+
 static void bench_contenders_resolve(struct bench_run *run)
 {
 	for (unsigned int i = 0; i < run->nr_cs; i++) {
 		struct bench_contender_state *s = &run->cs[i];
 		const struct bench_contender *c = s->c;
 
+		if (s->selected && c->exec_suffix) {
+			bench_variant_resolve(run, s);
+			continue;
+		}
 		if (!s->selected || c->kind != BENCH_MALLOC)
 			continue;
 		if (BENCH_SANITIZED) {

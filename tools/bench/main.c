@@ -246,7 +246,8 @@ int main(int argc, char **argv)
 	run.smoke = blen > 6 && !strcmp(base + blen - 6, "-smoke");
 	for (unsigned int i = 0; i < bench_nr_contenders; i++) {
 		run.cs[i].c = &bench_contenders[i];
-		run.cs[i].selected = true;
+		/* a variant build runs only when asked for by name */
+		run.cs[i].selected = !bench_contenders[i].exec_suffix;
 	}
 	run.nr_cs = bench_nr_contenders;
 	for (unsigned int i = 0; i < bench_nr_workloads; i++)

@@ -186,6 +186,9 @@ static void bench_child_args(const struct bench_run *run,
 int bench_spawn(const struct bench_run *run, const struct bench_job *job,
 		       const char *preload, struct bench_record *rec)
 {
+	const struct bench_contender_state *s =
+		&run->cs[job->c - bench_contenders];
+	const char *exec = s->exec[0] ? s->exec : run->exec;
 	char args[20][40], *argv[24], envbuf[300], modebuf[40], text[8192];
 	char **env = bench_child_env(job->c, preload, envbuf, sizeof(envbuf),
 				     modebuf, sizeof(modebuf));
@@ -208,7 +211,7 @@ int bench_spawn(const struct bench_run *run, const struct bench_job *job,
 			fcntl(fds[1], F_SETFD, 0);
 		else if (dup2(fds[1], BENCH_RESULT_FD) < 0)
 			_exit(127);
-		execve(run->exec, argv, env);
+		execve(exec, argv, env);
 		_exit(127);
 	}
 	free(env);

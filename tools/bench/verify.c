@@ -248,6 +248,14 @@ int bench_verify_percpu(const struct bench_contender *c, char *mode,
 	if (!c->percpu)
 		return 0;
 	snprintf(mode, len, "%s", segpool_percpu_mode());
+	/* the variant build, and only it, says so in its mode */
+	if (c->mode_note ? !strstr(mode, c->mode_note) :
+			   strstr(mode, "no hit counters") != NULL) {
+		bench_warn("%s: segpool runs in mode '%s': not the build this "
+			   "contender names (%s): refusing to report", c->name,
+			   mode, c->mode_note ? c->mode_note : "the default");
+		return -1;
+	}
 	if (bench_mode_is(mode, c->percpu))
 		return 0;
 	/*
