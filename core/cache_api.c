@@ -175,8 +175,15 @@ static __sp_noinline void *sp_cache_alloc_slow(struct segpool_cache *cache,
 		return NULL;
 	/* the local node's magazines serve any request they can */
 	if (cache->pcpu && (node == SEGPOOL_NUMA_NO_NODE ||
-			    sp_numa_node_to_idx(node) == sp_numa_current_idx()))
+			    sp_numa_node_to_idx(node) == sp_numa_current_idx())) {
 		obj = sp_pcpu_alloc(cache->pcpu);
+		/* migrated to another node's CPU meanwhile: put it back */
+		if (obj && node != SEGPOOL_NUMA_NO_NODE &&
+		    sp_obj_to_slab(obj)->node != sp_numa_node_to_idx(node)) {
+			sp_pcpu_free(cache->pcpu, obj, sp_obj_to_slab(obj)->node);
+			obj = NULL;
+		}
+	}
 	if (!obj && !sp_alloc_objs(cache, gfp, node, 1, &obj))
 		return NULL;
 	if (gfp & SEGPOOL_ZERO)
