@@ -26,11 +26,27 @@ static inline struct sp_alien *sp_alien_of(struct sp_pcpu_cache *pc,
 	return &pc->alien[slot * (unsigned long)sp_topo.nr_nodes + node];
 }
 
-static void sp_alien_send(struct sp_pcpu_cache *pc, struct sp_alien *a)
+static inline void sp_alien_stat(struct sp_pcpu_slot *slot, enum sp_pcpu_stat s,
+				 uint64_t n)
+{
+	SP_WRITE_ONCE(slot->stat[s], slot->stat[s] + n);
+}
+
+/*
+ * Accounting: a remote free counts as the slot's (an application free put
+ * in the per-CPU layer, SP_STAT_FREE_SLOWPATH, besides SP_STAT_REMOTE_FREE),
+ * and a batch going home as a flush (SP_STAT_FLUSH_OBJS, the slab layer's
+ * xfer_frees), exactly as a magazine's rounds: the slot's occupancy (in
+ * minus out) then includes the objects waiting here, and the statistics
+ * count each free once.
+ */
+static void sp_alien_send(struct sp_pcpu_cache *pc, struct sp_pcpu_slot *slot,
+			  struct sp_alien *a)
 {
 	if (!a->count)
 		return;
-	sp_slab_free_bulk(pc->cache, a->count, a->objs);
+	sp_slab_flush(pc->cache, a->count, a->objs);
+	sp_alien_stat(slot, SP_STAT_FLUSH_OBJS, a->count);
 	SP_WRITE_ONCE(a->count, 0);
 	SP_WRITE_ONCE(a->flushes, a->flushes + 1);
 }
@@ -47,9 +63,10 @@ void sp_alien_put(struct sp_pcpu_cache *pc, unsigned long slot,
 	}
 	a = sp_alien_of(pc, slot, node);
 	if (a->count == SP_ALIEN_BATCH)
-		sp_alien_send(pc, a);
+		sp_alien_send(pc, &pc->slots[slot], a);
 	a->objs[a->count] = obj;
 	SP_WRITE_ONCE(a->count, a->count + 1);
+	sp_alien_stat(&pc->slots[slot], SP_STAT_FREE_SLOWPATH, 1);
 }
 
 void sp_alien_flush(struct sp_pcpu_cache *pc, unsigned long slot)
@@ -57,7 +74,8 @@ void sp_alien_flush(struct sp_pcpu_cache *pc, unsigned long slot)
 	if (!pc->alien)
 		return;
 	for (int n = 0; n < sp_topo.nr_nodes; n++)
-		sp_alien_send(pc, sp_alien_of(pc, slot, (unsigned int)n));
+		sp_alien_send(pc, &pc->slots[slot],
+			      sp_alien_of(pc, slot, (unsigned int)n));
 }
 
 unsigned int sp_alien_objects(struct sp_pcpu_cache *pc, unsigned long slot)

@@ -785,7 +785,6 @@ void sp_pcpu_read_stats(struct sp_pcpu_cache *pc, struct sp_pcpu_stats *st)
 		st->objs_in_magazines += sp_pcpu_slot_objects(pc, i);
 		st->objs_in_alien += sp_alien_objects(pc, i);
 	}
-	st->objs_in_magazines += st->objs_in_alien;
 	st->alien_flushes = sp_alien_flushes(pc);
 	st->stat[SP_STAT_BYPASS] += SP_READ_ONCE(pc->bypass);
 	for (int n = 0; n < sp_topo.nr_nodes; n++) {

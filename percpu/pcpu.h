@@ -157,8 +157,8 @@ struct sp_pcpu_stats {
 	uint64_t alloc_fastpath;
 	uint64_t free_fastpath;
 	uint64_t stat[SP_STAT_NR];
-	uint64_t objs_in_magazines;	/* loaded + previous, all slots, and
-					 * remote frees waiting in alien batches */
+	uint64_t objs_in_magazines;	/* held by all slots: loaded, previous
+					 * and remote frees in alien batches */
 	uint64_t objs_in_alien;		/* of which in alien batches */
 	uint64_t alien_flushes;		/* alien batches sent home */
 	uint64_t objs_in_depot;

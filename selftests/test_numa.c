@@ -463,6 +463,7 @@ static void test_alien_batches(void **state)
 	assert_non_null(c->pcpu->alien);
 	/* slot 0 is CPU 0's, of node index cpu_idx[0]; free objects of another */
 	sp_pcpu_test_inject_slot(0);
+	sp_numa_test_inject_node(sp_topo.cpu_idx[0]);
 	far = sp_topo.fallback[sp_topo.cpu_idx[0]][1];
 	home = &c->node[far];
 	for (size_t i = 0; i < SP_ARRAY_SIZE(objs); i++) {
@@ -470,20 +471,24 @@ static void test_alien_batches(void **state)
 						   sp_topo.node_id[far]);
 		assert_non_null(objs[i]);
 	}
-	frees0 = home->frees;
+	frees0 = home->xfer_frees;
 	for (size_t i = 0; i < SP_ALIEN_BATCH; i++)
 		segpool_cache_free(c, objs[i]);
 	/* all of them wait in the batch, counted as held per CPU */
-	assert_int_equal(home->frees, frees0);
+	assert_int_equal(home->xfer_frees, frees0);
 	assert_int_equal(sp_alien_objects(c->pcpu, 0), SP_ALIEN_BATCH);
+	assert_int_equal(sp_pcpu_slot_objects(c->pcpu, 0), SP_ALIEN_BATCH);
+	assert_int_equal(sp_test_info(c).active_objs,
+			 SP_ARRAY_SIZE(objs) - SP_ALIEN_BATCH);
 	/* one more: the full batch goes home in one go */
 	segpool_cache_free(c, objs[SP_ALIEN_BATCH]);
-	assert_int_equal(home->frees, frees0 + SP_ALIEN_BATCH);
+	assert_int_equal(home->xfer_frees, frees0 + SP_ALIEN_BATCH);
 	assert_int_equal(sp_alien_objects(c->pcpu, 0), 1);
 	for (size_t i = SP_ALIEN_BATCH + 1; i < SP_ARRAY_SIZE(objs); i++)
 		segpool_cache_free(c, objs[i]);
-	assert_int_equal(home->frees, frees0 + 2 * SP_ALIEN_BATCH);
+	assert_int_equal(home->xfer_frees, frees0 + 2 * SP_ALIEN_BATCH);
 	sp_pcpu_test_inject_slot(-1);
+	sp_numa_test_inject_node(-1);
 	assert_int_equal(segpool_cache_destroy(c), 0);
 }
 
