@@ -260,7 +260,7 @@ for cfg in "${config_list[@]}"; do
 		-append "console=ttyS0 quiet panic=-1 loglevel=3" \
 		< /dev/null > "$log" 2>&1 || true
 	# CRLF and terminal escapes off, so the sentinel lines match exactly
-	tr -d '\r' < "$log" | sed 's/\x1b\[[0-9;?]*[A-Za-z]//g' > "$log.txt"
+	tr -d '\r' < "$log" | sed 's/\x1b\[[0-9;?]*[A-Za-z]//g; s/\x1b[A-Za-z]//g' > "$log.txt"
 	tag="RIG-$sentinel"
 	if [[ $verbose -eq 1 ]]; then
 		sed 's/^/# serial: /' "$log.txt"
