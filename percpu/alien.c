@@ -56,8 +56,8 @@ void sp_alien_put(struct sp_pcpu_cache *pc, unsigned long slot,
 {
 	struct sp_alien *a;
 
-	if (unlikely(!pc->alien)) {
-		/* cannot happen on one node; stay correct anyway */
+	if (unlikely(!pc->alien || node >= (unsigned int)sp_topo.nr_nodes)) {
+		/* no remote node on one node; stay correct anyway */
 		sp_slab_free_bulk(pc->cache, 1, &obj);
 		return;
 	}
