@@ -29,6 +29,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <numa.h>
 #include <numaif.h>
 #include <pthread.h>
 #include <sched.h>
@@ -41,6 +42,7 @@
 #include <segpool/segpool.h>
 
 #include "core/core.h"
+#include "internal/thread_cpu.h"
 #include "numa/topology.h"
 #include "percpu/alien.h"
 #include "percpu/pcpu.h"
@@ -281,6 +283,16 @@ static void test_topology(void **state)
 		CHECK(segpool_numa_current_node() == id,
 		      "pinned to node %d, current node says %d", id,
 		      segpool_numa_current_node());
+		/* the kernel's rseq node_id, where it fills it, is the CPU's node */
+		if (!sp_topo.fake && sp_thread_node_hint(sp_topo.rseq_feature_size) >= 0) {
+			int cpu = sched_getcpu();
+
+			CHECK(sp_thread_node_hint(sp_topo.rseq_feature_size) ==
+			      numa_node_of_cpu(cpu), "rseq node_id %d, CPU %d is on %d",
+			      sp_thread_node_hint(sp_topo.rseq_feature_size), cpu,
+			      numa_node_of_cpu(cpu));
+			print_message("# node %d: rseq node_id read and right\n", id);
+		}
 		sp_test_unpin();
 	}
 	/* every CPU the program may use is some node's */
