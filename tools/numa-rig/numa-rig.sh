@@ -75,12 +75,14 @@ objtree=$(cd "$1" && pwd)
 # The programs run in the guest: name, command line (relative to /rig).
 # test_numa runs all its variants (this machine's topology, lock mode,
 # emulated nodes, 16 MiB regions); the others are the selftests whose areas
-# change with several nodes; logpipe is the demo with its per-node figures.
+# change with several nodes (test_percpu at a fifth of its load: TCG is
+# slow); logpipe is the demo with its per-node figures.
 programs=(
 	"test_numa|./test_numa"
 	"test_kmalloc|./test_kmalloc"
 	"test_cache_api|./test_cache_api"
 	"test_region|./test_region"
+	"test_percpu|env SEGPOOL_TEST_SCALE=0.2 ./test_percpu"
 	"logpipe|./logpipe -n 200000 -t 2"
 )
 
@@ -104,10 +106,20 @@ if [[ ${#missing[@]} -ne 0 ]]; then
 	echo "$prog: missing: ${missing[*]} (scripts/install-deps.sh numa)" >&2
 	exit 4
 fi
+# prog_bin ENTRY: the program of a programs[] entry (its word starting "./")
+prog_bin() {
+	local w
+
+	for w in ${1#*|}; do
+		if [[ $w == ./* ]]; then
+			echo "${w#./}"
+			return
+		fi
+	done
+}
+
 for p in "${programs[@]}"; do
-	bin=${p#*|}
-	bin=${bin%% *}
-	bin=${bin#./}
+	bin=$(prog_bin "$p")
 	for d in selftests examples; do
 		[[ -x $objtree/$d/$bin ]] && continue 2
 	done
@@ -152,9 +164,7 @@ build_initramfs() {
 	mkdir -p "$root"/{bin,sbin,proc,sys,dev,tmp,rig,usr/bin,usr/sbin}
 	cp "$busybox" "$root/bin/busybox"
 	for p in "${programs[@]}"; do
-		bin=${p#*|}
-		bin=${bin%% *}
-		bin=${bin#./}
+		bin=$(prog_bin "$p")
 		if [[ -x $objtree/selftests/$bin ]]; then
 			copy_with_libs "$objtree/selftests/$bin"
 		else
