@@ -23,7 +23,8 @@
  *
  * Variants: the machine's own topology with the default per-CPU mode and
  * in lock mode; three emulated nodes (SEGPOOL_NUMA_FAKE_NODES=3: sparse ids
- * 0, 2, 4, the third without CPUs on a two-CPU machine), where placement is
+ * 0, 2, 4, the third without CPUs on a two-CPU machine) and two, the latter
+ * also without the per-CPU layer, where placement is
  * checked through segpool_obj_node() only, since emulated nodes share the
  * machine's memory; and 16 MiB regions for the full-node tests.
  */
@@ -78,6 +79,10 @@ static const char *const env_fake3_lock[] = {
 static const char *const env_fake2[] = {
 	"SEGPOOL_NUMA_FAKE_NODES=2", "SEGPOOL_REGION_SIZE", "SEGPOOL_NUMA", NULL,
 };
+static const char *const env_fake2_off[] = {
+	"SEGPOOL_NUMA_FAKE_NODES=2", "SEGPOOL_PERCPU=off", "SEGPOOL_PERCPU_ID",
+	"SEGPOOL_REGION_SIZE", "SEGPOOL_NUMA", NULL,
+};
 static const char *const env_region16m[] = {
 	"SEGPOOL_REGION_SIZE=16M", "SEGPOOL_NUMA_FAKE_NODES", "SEGPOOL_NUMA",
 	NULL,
@@ -92,6 +97,7 @@ static const struct sp_test_variant variants[] = {
 	{ "on_this_machine_lock_mode", env_machine_lock },
 	{ "on_3_emulated_nodes_lock_mode", env_fake3_lock },
 	{ "on_2_emulated_nodes", env_fake2 },
+	{ "on_2_emulated_nodes_percpu_off", env_fake2_off },
 	{ "with_16m_regions", env_region16m },
 	{ "with_16m_regions_3_emulated_nodes", env_fake3_region16m },
 };
