@@ -47,6 +47,7 @@ prog=${0##*/}
 configs=2nodes,4nodes,sparse
 kernel=${SEGPOOL_RIG_KERNEL:-}
 limit=300
+prog_limit=240		# seconds one program may run in the guest
 keep=0
 verbose=0
 
@@ -188,12 +189,14 @@ build_initramfs() {
 		echo '	echo "$S node ${n##*node}: cpus [$(cat $n/cpulist)], $(grep MemTotal $n/meminfo | tr -s " " | cut -d" " -f4-5)"'
 		echo 'done'
 		echo 'cd /rig'
-		echo 'export SEGPOOL_TEST_TIMEOUT=240 TMPDIR=/tmp'
+		echo 'export TMPDIR=/tmp'
+		# Output prefixed "# ": no program can print a result line.
+		# busybox timeout: a hung program fails alone (status 143).
 		for p in "${programs[@]}"; do
 			name=${p%%|*}
 			cmd=${p#*|}
-			echo "t0=\$(cut -d. -f1 /proc/uptime)"
-			echo "{ $cmd; echo \$? > /tmp/rc; } 2>&1 | sed 's/^/# /'"
+			echo "rm -f /tmp/rc; t0=\$(cut -d. -f1 /proc/uptime)"
+			echo "{ timeout $prog_limit $cmd; echo \$? > /tmp/rc; } 2>&1 | sed 's/^/# /'"
 			echo "t1=\$(cut -d. -f1 /proc/uptime)"
 			echo "echo \"\$S result $name \$(cat /tmp/rc) \$((t1 - t0))s\""
 		done
