@@ -7,6 +7,8 @@
 #
 #   make                 libraries and segpool.pc
 #   make check           build and run every selftest, then "N passed, N failed"
+#   make check-numa      the NUMA selftests on emulated multi-node machines
+#                        (qemu; RIG_ARGS=...; see tools/numa-rig/)
 #   make demo            build and run the example service (examples/logpipe)
 #   make bench           benchmark against glibc, jemalloc, tcmalloc, mimalloc
 #                        (BENCH_ARGS=...; results in bench-results/)
@@ -125,6 +127,7 @@ include $(srctree)/examples/Kbuild
 # tools/: the benchmark and the viewer bring their own rules
 -include $(srctree)/tools/Makefile.inc
 -include $(srctree)/tools/segpool-top/Makefile.inc
+-include $(srctree)/tools/numa-rig/Makefile.inc
 # the benchmark's smoke mode runs with the selftests
 tests += $(tools-tests)
 examples := $(addprefix $(objtree)/examples/,$(example-y))

@@ -14,21 +14,14 @@
 #include <segpool/segpool.h>
 
 #include "core/core.h"
+#include "core/numa_policy.h"
 #include "internal/report.h"
 #include "numa/topology.h"
-
-/* Node index to allocate from, or -1 for a bad @node. */
-static inline int sp_node_index(int node)
-{
-	if (node == SEGPOOL_NUMA_NO_NODE)
-		return sp_numa_current_idx();
-	return sp_numa_node_to_idx(node);
-}
 
 size_t sp_alloc_objs(struct segpool_cache *c, unsigned int gfp, int node,
 		     size_t n, void **objs)
 {
-	int idx = sp_node_index(node);
+	int idx = sp_policy_node_idx(c, node);
 
 	if (unlikely(idx < 0)) {
 		errno = EINVAL;
@@ -36,7 +29,7 @@ size_t sp_alloc_objs(struct segpool_cache *c, unsigned int gfp, int node,
 	}
 	if (likely(sp_slab_alloc_bulk(c, idx, n, objs)))
 		return n;
-	if (gfp & SEGPOOL_THISNODE) {
+	if (!sp_policy_may_fall_back(c, gfp)) {
 		__atomic_fetch_add(&c->alloc_failures, 1, __ATOMIC_RELAXED);
 		errno = ENOMEM;
 		return 0;
@@ -68,7 +61,7 @@ struct segpool_cache *sp_cache_create_full(const char *name, size_t size,
 	struct segpool_cache *c = sp_cache_create(name, size, align, flags, ctor);
 	struct sp_pcpu_cache *pc;
 
-	if (!c || sp_pcpu_mode == SP_PCPU_OFF)
+	if (!c || sp_pcpu_mode == SP_PCPU_OFF || !sp_policy_has_pcpu(flags))
 		return c;
 	pc = sp_pcpu_cache_create(c);
 	if (!pc) {
@@ -90,7 +83,7 @@ segpool_cache_create(const char *name, size_t size, size_t align,
 {
 	struct segpool_cache *c = NULL;
 
-	if (flags & ~SEGPOOL_CACHE_FLAGS_VALID)
+	if ((flags & ~SEGPOOL_CACHE_FLAGS_VALID) || !sp_policy_flags_ok(flags))
 		errno = EINVAL;
 	else if (sp_init() == 0)
 		c = sp_cache_create_full(name, size, align, flags, ctor);
@@ -182,8 +175,15 @@ static __sp_noinline void *sp_cache_alloc_slow(struct segpool_cache *cache,
 		return NULL;
 	/* the local node's magazines serve any request they can */
 	if (cache->pcpu && (node == SEGPOOL_NUMA_NO_NODE ||
-			    sp_numa_node_to_idx(node) == sp_numa_current_idx()))
+			    sp_numa_node_to_idx(node) == sp_numa_current_idx())) {
 		obj = sp_pcpu_alloc(cache->pcpu);
+		/* migrated to another node's CPU meanwhile: put it back */
+		if (obj && node != SEGPOOL_NUMA_NO_NODE &&
+		    sp_obj_to_slab(obj)->node != sp_numa_node_to_idx(node)) {
+			sp_pcpu_free(cache->pcpu, obj, sp_obj_to_slab(obj)->node);
+			obj = NULL;
+		}
+	}
 	if (!obj && !sp_alloc_objs(cache, gfp, node, 1, &obj))
 		return NULL;
 	if (gfp & SEGPOOL_ZERO)

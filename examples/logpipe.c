@@ -26,7 +26,6 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <numa.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -743,7 +742,6 @@ static struct cpu_slot *build_slots(int *nslots)
 	cpu_set_t *allowed = allowed_cpus(&setsize, &ncpus);
 	int *cpu_node;
 	struct cpu_slot *slots;
-	bool numa_ok = numa_available() >= 0;
 
 	for (int c = 0; c < ncpus; c++)
 		total += CPU_ISSET_S((size_t)c, setsize, allowed) ? 1 : 0;
@@ -754,23 +752,21 @@ static struct cpu_slot *build_slots(int *nslots)
 	for (int c = 0; c < ncpus; c++)
 		cpu_node[c] = SEGPOOL_NUMA_NO_NODE;
 
-	if (numa_ok) {
-		struct bitmask *mask = numa_allocate_cpumask();
+	/* segpool's worker-pool helper: the CPUs each node serves first */
+	for (int i = 0; i < nr_nodes; i++) {
+		int k = segpool_numa_node_cpus(node_ids[i], NULL, 0);
+		int *cpus = k > 0 ? malloc(sizeof(*cpus) * (size_t)k) : NULL;
 
-		if (!mask)
-			die("numa_allocate_cpumask: out of memory");
-		for (int i = 0; i < nr_nodes; i++) {
-			if (numa_node_to_cpus(node_ids[i], mask) < 0)
-				die("numa_node_to_cpus(%d): %s", node_ids[i],
-				    strerror(errno));
-			for (int c = 0; c < ncpus && (unsigned int)c < mask->size; c++)
-				if (numa_bitmask_isbitset(mask, (unsigned int)c))
-					cpu_node[c] = node_ids[i];
-		}
-		numa_free_cpumask(mask);
-	} else if (nr_nodes == 1) {
-		for (int c = 0; c < ncpus; c++)
-			cpu_node[c] = node_ids[0];
+		if (k < 0)
+			die("segpool_numa_node_cpus(%d): %s", node_ids[i],
+			    strerror(-k));
+		if (k > 0 && !cpus)
+			die("out of memory");
+		k = k > 0 ? segpool_numa_node_cpus(node_ids[i], cpus, (size_t)k) : 0;
+		for (int j = 0; j < k; j++)
+			if (cpus[j] < ncpus)
+				cpu_node[cpus[j]] = node_ids[i];
+		free(cpus);
 	}
 
 	/* Interleave: the r-th CPU of each node in turn. */

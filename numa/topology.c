@@ -6,6 +6,19 @@
  * index 0, id 0, and every CPU belongs to it.  SEGPOOL_NUMA_BIND chooses
  * whether regions are bound with mbind(): "auto" (default: only with more
  * than one node, so one node pays nothing), "always" or "never".
+ *
+ * Two more switches, read once:
+ *   SEGPOOL_NUMA=off           one node whatever the machine has: the
+ *                              baseline that measures what the NUMA layer
+ *                              costs, and an escape hatch.
+ *   SEGPOOL_NUMA_FAKE_NODES=N  (2..8; tests) N emulated nodes with the
+ *                              sparse ids 0, 2, 4, ..., all on this
+ *                              machine's memory and never bound; CPU c
+ *                              belongs to node index c % N (so with fewer
+ *                              CPUs than nodes the last nodes have none, as
+ *                              memory-only nodes), distance 10 + 10 * |a - b|.
+ *                              Node routing, remote frees, fallback order and
+ *                              policies then run on a one-node machine.
  */
 #include <numa.h>
 #include <stdlib.h>
@@ -15,6 +28,9 @@
 #include "numa/topology.h"
 
 struct sp_topology sp_topo = { .nr_nodes = 1 };
+
+/* Test hook: the injected node index of this thread, or -1. */
+static __thread int sp_numa_test_idx = -1;
 
 static enum sp_bind_mode sp_bind_mode_from_env(void)
 {
@@ -37,10 +53,15 @@ static void sp_topology_single(void)
 	sp_topo.fallback[0][0] = 0;
 }
 
-static int sp_distance(int a, int b)
+int sp_numa_distance(int a, int b)
 {
-	int d = numa_distance(sp_topo.node_id[a], sp_topo.node_id[b]);
+	int d;
 
+	if (sp_topo.fake)
+		return 10 + 10 * (a > b ? a - b : b - a);
+	if (sp_topo.nr_nodes == 1)
+		return 10;
+	d = numa_distance(sp_topo.node_id[a], sp_topo.node_id[b]);
 	return d > 0 ? d : (a == b ? 10 : 255);
 }
 
@@ -57,7 +78,7 @@ static void sp_topology_fallback(void)
 
 			if (j == i)
 				continue;
-			for (k = n; k > 1 && sp_distance(i, f[k - 1]) > sp_distance(i, j); k--)
+			for (k = n; k > 1 && sp_numa_distance(i, f[k - 1]) > sp_numa_distance(i, j); k--)
 				f[k] = f[k - 1];
 			f[k] = (unsigned char)j;
 			n++;
@@ -117,9 +138,36 @@ static void sp_topology_numa(void)
 	sp_topology_fallback();
 }
 
+/* SEGPOOL_NUMA_FAKE_NODES=N: N emulated nodes, ids 0, 2, 4, ... */
+static void sp_topology_fake(int n)
+{
+	sp_topo.fake = true;
+	sp_topo.nr_nodes = n;
+	for (int i = 0; i < n; i++) {
+		sp_topo.node_id[i] = 2 * i;
+		sp_topo.node_idx[2 * i] = (short)i;
+	}
+	for (int c = 0; c < SP_MAX_CPUS; c++)
+		sp_topo.cpu_idx[c] = (short)(c % n);
+	sp_topology_fallback();
+}
+
+static int sp_fake_nodes_from_env(void)
+{
+	const char *s = getenv("SEGPOOL_NUMA_FAKE_NODES");
+	long n;
+
+	if (!s || !*s)
+		return 0;
+	n = strtol(s, NULL, 10);
+	return n >= 2 && n <= SP_MAX_FAKE_NODES ? (int)n : 0;
+}
+
 void sp_topology_init(int nr_cpus)
 {
 	enum sp_bind_mode mode = sp_bind_mode_from_env();
+	const char *numa_env = getenv("SEGPOOL_NUMA");
+	int fake = sp_fake_nodes_from_env();
 	long ncpu = nr_cpus;
 
 	for (int i = 0; i <= SP_MAX_NODE_ID; i++)
@@ -127,21 +175,35 @@ void sp_topology_init(int nr_cpus)
 	sp_topo.rseq_feature_size = getauxval(AT_RSEQ_FEATURE_SIZE);
 	sp_topo.numa_available = numa_available() >= 0;
 	sp_topo.nr_cpus = (int)SP_MIN(SP_MAX(ncpu, 1L), (long)SP_MAX_CPUS);
+	sp_topo.off = numa_env && !strcmp(numa_env, "off");
 
-	if (sp_topo.numa_available)
+	if (sp_topo.off)
+		sp_topology_single();
+	else if (fake)
+		sp_topology_fake(fake);
+	else if (sp_topo.numa_available)
 		sp_topology_numa();
 	else
 		sp_topology_single();
 
-	sp_topo.bind = mode == SP_BIND_ALWAYS ||
-		(mode == SP_BIND_AUTO && sp_topo.nr_nodes > 1);
+	/* emulated node ids are not the kernel's: never bind to them */
+	sp_topo.bind = !sp_topo.fake && (mode == SP_BIND_ALWAYS ||
+		(mode == SP_BIND_AUTO && sp_topo.nr_nodes > 1));
+}
+
+void sp_numa_test_inject_node(int idx)
+{
+	sp_numa_test_idx = idx >= 0 && idx < sp_topo.nr_nodes ? idx : -1;
 }
 
 int sp_numa_current_idx_slow(void)
 {
-	int node = sp_thread_node_hint(sp_topo.rseq_feature_size);
-	int cpu;
+	int node, cpu;
 
+	if (unlikely(sp_numa_test_idx >= 0))
+		return sp_numa_test_idx;
+	/* the kernel's node_id names real nodes, not emulated ones */
+	node = sp_topo.fake ? -1 : sp_thread_node_hint(sp_topo.rseq_feature_size);
 	if (node >= 0) {
 		int idx = sp_numa_node_to_idx(node);
 

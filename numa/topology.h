@@ -23,11 +23,17 @@ enum sp_bind_mode {
 	SP_BIND_NEVER,		/* never call mbind (SEGPOOL_NUMA_BIND=never) */
 };
 
+/* Most nodes SEGPOOL_NUMA_FAKE_NODES may emulate. */
+#define SP_MAX_FAKE_NODES	8
+
 struct sp_topology {
 	int nr_nodes;				/* nodes with memory, >= 1 */
 	int nr_cpus;				/* possible CPUs, sizes cpu tables */
 	bool numa_available;			/* libnuma works here */
 	bool bind;				/* regions are mbind()ed */
+	bool off;				/* SEGPOOL_NUMA=off: one node */
+	bool fake;				/* SEGPOOL_NUMA_FAKE_NODES: emulated
+						 * nodes on this machine's memory */
 	unsigned long rseq_feature_size;	/* getauxval(AT_RSEQ_FEATURE_SIZE) */
 	int node_id[SP_MAX_NODES];		/* index -> kernel node id */
 	short node_idx[SP_MAX_NODE_ID + 1];	/* node id -> index, or -1 */
@@ -53,6 +59,20 @@ static inline int sp_numa_node_to_idx(int node)
 }
 
 SP_INTERNAL int sp_numa_current_idx_slow(void);
+
+/*
+ * sp_numa_distance() - distance between node indexes @a and @b (10 local,
+ * larger farther; the emulated distances with SEGPOOL_NUMA_FAKE_NODES).
+ */
+SP_INTERNAL int sp_numa_distance(int a, int b);
+
+/*
+ * Test hook: make the calling thread's current node index @idx (-1 undoes
+ * it), whatever CPU it runs on.  With the per-CPU layer on, pair it with
+ * sp_pcpu_test_inject_slot() of a CPU of that node in lock mode, since a
+ * CPU's magazines serve its own node only.
+ */
+SP_INTERNAL void sp_numa_test_inject_node(int idx);
 
 /*
  * sp_numa_current_idx() - index of the calling CPU's node.  One node (the

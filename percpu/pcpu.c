@@ -54,6 +54,7 @@
 
 #include "internal/report.h"
 #include "numa/topology.h"
+#include "percpu/alien.h"
 #include "percpu/pcpu.h"
 #include "percpu/cpu.h"
 #include "slab/slab.h"
@@ -431,6 +432,8 @@ void *sp_pcpu_alloc_slow(struct sp_pcpu_cache *pc)
 	} else {
 		struct sp_mag *full = NULL;
 
+		/* a bulk moment: remote frees waiting here go home too */
+		sp_alien_flush(pc, (unsigned long)(slot - pc->slots));
 		if (m && slot->prev) {
 			/* both empty: one goes back to the depot */
 			m->count = 0;
@@ -508,10 +511,10 @@ void sp_pcpu_free_slow(struct sp_pcpu_cache *pc, void *obj, unsigned int node)
 		sp_report_bad_free("double free", obj, c->name);
 	}
 	if (node != slot->node) {
-		/* remote free: home to its node's slabs, never this magazine */
+		/* remote free: home to its node in a batch, never this magazine */
 		sp_stat_inc(slot, SP_STAT_REMOTE_FREE);
+		sp_alien_put(pc, (unsigned long)(slot - pc->slots), node, obj);
 		sp_slot_release(pc, slot, top);
-		sp_slab_free_bulk(c, 1, &obj);
 		return;
 	}
 	if (top[0] != SP_MAG_GUARD) {
@@ -581,6 +584,7 @@ static void sp_slot_drain(struct sp_pcpu_cache *pc, unsigned long i)
 	}
 	slot->loaded = NULL;
 	slot->prev = NULL;
+	sp_alien_flush(pc, i);
 	sp_slot_release(pc, slot, sp_mag_top_none);
 }
 
@@ -636,8 +640,9 @@ struct sp_pcpu_cache *sp_pcpu_cache_create(struct segpool_cache *c)
 {
 	size_t slots_bytes = (size_t)sp_nr_slots << SP_PCPU_SHIFT;
 	size_t depot_bytes = (size_t)sp_topo.nr_nodes * sizeof(struct sp_depot);
+	size_t alien_bytes = sp_alien_bytes(sp_nr_slots);
 	size_t bytes = SP_ALIGN(sizeof(struct sp_pcpu_cache), SP_CACHE_LINE) +
-		       depot_bytes + slots_bytes;
+		       depot_bytes + slots_bytes + alien_bytes;
 	struct sp_pcpu_cache *pc;
 	char *p;
 
@@ -656,6 +661,8 @@ struct sp_pcpu_cache *sp_pcpu_cache_create(struct segpool_cache *c)
 	pc->depot = (struct sp_depot *)(p + SP_ALIGN(sizeof(*pc), SP_CACHE_LINE));
 	pc->slots = (struct sp_pcpu_slot *)((char *)pc->depot + depot_bytes);
 	pc->nr_slots = sp_nr_slots;
+	pc->alien = alien_bytes ? (struct sp_alien *)((char *)pc->slots +
+						      slots_bytes) : NULL;
 	pc->rseq_off = sp_rseq_off;
 	pc->id_off = sp_rseq_id_off;
 	sp_pcpu_default_classes(c->stride, &pc->cls, &pc->max_cls);
@@ -715,6 +722,7 @@ void sp_pcpu_fork_child(struct sp_pcpu_cache *pc)
 		if (sp_mag_top_is_busy(slot->top) || slot->lock) {
 			/* given up: balance the occupancy counters */
 			slot->stat[SP_STAT_FLUSH_OBJS] += sp_pcpu_slot_objects(pc, i);
+			sp_alien_forget(pc, i);
 			slot->loaded = NULL;
 			slot->prev = NULL;
 			slot->top = sp_mag_top_none;
@@ -787,9 +795,11 @@ void sp_pcpu_read_stats(struct sp_pcpu_cache *pc, struct sp_pcpu_stats *st)
 		for (int s = 0; s < SP_STAT_NR; s++)
 			st->stat[s] += SP_READ_ONCE(slot->stat[s]);
 		in_mags += sp_pcpu_slot_balance(slot);
+		st->objs_in_alien += sp_alien_objects(pc, i);
 	}
-	/* summed first: counts credited to another slot cancel out */
+	/* summed first: a read racing an owner cannot round a slot up */
 	st->objs_in_magazines = in_mags > 0 ? (uint64_t)in_mags : 0;
+	st->alien_flushes = sp_alien_flushes(pc);
 	st->stat[SP_STAT_BYPASS] += SP_READ_ONCE(pc->bypass);
 	for (int n = 0; n < sp_topo.nr_nodes; n++) {
 		struct sp_depot *d = &pc->depot[n];

@@ -125,6 +125,9 @@ struct sp_pcpu_cache {
 	uint32_t depot_max;		/* tunable: full magazines kept per node */
 	uint64_t bypass;		/* slow paths that found the slot owned */
 	pthread_mutex_t drain_lock;	/* one remote drainer at a time */
+	struct sp_alien *alien;		/* [nr_slots][nr_nodes] remote-free
+					 * batches (percpu/alien.h); NULL on
+					 * one node */
 };
 
 _Static_assert(offsetof(struct sp_pcpu_cache, slots) == 0, "asm: slots");
@@ -154,7 +157,10 @@ struct sp_pcpu_stats {
 	uint64_t alloc_fastpath;
 	uint64_t free_fastpath;
 	uint64_t stat[SP_STAT_NR];
-	uint64_t objs_in_magazines;	/* loaded + previous, all slots */
+	uint64_t objs_in_magazines;	/* held by all slots: loaded, previous
+					 * and remote frees in alien batches */
+	uint64_t objs_in_alien;		/* of which in alien batches */
+	uint64_t alien_flushes;		/* alien batches sent home */
 	uint64_t objs_in_depot;
 	uint64_t full_in_depot;
 	uint64_t empty_in_depot;

@@ -16,6 +16,8 @@
 #   clang     clang, for `make CC=clang`.
 #   bench     libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 gnuplot-nox:
 #             the peers and the plots of `make bench`.
+#   numa      qemu-system-x86 linux-image-cloud-amd64 busybox-static cpio:
+#             the emulated multi-node machine of `make check-numa`.
 #   all       every group above.
 #
 # Only packages that are not installed are installed: `apt-get update`, then
@@ -32,7 +34,7 @@ set -euo pipefail
 prog=${0##*/}
 
 usage() {
-	sed -n '4,26p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '4,28p' "$0" | sed 's/^# \{0,1\}//'
 }
 
 group_packages() {
@@ -50,11 +52,15 @@ group_packages() {
 	bench)
 		echo libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 gnuplot-nox
 		;;
+	numa)
+		echo qemu-system-x86 linux-image-cloud-amd64 busybox-static cpio
+		;;
 	all)
 		group_packages base
 		group_packages valgrind
 		group_packages clang
 		group_packages bench
+		group_packages numa
 		;;
 	*)
 		return 1
@@ -80,7 +86,7 @@ for arg in "$@"; do
 		;;
 	*)
 		if ! group_packages "$arg" >/dev/null; then
-			echo "$prog: unknown group '$arg' (base, valgrind, clang, bench, all)" >&2
+			echo "$prog: unknown group '$arg' (base, valgrind, clang, bench, numa, all)" >&2
 			exit 2
 		fi
 		groups+=("$arg")

@@ -40,9 +40,30 @@ struct segpool_cache;
  */
 #define SEGPOOL_TYPESAFE_BY_RCU		(1UL << 2)
 
+/*
+ * NUMA policy of a cache (bits 8 and 9).  Without either, objects come from
+ * the calling CPU's node (or the node asked for) and, when that node has no
+ * memory left, from the other nodes by increasing numa_distance().
+ */
+/**
+ * SEGPOOL_NODE_STRICT - never fall back to another node: every allocation
+ * of the cache behaves as with SEGPOOL_THISNODE and fails with ENOMEM when
+ * its node is full.  Not with SEGPOOL_INTERLEAVE.
+ */
+#define SEGPOOL_NODE_STRICT		(1UL << 8)
+/**
+ * SEGPOOL_INTERLEAVE - spread the cache's slabs over every node: successive
+ * allocations of a thread that names no node rotate over the nodes, for
+ * read-mostly data shared by all nodes.  Such a cache has no per-CPU
+ * magazines (they hold node-local objects only); segpool_cache_alloc_node()
+ * still honours the node it is given.  Not with SEGPOOL_NODE_STRICT.
+ */
+#define SEGPOOL_INTERLEAVE		(1UL << 9)
+
 /* All flags segpool_cache_create() accepts; any other bit is EINVAL. */
 #define SEGPOOL_CACHE_FLAGS_VALID \
-	(SEGPOOL_HWCACHE_ALIGN | SEGPOOL_PANIC | SEGPOOL_TYPESAFE_BY_RCU)
+	(SEGPOOL_HWCACHE_ALIGN | SEGPOOL_PANIC | SEGPOOL_TYPESAFE_BY_RCU | \
+	 SEGPOOL_NODE_STRICT | SEGPOOL_INTERLEAVE)
 
 /* --- allocation flags (gfp) ---------------------------------------------- */
 
@@ -81,15 +102,16 @@ struct segpool_cache;
  * @align: required alignment, 0 or a power of two up to
  *         SEGPOOL_CACHE_MAX_ALIGN.  Objects are always aligned to at least
  *         max(@align, 8); SEGPOOL_HWCACHE_ALIGN raises it to the cache line.
- * @flags: SEGPOOL_HWCACHE_ALIGN, SEGPOOL_PANIC, SEGPOOL_TYPESAFE_BY_RCU.
+ * @flags: SEGPOOL_HWCACHE_ALIGN, SEGPOOL_PANIC, SEGPOOL_TYPESAFE_BY_RCU,
+ *         and one NUMA policy: SEGPOOL_NODE_STRICT or SEGPOOL_INTERLEAVE.
  * @ctor:  optional constructor.  It runs once per object when the object's
  *         slab is populated, never on allocation; objects must be freed back
  *         in constructed state and segpool keeps their bytes intact while they
  *         are free (the free-list link lives outside the object).
  *
  * Context: any thread.  Takes the global cache-list lock.
- * Return: the new cache, or NULL with errno set: EINVAL for a bad argument,
- * EEXIST if a live cache already has @name, ENOMEM when out of memory.  With
+ * Return: the new cache, or NULL with errno set: EINVAL for a bad argument
+ * (also both NUMA policies at once), EEXIST if a live cache already has @name, ENOMEM when out of memory.  With
  * SEGPOOL_PANIC a failure prints the reason and aborts instead.
  */
 SEGPOOL_API SEGPOOL_WUR struct segpool_cache *
@@ -178,7 +200,9 @@ SEGPOOL_API int segpool_cache_destroy(struct segpool_cache *cache);
  * @gfp:   0, or SEGPOOL_ZERO and/or SEGPOOL_THISNODE.
  *
  * The object comes from the calling CPU's NUMA node, or from the nearest
- * node with memory when that one is full (unless SEGPOOL_THISNODE).
+ * node with memory when that one is full (unless SEGPOOL_THISNODE or the
+ * cache is SEGPOOL_NODE_STRICT); a SEGPOOL_INTERLEAVE cache rotates over
+ * the nodes instead.
  *
  * Context: any thread.
  * Return: the object, aligned and constructed; NULL with errno EINVAL (NULL
@@ -195,7 +219,8 @@ segpool_cache_alloc(struct segpool_cache *cache, unsigned int gfp);
  *
  * Context: any thread.
  * Return: the object, or NULL with errno EINVAL (also for a node that does
- * not exist) or ENOMEM (with SEGPOOL_THISNODE: @node has no free memory).
+ * not exist) or ENOMEM (with SEGPOOL_THISNODE or on a SEGPOOL_NODE_STRICT
+ * cache: @node has no free memory; otherwise: no node has).
  */
 SEGPOOL_API SEGPOOL_MALLOC SEGPOOL_WUR void *
 segpool_cache_alloc_node(struct segpool_cache *cache, unsigned int gfp,

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: MIT
+/*
+ * core/numa_pin.c - the worker-pool helpers: a node's CPUs, and pinning the
+ * calling thread to them.
+ *
+ * A node's CPUs, as segpool means it, are the CPUs whose allocations are
+ * served from that node first: the kernel's CPUs of the node, plus the CPUs
+ * of memory-less nodes for which it is the nearest node with memory, and
+ * only those the process may run on (its cpuset, as libnuma read it at
+ * start-up).  A thread pinned to them allocates node-local objects.
+ */
+#include <errno.h>
+#include <numa.h>
+#include <pthread.h>
+#include <sched.h>
+
+#include <segpool/segpool.h>
+
+#include "core/core.h"
+#include "numa/topology.h"
+
+/* May the process run on @cpu?  Its cpuset when libnuma knows it. */
+static bool sp_cpu_allowed(int cpu)
+{
+	struct bitmask *all = numa_all_cpus_ptr;
+
+	if (!all || numa_bitmask_weight(all) == 0)
+		return true;
+	return numa_bitmask_isbitset(all, (unsigned int)cpu);
+}
+
+SEGPOOL_API int segpool_numa_node_cpus(int node, int *cpus, size_t max)
+{
+	int idx, n = 0;
+
+	if (sp_init() || (max && !cpus)) {
+		errno = EINVAL;
+		return -EINVAL;
+	}
+	idx = sp_numa_node_to_idx(node);
+	if (idx < 0) {
+		errno = EINVAL;
+		return -EINVAL;
+	}
+	for (int c = 0; c < sp_topo.nr_cpus; c++) {
+		if (sp_topo.cpu_idx[c] != idx || !sp_cpu_allowed(c))
+			continue;
+		if ((size_t)n < max)
+			cpus[n] = c;
+		n++;
+	}
+	return n;
+}
+
+SEGPOOL_API int segpool_numa_pin_thread(int node)
+{
+	cpu_set_t *set;
+	size_t size;
+	int idx, n = 0, ret;
+
+	if (sp_init()) {
+		errno = EINVAL;
+		return -EINVAL;
+	}
+	idx = sp_numa_node_to_idx(node);
+	if (idx < 0) {
+		errno = EINVAL;
+		return -EINVAL;
+	}
+	set = CPU_ALLOC((size_t)sp_topo.nr_cpus);
+	if (!set) {
+		errno = ENOMEM;
+		return -ENOMEM;
+	}
+	size = CPU_ALLOC_SIZE((size_t)sp_topo.nr_cpus);
+	CPU_ZERO_S(size, set);
+	for (int c = 0; c < sp_topo.nr_cpus; c++) {
+		if (sp_topo.cpu_idx[c] == idx && sp_cpu_allowed(c)) {
+			CPU_SET_S((size_t)c, size, set);
+			n++;
+		}
+	}
+	if (n == 0)
+		ret = -ENODEV;
+	else
+		ret = -pthread_setaffinity_np(pthread_self(), size, set);
+	CPU_FREE(set);
+	if (ret)
+		errno = -ret;
+	return ret;
+}
