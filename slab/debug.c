@@ -188,7 +188,8 @@ struct sp_debug_bug {
 	const struct sp_slab *slab;	/* the object's slab, or NULL */
 	const void *obj;
 	long offset;			/* of the first bad byte from @obj */
-	long last;			/* of the last bad byte (bytes shown) */
+	long last;			/* of the last bad byte */
+	bool bytes;			/* show bytes @offset..@last */
 	bool free;			/* the object is free (expected poison) */
 	const char *what;		/* one line saying what was seen */
 	const char *action;		/* what "continue" does about it */
@@ -241,7 +242,7 @@ static void sp_debug_report(const struct sp_debug_bug *bug)
 	sp_rbuf_line(&b, "BUG %s in cache %s: object %p offset %ld",
 		     bug->kind, bug->c->name, bug->obj, bug->offset);
 	sp_rbuf_line(&b, "  %s", bug->what);
-	if (bug->last >= bug->offset) {
+	if (bug->bytes) {
 		unsigned char want[16];
 		const unsigned char *p = (const unsigned char *)bug->obj +
 					 bug->offset;
@@ -264,8 +265,10 @@ static void sp_debug_report(const struct sp_debug_bug *bug)
 	if (bug->validate)
 		sp_rbuf_line(&b, "  found by segpool_cache_validate(): %s",
 			     bug->action);
+	else if (cont)
+		sp_rbuf_line(&b, "  response: continue (%s)", bug->action);
 	else
-		sp_rbuf_line(&b, "  response: %s", cont ? bug->action : "abort");
+		sp_rbuf_line(&b, "  response: abort");
 	sp_rbuf_flush(&b);
 	if (!cont)
 		abort();
@@ -282,20 +285,23 @@ static int sp_debug_check_bytes(struct segpool_cache *c, struct sp_slab *s,
 				const char *action, bool validate)
 {
 	unsigned char *p = (unsigned char *)obj;
-	long first = -1, last = -1;
+	long first = 0, last = 0;	/* offsets: negative on the left */
+	bool bad = false;
 
 	for (long i = from; i < from + n; i++) {
 		if (p[i] != sp_debug_expect(c, i, free)) {
-			if (first < 0)
+			if (!bad)
 				first = i;
+			bad = true;
 			last = i;
 		}
 	}
-	if (first < 0)
+	if (!bad)
 		return 0;
 	sp_debug_report(&(struct sp_debug_bug){
 		.kind = kind, .c = c, .owner = c, .slab = s, .obj = obj,
-		.offset = first, .last = last, .free = free, .what = what,
+		.offset = first, .last = last, .bytes = true, .free = free,
+		.what = what,
 		.action = action, .validate = validate });
 	for (long i = first; i <= last; i++)
 		p[i] = sp_debug_expect(c, i, free);
