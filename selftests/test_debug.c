@@ -65,6 +65,7 @@ static void run_child(void (*fn)(void *), void *arg, struct child *r)
 	close(fds[0]);
 	while (waitpid(pid, &r->status, 0) < 0)
 		assert_int_equal(errno, EINTR);
+	printf("# child stderr (status %#x):\n%s", r->status, r->err);
 }
 
 static void expect_abort(const struct child *r)
@@ -584,6 +585,24 @@ static void test_validate_finds_planted(void **state)
 	expect_text(err, "found by segpool_cache_validate(): red zone restored");
 	/* validate never aborts, whatever the response */
 	assert_int_equal(segpool_cache_validate(c), 0);
+
+	/* an overwritten state word (metadata past the red zone) */
+	{
+		uint64_t st, junk = 0x4141414141414141ULL;
+
+		memcpy(&st, live + c->dbg.state, sizeof(st));
+		assert_true(st == SP_DEBUG_STATE_ALLOC);
+		memcpy(live + c->dbg.state, &junk, sizeof(junk));
+		capture_begin();
+		/* the state word, and the count of objects it no longer adds up to */
+		assert_int_equal(segpool_cache_validate(c), 2);
+		err = capture_end();
+		expect_text(err, "segpool: BUG bad-state in cache dbg-validate: "
+			    "object %p offset 0\n", (void *)live);
+		expect_text(err, "segpool: BUG slab-corrupt in cache dbg-validate");
+		memcpy(live + c->dbg.state, &st, sizeof(st));
+		assert_int_equal(segpool_cache_validate(c), 0);
+	}
 	segpool_cache_free(c, live);
 	assert_int_equal(segpool_cache_destroy(c), 0);
 }

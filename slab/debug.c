@@ -191,6 +191,7 @@ struct sp_debug_bug {
 	long last;			/* of the last bad byte */
 	bool bytes;			/* show bytes @offset..@last */
 	bool free;			/* the object is free (expected poison) */
+	bool slab_only;			/* about the slab: no call sites */
 	const char *what;		/* one line saying what was seen */
 	const char *action;		/* what "continue" does about it */
 	bool validate;			/* found by segpool_cache_validate() */
@@ -258,10 +259,12 @@ static void sp_debug_report(const struct sp_debug_bug *bug)
 	}
 	if (bug->slab)
 		sp_rbuf_line(&b, "  slab %p of cache %s, node %u, %u of %u "
-			     "objects in use", (void *)bug->slab->base,
+			     "objects in use",
+			     (void *)(bug->slab->base - o->dbg.red_left),
 			     o->name, bug->slab->node, bug->slab->inuse,
 			     o->objs_per_slab);
-	sp_debug_print_sites(&b, o, bug->obj, bug->free);
+	if (!bug->slab_only)
+		sp_debug_print_sites(&b, o, bug->obj, bug->free);
 	if (bug->validate)
 		sp_rbuf_line(&b, "  found by segpool_cache_validate(): %s",
 			     bug->action);
@@ -349,6 +352,16 @@ static void sp_debug_bug_simple(struct segpool_cache *c, struct sp_slab *s,
 		.kind = kind, .c = c, .owner = c, .slab = s, .obj = obj,
 		.offset = 0, .last = -1, .what = what, .action = action,
 		.validate = validate });
+}
+
+/* A problem of slab @s as a whole, found by validation. */
+static void sp_debug_bug_slab(struct segpool_cache *c, struct sp_slab *s,
+			      const char *kind, const char *what)
+{
+	sp_debug_report(&(struct sp_debug_bug){
+		.kind = kind, .c = c, .owner = c, .slab = s, .obj = s->base,
+		.offset = 0, .last = -1, .slab_only = true, .what = what,
+		.action = "left as it is", .validate = true });
 }
 
 /* Is @p the address of an object of @s? */
@@ -497,8 +510,7 @@ static int sp_debug_validate_slab(struct segpool_cache *c, struct sp_slab *s)
 			snprintf(what, sizeof(what), "slab counts %u objects "
 				 "in use, their state words %u", s->inuse,
 				 alloc);
-			sp_debug_bug_simple(c, s, s->base, "slab-corrupt",
-					    what, "left as it is", true);
+			sp_debug_bug_slab(c, s, "slab-corrupt", what);
 			bad++;
 		}
 	}
@@ -509,8 +521,7 @@ static int sp_debug_validate_slab(struct segpool_cache *c, struct sp_slab *s)
 			snprintf(what, sizeof(what), "free list of the slab "
 				 "reaches %p, not a free object of the slab "
 				 "(after %u links)", p, count);
-			sp_debug_bug_simple(c, s, s->base, "freelist-corrupt",
-					    what, "left as it is", true);
+			sp_debug_bug_slab(c, s, "freelist-corrupt", what);
 			return bad + 1;
 		}
 		count++;
@@ -521,8 +532,7 @@ static int sp_debug_validate_slab(struct segpool_cache *c, struct sp_slab *s)
 			 "list and %u never used, but %u in use of %u",
 			 count, c->objs_per_slab - s->fresh, s->inuse,
 			 c->objs_per_slab);
-		sp_debug_bug_simple(c, s, s->base, "slab-corrupt", what,
-				    "left as it is", true);
+		sp_debug_bug_slab(c, s, "slab-corrupt", what);
 		bad++;
 	}
 	return bad;
