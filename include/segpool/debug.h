@@ -36,9 +36,10 @@ struct segpool_cache;
  * @response: SEGPOOL_DEBUG_ABORT or SEGPOOL_DEBUG_CONTINUE.
  *
  * Process-wide; the environment variable SEGPOOL_DEBUG_RESPONSE
- * (abort or continue) sets it at start-up.  Misuse found by the checks
- * every cache makes (a foreign pointer, a free into a cache with no debug
- * flag of an object of another cache without debug flags) still aborts.
+ * (abort or continue) sets it at start-up.  It applies to the reports of
+ * caches with debug flags; the misuse every cache checks still aborts
+ * when no debug cache is involved (a pointer in no slab, a free between
+ * two caches without debug flags).
  *
  * Context: any thread.
  * Return: the previous response, or -EINVAL (errno EINVAL) for an unknown
