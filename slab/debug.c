@@ -61,9 +61,13 @@ size_t sp_debug_geometry(struct segpool_cache *c, size_t size, size_t *align,
 	size_t a = *align, off;
 
 	pthread_once(&sp_debug_prime_once, sp_debug_prime);
-	/* a size class keeps the natural alignment segpool_malloc() promises */
+	/*
+	 * A size class keeps the natural alignment segpool_malloc() promises
+	 * (up to 32 KiB: the slab, aligned to its size, is larger than the
+	 * stride, which is a multiple of the alignment).
+	 */
 	if (c->flags & SP_CACHE_KMALLOC)
-		a = SP_MAX(a, SP_MIN(size & -size, (size_t)SP_PAGE_SIZE));
+		a = SP_MAX(a, size & -size);
 	memset(d, 0, sizeof(*d));
 	if (c->flags & SEGPOOL_RED_ZONE) {
 		d->red_left = (unsigned int)SP_ALIGN((size_t)SP_DEBUG_RED_LEFT, a);
