@@ -27,7 +27,7 @@
 
 #define DBG_ALL		SEGPOOL_DEBUG_FLAGS
 
-/* --- helpers --------------------------------------------------------------- */
+/* --- helpers -------------------------------------------------------------- */
 
 struct child {
 	int status;			/* waitpid status */
@@ -232,7 +232,7 @@ static void test_debug_ctor_keeps_state(void **state)
 	assert_int_equal(segpool_cache_destroy(c), 0);
 }
 
-/* --- overflow and underflow ------------------------------------------------- */
+/* --- overflow and underflow ----------------------------------------------- */
 
 struct plant {
 	struct segpool_cache *c, *other;
@@ -325,7 +325,7 @@ static void test_overflow_continues(void **state)
 	assert_int_equal(segpool_cache_destroy(c), 0);
 }
 
-/* --- write after free ------------------------------------------------------- */
+/* --- write after free ----------------------------------------------------- */
 
 static void die_use_after_free(void *arg)
 {
@@ -385,7 +385,7 @@ static void test_use_after_free_continues(void **state)
 	assert_int_equal(segpool_cache_destroy(c), 0);
 }
 
-/* --- double free -------------------------------------------------------------- */
+/* --- double free ---------------------------------------------------------- */
 
 static void die_double_free(void *arg)
 {
@@ -454,7 +454,7 @@ static void test_double_free_continues(void **state)
 	assert_int_equal(segpool_cache_destroy(c), 0);
 }
 
-/* --- free into another cache ------------------------------------------------------ */
+/* --- free into another cache ---------------------------------------------- */
 
 static void die_wrong_cache(void *arg)
 {
@@ -510,7 +510,7 @@ static void test_wrong_cache_continues(void **state)
 	assert_int_equal(segpool_cache_destroy(b), 0);
 }
 
-/* --- free-list links (F) ------------------------------------------------------- */
+/* --- free-list links (F) -------------------------------------------------- */
 
 static void test_freelist_corrupt_continues(void **state)
 {
@@ -559,7 +559,7 @@ static void test_freelist_corrupt_continues(void **state)
 	assert_int_equal(segpool_cache_destroy(c), 0);
 }
 
-/* --- segpool_cache_validate() ------------------------------------------------------ */
+/* --- segpool_cache_validate() --------------------------------------------- */
 
 static void test_validate_finds_planted(void **state)
 {
@@ -638,7 +638,7 @@ static void test_validate_plain_cache(void **state)
 	assert_int_equal(segpool_cache_destroy(c), 0);
 }
 
-/* --- leaks ------------------------------------------------------------------------- */
+/* --- leaks ---------------------------------------------------------------- */
 
 static void test_leak_report(void **state)
 {
@@ -706,7 +706,7 @@ static void test_leaks_plain_cache(void **state)
 	assert_int_equal(segpool_cache_destroy(c), 0);
 }
 
-/* --- API arguments ---------------------------------------------------------------- */
+/* --- API arguments -------------------------------------------------------- */
 
 static void test_api_args(void **state)
 {
@@ -738,7 +738,7 @@ static void test_api_args(void **state)
 			 SEGPOOL_DEBUG_CONTINUE);
 }
 
-/* --- threads ---------------------------------------------------------------------- */
+/* --- threads -------------------------------------------------------------- */
 
 struct worker {
 	struct segpool_cache *c;
@@ -791,7 +791,7 @@ static void test_debug_threads(void **state)
 	assert_int_equal(segpool_cache_destroy(c), 0);
 }
 
-/* --- SEGPOOL_DEBUG ---------------------------------------------------------------- */
+/* --- SEGPOOL_DEBUG -------------------------------------------------------- */
 
 static void test_env_parse(void **state)
 {

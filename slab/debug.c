@@ -45,7 +45,7 @@
 static uint64_t sp_debug_seq;		/* last sequence number (atomic) */
 static pthread_once_t sp_debug_prime_once = PTHREAD_ONCE_INIT;
 
-/* --- the slot ------------------------------------------------------------ */
+/* --- the slot ------------------------------------------------------------- */
 
 static void sp_debug_prime(void)
 {
@@ -376,7 +376,7 @@ static bool sp_debug_valid_obj(const struct segpool_cache *c,
 	       sp_obj_index(c, s, p) < c->objs_per_slab;
 }
 
-/* --- the hooks (node lock held) ------------------------------------------ */
+/* --- the hooks (node lock held) ------------------------------------------- */
 
 void sp_debug_on_alloc(struct segpool_cache *c, struct sp_slab *s, void *obj)
 {
@@ -483,7 +483,7 @@ bool sp_debug_bad_free(struct segpool_cache *c, void *obj)
 	return cont;
 }
 
-/* --- validation ------------------------------------------------------------ */
+/* --- validation ----------------------------------------------------------- */
 
 static int sp_debug_validate_slab(struct segpool_cache *c, struct sp_slab *s)
 {
@@ -561,7 +561,7 @@ int sp_debug_validate(struct segpool_cache *c)
 	return bad;
 }
 
-/* --- leaks ------------------------------------------------------------------ */
+/* --- leaks ---------------------------------------------------------------- */
 
 static void sp_debug_leak_entry(struct sp_rbuf *b, struct segpool_cache *c,
 				const void *obj)
