@@ -18,6 +18,10 @@
  * (madvise) happen with no cache node lock held, so a slow ctor or a system
  * call never stalls other CPUs on the node, and a ctor may itself allocate
  * from segpool.
+ *
+ * A cache with debug flags (slab/debug.h) is checked here: its new slabs
+ * get red zones and poison, and every object taken or put back goes
+ * through a hook under the node lock.
  */
 #include <errno.h>
 
