@@ -112,9 +112,11 @@ static inline void sp_debug_set_state(const struct segpool_cache *c, void *obj,
 static inline struct sp_debug_track *
 sp_debug_track(const struct segpool_cache *c, const void *obj, int which)
 {
+	uintptr_t at = (uintptr_t)obj + c->dbg.track;
+
 	if (!c->dbg.track)
 		return NULL;
-	return (struct sp_debug_track *)((char *)obj + c->dbg.track) + which;
+	return (struct sp_debug_track *)at + which;
 }
 
 static inline void *sp_debug_obj(const struct segpool_cache *c,
