@@ -201,6 +201,42 @@ static void test_debug_cache_layout(void **state)
 	assert_int_equal(segpool_cache_destroy(h), 0);
 }
 
+/* Bulk calls take the same checks, object by object. */
+static void test_debug_bulk(void **state)
+{
+	struct segpool_cache *c = mk("dbg-bulk", 24, DBG_ALL);
+	void *objs[300];
+
+	(void)state;
+	assert_int_equal(segpool_cache_alloc_bulk(c, SEGPOOL_ZERO, 300, objs),
+			 300);
+	for (int i = 0; i < 300; i++) {
+		uint64_t st;
+
+		assert_true(sp_test_all_bytes(objs[i], 0, 24));
+		memcpy(&st, (char *)objs[i] + c->dbg.state, sizeof(st));
+		assert_true(st == SP_DEBUG_STATE_ALLOC);
+	}
+	{
+		char *text = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&text, &len);
+
+		assert_non_null(f);
+		assert_int_equal(segpool_cache_leaks(c, f), 300);
+		fclose(f);
+		assert_int_equal(count_text(text, "LEAK in cache dbg-bulk"),
+				 300);
+		assert_int_equal(count_text(text, "allocated by thread"), 300);
+		free(text);
+	}
+	segpool_cache_free_bulk(c, 300, objs);
+	/* every state word says free, every object holds its poison */
+	assert_int_equal(segpool_cache_validate(c), 0);
+	assert_int_equal(segpool_cache_leaks(c, NULL), 0);
+	assert_int_equal(segpool_cache_destroy(c), 0);
+}
+
 static int ctor_calls;
 
 static void ctor_fill(void *p)
@@ -927,6 +963,7 @@ static void test_env(void **state)
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_debug_cache_layout),
 	cmocka_unit_test(test_debug_ctor_keeps_state),
+	cmocka_unit_test(test_debug_bulk),
 	cmocka_unit_test(test_overflow_aborts),
 	cmocka_unit_test(test_underflow_aborts),
 	cmocka_unit_test_setup_teardown(test_overflow_continues,
