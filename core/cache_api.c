@@ -61,7 +61,12 @@ struct segpool_cache *sp_cache_create_full(const char *name, size_t size,
 	struct segpool_cache *c = sp_cache_create(name, size, align, flags, ctor);
 	struct sp_pcpu_cache *pc;
 
-	if (!c || sp_pcpu_mode == SP_PCPU_OFF || !sp_policy_has_pcpu(flags))
+	/*
+	 * No magazines for a cache whose policy keeps objects off the local
+	 * node, nor for a debug cache: it checks every object in the slab layer.
+	 */
+	if (!c || sp_pcpu_mode == SP_PCPU_OFF || !sp_policy_has_pcpu(flags) ||
+	    (c->flags & SP_CACHE_DEBUG))
 		return c;
 	pc = sp_pcpu_cache_create(c);
 	if (!pc) {
@@ -248,6 +253,16 @@ static __sp_cold __sp_noreturn void sp_cache_bad_free(struct segpool_cache *cach
 			   cache->name);
 }
 
+/*
+ * @obj is no object of @cache: report and abort, unless a debug cache's
+ * report says to continue (then the free is ignored).
+ */
+static __sp_cold void sp_cache_bad_obj(struct segpool_cache *cache, void *obj)
+{
+	if (!sp_debug_bad_free(cache, obj))
+		sp_cache_bad_free(cache, obj);
+}
+
 /* Everything but the magazine hit of a free: miss, lock mode, no layer. */
 static __sp_noinline void sp_cache_free_slow(struct segpool_cache *cache,
 					     struct sp_slab *s, void *obj)
@@ -267,8 +282,10 @@ static __sp_always_inline void sp_free_checked(struct segpool_cache *cache,
 	if (unlikely(!cache || cache->magic != SP_CACHE_MAGIC))
 		sp_cache_bad_free(cache, obj);
 	s = sp_cache_obj_slab(cache, obj);
-	if (unlikely(!s))
-		sp_cache_bad_free(cache, obj);
+	if (unlikely(!s)) {
+		sp_cache_bad_obj(cache, obj);
+		return;
+	}
 	if (likely(cache->pcpu) &&
 	    likely(sp_pcpu_try_push(cache->pcpu, obj, s->node)))
 		return;

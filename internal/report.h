@@ -25,6 +25,35 @@ SP_INTERNAL __sp_cold __sp_printf(1, 2) void sp_warn(const char *fmt, ...);
 
 #define sp_bug(...)	sp_bug_at(__FILE__, __LINE__, __VA_ARGS__)
 
+/*
+ * Report blocks: the multi-line reports of the debug caches (slab/debug.c)
+ * are built in a struct sp_rbuf on the caller's stack and written with as
+ * few write(2) calls as fit (one for a block of normal size), so blocks of
+ * two threads do not interleave line by line.  Every line starts with
+ * "segpool: ".  With @file set, the lines go to that stdio stream instead.
+ */
+struct sp_rbuf {
+	void *file;			/* FILE *, or NULL for write(2) to fd 2 */
+	size_t len;			/* bytes used in @buf */
+	char buf[6144];
+};
+
+SP_INTERNAL void sp_rbuf_init(struct sp_rbuf *b, void *file);
+/* sp_rbuf_line() - one line: "segpool: " + the format + a newline. */
+SP_INTERNAL __sp_printf(2, 3) void sp_rbuf_line(struct sp_rbuf *b,
+						const char *fmt, ...);
+/* sp_rbuf_bytes() - "segpool:   <label> xx xx ..." for @n bytes at @p. */
+SP_INTERNAL void sp_rbuf_bytes(struct sp_rbuf *b, const char *label,
+			       const unsigned char *p, size_t n);
+/*
+ * sp_rbuf_frames() - one line per return address, "    #i 0x... sym+off
+ * (module)" or "    #i 0x... (module+offset)", symbolized with dladdr().
+ */
+SP_INTERNAL void sp_rbuf_frames(struct sp_rbuf *b, void *const *addrs,
+				unsigned int n);
+/* sp_rbuf_flush() - write out what is buffered. */
+SP_INTERNAL void sp_rbuf_flush(struct sp_rbuf *b);
+
 #define SP_BUG_ON(cond)							\
 	do {								\
 		if (unlikely(cond))					\

@@ -136,7 +136,7 @@ static void test_create_bad_args(void **state)
 	expect_create_fails("tca-align24", 64, 24, 0, EINVAL);
 	expect_create_fails("tca-align8192", 64, 8192, 0, EINVAL);
 	expect_create_fails("tca-alignmax", 64, SIZE_MAX, 0, EINVAL);
-	expect_create_fails("tca-flag3", 64, 0, 1UL << 3, EINVAL);
+	expect_create_fails("tca-flag12", 64, 0, 1UL << 12, EINVAL);
 	expect_create_fails("tca-flag63", 64, 0, 1UL << 63, EINVAL);
 	expect_create_fails("tca-flagall", 64, 0, ~SEGPOOL_CACHE_FLAGS_VALID,
 			    EINVAL);

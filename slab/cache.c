@@ -60,7 +60,10 @@ struct segpool_cache *sp_cache_create(const char *name, size_t size,
 {
 	size_t bytes = offsetof(struct segpool_cache, node) +
 		(size_t)sp_arena.nr_regions * sizeof(struct sp_cache_node);
-	struct segpool_cache proto = { .flags = flags, .ctor = ctor };
+	struct segpool_cache proto = {
+		.flags = sp_debug_cache_flags(name, flags), /* + SEGPOOL_DEBUG */
+		.ctor = ctor,
+	};
 	struct segpool_cache *c;
 
 	if (!sp_cache_name_valid(name) || size == 0 ||
@@ -120,6 +123,8 @@ int sp_cache_destroy(struct segpool_cache *c)
 		sp_warn("cache %s destroyed with %llu live object%s; "
 			"cache kept, objects stay mapped", c->name,
 			(unsigned long long)live, live == 1 ? "" : "s");
+		if (c->flags & SP_CACHE_DEBUG)
+			sp_debug_leaks(c, NULL);	/* each, with its site */
 		errno = EBUSY;
 		return -EBUSY;
 	}

@@ -9,7 +9,8 @@
  * The link normally overlays the first word of a free object (fp_offset 0),
  * costing nothing.  A cache with a ctor or SEGPOOL_TYPESAFE_BY_RCU must keep
  * a free object's bytes intact, so its link goes after the object instead
- * (as SLUB places it).
+ * (as SLUB places it).  A cache with debug flags has a wider slot with red
+ * zones and metadata around the object (slab/debug.h).
  *
  * Slab order: the smallest 2^order pages that hold at least SP_MIN_OBJS
  * objects (up to SP_PREF_MAX_ORDER) with at most 1/32 of the slab wasted;
@@ -82,7 +83,10 @@ int sp_geometry_compute(struct segpool_cache *c, size_t size, size_t align)
 	if (c->flags & SEGPOOL_HWCACHE_ALIGN)
 		align = SP_MAX(align, (size_t)SP_CACHE_LINE);
 
-	if (c->ctor || (c->flags & SEGPOOL_TYPESAFE_BY_RCU)) {
+	if (c->flags & SP_CACHE_DEBUG) {
+		/* red zones, state and call sites around it: slab/debug.h */
+		stride = sp_debug_geometry(c, size, &align, &fp_offset);
+	} else if (c->ctor || (c->flags & SEGPOOL_TYPESAFE_BY_RCU)) {
 		c->flags |= SP_CACHE_FREEPTR_OUT;
 		fp_offset = SP_ALIGN(size, (size_t)SP_MIN_ALIGN);
 		stride = SP_ALIGN(fp_offset + SP_FREEPTR_SIZE, align);

@@ -18,6 +18,10 @@
  * (madvise) happen with no cache node lock held, so a slow ctor or a system
  * call never stalls other CPUs on the node, and a ctor may itself allocate
  * from segpool.
+ *
+ * A cache with debug flags (slab/debug.h) is checked here: its new slabs
+ * get red zones and poison, and every object taken or put back goes
+ * through a hook under the node lock.
  */
 #include <errno.h>
 
@@ -65,6 +69,7 @@ static struct sp_slab *sp_slab_new(struct segpool_cache *c, int idx)
 		errno = ENOMEM;
 		return NULL;
 	}
+	s->base += c->dbg.red_left;	/* the first object's left red zone */
 	s->cache = c;
 	s->inuse = 0;
 	s->node = (unsigned short)idx;
@@ -72,12 +77,14 @@ static struct sp_slab *sp_slab_new(struct segpool_cache *c, int idx)
 	s->list = SP_SLAB_NONE;
 	sp_list_init(&s->lru);
 	sp_slab_populate(c, s);
+	if (unlikely(c->flags & SP_CACHE_DEBUG))
+		sp_debug_slab_init(c, s);
 	return s;
 }
 
 static void sp_slab_release(struct sp_slab *s)
 {
-	sp_region_free(s->base, s->order);
+	sp_region_free(s->base - s->cache->dbg.red_left, s->order);
 	sp_desc_free(s);
 }
 
@@ -139,6 +146,8 @@ static size_t sp_node_take(struct segpool_cache *c, struct sp_cache_node *n,
 
 			if (!obj)
 				break;
+			if (unlikely(c->flags & SP_CACHE_DEBUG))
+				sp_debug_on_alloc(c, s, obj);
 			s->inuse++;
 			objs[got++] = obj;
 		}
@@ -159,6 +168,8 @@ static void sp_node_untake(struct segpool_cache *c, struct sp_cache_node *n,
 	for (size_t i = 0; i < cnt; i++) {
 		struct sp_slab *s = sp_obj_to_slab(objs[i]);
 
+		if (unlikely(c->flags & SP_CACHE_DEBUG))
+			sp_debug_on_untake(c, objs[i]);
 		sp_set_freeptr(c, objs[i], s->freelist);
 		s->freelist = objs[i];
 		s->inuse--;
@@ -220,6 +231,8 @@ static struct sp_slab *sp_node_put(struct segpool_cache *c,
 {
 	struct sp_slab *victim = NULL;
 
+	if (unlikely(c->flags & SP_CACHE_DEBUG) && !sp_debug_on_free(c, s, obj))
+		return NULL;	/* a bad free, reported: ignored */
 	if (unlikely(s->inuse == 0 || obj == s->freelist)) {
 		pthread_mutex_unlock(&n->lock);
 		sp_report_bad_free("double free", obj, c->name);

@@ -28,6 +28,7 @@
 #include "internal/compiler.h"
 #include "internal/list.h"
 #include "numa/region.h"
+#include "slab/debug.h"
 
 struct sp_pcpu_cache;
 
@@ -57,7 +58,9 @@ enum sp_slab_list {
 struct sp_slab {
 	void *freelist;			/* first free object, or NULL */
 	struct segpool_cache *cache;	/* owning cache */
-	char *base;			/* first object (== first byte of the slab) */
+	char *base;			/* first object (the first byte of the slab,
+					 * but dbg.red_left bytes past it in a
+					 * cache with red zones) */
 	unsigned int inuse;		/* objects handed out */
 	unsigned short node;		/* node index */
 	unsigned char order;		/* slab = 2^order pages */
@@ -130,6 +133,7 @@ struct segpool_cache {
 	size_t map_size;		/* bytes of the mapping holding this struct */
 	uint64_t alloc_failures;	/* allocations that returned ENOMEM (atomic) */
 	char name[SEGPOOL_CACHE_NAME_MAX + 1];
+	struct sp_debug_layout dbg;	/* debug caches' slot (slab/debug.h) */
 	/* --- per node, each line-aligned --- */
 	struct sp_cache_node node[];
 };

@@ -60,10 +60,45 @@ struct segpool_cache;
  */
 #define SEGPOOL_INTERLEAVE		(1UL << 9)
 
+/*
+ * Debug flags (Documentation/debugging.md).  A cache with any of them takes
+ * the debug path: no per-CPU magazines, every allocation and free checked
+ * in the slab layer.  SEGPOOL_DEBUG=<letters>[,<cache>...] sets them from the
+ * environment; the letter of each is given below.
+ */
+/**
+ * SEGPOOL_RED_ZONE - red zones before and after each object (letter Z),
+ * checked on every allocation and free and by segpool_cache_validate().
+ */
+#define SEGPOOL_RED_ZONE		(1UL << 3)
+/**
+ * SEGPOOL_POISON - fill free objects with 0x6b (last byte 0xa5) and check
+ * the fill when the object is handed out again (letter P).  Ignored for
+ * caches with a ctor or SEGPOOL_TYPESAFE_BY_RCU, whose free objects keep
+ * their bytes.
+ */
+#define SEGPOOL_POISON			(1UL << 4)
+/**
+ * SEGPOOL_STORE_USER - keep the last allocation and free call sites of
+ * every object (stack, thread id, sequence number), printed in every report
+ * and in the leak list (letter U).
+ */
+#define SEGPOOL_STORE_USER		(1UL << 5)
+/**
+ * SEGPOOL_CONSISTENCY_CHECKS - check free-list links and slab counts on
+ * every allocation and free (letter F).
+ */
+#define SEGPOOL_CONSISTENCY_CHECKS	(1UL << 6)
+
+/** SEGPOOL_DEBUG_FLAGS - every debug flag (SEGPOOL_DEBUG=FZPU). */
+#define SEGPOOL_DEBUG_FLAGS \
+	(SEGPOOL_RED_ZONE | SEGPOOL_POISON | SEGPOOL_STORE_USER | \
+	 SEGPOOL_CONSISTENCY_CHECKS)
+
 /* All flags segpool_cache_create() accepts; any other bit is EINVAL. */
 #define SEGPOOL_CACHE_FLAGS_VALID \
 	(SEGPOOL_HWCACHE_ALIGN | SEGPOOL_PANIC | SEGPOOL_TYPESAFE_BY_RCU | \
-	 SEGPOOL_NODE_STRICT | SEGPOOL_INTERLEAVE)
+	 SEGPOOL_NODE_STRICT | SEGPOOL_INTERLEAVE | SEGPOOL_DEBUG_FLAGS)
 
 /* --- allocation flags (gfp) ---------------------------------------------- */
 
@@ -104,6 +139,9 @@ struct segpool_cache;
  *         max(@align, 8); SEGPOOL_HWCACHE_ALIGN raises it to the cache line.
  * @flags: SEGPOOL_HWCACHE_ALIGN, SEGPOOL_PANIC, SEGPOOL_TYPESAFE_BY_RCU,
  *         and one NUMA policy: SEGPOOL_NODE_STRICT or SEGPOOL_INTERLEAVE.
+ *         and the debug flags SEGPOOL_RED_ZONE, SEGPOOL_POISON,
+ *         SEGPOOL_STORE_USER, SEGPOOL_CONSISTENCY_CHECKS (the environment
+ *         variable SEGPOOL_DEBUG may add debug flags).
  * @ctor:  optional constructor.  It runs once per object when the object's
  *         slab is populated, never on allocation; objects must be freed back
  *         in constructed state and segpool keeps their bytes intact while they
@@ -236,7 +274,8 @@ segpool_cache_alloc_node(struct segpool_cache *cache, unsigned int gfp,
  * free that is cheap to see: the object is already on top of the CPU's
  * magazine (an immediate repeat), or at slab level the slab's free-list
  * head, or its slab holds no allocated object.  A double free with other
- * frees in between can go unseen until the debug options exist.
+ * frees in between can go unseen, except in a cache with debug flags,
+ * which keeps the state of every object (Documentation/debugging.md).
  *
  * Context: any thread, not only the allocating one.
  */

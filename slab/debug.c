@@ -1,0 +1,646 @@
+// SPDX-License-Identifier: MIT
+/*
+ * slab/debug.c - the debug path of a cache: red zones, poison, object
+ * state, call sites, validation and leak lists (slub_debug's userspace
+ * cousin; the slot layout is drawn in slab/debug.h).
+ *
+ * A cache with a debug flag has no per-CPU layer (core/ creates none), so
+ * each allocation and each free comes down to slab/slab.c, which calls
+ * sp_debug_on_alloc() and sp_debug_on_free() under the node lock.  The state
+ * word of each object (allocated or free) is only changed there, so a double
+ * free, even one racing another free of the same object, is seen by
+ * exactly one of them as a free of a free object.
+ *
+ * What each flag checks:
+ *   any debug flag  the state word: double free, freeing an object of
+ *                   another cache or an interior pointer, gets a full report;
+ *                   the leak list on destroy
+ *   F               the free-list link read on each allocation, the slab's
+ *                   count on each free
+ *   Z               both red zones, on every allocation and free
+ *   P               the poison of a free object, on its next allocation
+ *   U               records the call site of each allocation and free
+ *
+ * A problem is reported as one block (internal/report.h, struct sp_rbuf),
+ * under the node lock, and then the response decides: abort (default), or
+ * continue: a bad free is ignored, a damaged red zone or poison restored.
+ * Stack traces come from backtrace() (primed once at the first debug cache,
+ * outside any lock, since its first call loads libgcc_s) and are printed with
+ * dladdr().
+ */
+#include <errno.h>
+#include <execinfo.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <segpool/debug.h>
+
+#include "internal/report.h"
+#include "numa/os.h"
+#include "slab/slab.h"
+
+static uint64_t sp_debug_seq;		/* last sequence number (atomic) */
+static pthread_once_t sp_debug_prime_once = PTHREAD_ONCE_INIT;
+
+/* --- the slot ------------------------------------------------------------- */
+
+static void sp_debug_prime(void)
+{
+	void *frame[2];
+
+	backtrace(frame, 2);	/* loads the unwinder now, not under a lock */
+}
+
+size_t sp_debug_geometry(struct segpool_cache *c, size_t size, size_t *align,
+			 size_t *fp_offset)
+{
+	struct sp_debug_layout *d = &c->dbg;
+	size_t a = *align, off;
+
+	pthread_once(&sp_debug_prime_once, sp_debug_prime);
+	/*
+	 * A size class keeps the natural alignment segpool_malloc() promises
+	 * (up to 32 KiB: the slab, aligned to its size, is larger than the
+	 * stride, which is a multiple of the alignment).
+	 */
+	if (c->flags & SP_CACHE_KMALLOC)
+		a = SP_MAX(a, size & -size);
+	memset(d, 0, sizeof(*d));
+	if (c->flags & SEGPOOL_RED_ZONE) {
+		d->red_left = (unsigned int)SP_ALIGN((size_t)SP_DEBUG_RED_LEFT, a);
+		off = SP_ALIGN(size + SP_DEBUG_RED_RIGHT, (size_t)8);
+	} else {
+		off = SP_ALIGN(size, (size_t)8);
+	}
+	d->red_end = (unsigned int)off;
+	*fp_offset = off;
+	off += SP_FREEPTR_SIZE;
+	d->state = (unsigned int)off;
+	off += sizeof(uint64_t);
+	if (c->flags & SEGPOOL_STORE_USER) {
+		d->track = (unsigned int)off;
+		off += 2 * sizeof(struct sp_debug_track);
+	}
+	d->meta_end = (unsigned int)off;
+	/* the kernel's rule: objects with a ctor or RCU keep their bytes */
+	d->poison = (c->flags & SEGPOOL_POISON) && !c->ctor &&
+		    !(c->flags & SEGPOOL_TYPESAFE_BY_RCU);
+	c->flags |= SP_CACHE_FREEPTR_OUT;
+	*align = a;
+	return SP_ALIGN(off + d->red_left, a);
+}
+
+static inline uint64_t sp_debug_state(const struct segpool_cache *c,
+				      const void *obj)
+{
+	uint64_t v;
+
+	memcpy(&v, (const char *)obj + c->dbg.state, sizeof(v));
+	return v;
+}
+
+static inline void sp_debug_set_state(const struct segpool_cache *c, void *obj,
+				      uint64_t v)
+{
+	memcpy((char *)obj + c->dbg.state, &v, sizeof(v));
+}
+
+/* Track 0 is the last allocation, track 1 the last free; NULL without U. */
+static inline struct sp_debug_track *
+sp_debug_track(const struct segpool_cache *c, const void *obj, int which)
+{
+	uintptr_t at = (uintptr_t)obj + c->dbg.track;
+
+	if (!c->dbg.track)
+		return NULL;
+	return (struct sp_debug_track *)at + which;
+}
+
+static inline void *sp_debug_obj(const struct segpool_cache *c,
+				 const struct sp_slab *s, unsigned int i)
+{
+	return s->base + (size_t)i * c->stride;
+}
+
+/* The byte @obj should hold at offset @off in a free, poisoned object. */
+static inline unsigned char sp_debug_expect(const struct segpool_cache *c,
+					    long off, bool free)
+{
+	if (off < 0 || off >= (long)c->object_size)
+		return SP_DEBUG_RED;
+	if (!free || !c->dbg.poison)
+		return 0;
+	return off == (long)c->object_size - 1 ? SP_DEBUG_POISON_END
+					       : SP_DEBUG_POISON;
+}
+
+static void sp_debug_poison(const struct segpool_cache *c, void *obj)
+{
+	memset(obj, SP_DEBUG_POISON, c->object_size - 1);
+	((unsigned char *)obj)[c->object_size - 1] = SP_DEBUG_POISON_END;
+}
+
+static void sp_debug_red_fill(const struct segpool_cache *c, void *obj)
+{
+	char *p = obj;
+
+	memset(p - c->dbg.red_left, SP_DEBUG_RED, c->dbg.red_left);
+	memset(p + c->object_size, SP_DEBUG_RED,
+	       c->dbg.red_end - c->object_size);
+	/* padding up to the next slot's left red zone */
+	memset(p + c->dbg.meta_end, SP_DEBUG_RED,
+	       c->stride - c->dbg.red_left - c->dbg.meta_end);
+}
+
+static __sp_noinline void sp_debug_capture(struct sp_debug_track *t)
+{
+	void *frames[SP_DEBUG_STACK_DEPTH + 2];
+	int n = backtrace(frames, (int)SP_ARRAY_SIZE(frames));
+
+	/* drop this function and the hook that called it */
+	n = n > 2 ? n - 2 : 0;
+	memcpy(t->addrs, frames + 2, (size_t)n * sizeof(void *));
+	t->nr = (uint32_t)n;
+	t->tid = (uint32_t)gettid();
+	t->seq = __atomic_add_fetch(&sp_debug_seq, 1, __ATOMIC_RELAXED);
+}
+
+void sp_debug_slab_init(struct segpool_cache *c, struct sp_slab *s)
+{
+	for (unsigned int i = 0; i < c->objs_per_slab; i++) {
+		void *obj = sp_debug_obj(c, s, i);
+
+		if (c->flags & SEGPOOL_RED_ZONE)
+			sp_debug_red_fill(c, obj);
+		if (c->dbg.poison)
+			sp_debug_poison(c, obj);
+		sp_debug_set_state(c, obj, SP_DEBUG_STATE_FREE);
+		if (c->dbg.track)
+			memset(sp_debug_track(c, obj, 0), 0,
+			       2 * sizeof(struct sp_debug_track));
+	}
+}
+
+/* --- reports -------------------------------------------------------------- */
+
+/* struct sp_debug_bug - one problem, as the report prints it. */
+struct sp_debug_bug {
+	const char *kind;		/* "right-redzone", ... */
+	const struct segpool_cache *c;	/* the cache named in the first line */
+	const struct segpool_cache *owner; /* the object's cache (its layout) */
+	const struct sp_slab *slab;	/* the object's slab, or NULL */
+	const void *obj;
+	long offset;			/* of the first bad byte from @obj */
+	long last;			/* of the last bad byte */
+	bool bytes;			/* show bytes @offset..@last */
+	bool free;			/* the object is free (expected poison) */
+	bool slab_only;			/* about the slab: no call sites */
+	const char *what;		/* one line saying what was seen */
+	const char *action;		/* what "continue" does about it */
+	bool validate;			/* found by segpool_cache_validate() */
+};
+
+static void sp_debug_print_track(struct sp_rbuf *b, const char *verb,
+				 const struct sp_debug_track *t)
+{
+	if (!t->seq) {
+		sp_rbuf_line(b, "  %s: never", verb);
+		return;
+	}
+	sp_rbuf_line(b, "  %s by thread %u, seq %llu:", verb, t->tid,
+		     (unsigned long long)t->seq);
+	sp_rbuf_frames(b, t->addrs, t->nr);
+}
+
+/* The object's call sites, for a report or a leak entry. */
+static void sp_debug_print_sites(struct sp_rbuf *b,
+				 const struct segpool_cache *owner,
+				 const void *obj, bool with_free)
+{
+	const struct sp_debug_track *a, *f;
+
+	if (!(owner->flags & SP_CACHE_DEBUG) || !owner->dbg.track) {
+		sp_rbuf_line(b, "  call sites: not recorded (cache %s has no "
+			     "SEGPOOL_STORE_USER, letter U)", owner->name);
+		return;
+	}
+	a = sp_debug_track(owner, obj, 0);
+	f = sp_debug_track(owner, obj, 1);
+	sp_debug_print_track(b, "allocated", a);
+	/* a free older than the allocation belongs to an earlier life */
+	if (with_free)
+		sp_debug_print_track(b, "freed", f);
+	else if (f->seq > a->seq)
+		sp_debug_print_track(b, "freed", f);
+}
+
+static void sp_debug_report(const struct sp_debug_bug *bug)
+{
+	const struct segpool_cache *o = bug->owner;
+	struct sp_rbuf b;
+	bool cont = bug->validate ||
+		    __atomic_load_n(&sp_debug_response, __ATOMIC_RELAXED) ==
+		    SEGPOOL_DEBUG_CONTINUE;
+
+	sp_rbuf_init(&b, NULL);
+	sp_rbuf_line(&b, "BUG %s in cache %s: object %p offset %ld",
+		     bug->kind, bug->c->name, bug->obj, bug->offset);
+	sp_rbuf_line(&b, "  %s", bug->what);
+	if (bug->bytes) {
+		unsigned char want[16];
+		const unsigned char *p = (const unsigned char *)bug->obj +
+					 bug->offset;
+		size_t n = (size_t)SP_MIN(bug->last - bug->offset + 1, 16L);
+
+		for (size_t i = 0; i < n; i++)
+			want[i] = sp_debug_expect(o, bug->offset + (long)i,
+						  bug->free);
+		sp_rbuf_line(&b, "  bytes %ld..%ld of the object (size %u):",
+			     bug->offset, bug->last, o->object_size);
+		sp_rbuf_bytes(&b, "expected:", want, n);
+		sp_rbuf_bytes(&b, "found:", p, n);
+	}
+	if (bug->slab)
+		sp_rbuf_line(&b, "  slab %p of cache %s, node %u, %u of %u "
+			     "objects in use",
+			     (void *)(bug->slab->base - o->dbg.red_left),
+			     o->name, bug->slab->node, bug->slab->inuse,
+			     o->objs_per_slab);
+	if (!bug->slab_only)
+		sp_debug_print_sites(&b, o, bug->obj, bug->free);
+	if (bug->validate)
+		sp_rbuf_line(&b, "  found by segpool_cache_validate(): %s",
+			     bug->action);
+	else if (cont)
+		sp_rbuf_line(&b, "  response: continue (%s)", bug->action);
+	else
+		sp_rbuf_line(&b, "  response: abort");
+	sp_rbuf_flush(&b);
+	if (!cont)
+		abort();
+}
+
+/*
+ * Check @n bytes at @obj + @from against what they should hold; report the
+ * run from the first to the last bad byte as @kind and restore them.
+ * Return: 1 when a problem was reported, else 0.
+ */
+static int sp_debug_check_bytes(struct segpool_cache *c, struct sp_slab *s,
+				void *obj, long from, long n, bool free,
+				const char *kind, const char *what,
+				const char *action, bool validate)
+{
+	unsigned char *p = (unsigned char *)obj;
+	long first = 0, last = 0;	/* offsets: negative on the left */
+	bool bad = false;
+
+	for (long i = from; i < from + n; i++) {
+		if (p[i] != sp_debug_expect(c, i, free)) {
+			if (!bad)
+				first = i;
+			bad = true;
+			last = i;
+		}
+	}
+	if (!bad)
+		return 0;
+	sp_debug_report(&(struct sp_debug_bug){
+		.kind = kind, .c = c, .owner = c, .slab = s, .obj = obj,
+		.offset = first, .last = last, .bytes = true, .free = free,
+		.what = what,
+		.action = action, .validate = validate });
+	for (long i = first; i <= last; i++)
+		p[i] = sp_debug_expect(c, i, free);
+	return 1;
+}
+
+static int sp_debug_check_red(struct segpool_cache *c, struct sp_slab *s,
+			      void *obj, bool free, bool validate)
+{
+	int bad;
+
+	if (!(c->flags & SEGPOOL_RED_ZONE))
+		return 0;
+	bad = sp_debug_check_bytes(c, s, obj, -(long)c->dbg.red_left,
+				   c->dbg.red_left, free, "left-redzone",
+				   "red zone before the object overwritten "
+				   "(buffer underflow)", "red zone restored",
+				   validate);
+	bad += sp_debug_check_bytes(c, s, obj, c->object_size,
+				    (long)c->dbg.red_end - c->object_size,
+				    free, "right-redzone",
+				    "red zone after the object overwritten "
+				    "(buffer overflow)", "red zone restored",
+				    validate);
+	return bad;
+}
+
+static int sp_debug_check_poison(struct segpool_cache *c, struct sp_slab *s,
+				 void *obj, bool validate)
+{
+	if (!c->dbg.poison)
+		return 0;
+	return sp_debug_check_bytes(c, s, obj, 0, c->object_size, true,
+				    "use-after-free",
+				    "free object written (poison overwritten)",
+				    "poison restored", validate);
+}
+
+static void sp_debug_bug_simple(struct segpool_cache *c, struct sp_slab *s,
+				const void *obj, const char *kind,
+				const char *what, const char *action,
+				bool validate)
+{
+	sp_debug_report(&(struct sp_debug_bug){
+		.kind = kind, .c = c, .owner = c, .slab = s, .obj = obj,
+		.offset = 0, .last = -1, .what = what, .action = action,
+		.validate = validate });
+}
+
+/* A problem of slab @s as a whole, found by validation. */
+static void sp_debug_bug_slab(struct segpool_cache *c, struct sp_slab *s,
+			      const char *kind, const char *what)
+{
+	sp_debug_report(&(struct sp_debug_bug){
+		.kind = kind, .c = c, .owner = c, .slab = s, .obj = s->base,
+		.offset = 0, .last = -1, .slab_only = true, .what = what,
+		.action = "left as it is", .validate = true });
+}
+
+/* Is @p the address of an object of @s? */
+static bool sp_debug_valid_obj(const struct segpool_cache *c,
+			       const struct sp_slab *s, const void *p)
+{
+	return (const char *)p >= s->base &&
+	       sp_obj_index(c, s, p) < c->objs_per_slab;
+}
+
+/* --- the hooks (node lock held) ------------------------------------------- */
+
+void sp_debug_on_alloc(struct segpool_cache *c, struct sp_slab *s, void *obj)
+{
+	uint64_t st = sp_debug_state(c, obj);
+
+	if (unlikely(st != SP_DEBUG_STATE_FREE))
+		sp_debug_bug_simple(c, s, obj, "bad-state",
+				    st == SP_DEBUG_STATE_ALLOC ?
+				    "object on a free list is marked allocated "
+				    "(handed out twice?)" :
+				    "object state word overwritten",
+				    "object handed out", false);
+	if ((c->flags & SEGPOOL_CONSISTENCY_CHECKS) && s->freelist &&
+	    unlikely(!sp_debug_valid_obj(c, s, s->freelist) ||
+		     sp_debug_state(c, s->freelist) != SP_DEBUG_STATE_FREE)) {
+		sp_debug_bug_simple(c, s, obj, "freelist-corrupt",
+				    "free-list link of the object points to no "
+				    "free object of its slab",
+				    "rest of the free list dropped", false);
+		s->freelist = NULL;
+	}
+	sp_debug_check_red(c, s, obj, true, false);
+	sp_debug_check_poison(c, s, obj, false);
+	if (c->dbg.track)
+		sp_debug_capture(sp_debug_track(c, obj, 0));
+	sp_debug_set_state(c, obj, SP_DEBUG_STATE_ALLOC);
+}
+
+void sp_debug_on_untake(struct segpool_cache *c, void *obj)
+{
+	sp_debug_set_state(c, obj, SP_DEBUG_STATE_FREE);
+}
+
+bool sp_debug_on_free(struct segpool_cache *c, struct sp_slab *s, void *obj)
+{
+	uint64_t st = sp_debug_state(c, obj);
+
+	if (unlikely(st == SP_DEBUG_STATE_FREE)) {
+		sp_debug_report(&(struct sp_debug_bug){
+			.kind = "double-free", .c = c, .owner = c, .slab = s,
+			.obj = obj, .offset = 0, .last = -1, .free = true,
+			.what = "object freed again: it is free already",
+			.action = "free ignored" });
+		return false;
+	}
+	if (unlikely(st != SP_DEBUG_STATE_ALLOC))
+		sp_debug_bug_simple(c, s, obj, "bad-state",
+				    "object state word overwritten",
+				    "object freed", false);
+	if ((c->flags & SEGPOOL_CONSISTENCY_CHECKS) &&
+	    unlikely(s->inuse == 0 || s->inuse > c->objs_per_slab)) {
+		sp_debug_bug_simple(c, s, obj, "slab-corrupt",
+				    "slab count of objects in use is wrong",
+				    "free ignored", false);
+		return false;
+	}
+	sp_debug_check_red(c, s, obj, false, false);
+	if (c->dbg.track)
+		sp_debug_capture(sp_debug_track(c, obj, 1));
+	if (c->dbg.poison)
+		sp_debug_poison(c, obj);
+	sp_debug_set_state(c, obj, SP_DEBUG_STATE_FREE);
+	return true;
+}
+
+bool sp_debug_bad_free(struct segpool_cache *c, void *obj)
+{
+	struct sp_slab *s = sp_obj_to_slab(obj);
+	struct segpool_cache *o;
+	struct sp_cache_node *n;
+	unsigned int idx;
+	const char *base;
+	char what[160];
+	bool cont;
+
+	if (!s || !((c->flags | s->cache->flags) & SP_CACHE_DEBUG))
+		return false;
+	o = s->cache;
+	/* the object of the owner cache that holds @obj */
+	base = s->base - o->dbg.red_left;
+	idx = (unsigned int)(((const char *)obj - base) / o->stride);
+	if (idx >= o->objs_per_slab)
+		idx = o->objs_per_slab - 1;
+	base = (const char *)sp_debug_obj(o, s, idx);
+	cont = __atomic_load_n(&sp_debug_response, __ATOMIC_RELAXED) ==
+	       SEGPOOL_DEBUG_CONTINUE;
+	if (o != c)
+		snprintf(what, sizeof(what), "object belongs to cache %s "
+			 "(object %p offset %ld)", o->name, (const void *)base,
+			 (long)((const char *)obj - base));
+	else
+		snprintf(what, sizeof(what), "pointer is not the start of an "
+			 "object (object %p offset %ld)", (const void *)base,
+			 (long)((const char *)obj - base));
+	/* the owner's lock keeps the call sites still while they print */
+	n = &o->node[s->node];
+	pthread_mutex_lock(&n->lock);
+	sp_debug_report(&(struct sp_debug_bug){
+		.kind = o != c ? "wrong-cache" : "interior-free", .c = c,
+		.owner = o, .slab = s, .obj = base,
+		.offset = (long)((const char *)obj - base), .last = -1,
+		.what = what, .action = "free ignored" });
+	pthread_mutex_unlock(&n->lock);
+	return cont;
+}
+
+/* --- validation ----------------------------------------------------------- */
+
+static int sp_debug_validate_slab(struct segpool_cache *c, struct sp_slab *s)
+{
+	unsigned int count = 0, alloc = 0, limit = c->objs_per_slab;
+	bool debug = c->flags & SP_CACHE_DEBUG;
+	char what[160];
+	int bad = 0;
+
+	if (debug) {
+		for (unsigned int i = 0; i < c->objs_per_slab; i++) {
+			void *obj = sp_debug_obj(c, s, i);
+			uint64_t st = sp_debug_state(c, obj);
+			bool free = st == SP_DEBUG_STATE_FREE;
+
+			if (st == SP_DEBUG_STATE_ALLOC) {
+				alloc++;
+			} else if (!free) {
+				sp_debug_bug_simple(c, s, obj, "bad-state",
+					"object state word overwritten",
+					"left as it is", true);
+				bad++;
+			}
+			bad += sp_debug_check_red(c, s, obj, free, true);
+			if (free)
+				bad += sp_debug_check_poison(c, s, obj, true);
+		}
+		if (alloc != s->inuse) {
+			snprintf(what, sizeof(what), "slab counts %u objects "
+				 "in use, their state words %u", s->inuse,
+				 alloc);
+			sp_debug_bug_slab(c, s, "slab-corrupt", what);
+			bad++;
+		}
+	}
+	for (void *p = s->freelist; p; p = sp_get_freeptr(c, p)) {
+		if (!sp_debug_valid_obj(c, s, p) ||
+		    sp_obj_index(c, s, p) >= s->fresh || count == limit ||
+		    (debug && sp_debug_state(c, p) != SP_DEBUG_STATE_FREE)) {
+			snprintf(what, sizeof(what), "free list of the slab "
+				 "reaches %p, not a free object of the slab "
+				 "(after %u links)", p, count);
+			sp_debug_bug_slab(c, s, "freelist-corrupt", what);
+			return bad + 1;
+		}
+		count++;
+	}
+	if (count + (c->objs_per_slab - s->fresh) !=
+	    c->objs_per_slab - s->inuse) {
+		snprintf(what, sizeof(what), "slab has %u objects free on its "
+			 "list and %u never used, but %u in use of %u",
+			 count, c->objs_per_slab - s->fresh, s->inuse,
+			 c->objs_per_slab);
+		sp_debug_bug_slab(c, s, "slab-corrupt", what);
+		bad++;
+	}
+	return bad;
+}
+
+int sp_debug_validate(struct segpool_cache *c)
+{
+	int bad = 0;
+
+	for (int i = 0; i < sp_arena.nr_regions; i++) {
+		struct sp_cache_node *n = &c->node[i];
+		struct sp_list_head *lists[] = { &n->partial, &n->full,
+						 &n->empty };
+		struct sp_slab *s;
+
+		pthread_mutex_lock(&n->lock);
+		for (size_t l = 0; l < SP_ARRAY_SIZE(lists); l++)
+			sp_list_for_each_entry(s, lists[l], lru)
+				bad += sp_debug_validate_slab(c, s);
+		pthread_mutex_unlock(&n->lock);
+	}
+	return bad;
+}
+
+/* --- leaks ---------------------------------------------------------------- */
+
+static void sp_debug_leak_entry(struct sp_rbuf *b, struct segpool_cache *c,
+				const void *obj)
+{
+	sp_rbuf_line(b, "LEAK in cache %s: object %p size %u", c->name, obj,
+		     c->object_size);
+	if (c->flags & SP_CACHE_DEBUG)
+		sp_debug_print_sites(b, c, obj, false);
+	/* one write per entry keeps the stack buffer from filling up */
+	sp_rbuf_flush(b);
+}
+
+/*
+ * The objects of @s in use: by their state word in a debug cache; else
+ * those handed out once (below fresh) and not on the free list, marked in
+ * @map (one bit per object).
+ */
+static long sp_debug_leaks_slab(struct sp_rbuf *b, struct segpool_cache *c,
+				struct sp_slab *s, unsigned long *map)
+{
+	const unsigned int bits = 8 * sizeof(unsigned long);
+	long live = 0;
+
+	if (!(c->flags & SP_CACHE_DEBUG)) {
+		memset(map, 0, SP_ALIGN(c->objs_per_slab, bits) / 8);
+		for (void *p = s->freelist; p; p = sp_get_freeptr(c, p)) {
+			unsigned int i = sp_obj_index(c, s, p);
+
+			if (i >= c->objs_per_slab || (map[i / bits] >> (i % bits)) & 1)
+				break;	/* a bad list: validate says more */
+			map[i / bits] |= 1UL << (i % bits);
+		}
+	}
+	for (unsigned int i = 0; i < c->objs_per_slab; i++) {
+		void *obj = sp_debug_obj(c, s, i);
+
+		if (c->flags & SP_CACHE_DEBUG) {
+			if (sp_debug_state(c, obj) != SP_DEBUG_STATE_ALLOC)
+				continue;
+		} else if (i >= s->fresh || ((map[i / bits] >> (i % bits)) & 1)) {
+			continue;
+		}
+		sp_debug_leak_entry(b, c, obj);
+		live++;
+	}
+	return live;
+}
+
+long sp_debug_leaks(struct segpool_cache *c, void *file)
+{
+	size_t map_bytes = SP_ALIGN((size_t)c->objs_per_slab / 8 + 8,
+				    SP_PAGE_SIZE);
+	unsigned long *map = NULL;
+	struct sp_rbuf b;
+	long live = 0;
+
+	if (!(c->flags & SP_CACHE_DEBUG)) {
+		map = sp_os_map(map_bytes, SP_PAGE_SIZE);
+		if (!map) {
+			errno = ENOMEM;
+			return -ENOMEM;
+		}
+	}
+	sp_rbuf_init(&b, file);
+	for (int i = 0; i < sp_arena.nr_regions; i++) {
+		struct sp_cache_node *n = &c->node[i];
+		struct sp_slab *s;
+
+		pthread_mutex_lock(&n->lock);
+		sp_list_for_each_entry(s, &n->partial, lru)
+			live += sp_debug_leaks_slab(&b, c, s, map);
+		sp_list_for_each_entry(s, &n->full, lru)
+			live += sp_debug_leaks_slab(&b, c, s, map);
+		pthread_mutex_unlock(&n->lock);
+	}
+	sp_rbuf_flush(&b);
+	if (map)
+		sp_os_unmap(map, map_bytes);
+	return live;
+}

@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: MIT
+/*
+ * slab/debug_env.c - SEGPOOL_DEBUG and SEGPOOL_DEBUG_RESPONSE.
+ *
+ * SEGPOOL_DEBUG, in the manner of the kernel's slub_debug:
+ *
+ *   SEGPOOL_DEBUG=<flags>                     every cache
+ *   SEGPOOL_DEBUG=<flags>,<cache>[,<cache>]   the caches named
+ *   SEGPOOL_DEBUG=<block>;<block>...          several blocks
+ *
+ * <flags> are letters: F consistency checks, Z red zones, P poison, U call
+ * sites (either case); empty means all four, "-" none.  A <cache> is a name,
+ * or a prefix ending in '*' ("kmalloc-*": every size class).  A cache takes
+ * the flags of the first block that names it, else those of the last block
+ * that names no cache, else none; they add to the flags it was created
+ * with.  The library's internal caches (magazines, the large registry) are
+ * never affected.  Read once, when the first cache is created (during
+ * initialisation).
+ *
+ * SEGPOOL_DEBUG_RESPONSE=abort|continue sets the response to a bug.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <segpool/debug.h>
+
+#include "internal/report.h"
+#include "slab/slab.h"
+
+int sp_debug_response = SEGPOOL_DEBUG_ABORT;
+
+static struct sp_debug_env sp_debug_env_global;
+static pthread_once_t sp_debug_env_once = PTHREAD_ONCE_INIT;
+
+static unsigned long sp_debug_letter(char ch)
+{
+	switch (ch) {
+	case 'f': case 'F': return SEGPOOL_CONSISTENCY_CHECKS;
+	case 'z': case 'Z': return SEGPOOL_RED_ZONE;
+	case 'p': case 'P': return SEGPOOL_POISON;
+	case 'u': case 'U': return SEGPOOL_STORE_USER;
+	default: return 0;
+	}
+}
+
+/* The flags of "<letters>" in [@p, @end); -EINVAL-worthy junk is warned. */
+static unsigned long sp_debug_parse_flags(const char *p, const char *end,
+					  int *ret)
+{
+	unsigned long flags = 0;
+
+	if (p == end)
+		return SP_CACHE_DEBUG;		/* no letter: all of them */
+	for (; p < end; p++) {
+		unsigned long f = sp_debug_letter(*p);
+
+		if (*p == '-')
+			continue;
+		if (!f) {
+			sp_warn("SEGPOOL_DEBUG: unknown flag '%c' skipped", *p);
+			*ret = -EINVAL;
+		}
+		flags |= f;
+	}
+	return flags;
+}
+
+static void sp_debug_add_name(struct sp_debug_env *env, const char *p,
+			      const char *end, unsigned long flags, int *ret)
+{
+	size_t len = (size_t)(end - p);
+	bool prefix = len && end[-1] == '*';
+
+	if (prefix)
+		len--;
+	if (!len && !prefix) {
+		return;			/* "ZP,,name": an empty name */
+	}
+	if (env->nr == SP_DEBUG_ENV_MAX || len > SEGPOOL_CACHE_NAME_MAX) {
+		sp_warn("SEGPOOL_DEBUG: cache name '%.*s' skipped (%s)",
+			(int)(end - p), p, len > SEGPOOL_CACHE_NAME_MAX ?
+			"too long" : "too many names");
+		*ret = -EINVAL;
+		return;
+	}
+	env->names[env->nr].flags = flags;
+	env->names[env->nr].len = (unsigned int)len;
+	env->names[env->nr].prefix = prefix;
+	memcpy(env->names[env->nr].name, p, len);
+	env->names[env->nr].name[len] = '\0';
+	env->nr++;
+}
+
+int sp_debug_env_parse(struct sp_debug_env *env, const char *str)
+{
+	int ret = 0;
+
+	memset(env, 0, sizeof(*env));
+	while (str && *str) {
+		const char *end = strchrnul(str, ';');
+		const char *comma = memchr(str, ',', (size_t)(end - str));
+		const char *fend = comma ? comma : end;
+		unsigned long flags = sp_debug_parse_flags(str, fend, &ret);
+
+		if (!comma) {
+			env->global = flags;
+		} else {
+			for (const char *p = comma + 1; p <= end;) {
+				const char *q = memchr(p, ',', (size_t)(end - p));
+
+				if (!q)
+					q = end;
+				sp_debug_add_name(env, p, q, flags, &ret);
+				p = q + 1;
+			}
+		}
+		str = *end ? end + 1 : end;
+	}
+	return ret;
+}
+
+unsigned long sp_debug_env_flags(const struct sp_debug_env *env,
+				 const char *name)
+{
+	for (unsigned int i = 0; i < env->nr; i++) {
+		const char *n = env->names[i].name;
+
+		if (env->names[i].prefix ? !strncmp(name, n, env->names[i].len)
+					 : !strcmp(name, n))
+			return env->names[i].flags;
+	}
+	return env->global;
+}
+
+static void sp_debug_env_init(void)
+{
+	const char *resp = getenv("SEGPOOL_DEBUG_RESPONSE");
+
+	sp_debug_env_parse(&sp_debug_env_global, getenv("SEGPOOL_DEBUG"));
+	if (!resp || !*resp)
+		return;
+	if (!strcmp(resp, "continue"))
+		sp_debug_response = SEGPOOL_DEBUG_CONTINUE;
+	else if (strcmp(resp, "abort"))
+		sp_warn("SEGPOOL_DEBUG_RESPONSE: '%s' is neither abort nor "
+			"continue; abort", resp);
+}
+
+unsigned long sp_debug_cache_flags(const char *name, unsigned long flags)
+{
+	pthread_once(&sp_debug_env_once, sp_debug_env_init);
+	if (!name || (flags & SP_CACHE_INTERNAL))
+		return flags;
+	return flags | sp_debug_env_flags(&sp_debug_env_global, name);
+}
