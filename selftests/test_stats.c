@@ -947,6 +947,7 @@ static const char *const detail_keys[] = {
 	"object_size", "slab_size", "align", "objs_per_slab", "order",
 	"pages_per_slab", "ctor", "flags", "max_empty", "percpu", "mag_size",
 	"mag_size_max", "depot_max", "meta_bytes", "alloc_failures",
+	"alloc_failslab",
 	"active_objs", "total_objs", "active_slabs", "slabs", "partial_slabs",
 	"full_slabs", "empty_slabs", "cpu_objs", "depot_objs",
 	"depot_full_mags", "depot_empty_mags", "slab_bytes", "active_bytes",

@@ -10,6 +10,7 @@
 #include <segpool/numa.h>
 #include <segpool/stats.h>
 #include <segpool/export.h>
+#include <segpool/fault.h>
 
 SEGPOOL_BEGIN_DECLS
 

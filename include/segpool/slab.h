@@ -40,9 +40,19 @@ struct segpool_cache;
  */
 #define SEGPOOL_TYPESAFE_BY_RCU		(1UL << 2)
 
+/**
+ * SEGPOOL_FREELIST_RANDOM - the kernel's SLAB_FREELIST_RANDOM: a new (or
+ * emptied) slab hands out its objects in a random order, drawn from a
+ * per-cache random permutation with a random start per slab, instead of
+ * address order.  Makes the address of the next object hard to predict;
+ * costs a table lookup when a slab hands out a never-used object.
+ */
+#define SEGPOOL_FREELIST_RANDOM		(1UL << 7)
+
 /* All flags segpool_cache_create() accepts; any other bit is EINVAL. */
 #define SEGPOOL_CACHE_FLAGS_VALID \
-	(SEGPOOL_HWCACHE_ALIGN | SEGPOOL_PANIC | SEGPOOL_TYPESAFE_BY_RCU)
+	(SEGPOOL_HWCACHE_ALIGN | SEGPOOL_PANIC | SEGPOOL_TYPESAFE_BY_RCU | \
+	 SEGPOOL_FREELIST_RANDOM)
 
 /* --- allocation flags (gfp) ---------------------------------------------- */
 
@@ -81,7 +91,8 @@ struct segpool_cache;
  * @align: required alignment, 0 or a power of two up to
  *         SEGPOOL_CACHE_MAX_ALIGN.  Objects are always aligned to at least
  *         max(@align, 8); SEGPOOL_HWCACHE_ALIGN raises it to the cache line.
- * @flags: SEGPOOL_HWCACHE_ALIGN, SEGPOOL_PANIC, SEGPOOL_TYPESAFE_BY_RCU.
+ * @flags: SEGPOOL_HWCACHE_ALIGN, SEGPOOL_PANIC, SEGPOOL_TYPESAFE_BY_RCU,
+ *         SEGPOOL_FREELIST_RANDOM.
  * @ctor:  optional constructor.  It runs once per object when the object's
  *         slab is populated, never on allocation; objects must be freed back
  *         in constructed state and segpool keeps their bytes intact while they
