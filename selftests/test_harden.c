@@ -197,7 +197,7 @@ static void test_forged_link_reported(void **state)
 					 "bad free-list pointer"));
 }
 
-/* With a ctor the link is after the object: an overrun of one word hits it. */
+/* With a ctor the link is after the object: a write past a freed one hits it. */
 static void test_link_after_object(void **state)
 {
 	struct plant garbage = { .value = 0x10, .size = 40, .ctor = ctor_fill };

@@ -12,9 +12,9 @@
  * "<interval>,<probability>,<space>,<times>"), or at run time with
  * segpool_failslab_set().  The attributes mean what they mean in the
  * kernel's Documentation/fault-injection: an allocation is eligible when
- * its cache matches the filter; of eligible allocations, the first ones
- * worth @space bytes always succeed; after that every @interval-th one is a
- * candidate, and a candidate fails with @probability percent, until @times
+ * its cache matches the filter; while more than its object size is left
+ * of @space, an eligible allocation succeeds and uses its size up; after
+ * that every @interval-th one is a candidate, and a candidate fails with @probability percent, until @times
  * failures have been injected.  The random choice uses its own generator,
  * seeded from @seed: the same settings and the same sequence of calls fail
  * the same calls, every run.
@@ -43,8 +43,8 @@ SEGPOOL_BEGIN_DECLS
  * @interval:    only every @interval-th eligible allocation (after @space)
  *               is a candidate; 0 and 1 mean every one.
  * @times:       failures still to inject; -1 for no limit.  Counts down.
- * @space:       bytes of eligible allocations that succeed before any is a
- *               candidate.  Counts down.
+ * @space:       budget in bytes: while more than its object size is left,
+ *               an eligible allocation succeeds and subtracts its size.
  * @seed:        seed of the generator behind @probability; 0 picks a fixed
  *               default.
  * @cache:       only allocations from the cache of this name are eligible;

@@ -70,6 +70,8 @@ struct bench_contender {
 	 * the others.
 	 */
 	const char *percpu;
+	/* one more "NAME=value" for the child's environment, or NULL */
+	const char *env;
 	bool peer;		/* a peer allocator (ratios: "best peer") */
 };
 

@@ -11,6 +11,8 @@
  * segpool-cache-lock and segpool-cache-off are segpool-cache's very code in
  * a child whose environment has SEGPOOL_PERCPU=lock or off (spawn.c), so
  * one run measures the per-CPU layer in each of its modes.
+ * segpool-cache-plain is segpool-cache with SEGPOOL_FREELIST_HARDENED=0:
+ * beside segpool-cache it shows what freelist hardening costs.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -34,6 +36,11 @@ const struct bench_contender bench_contenders[] = {
 		.name = "segpool-cache-off", .kind = BENCH_SEGPOOL_CACHE,
 		.title = "segpool-cache with SEGPOOL_PERCPU=off",
 		.malloc_from = "libc.so.6", .percpu = "off",
+	}, {
+		.name = "segpool-cache-plain", .kind = BENCH_SEGPOOL_CACHE,
+		.title = "segpool-cache with SEGPOOL_FREELIST_HARDENED=0",
+		.malloc_from = "libc.so.6", .percpu = "rseq",
+		.env = "SEGPOOL_FREELIST_HARDENED=0",
 	}, {
 		.name = "segpool-malloc", .kind = BENCH_SEGPOOL_MALLOC,
 		.title = "segpool_malloc() size classes",
