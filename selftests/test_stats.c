@@ -961,8 +961,8 @@ static const char *const detail_keys[] = {
 };
 
 /* Where the keys with a per-node split start, and the per-CPU counters. */
-#define FIRST_NODE_KEY	15	/* active_objs */
-#define FIRST_CTR_KEY	38	/* alloc_fastpath */
+#define FIRST_NODE_KEY	16	/* active_objs */
+#define FIRST_CTR_KEY	39	/* alloc_fastpath */
 
 /* The keys of the block of @name in @text, in order, match @keys exactly. */
 static void check_block_keys(const char *text, const char *name,

@@ -11,8 +11,10 @@
  * segpool-cache-lock and segpool-cache-off are segpool-cache's very code in
  * a child whose environment has SEGPOOL_PERCPU=lock or off (spawn.c), so
  * one run measures the per-CPU layer in each of its modes.
- * segpool-cache-plain is segpool-cache with SEGPOOL_FREELIST_HARDENED=0:
- * beside segpool-cache it shows what freelist hardening costs.
+ * segpool-cache-plain and segpool-cache-off-plain are segpool-cache and
+ * segpool-cache-off with SEGPOOL_FREELIST_HARDENED=0: beside them they show
+ * what freelist hardening costs (in off mode every operation is a slab
+ * operation, so the cost there is the most any operation pays).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -40,6 +42,11 @@ const struct bench_contender bench_contenders[] = {
 		.name = "segpool-cache-plain", .kind = BENCH_SEGPOOL_CACHE,
 		.title = "segpool-cache with SEGPOOL_FREELIST_HARDENED=0",
 		.malloc_from = "libc.so.6", .percpu = "rseq",
+		.env = "SEGPOOL_FREELIST_HARDENED=0",
+	}, {
+		.name = "segpool-cache-off-plain", .kind = BENCH_SEGPOOL_CACHE,
+		.title = "segpool-cache-off with SEGPOOL_FREELIST_HARDENED=0",
+		.malloc_from = "libc.so.6", .percpu = "off",
 		.env = "SEGPOOL_FREELIST_HARDENED=0",
 	}, {
 		.name = "segpool-malloc", .kind = BENCH_SEGPOOL_MALLOC,
