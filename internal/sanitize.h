@@ -11,7 +11,8 @@
  * to it is an error the tool reports; so is any access to the padding after
  * an object and to a slab's unused tail.
  *
- * Hooks, all no-ops in a build that has neither tool:
+ * The primitives are here; the hooks built on them, which need a cache,
+ * are in slab/harden.h.  All are no-ops in a build that has neither tool:
  *   sp_san_alloc()/sp_san_free()  at every public call that hands an object
  *                                 out or takes one back.  ASan only: they sit
  *                                 on the rseq fast path, which an ASan build
