@@ -173,7 +173,7 @@ static void need_asan(void)
 
 static char report[65536];
 
-static void asan_case(const char *bug, const char *kind)
+static void asan_case(const char *bug, const char *kind, const char *where)
 {
 	char addr[64];
 	int status;
@@ -184,30 +184,37 @@ static void asan_case(const char *bug, const char *kind)
 	assert_true(expect(report, "ERROR: AddressSanitizer: use-after-poison"));
 	assert_true(expect(report, kind));
 	assert_true(expect(report, planted_addr(report, addr, sizeof(addr))));
+	/* segpool's own line after ASan's report: the object and its cache */
+	assert_true(expect(report, where));
 }
 
 static void test_asan_uaf_read(void **state)
 {
 	(void)state;
-	asan_case("uaf-read", "READ of size 1");
+	asan_case("uaf-read", "READ of size 1",
+		  "is 8 bytes inside object 0x");
+	assert_true(expect(report, "of cache san-plant (size 40): the object is free"));
 }
 
 static void test_asan_uaf_write(void **state)
 {
 	(void)state;
-	asan_case("uaf-write", "WRITE of size 1");
+	asan_case("uaf-write", "WRITE of size 1",
+		  "is 16 bytes inside object 0x");
 }
 
 static void test_asan_overflow(void **state)
 {
 	(void)state;
-	asan_case("overflow", "WRITE of size 1");
+	/* the next object, never allocated: inside it, at offset 0 */
+	asan_case("overflow", "WRITE of size 1",
+		  "is 0 bytes inside object 0x");
 }
 
 static void test_asan_malloc_uaf(void **state)
 {
 	(void)state;
-	asan_case("malloc-uaf", "READ of size 1");
+	asan_case("malloc-uaf", "READ of size 1", "of cache kmalloc-");
 }
 
 /* Poisoning is exact: an allocated object is all accessible, no more. */

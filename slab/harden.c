@@ -118,3 +118,42 @@ void sp_report_bad_freeptr(const struct segpool_cache *c,
 		c->fp_offset);
 	abort();
 }
+
+#if SP_ASAN
+/*
+ * ASan calls __asan_on_error() once it has printed a report: say which
+ * segpool object the bad address belongs to, as ASan itself only knows it
+ * as poisoned memory.  Found by the ASan runtime in a program that links
+ * segpool statically (the shared library exports segpool_* only).
+ */
+void __asan_on_error(void);
+
+__attribute__((visibility("default"))) void __asan_on_error(void)
+{
+	const char *addr = __asan_get_report_address();
+	const struct sp_slab *s = sp_obj_to_slab(addr);
+	const struct segpool_cache *c;
+	size_t off, i;
+
+	if (!s)
+		return;
+	c = s->cache;
+	off = (size_t)(addr - s->base);
+	i = off / c->stride;
+	off -= i * c->stride;
+	if (i >= c->objs_per_slab)
+		sp_warn("%p is in the unused tail of a slab of cache %s "
+			"(slab %p)", (const void *)addr, c->name,
+			(void *)s->base);
+	else if (off < c->object_size)
+		sp_warn("%p is %zu bytes inside object %p of cache %s "
+			"(size %u): the object is free", (const void *)addr,
+			off, (void *)(s->base + i * c->stride), c->name,
+			c->object_size);
+	else
+		sp_warn("%p is %zu bytes past the end of object %p of cache %s "
+			"(size %u)", (const void *)addr, off - c->object_size,
+			(void *)(s->base + i * c->stride), c->name,
+			c->object_size);
+}
+#endif
