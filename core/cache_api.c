@@ -14,6 +14,7 @@
 #include <segpool/segpool.h>
 
 #include "core/core.h"
+#include "core/failslab.h"
 #include "core/numa_policy.h"
 #include "internal/report.h"
 #include "numa/topology.h"
@@ -178,6 +179,10 @@ static __sp_noinline void *sp_cache_alloc_slow(struct segpool_cache *cache,
 
 	if (!sp_alloc_args_ok(cache, gfp))
 		return NULL;
+	if (sp_failslab_active() && sp_should_failslab(cache)) {
+		errno = ENOMEM;
+		return NULL;
+	}
 	/* the local node's magazines serve any request they can */
 	if (cache->pcpu && (node == SEGPOOL_NUMA_NO_NODE ||
 			    sp_numa_node_to_idx(node) == sp_numa_current_idx())) {
@@ -191,6 +196,8 @@ static __sp_noinline void *sp_cache_alloc_slow(struct segpool_cache *cache,
 	}
 	if (!obj && !sp_alloc_objs(cache, gfp, node, 1, &obj))
 		return NULL;
+	sp_vg_alloc(cache, obj);
+	sp_san_alloc(cache, obj);
 	if (gfp & SEGPOOL_ZERO)
 		memset(obj, 0, cache->object_size);
 	return obj;
@@ -203,19 +210,19 @@ SEGPOOL_API void *segpool_cache_alloc_node(struct segpool_cache *cache,
 }
 
 /*
- * The fast path: a valid cache, no gfp flags, a magazine hit.  Everything
- * else (and a miss) is one tail call to sp_cache_alloc_slow(), so the hit
- * path needs no stack frame.
+ * The fast path: a valid cache, no gfp flags, no fault injection armed, a
+ * magazine hit.  Everything else (and a miss) is one tail call to
+ * sp_cache_alloc_slow(), so the hit path needs no stack frame.
  */
 SEGPOOL_API void *segpool_cache_alloc(struct segpool_cache *cache,
 				      unsigned int gfp)
 {
 	if (likely(gfp == 0 && cache && cache->magic == SP_CACHE_MAGIC &&
-		   cache->pcpu)) {
+		   cache->pcpu && !sp_failslab_active())) {
 		void *obj = sp_pcpu_try_pop(cache->pcpu);
 
 		if (likely(obj))
-			return obj;
+			return sp_san_alloc(cache, obj);
 	}
 	return sp_cache_alloc_slow(cache, gfp, SEGPOOL_NUMA_NO_NODE);
 }
@@ -231,11 +238,18 @@ SEGPOOL_API int segpool_cache_alloc_bulk(struct segpool_cache *cache,
 		errno = EINVAL;
 		return 0;
 	}
+	if (sp_failslab_active() && sp_should_failslab(cache)) {
+		errno = ENOMEM;
+		return 0;
+	}
 	if (!sp_alloc_objs(cache, gfp, SEGPOOL_NUMA_NO_NODE, n, objs))
 		return 0;
-	if (gfp & SEGPOOL_ZERO)
-		for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		sp_vg_alloc(cache, objs[i]);
+		sp_san_alloc(cache, objs[i]);
+		if (gfp & SEGPOOL_ZERO)
 			memset(objs[i], 0, cache->object_size);
+	}
 	return (int)n;
 }
 
@@ -267,6 +281,7 @@ static __sp_cold void sp_cache_bad_obj(struct segpool_cache *cache, void *obj)
 static __sp_noinline void sp_cache_free_slow(struct segpool_cache *cache,
 					     struct sp_slab *s, void *obj)
 {
+	sp_vg_free(cache, obj);		/* valgrind runs no rseq: always here */
 	if (likely(cache->pcpu))
 		sp_pcpu_free_slow(cache->pcpu, obj, s->node);
 	else
@@ -286,6 +301,7 @@ static __sp_always_inline void sp_free_checked(struct segpool_cache *cache,
 		sp_cache_bad_obj(cache, obj);
 		return;
 	}
+	sp_san_free(cache, obj);	/* before anyone else may take it */
 	if (likely(cache->pcpu) &&
 	    likely(sp_pcpu_try_push(cache->pcpu, obj, s->node)))
 		return;

@@ -22,6 +22,7 @@
 #include "segpool_config.h"
 #include "core/core.h"
 #include "core/export.h"
+#include "core/failslab.h"
 #include "numa/region.h"
 #include "numa/topology.h"
 #include "percpu/cpu.h"
@@ -52,6 +53,7 @@ static void sp_fork_child_pcpu(struct segpool_cache *c)
 static void sp_atfork_prepare(void)
 {
 	sp_cache_lock_all(sp_fork_lock_pcpu);
+	sp_failslab_fork_lock();
 	sp_desc_lock_all();
 	sp_arena_lock_all();
 	sp_large_lock();
@@ -62,6 +64,7 @@ static void sp_atfork_parent(void)
 	sp_large_unlock();
 	sp_arena_unlock_all();
 	sp_desc_unlock_all();
+	sp_failslab_fork_unlock();
 	sp_cache_unlock_all(sp_fork_unlock_pcpu);
 }
 
@@ -70,11 +73,14 @@ static void sp_atfork_child(void)
 	sp_large_reinit_lock();
 	sp_arena_reinit_locks();
 	sp_desc_reinit_locks();
+	sp_failslab_fork_child();
 	sp_cache_reinit_locks(sp_fork_child_pcpu);
 }
 
 static void sp_init_once(void)
 {
+	sp_harden_init();	/* before any cache, internal ones too */
+	sp_failslab_init();
 	sp_topology_init(sp_cpu_possible_count());
 	if (sp_arena_init() || sp_pcpu_init() || sp_kmalloc_init() ||
 	    sp_large_init()) {

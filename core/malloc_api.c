@@ -14,6 +14,7 @@
 #include <segpool/segpool.h>
 
 #include "core/core.h"
+#include "core/failslab.h"
 #include "internal/report.h"
 #include "numa/topology.h"
 
@@ -27,17 +28,26 @@ static void *sp_malloc_node(size_t size, int node)
 	if (likely(size <= SEGPOOL_KMALLOC_MAX_CACHE_SIZE)) {
 		struct segpool_cache *c = sp_kmalloc_cache(sp_kmalloc_index(size));
 
+		if (sp_failslab_active() && sp_should_failslab(c)) {
+			errno = ENOMEM;
+			return NULL;
+		}
 		if (likely(node == SEGPOOL_NUMA_NO_NODE && c->pcpu)) {
-			obj = sp_pcpu_alloc(c->pcpu);
+			obj = sp_pcpu_try_pop(c->pcpu);
 			if (likely(obj))
-				return obj;
+				return sp_san_alloc(c, obj);
+			obj = sp_pcpu_alloc_slow(c->pcpu);
+			if (likely(obj))
+				goto out;
 		}
 		if (unlikely(!sp_alloc_objs(c, 0, node, 1, &obj))) {
 			if (errno != EINVAL)
 				errno = ENOMEM;
 			return NULL;
 		}
-		return obj;
+out:
+		sp_vg_alloc(c, obj);
+		return sp_san_alloc(c, obj);
 	}
 	idx = node == SEGPOOL_NUMA_NO_NODE ? sp_numa_current_idx()
 					   : sp_numa_node_to_idx(node);
@@ -114,8 +124,13 @@ SEGPOOL_API void segpool_free(void *ptr)
 
 		if (unlikely(what))
 			sp_report_bad_free(what, ptr, s->cache->name);
-		if (likely(s->cache->pcpu))
-			sp_pcpu_free(s->cache->pcpu, ptr, s->node);
+		sp_san_free(s->cache, ptr);
+		if (likely(s->cache->pcpu) &&
+		    likely(sp_pcpu_try_push(s->cache->pcpu, ptr, s->node)))
+			return;
+		sp_vg_free(s->cache, ptr);
+		if (s->cache->pcpu)
+			sp_pcpu_free_slow(s->cache->pcpu, ptr, s->node);
 		else
 			sp_slab_free_one(s->cache, s, ptr);
 		return;
@@ -185,12 +200,18 @@ SEGPOOL_API void *segpool_aligned_alloc(size_t align, size_t size)
 		for (unsigned int i = sp_kmalloc_index(size);
 		     i < SP_KMALLOC_NR_CLASSES; i++) {
 			if (sp_kmalloc_class_size(i) % align == 0) {
+				struct segpool_cache *c = sp_kmalloc_cache(i);
 				void *obj;
 
-				if (!sp_alloc_objs(sp_kmalloc_cache(i), 0,
-						   SEGPOOL_NUMA_NO_NODE, 1, &obj))
+				if (sp_failslab_active() && sp_should_failslab(c)) {
+					errno = ENOMEM;
 					return NULL;
-				return obj;
+				}
+				if (!sp_alloc_objs(c, 0, SEGPOOL_NUMA_NO_NODE,
+						   1, &obj))
+					return NULL;
+				sp_vg_alloc(c, obj);
+				return sp_san_alloc(c, obj);
 			}
 		}
 	}

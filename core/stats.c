@@ -41,6 +41,7 @@ static void sp_info_from_snap(const struct sp_cache_snap *s,
 	info->slabs_created = n->slabs_created;
 	info->slabs_released = n->slabs_released;
 	info->alloc_failures = s->alloc_failures;
+	info->alloc_failslab = s->alloc_failslab;
 	info->alloc_fastpath = s->ctr[SP_CTR_ALLOC_FASTPATH];
 	info->free_fastpath = s->ctr[SP_CTR_FREE_FASTPATH];
 	info->alloc_slowpath = s->ctr[SP_STAT_ALLOC_SLOWPATH];

@@ -88,6 +88,7 @@ static const struct {
 	{ SEGPOOL_RED_ZONE,		"red_zone" },
 	{ SEGPOOL_POISON,		"poison" },
 	{ SEGPOOL_STORE_USER,		"store_user" },
+	{ SEGPOOL_FREELIST_RANDOM,	"freelist_random" },
 	{ SP_CACHE_INTERNAL,		"internal" },
 	{ SP_CACHE_FREEPTR_OUT,		"freeptr_outside" },
 	{ SP_CACHE_KMALLOC,		"kmalloc" },
@@ -120,7 +121,8 @@ size_t sp_cache_flag_names(unsigned long flags, const char **names, size_t max)
 	X(mag_size_max,	  SP_FIELD_U64,   s->mag_size_max)		\
 	X(depot_max,	  SP_FIELD_U64,   s->depot_max)			\
 	X(meta_bytes,	  SP_FIELD_U64,   s->meta_bytes)		\
-	X(alloc_failures, SP_FIELD_U64,   s->alloc_failures)
+	X(alloc_failures, SP_FIELD_U64,   s->alloc_failures)		\
+	X(alloc_failslab, SP_FIELD_U64,   s->alloc_failslab)
 
 #define SP_NODE_FIELDS(X)						\
 	X(active_objs,	  sp_node_active(n))				\
@@ -359,6 +361,7 @@ void sp_stats_snap_cache(struct segpool_cache *c, struct sp_cache_snap *s)
 	s->pcpu = pc != NULL;
 	s->meta_bytes = c->map_size;
 	s->alloc_failures = __atomic_load_n(&c->alloc_failures, __ATOMIC_RELAXED);
+	s->alloc_failslab = __atomic_load_n(&c->alloc_failslab, __ATOMIC_RELAXED);
 	s->nr_nodes = sp_arena.nr_regions;
 	s->node = nodes;
 	if (pc && slots && pc->nr_slots <= nr_slots) {

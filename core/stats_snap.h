@@ -84,6 +84,7 @@ struct sp_cache_snap {
 	unsigned int mag_size_max;	/* tunable: the largest allowed */
 	unsigned int depot_max;		/* tunable: full magazines per depot */
 	uint64_t alloc_failures;
+	uint64_t alloc_failslab;	/* failures injected by failslab */
 	uint64_t meta_bytes;		/* control block, slots and depots */
 	uint64_t ctr[SP_CTR_NR];	/* slot counters summed, shared bypass
 					 * count included */

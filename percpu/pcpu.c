@@ -53,6 +53,7 @@
 #include <sys/mman.h>
 
 #include "internal/report.h"
+#include "internal/sanitize.h"
 #include "numa/topology.h"
 #include "percpu/alien.h"
 #include "percpu/pcpu.h"
@@ -416,6 +417,7 @@ void *sp_pcpu_alloc_slow(struct sp_pcpu_cache *pc)
 	/* lock mode's fast path, and an rseq hit lost to an abort */
 	if (top[-1] != SP_MAG_GUARD) {
 		obj = *--top;
+		sp_vg_forget(top);
 		sp_hit_count(&slot->alloc_hits);
 		sp_slot_release(pc, slot, top);
 		return obj;
@@ -483,6 +485,7 @@ void *sp_pcpu_alloc_slow(struct sp_pcpu_cache *pc)
 	}
 	top = sp_mag_base(m) + m->count;
 	obj = *--top;
+	sp_vg_forget(top);
 	sp_stat_inc(slot, SP_STAT_ALLOC_SLOWPATH);
 	sp_slot_release(pc, slot, top);
 	return obj;

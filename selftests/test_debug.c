@@ -665,7 +665,9 @@ static void test_validate_plain_cache(void **state)
 	err = capture_end();
 	expect_text(err, "segpool: BUG freelist-corrupt in cache "
 		    "dbg-validate-plain: object ");
-	expect_text(err, "reaches 0x7777777777777777");
+	/* a hardened link decodes the planted bytes to some other address */
+	expect_text(err, c->fl_secret ? "reaches 0x" :
+			 "reaches 0x7777777777777777");
 	for (int i = 0; i < 64; i += 2)
 		memcpy(objs[i], &saved[i], sizeof(void *));
 	assert_int_equal(segpool_cache_validate(c), 0);

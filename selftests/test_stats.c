@@ -947,6 +947,7 @@ static const char *const detail_keys[] = {
 	"object_size", "slab_size", "align", "objs_per_slab", "order",
 	"pages_per_slab", "ctor", "flags", "max_empty", "percpu", "mag_size",
 	"mag_size_max", "depot_max", "meta_bytes", "alloc_failures",
+	"alloc_failslab",
 	"active_objs", "total_objs", "active_slabs", "slabs", "partial_slabs",
 	"full_slabs", "empty_slabs", "cpu_objs", "depot_objs",
 	"depot_full_mags", "depot_empty_mags", "slab_bytes", "active_bytes",
@@ -960,8 +961,8 @@ static const char *const detail_keys[] = {
 };
 
 /* Where the keys with a per-node split start, and the per-CPU counters. */
-#define FIRST_NODE_KEY	15	/* active_objs */
-#define FIRST_CTR_KEY	38	/* alloc_fastpath */
+#define FIRST_NODE_KEY	16	/* active_objs */
+#define FIRST_CTR_KEY	39	/* alloc_fastpath */
 
 /* The keys of the block of @name in @text, in order, match @keys exactly. */
 static void check_block_keys(const char *text, const char *name,

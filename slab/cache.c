@@ -76,11 +76,12 @@ struct segpool_cache *sp_cache_create(const char *name, size_t size,
 		return NULL;
 	}
 
-	bytes = SP_ALIGN(bytes, SP_PAGE_SIZE);
+	bytes = SP_ALIGN(bytes + sp_harden_extra_bytes(&proto), SP_PAGE_SIZE);
 	c = sp_os_map(bytes, SP_PAGE_SIZE);
 	if (!c)
 		return NULL;
 	*c = proto;
+	sp_harden_cache_init(c, &c->node[sp_arena.nr_regions]);
 	c->magic = SP_CACHE_MAGIC;
 	c->map_size = bytes;
 	memcpy(c->name, name, strlen(name) + 1);

@@ -37,9 +37,26 @@ static void sp_slab_populate(struct segpool_cache *c, struct sp_slab *s)
 {
 	s->freelist = NULL;
 	s->fresh = 0;
+	s->rand_pos = c->rand_seq ? sp_harden_rand_pos(c) : 0;
 	if (c->ctor)
 		for (unsigned int i = 0; i < c->objs_per_slab; i++)
 			c->ctor(s->base + (size_t)i * c->stride);
+	sp_san_slab_new(c, s->base, sp_slab_bytes(c));
+}
+
+/* Index of the fresh tail's next object: address order, or random order. */
+static inline unsigned int sp_slab_fresh_index(const struct segpool_cache *c,
+					       struct sp_slab *s)
+{
+	unsigned int i = s->fresh++;
+
+	if (c->flags & SEGPOOL_FREELIST_RANDOM) {
+		i += s->rand_pos;
+		if (i >= c->objs_per_slab)
+			i -= c->objs_per_slab;
+		i = c->rand_seq[i];
+	}
+	return i;
 }
 
 /* The next object of @s: a freed one first, then the fresh tail; or NULL. */
@@ -48,11 +65,18 @@ static inline void *sp_slab_next(struct segpool_cache *c, struct sp_slab *s)
 	void *obj = s->freelist;
 
 	if (obj) {
-		s->freelist = sp_get_freeptr(c, obj);
+		void *next = sp_get_freeptr(c, obj);
+
+		/* with consistency checks, the debug hook reports it instead,
+		 * with the response the cache is set to */
+		if (unlikely(!sp_freeptr_valid(c, s, next)) &&
+		    !(c->flags & SEGPOOL_CONSISTENCY_CHECKS))
+			sp_report_bad_freeptr(c, s, obj, next);
+		s->freelist = next;
 		return obj;
 	}
 	if (s->fresh < c->objs_per_slab)
-		return s->base + (size_t)s->fresh++ * c->stride;
+		return s->base + (size_t)sp_slab_fresh_index(c, s) * c->stride;
 	return NULL;
 }
 
@@ -84,6 +108,8 @@ static struct sp_slab *sp_slab_new(struct segpool_cache *c, int idx)
 
 static void sp_slab_release(struct sp_slab *s)
 {
+	sp_san_slab_release(s->cache, s->base - s->cache->dbg.red_left,
+			    SP_PAGE_SIZE << s->order);
 	sp_region_free(s->base - s->cache->dbg.red_left, s->order);
 	sp_desc_free(s);
 }
@@ -243,6 +269,8 @@ static struct sp_slab *sp_node_put(struct segpool_cache *c,
 		/* all free: hand out in address order again, links unneeded */
 		s->freelist = NULL;
 		s->fresh = 0;
+		if (c->rand_seq)
+			s->rand_pos = sp_harden_rand_pos(c);
 	}
 	n->active_objs--;
 	if (xfer)

@@ -68,7 +68,8 @@ struct sp_slab {
 	struct sp_list_head lru;	/* on a node list; desc pool link when free */
 	unsigned int fresh;		/* objects [fresh, objs_per_slab) were never
 					 * handed out and are on no freelist */
-	unsigned int pad0;
+	unsigned int rand_pos;		/* SEGPOOL_FREELIST_RANDOM: where the fresh
+					 * tail starts in the cache's sequence */
 	unsigned long pad[1];
 } __sp_cacheline_aligned;
 
@@ -132,6 +133,11 @@ struct segpool_cache {
 	struct sp_list_head list __sp_cacheline_aligned; /* on sp_cache_list */
 	size_t map_size;		/* bytes of the mapping holding this struct */
 	uint64_t alloc_failures;	/* allocations that returned ENOMEM (atomic) */
+	uint64_t alloc_failslab;	/* allocations failed by failslab (atomic) */
+	uintptr_t fl_secret;		/* free-list link key; 0: links plain */
+	unsigned int *rand_seq;		/* SEGPOOL_FREELIST_RANDOM: a permutation
+					 * of [0, objs_per_slab), or NULL */
+	uint64_t rand_state;		/* its per-slab start picker (atomic) */
 	char name[SEGPOOL_CACHE_NAME_MAX + 1];
 	struct sp_debug_layout dbg;	/* debug caches' slot (slab/debug.h) */
 	/* --- per node, each line-aligned --- */
@@ -142,25 +148,6 @@ _Static_assert(offsetof(struct segpool_cache, list) == SP_CACHE_LINE,
 	       "hot fields fill exactly line 0");
 _Static_assert(offsetof(struct segpool_cache, node) % SP_CACHE_LINE == 0,
 	       "per-node structs start on a line");
-
-/* --- free-list link accessors --------------------------------------------
- * The link of a free object is read and written only through these two, with
- * memcpy, so the library needs no -fno-strict-aliasing and the freelist
- * hardening of a later change has one place to go.
- */
-static inline void *sp_get_freeptr(const struct segpool_cache *c, void *obj)
-{
-	void *next;
-
-	memcpy(&next, (char *)obj + c->fp_offset, sizeof(next));
-	return next;
-}
-
-static inline void sp_set_freeptr(const struct segpool_cache *c, void *obj,
-				  void *next)
-{
-	memcpy((char *)obj + c->fp_offset, &next, sizeof(next));
-}
 
 /* The slab holding @obj, or NULL when @obj is not in any slab. */
 static inline struct sp_slab *sp_obj_to_slab(const void *obj)
@@ -198,6 +185,36 @@ static inline unsigned int sp_obj_index(const struct segpool_cache *c,
 static inline size_t sp_slab_bytes(const struct segpool_cache *c)
 {
 	return SP_PAGE_SIZE << c->order;
+}
+
+#include "slab/harden.h"
+
+/* --- free-list link accessors --------------------------------------------
+ * The link of a free object is read and written only through these two, with
+ * memcpy, so the library needs no -fno-strict-aliasing.  The stored word is
+ * encoded (slab/harden.h: freelist hardening) and, under ASan or valgrind,
+ * opened for the one access: a free object is off limits to everyone else.
+ */
+static inline void *sp_get_freeptr(const struct segpool_cache *c, void *obj)
+{
+	char *at = (char *)obj + c->fp_offset;
+	uintptr_t v;
+
+	sp_san_link_open(c, at);
+	memcpy(&v, at, sizeof(v));
+	sp_san_link_close(c, at);
+	return (void *)sp_freeptr_mix(c, at, v);
+}
+
+static inline void sp_set_freeptr(const struct segpool_cache *c, void *obj,
+				  void *next)
+{
+	char *at = (char *)obj + c->fp_offset;
+	uintptr_t v = sp_freeptr_mix(c, at, (uintptr_t)next);
+
+	sp_san_link_open(c, at);
+	memcpy(at, &v, sizeof(v));
+	sp_san_link_close(c, at);
 }
 
 /* --- slab/geometry.c --- */

@@ -11,6 +11,7 @@
 #include <segpool/stats.h>
 #include <segpool/export.h>
 #include <segpool/debug.h>
+#include <segpool/fault.h>
 
 SEGPOOL_BEGIN_DECLS
 

@@ -95,10 +95,20 @@ struct segpool_cache;
 	(SEGPOOL_RED_ZONE | SEGPOOL_POISON | SEGPOOL_STORE_USER | \
 	 SEGPOOL_CONSISTENCY_CHECKS)
 
+/**
+ * SEGPOOL_FREELIST_RANDOM - the kernel's SLAB_FREELIST_RANDOM: a new (or
+ * emptied) slab hands out its objects in a random order, drawn from a
+ * per-cache random permutation with a random start per slab, instead of
+ * address order.  Makes the address of the next object hard to predict;
+ * costs a table lookup when a slab hands out a never-used object.
+ */
+#define SEGPOOL_FREELIST_RANDOM		(1UL << 7)
+
 /* All flags segpool_cache_create() accepts; any other bit is EINVAL. */
 #define SEGPOOL_CACHE_FLAGS_VALID \
 	(SEGPOOL_HWCACHE_ALIGN | SEGPOOL_PANIC | SEGPOOL_TYPESAFE_BY_RCU | \
-	 SEGPOOL_NODE_STRICT | SEGPOOL_INTERLEAVE | SEGPOOL_DEBUG_FLAGS)
+	 SEGPOOL_NODE_STRICT | SEGPOOL_INTERLEAVE | SEGPOOL_DEBUG_FLAGS | \
+	 SEGPOOL_FREELIST_RANDOM)
 
 /* --- allocation flags (gfp) ---------------------------------------------- */
 
@@ -138,10 +148,11 @@ struct segpool_cache;
  *         SEGPOOL_CACHE_MAX_ALIGN.  Objects are always aligned to at least
  *         max(@align, 8); SEGPOOL_HWCACHE_ALIGN raises it to the cache line.
  * @flags: SEGPOOL_HWCACHE_ALIGN, SEGPOOL_PANIC, SEGPOOL_TYPESAFE_BY_RCU,
- *         and one NUMA policy: SEGPOOL_NODE_STRICT or SEGPOOL_INTERLEAVE.
- *         and the debug flags SEGPOOL_RED_ZONE, SEGPOOL_POISON,
- *         SEGPOOL_STORE_USER, SEGPOOL_CONSISTENCY_CHECKS (the environment
- *         variable SEGPOOL_DEBUG may add debug flags).
+ *         SEGPOOL_FREELIST_RANDOM; at most one NUMA policy,
+ *         SEGPOOL_NODE_STRICT or SEGPOOL_INTERLEAVE; and the debug flags
+ *         SEGPOOL_RED_ZONE, SEGPOOL_POISON, SEGPOOL_STORE_USER,
+ *         SEGPOOL_CONSISTENCY_CHECKS (the environment variable SEGPOOL_DEBUG
+ *         may add debug flags).
  * @ctor:  optional constructor.  It runs once per object when the object's
  *         slab is populated, never on allocation; objects must be freed back
  *         in constructed state and segpool keeps their bytes intact while they

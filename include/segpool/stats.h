@@ -43,6 +43,8 @@ struct segpool_cache;
  * @depot_objs:     free objects held in full magazines in the depots.
  * @mag_size:       objects one magazine holds now (0 without a per-CPU layer).
  * @depot_max:      full magazines a node's depot keeps at most.
+ * @alloc_failslab: allocations failed on purpose by fault injection
+ *                  (segpool/fault.h); not counted in @alloc_failures.
  *
  * Objects cached in magazines are free: @active_objs counts only objects the
  * application holds, and @active_objs + @cpu_objs + @depot_objs objects are
@@ -73,6 +75,7 @@ struct segpool_cache_info {
 	uint64_t depot_objs;
 	unsigned int mag_size;
 	unsigned int depot_max;
+	uint64_t alloc_failslab;
 };
 
 /**

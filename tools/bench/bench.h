@@ -80,6 +80,8 @@ struct bench_contender {
 	 */
 	const char *exec_suffix;
 	const char *mode_note;
+	/* one more "NAME=value" for the child's environment, or NULL */
+	const char *env;
 	bool peer;		/* a peer allocator (ratios: "best peer") */
 };
 

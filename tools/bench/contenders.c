@@ -14,6 +14,10 @@
  * segpool-cache-nostats is the same code again, from a build of segpool
  * whose fast path keeps no hit counters (make bench-stats-cost): what the
  * statistics cost, measured side by side.
+ * segpool-cache-plain and segpool-cache-off-plain are segpool-cache and
+ * segpool-cache-off with SEGPOOL_FREELIST_HARDENED=0: beside them they show
+ * what freelist hardening costs (in off mode every operation is a slab
+ * operation, so the cost there is the most any operation pays).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -42,6 +46,16 @@ const struct bench_contender bench_contenders[] = {
 		.title = "segpool-cache built without fast-path hit counters",
 		.malloc_from = "libc.so.6", .percpu = "rseq",
 		.exec_suffix = "-nostats", .mode_note = "no hit counters",
+	}, {
+		.name = "segpool-cache-plain", .kind = BENCH_SEGPOOL_CACHE,
+		.title = "segpool-cache with SEGPOOL_FREELIST_HARDENED=0",
+		.malloc_from = "libc.so.6", .percpu = "rseq",
+		.env = "SEGPOOL_FREELIST_HARDENED=0",
+	}, {
+		.name = "segpool-cache-off-plain", .kind = BENCH_SEGPOOL_CACHE,
+		.title = "segpool-cache-off with SEGPOOL_FREELIST_HARDENED=0",
+		.malloc_from = "libc.so.6", .percpu = "off",
+		.env = "SEGPOOL_FREELIST_HARDENED=0",
 	}, {
 		.name = "segpool-malloc", .kind = BENCH_SEGPOOL_MALLOC,
 		.title = "segpool_malloc() size classes",

@@ -202,7 +202,7 @@ static void bench_progress(const struct bench_run *run, unsigned int rep,
 {
 	if (run->quiet)
 		return;
-	fprintf(stderr, "  [%u/%u] %-9s %3u thr  %-15s ", rep + 1, run->reps,
+	fprintf(stderr, "  [%u/%u] %-9s %3u thr  %-23s ", rep + 1, run->reps,
 		cell->job.wl->name, cell->job.threads, cell->job.c->name);
 	if (r)
 		fprintf(stderr, "%9.1f ns/op cpu %9.1f wall  (%.2f s)\n",

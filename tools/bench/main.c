@@ -61,8 +61,11 @@ static void bench_usage(FILE *f)
 "segpool-cache-lock and segpool-cache-off are segpool-cache run with\n"
 "SEGPOOL_PERCPU=lock and off; the other segpool contenders run without it, in\n"
 "segpool's default mode (rseq where available), and each child checks its mode.\n"
+"segpool-cache-plain and segpool-cache-off-plain are segpool-cache and\n"
+"segpool-cache-off with SEGPOOL_FREELIST_HARDENED=0.\n"
 "Environment: SEGPOOL_BENCH_LIBPATH, folders to look for peer libraries in;\n"
-"SEGPOOL_PERCPU is not passed on to the children (see above).\n");
+"SEGPOOL_PERCPU and SEGPOOL_FREELIST_HARDENED are not passed on to the\n"
+"children (see above).\n");
 }
 
 static void bench_list(void)
@@ -80,7 +83,7 @@ static void bench_list(void)
 		const char *where = c->soname ?
 			bench_peer_path(c, path, sizeof(path)) : "built in";
 
-		printf("  %-18s %s [%s]\n", c->name, c->title,
+		printf("  %-23s %s [%s]\n", c->name, c->title,
 		       where ? where : "not installed");
 	}
 }

@@ -505,7 +505,8 @@ static void bench_report_percpu_pairs(FILE *f, const struct bench_run *run,
 		"(allocate, free at once), the pool pattern (allocate 100, free "
 		"the first 50) and the batch (allocate 1000, free 1000); "
 		"x glibc: over glibc's in the same run.  segpool-cache-lock and "
-		"-off are segpool-cache with SEGPOOL_PERCPU=lock and off.\n\n");
+		"-off are segpool-cache with SEGPOOL_PERCPU=lock and off; "
+		"-plain and -off-plain with SEGPOOL_FREELIST_HARDENED=0.\n\n");
 	bench_table_print(f, t, md);
 }
 

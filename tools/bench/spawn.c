@@ -3,10 +3,11 @@
  * tools/bench/spawn.c - one measurement: a child process and its record.
  *
  * The child is this program again, with "--child" and the job's settings
- * as options, the driver's environment less any LD_PRELOAD and
- * SEGPOOL_PERCPU, plus the peer library to preload or the per-CPU mode of a
- * segpool contender (SEGPOOL_PERCPU=lock or off; the default contenders run
- * without it, in segpool's default mode), and the write end of a pipe as
+ * as options, the driver's environment less any LD_PRELOAD,
+ * SEGPOOL_PERCPU and SEGPOOL_FREELIST_HARDENED, plus the peer library to
+ * preload or the per-CPU mode of a segpool contender (SEGPOOL_PERCPU=lock
+ * or off; the default contenders run without it, in segpool's default
+ * mode) and its one extra variable (segpool-cache-plain), and the write end of a pipe as
  * fd 3 for its record ("key value" lines, child.c).  Its stdout and stderr
  * are the driver's.
  */
@@ -130,13 +131,14 @@ static char **bench_child_env(const struct bench_contender *c,
 
 	while (environ[n])
 		n++;
-	env = calloc(n + 3, sizeof(*env));
+	env = calloc(n + 4, sizeof(*env));
 	if (!env)
 		bench_die("out of memory");
 	n = 0;
 	for (char **e = environ; *e; e++)
 		if (strncmp(*e, "LD_PRELOAD=", 11) &&
-		    strncmp(*e, "SEGPOOL_PERCPU=", 15))
+		    strncmp(*e, "SEGPOOL_PERCPU=", 15) &&
+		    strncmp(*e, "SEGPOOL_FREELIST_HARDENED=", 26))
 			env[n++] = *e;
 	if (preload) {
 		snprintf(buf, len, "LD_PRELOAD=%s", preload);
@@ -147,6 +149,8 @@ static char **bench_child_env(const struct bench_contender *c,
 		snprintf(mode_buf, mode_len, "SEGPOOL_PERCPU=%s", c->percpu);
 		env[n++] = mode_buf;
 	}
+	if (c->env)
+		env[n++] = (char *)c->env;
 	env[n] = NULL;
 	return env;
 }

@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * slab/harden.h - free-list link encoding, random slab order, and the
+ * sanitizer hooks that need a cache (private; included by slab/slab.h).
+ *
+ * Hardened links (on by default; SEGPOOL_FREELIST_HARDENED=0 turns them off
+ * for caches created afterwards): the link a free object on a slab's free
+ * list holds is stored as
+ *
+ *     next ^ secret ^ bswap64(address of the link)
+ *
+ * with a random per-cache secret (SLAB_FREELIST_HARDENED's scheme).  A link
+ * overwritten by a stray write or a use after free then decodes to an
+ * address outside the slab (or off an object boundary) and is reported as a
+ * bad free-list pointer before anything is handed out; and reading the
+ * links out of leaked or freed memory tells an attacker neither heap
+ * addresses nor how to forge a link that decodes to one of his choosing.
+ */
+#ifndef SP_SLAB_HARDEN_H
+#define SP_SLAB_HARDEN_H
+
+#ifndef SP_SLAB_SLAB_H
+#error "include slab/slab.h, not slab/harden.h"
+#endif
+
+#include "internal/sanitize.h"
+
+/* --- slab/harden.c --- */
+/* SEGPOOL_FREELIST_HARDENED: new caches encode their links (default on). */
+extern SP_INTERNAL bool sp_freelist_hardened;
+/* Read SEGPOOL_FREELIST_HARDENED and detect valgrind; once, at init. */
+SP_INTERNAL void sp_harden_init(void);
+/* Bytes sp_harden_cache_init() needs after the cache's node array. */
+SP_INTERNAL size_t sp_harden_extra_bytes(const struct segpool_cache *c);
+/* Secret and random sequence of a new cache; @extra: the bytes above. */
+SP_INTERNAL void sp_harden_cache_init(struct segpool_cache *c, void *extra);
+/* A fresh random start in the cache's random sequence, for a slab. */
+SP_INTERNAL unsigned int sp_harden_rand_pos(struct segpool_cache *c);
+/* Report a link of @obj (a free object of @s) that decodes to @next. */
+SP_INTERNAL __sp_cold __sp_noreturn void
+sp_report_bad_freeptr(const struct segpool_cache *c, const struct sp_slab *s,
+		      const void *obj, const void *next);
+
+/* --- link encoding ----------------------------------------------------------- */
+
+static inline uintptr_t sp_freeptr_mix(const struct segpool_cache *c,
+				       const void *at, uintptr_t v)
+{
+	if (c->fl_secret)
+		v ^= c->fl_secret ^ __builtin_bswap64((uintptr_t)at);
+	return v;
+}
+
+/*
+ * sp_freeptr_valid() - @next, decoded from a link in slab @s, is NULL or an
+ * object of @s.  Not a proof that it is free: a cycle made by a double free
+ * decodes to valid objects (see Documentation/hardening.md).
+ */
+static inline bool sp_freeptr_valid(const struct segpool_cache *c,
+				    const struct sp_slab *s, const void *next)
+{
+	uintptr_t off = (uintptr_t)next - (uintptr_t)s->base;
+
+	return !next || !c->fl_secret ||
+	       (off < ((size_t)c->objs_per_slab * c->stride) &&
+		sp_obj_index(c, s, next) < c->objs_per_slab);
+}
+
+/* --- which caches the tools see ---------------------------------------------- */
+
+/*
+ * Slab memory poisoned by ASan: every cache the application allocates from,
+ * except debug caches (SEGPOOL_DEBUG_FLAGS): their slab layer writes red
+ * zones, poison and call sites around and into free objects, and checks
+ * them itself (Documentation/debugging.md).
+ */
+static inline bool sp_asan_cache(const struct segpool_cache *c)
+{
+	return !(c->flags & (SP_CACHE_INTERNAL | SEGPOOL_DEBUG_FLAGS));
+}
+
+/* Objects poisoned when freed, and everything memcheck is told: not the
+ * library's own caches, nor debug caches, nor type-safe-by-RCU ones (readers
+ * may read a freed object there by design). */
+static inline bool sp_san_obj_cache(const struct segpool_cache *c)
+{
+	return !(c->flags & (SP_CACHE_INTERNAL | SEGPOOL_DEBUG_FLAGS |
+			     SEGPOOL_TYPESAFE_BY_RCU));
+}
+
+/* --- hooks ----------------------------------------------------------------- */
+
+/*
+ * sp_san_alloc() / sp_san_free() - an object of @c goes to / comes back from
+ * the application.  ASan builds only; nothing at all otherwise, so they may
+ * sit on the rseq fast path.  sp_san_free() must run before the object is
+ * published anywhere another thread could take it from.
+ */
+static __sp_always_inline void *sp_san_alloc(const struct segpool_cache *c,
+					     void *obj)
+{
+	sp_asan_unpoison(obj, c->object_size);
+	(void)c;
+	return obj;
+}
+
+static __sp_always_inline void sp_san_free(const struct segpool_cache *c,
+					   void *obj)
+{
+#if SP_ASAN
+	if (sp_san_obj_cache(c))
+		sp_asan_poison(obj, c->object_size);
+#else
+	(void)c;
+	(void)obj;
+#endif
+}
+
+/* sp_vg_alloc() / sp_vg_free() - the same for memcheck: slow paths only. */
+static inline void sp_vg_alloc(const struct segpool_cache *c, void *obj)
+{
+	if (SP_VALGRIND && unlikely(sp_on_valgrind) && sp_san_obj_cache(c))
+		sp_vg_malloclike(obj, c->object_size, c->ctor != NULL);
+}
+
+static inline void sp_vg_free(const struct segpool_cache *c, void *obj)
+{
+	if (SP_VALGRIND && unlikely(sp_on_valgrind) && sp_san_obj_cache(c))
+		sp_vg_freelike(obj);
+}
+
+/* A populated slab: nothing in it is the application's yet. */
+static inline void sp_san_slab_new(const struct segpool_cache *c, void *base,
+				   size_t bytes)
+{
+	if (SP_ASAN && sp_asan_cache(c))
+		sp_asan_poison(base, bytes);
+	if (SP_VALGRIND && unlikely(sp_on_valgrind) && sp_san_obj_cache(c))
+		sp_vg_noaccess(base, bytes);
+}
+
+/* A slab going back to the region: plain memory again. */
+static inline void sp_san_slab_release(const struct segpool_cache *c,
+				       void *base, size_t bytes)
+{
+	if (SP_ASAN && sp_asan_cache(c))
+		sp_asan_unpoison(base, bytes);
+	if (SP_VALGRIND && unlikely(sp_on_valgrind) && sp_san_obj_cache(c))
+		sp_vg_defined(base, bytes);
+}
+
+/* The slab layer reads or writes the link at @at of a free object. */
+static __sp_always_inline void sp_san_link_open(const struct segpool_cache *c,
+						const void *at)
+{
+	if (SP_ASAN && sp_asan_cache(c))
+		sp_asan_unpoison(at, SP_FREEPTR_SIZE);
+	if (SP_VALGRIND && unlikely(sp_on_valgrind) && sp_san_obj_cache(c))
+		sp_vg_defined(at, SP_FREEPTR_SIZE);
+}
+
+static __sp_always_inline void sp_san_link_close(const struct segpool_cache *c,
+						 const void *at)
+{
+	if (SP_ASAN && sp_asan_cache(c))
+		sp_asan_poison(at, SP_FREEPTR_SIZE);
+	if (SP_VALGRIND && unlikely(sp_on_valgrind) && sp_san_obj_cache(c))
+		sp_vg_noaccess(at, SP_FREEPTR_SIZE);
+}
+
+#endif /* SP_SLAB_HARDEN_H */
