@@ -14,6 +14,7 @@
 #include <segpool/segpool.h>
 
 #include "core/core.h"
+#include "core/rcu.h"
 #include "internal/report.h"
 #include "numa/topology.h"
 
@@ -72,7 +73,11 @@ struct segpool_cache *sp_cache_create_full(const char *name, size_t size,
 		return c;
 	pc = sp_pcpu_cache_create(c);
 	if (!pc) {
-		sp_cache_destroy(c);
+		/* empty and listed: unlist, let walkers pass, free */
+		if (sp_cache_unlist(c) == 0) {
+			sp_rcu_cache_retire(c);
+			sp_cache_free(c);
+		}
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -163,13 +168,24 @@ SEGPOOL_API int segpool_cache_destroy(struct segpool_cache *cache)
 		errno = EINVAL;
 		return -EINVAL;
 	}
+	/* the grace periods below would wait for the caller itself */
+	if (sp_rcu_read_ongoing()) {
+		errno = EDEADLK;
+		return -EDEADLK;
+	}
+	/* objects freed by RCU come back first: they are not leaks */
+	sp_rcu_cache_quiesce(cache);
 	/* objects cached per CPU are free objects: give them back first */
 	if (pcpu)
 		sp_pcpu_drain(pcpu);
-	ret = sp_cache_destroy(cache);
-	if (ret == 0)
-		sp_pcpu_cache_free(pcpu);
-	return ret;
+	ret = sp_cache_unlist(cache);
+	if (ret)
+		return ret;
+	/* no walker sees it any more, no deferred slab points to it */
+	sp_rcu_cache_retire(cache);
+	sp_pcpu_cache_free(pcpu);
+	sp_cache_free(cache);
+	return 0;
 }
 
 /* Everything but the magazine hit: checks, gfp flags, node choice, fallback. */

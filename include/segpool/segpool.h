@@ -10,6 +10,7 @@
 #include <segpool/numa.h>
 #include <segpool/stats.h>
 #include <segpool/export.h>
+#include <segpool/rcu.h>
 
 SEGPOOL_BEGIN_DECLS
 
