@@ -32,11 +32,12 @@ struct segpool_cache;
 #define SEGPOOL_PANIC			(1UL << 1)
 /**
  * SEGPOOL_TYPESAFE_BY_RCU - the kernel's SLAB_TYPESAFE_BY_RCU: objects may be
- * reused for new objects of the same cache at once, but slab memory is not to
- * be returned to the OS or reused for another cache before an RCU grace
- * period.  Accepted now, and the free-list link is already kept outside the
- * object's bytes; the grace-period wait on slab release is not implemented
- * yet (Documentation/design.md, "Status").
+ * freed and reused for new objects of the same cache at once, but the memory
+ * of a slab goes back to the OS or to another cache only after an RCU grace
+ * period (urcu-memb, segpool/rcu.h), so a reader in a read-side critical
+ * section always finds a constructed object of this cache, though maybe not
+ * the one it looked for: it must re-check (Documentation/rcu.md).  The
+ * free-list link is kept outside the object's bytes.
  */
 #define SEGPOOL_TYPESAFE_BY_RCU		(1UL << 2)
 
