@@ -57,10 +57,12 @@ static void sp_atfork_prepare(void)
 	sp_desc_lock_all();
 	sp_arena_lock_all();
 	sp_large_lock();
+	sp_rcu_fork_prepare_leaves();
 }
 
 static void sp_atfork_parent(void)
 {
+	sp_rcu_fork_parent_leaves();
 	sp_large_unlock();
 	sp_arena_unlock_all();
 	sp_desc_unlock_all();
@@ -70,6 +72,7 @@ static void sp_atfork_parent(void)
 
 static void sp_atfork_child(void)
 {
+	sp_rcu_fork_child_leaves();
 	sp_large_reinit_lock();
 	sp_arena_reinit_locks();
 	sp_desc_reinit_locks();

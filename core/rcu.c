@@ -180,6 +180,28 @@ void sp_rcu_call(struct rcu_head *head, void (*func)(struct rcu_head *head))
  * prepare handler pauses before it takes that lock for writing; liburcu's
  * own call_rcu mutex keeps a barrier and a fork apart.
  */
+/*
+ * As sp_rcu_call(), but never waits for the fork lock: false (nothing done)
+ * while a fork is being prepared.  For callers that may hold segpool locks
+ * the fork prepare handler takes after the fork lock.
+ */
+bool sp_rcu_call_try(struct rcu_head *head, void (*func)(struct rcu_head *head))
+{
+	if (pthread_rwlock_tryrdlock(&sp_rcu_fork_lock))
+		return false;
+	if (unlikely(!URCU_TLS(urcu_memb_reader).registered)) {
+		pthread_once(&sp_rcu_once, sp_rcu_once_init);
+		urcu_memb_register_thread();
+		pthread_setspecific(sp_rcu_key, (void *)1);
+	}
+	if (!__atomic_load_n(&sp_rcu_called, __ATOMIC_RELAXED))
+		__atomic_store_n(&sp_rcu_called, true, __ATOMIC_RELAXED);
+	sp_rcu_tsan_release(head);
+	urcu_memb_call_rcu(head, func);
+	pthread_rwlock_unlock(&sp_rcu_fork_lock);
+	return true;
+}
+
 void sp_rcu_barrier_raw(void)
 {
 	urcu_memb_barrier();
@@ -203,23 +225,36 @@ void sp_rcu_fork_prepare(void)
 	if (__atomic_load_n(&sp_rcu_called, __ATOMIC_RELAXED))
 		urcu_memb_call_rcu_before_fork();
 	pthread_rwlock_wrlock(&sp_rcu_fork_lock);
+}
+
+/* The batch and deferred-slab locks are leaves: taken after all others. */
+void sp_rcu_fork_prepare_leaves(void)
+{
 	sp_rcu_free_lock_all();
 	sp_rcu_slab_lock();
 }
 
-void sp_rcu_fork_parent(void)
+void sp_rcu_fork_parent_leaves(void)
 {
 	sp_rcu_slab_unlock();
 	sp_rcu_free_unlock_all();
+}
+
+void sp_rcu_fork_parent(void)
+{
 	pthread_rwlock_unlock(&sp_rcu_fork_lock);
 	if (__atomic_load_n(&sp_rcu_called, __ATOMIC_RELAXED))
 		urcu_memb_call_rcu_after_fork_parent();
 }
 
-void sp_rcu_fork_child(void)
+void sp_rcu_fork_child_leaves(void)
 {
 	sp_rcu_slab_reinit_lock();
 	sp_rcu_free_reinit_locks();
+}
+
+void sp_rcu_fork_child(void)
+{
 	sp_rcu_fork_lock_init();
 	if (__atomic_load_n(&sp_rcu_called, __ATOMIC_RELAXED))
 		urcu_memb_call_rcu_after_fork_child();

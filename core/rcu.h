@@ -13,9 +13,10 @@
  *
  * Lock order, outermost first: the fork lock (read side held across every
  * call into liburcu that takes its locks or a read-side section: see
- * core/rcu.c) -> a CPU's batch lock or the deferred-slab lock (leaves: no
- * other lock is taken under them) ; the cache list and everything below it
- * are never held while waiting for a grace period.
+ * core/rcu.c) -> every other lock of the library -> a CPU's batch lock or
+ * the deferred-slab lock (leaves: taken under anything, nothing is taken
+ * under them but a try of the fork lock).  No segpool lock is held while
+ * waiting for a grace period.
  */
 #ifndef SP_CORE_RCU_H
 #define SP_CORE_RCU_H
@@ -51,6 +52,10 @@ SP_INTERNAL void sp_rcu_synchronize(void);
 /* sp_rcu_call() - call_rcu() from any thread, fork-safe. */
 SP_INTERNAL void sp_rcu_call(struct rcu_head *head,
 			     void (*func)(struct rcu_head *head));
+/* sp_rcu_call_try() - sp_rcu_call(), or false while a fork is prepared
+ * (never waits: for callers that may hold other segpool locks). */
+SP_INTERNAL bool sp_rcu_call_try(struct rcu_head *head,
+				 void (*func)(struct rcu_head *head));
 /* sp_rcu_barrier_raw() - liburcu's rcu_barrier(), fork-safe. */
 SP_INTERNAL void sp_rcu_barrier_raw(void);
 /*
@@ -63,9 +68,17 @@ SP_INTERNAL void sp_rcu_cache_retire(struct segpool_cache *c);
 SP_INTERNAL void sp_rcu_tsan_gp_acquire(void);
 SP_INTERNAL void sp_rcu_tsan_release(void *addr);
 SP_INTERNAL void sp_rcu_tsan_acquire(void *addr);
-/* fork: from core/init.c's handlers, before (after) every other lock. */
+/*
+ * fork, from core/init.c's handlers: sp_rcu_fork_prepare() before every
+ * other lock (pauses the call_rcu workers, takes the fork lock), the
+ * _leaves() after every other lock (batch and deferred-slab locks); the
+ * parent and child calls in the reverse order.
+ */
 SP_INTERNAL void sp_rcu_fork_prepare(void);
+SP_INTERNAL void sp_rcu_fork_prepare_leaves(void);
+SP_INTERNAL void sp_rcu_fork_parent_leaves(void);
 SP_INTERNAL void sp_rcu_fork_parent(void);
+SP_INTERNAL void sp_rcu_fork_child_leaves(void);
 SP_INTERNAL void sp_rcu_fork_child(void);
 
 /* --- core/rcu_free.c --- */

@@ -21,7 +21,10 @@
  * When the callback runs, every slab in flight was deferred before the
  * head was queued, so a whole grace period has passed for each: they are
  * released.  If slabs are waiting, they become the next flight and the head
- * is queued again.  Slabs are released in the order they were deferred:
+ * is queued again.  The hook runs under whatever lock its caller holds, so
+ * it never waits for the fork lock (sp_rcu_call_try()): while a fork is
+ * being prepared the slabs keep waiting for the next kick (a deferral, the
+ * callback, or sp_rcu_slab_wait()).  Slabs are released in the order they were deferred:
  * "done >= ticket" means every slab deferred before the ticket was taken
  * is released (sp_rcu_slab_wait()).
  *
@@ -61,11 +64,30 @@ static void sp_list_splice_tail_init(struct sp_list_head *from,
 	}
 }
 
+static void sp_rcu_slab_gp_done(struct rcu_head *head);
+
+/*
+ * Start a grace period for the waiting slabs unless one is pending (lock
+ * held).  The release hook runs under whatever lock its caller holds (the
+ * cache list, a CPU slot), so it only tries: while a fork is prepared the
+ * slabs keep waiting, for the next deferral or the next wait to start it.
+ */
+static void sp_rcu_slab_kick_locked(void)
+{
+	if (sp_ts.busy || sp_list_empty(&sp_ts.wait))
+		return;
+	sp_list_splice_tail_init(&sp_ts.wait, &sp_ts.flight);
+	sp_ts.busy = true;
+	if (!sp_rcu_call_try(&sp_ts.head, sp_rcu_slab_gp_done)) {
+		sp_list_splice_tail_init(&sp_ts.flight, &sp_ts.wait);
+		sp_ts.busy = false;
+	}
+}
+
 static void sp_rcu_slab_gp_done(struct rcu_head *head)
 {
 	struct sp_list_head done;
 	uint64_t n = 0;
-	bool again;
 
 	(void)head;
 	sp_rcu_tsan_acquire(&sp_ts.head);
@@ -73,9 +95,7 @@ static void sp_rcu_slab_gp_done(struct rcu_head *head)
 	sp_list_init(&done);
 	pthread_mutex_lock(&sp_ts.lock);
 	sp_list_splice_tail_init(&sp_ts.flight, &done);
-	sp_list_splice_tail_init(&sp_ts.wait, &sp_ts.flight);
-	again = !sp_list_empty(&sp_ts.flight);
-	sp_ts.busy = again;
+	sp_ts.busy = false;
 	pthread_mutex_unlock(&sp_ts.lock);
 
 	while (!sp_list_empty(&done)) {
@@ -90,26 +110,20 @@ static void sp_rcu_slab_gp_done(struct rcu_head *head)
 		n++;
 	}
 	__atomic_fetch_add(&sp_ts.done, n, __ATOMIC_RELEASE);
-	if (again)
-		sp_rcu_call(&sp_ts.head, sp_rcu_slab_gp_done);
+	/* the slabs deferred meanwhile get the next grace period */
+	pthread_mutex_lock(&sp_ts.lock);
+	sp_rcu_slab_kick_locked();
+	pthread_mutex_unlock(&sp_ts.lock);
 }
 
 void sp_rcu_slab_defer(struct sp_slab *s)
 {
-	bool start = false;
-
 	__atomic_fetch_add(&s->cache->rcu_slabs_pending, 1, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&sp_ts.lock);
 	sp_ts.queued++;
-	if (sp_ts.busy) {
-		sp_list_add_tail(&s->lru, &sp_ts.wait);
-	} else {
-		sp_list_add_tail(&s->lru, &sp_ts.flight);
-		sp_ts.busy = start = true;
-	}
+	sp_list_add_tail(&s->lru, &sp_ts.wait);
+	sp_rcu_slab_kick_locked();
 	pthread_mutex_unlock(&sp_ts.lock);
-	if (start)
-		sp_rcu_call(&sp_ts.head, sp_rcu_slab_gp_done);
 }
 
 uint64_t sp_rcu_slab_queued(void)
@@ -125,8 +139,12 @@ uint64_t sp_rcu_slab_queued(void)
 void sp_rcu_slab_wait(uint64_t ticket)
 {
 	/* each barrier lets at least the flight queued before it finish */
-	while (__atomic_load_n(&sp_ts.done, __ATOMIC_ACQUIRE) < ticket)
+	while (__atomic_load_n(&sp_ts.done, __ATOMIC_ACQUIRE) < ticket) {
+		pthread_mutex_lock(&sp_ts.lock);
+		sp_rcu_slab_kick_locked();
+		pthread_mutex_unlock(&sp_ts.lock);
 		sp_rcu_barrier_raw();
+	}
 }
 
 void sp_rcu_slab_lock(void)

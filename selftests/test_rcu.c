@@ -311,7 +311,7 @@ static void test_free_rcu_waits_for_reader(void **state)
 	struct holder h = { .slot = &slot };
 	struct barrier_arg ba = { 0 };
 	uint64_t pending;
-	bool early = false;
+	bool early = false, started;
 	pthread_t th, tb;
 	uint64_t *obj;
 	int ret;
@@ -330,9 +330,8 @@ static void test_free_rcu_waits_for_reader(void **state)
 	__atomic_store_n(&slot, NULL, __ATOMIC_RELEASE);
 	ret = segpool_cache_free_rcu(c, obj);
 	pending = rcu_stats(c).objs_pending;
-	if (pthread_create(&tb, NULL, barrier_thread, &ba) != 0)
-		ba.ret = -1;
-	for (int i = 0; i < 100 && ba.ret == 0; i++) {
+	started = pthread_create(&tb, NULL, barrier_thread, &ba) == 0;
+	for (int i = 0; i < 100 && started; i++) {
 		/* true at any moment while the reader is inside */
 		sched_yield();
 		if (__atomic_load_n(&ba.done, __ATOMIC_ACQUIRE) ||
@@ -342,8 +341,9 @@ static void test_free_rcu_waits_for_reader(void **state)
 	}
 	set_flag(&h.leave, 1);
 	pthread_join(th, NULL);
-	if (ba.ret == 0)
+	if (started)
 		pthread_join(tb, NULL);
+	assert_true(started);
 	assert_int_equal(ret, 0);
 	assert_int_equal(pending, 1);
 	assert_false(early);
@@ -597,7 +597,7 @@ static void run_slab_hold(bool typesafe)
 	struct holder h = { .slot = &slot };
 	struct barrier_arg ba = { 0 };
 	struct segpool_rcu_stats st, during;
-	bool held = true, early = false;
+	bool held = true, early = false, started;
 	pthread_t th, tb;
 	uint64_t *obj;
 	int released;
@@ -627,9 +627,8 @@ static void run_slab_hold(bool typesafe)
 		return;
 	}
 	during = st;
-	if (pthread_create(&tb, NULL, barrier_thread, &ba) != 0)
-		ba.ret = -1;
-	for (int i = 0; i < 100 && ba.ret == 0; i++) {
+	started = pthread_create(&tb, NULL, barrier_thread, &ba) == 0;
+	for (int i = 0; i < 100 && started; i++) {
 		struct sp_slab *s;
 
 		sched_yield();
@@ -644,8 +643,9 @@ static void run_slab_hold(bool typesafe)
 	}
 	set_flag(&h.leave, 1);
 	pthread_join(th, NULL);
-	if (ba.ret == 0)
+	if (started)
 		pthread_join(tb, NULL);
+	assert_true(started);
 	assert_true(released >= 1);
 	assert_int_equal(during.slabs_pending, released);
 	assert_int_equal(during.slabs_released, 0);
