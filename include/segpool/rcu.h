@@ -33,9 +33,11 @@ struct segpool_cache;
  * rcu_read_lock()-style macros, which would bind a program's own liburcu
  * calls to this flavour.  They match <urcu/urcu-memb.h>.
  */
+#ifndef _URCU_MEMB_H
 void urcu_memb_read_lock(void);
 void urcu_memb_read_unlock(void);
 void urcu_memb_synchronize_rcu(void);
+#endif
 
 #if defined(__SANITIZE_THREAD__)
 #define SEGPOOL_RCU_TSAN	1
@@ -49,7 +51,9 @@ void urcu_memb_synchronize_rcu(void);
 /* liburcu's grace-period state: only its address is used, as the
  * ThreadSanitizer sync object every reader releases and every waiter
  * acquires. */
+#ifndef _URCU_MEMB_STATIC_H
 extern struct urcu_gp urcu_memb_gp;
+#endif
 void __tsan_acquire(void *addr);
 void __tsan_release(void *addr);
 #define SEGPOOL_RCU_TSAN_RELEASE()	__tsan_release((void *)&urcu_memb_gp)
