@@ -85,6 +85,48 @@ static pthread_key_t sp_rcu_key;
 static bool sp_rcu_walked;	/* a walker ever ran (sticky) */
 static bool sp_rcu_called;	/* call_rcu() ever used (sticky) */
 
+/*
+ * segpool's own call_rcu worker rather than liburcu's default one, which
+ * liburcu never stops: this one is stopped and joined at exit
+ * (sp_rcu_exit()), so a program that freed by RCU leaves no thread behind
+ * (valgrind would count its thread-local storage as lost).  Created on the
+ * first call_rcu(), under the fork lock's read side.
+ */
+static struct call_rcu_data *sp_rcu_crdp;
+static pthread_mutex_t sp_rcu_crdp_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct call_rcu_data *sp_rcu_worker(void)
+{
+	struct call_rcu_data *c = __atomic_load_n(&sp_rcu_crdp, __ATOMIC_ACQUIRE);
+
+	if (likely(c))
+		return c;
+	pthread_mutex_lock(&sp_rcu_crdp_lock);
+	c = sp_rcu_crdp;
+	if (!c) {
+		c = urcu_memb_create_call_rcu_data(0, -1);
+		__atomic_store_n(&sp_rcu_crdp, c, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&sp_rcu_crdp_lock);
+	return c;
+}
+
+/* call_rcu() onto segpool's worker (fork lock held for reading). */
+static void sp_rcu_call_locked(struct rcu_head *head,
+			       void (*func)(struct rcu_head *head))
+{
+	struct call_rcu_data *prev = urcu_memb_get_thread_call_rcu_data();
+
+	if (!__atomic_load_n(&sp_rcu_called, __ATOMIC_RELAXED))
+		__atomic_store_n(&sp_rcu_called, true, __ATOMIC_RELAXED);
+	/* what the caller wrote before is seen by the callback */
+	sp_rcu_tsan_release(head);
+	urcu_memb_set_thread_call_rcu_data(sp_rcu_worker());
+	urcu_memb_call_rcu(head, func);
+	/* the thread's own choice, if it made one, stays */
+	urcu_memb_set_thread_call_rcu_data(prev);
+}
+
 static void sp_rcu_fork_lock_init(void)
 {
 	pthread_rwlockattr_t a;
@@ -166,12 +208,8 @@ void sp_rcu_synchronize(void)
 void sp_rcu_call(struct rcu_head *head, void (*func)(struct rcu_head *head))
 {
 	sp_rcu_thread_online();
-	if (!__atomic_load_n(&sp_rcu_called, __ATOMIC_RELAXED))
-		__atomic_store_n(&sp_rcu_called, true, __ATOMIC_RELAXED);
-	/* what the caller wrote before is seen by the callback */
-	sp_rcu_tsan_release(head);
 	pthread_rwlock_rdlock(&sp_rcu_fork_lock);
-	urcu_memb_call_rcu(head, func);
+	sp_rcu_call_locked(head, func);
 	pthread_rwlock_unlock(&sp_rcu_fork_lock);
 }
 
@@ -194,10 +232,7 @@ bool sp_rcu_call_try(struct rcu_head *head, void (*func)(struct rcu_head *head))
 		urcu_memb_register_thread();
 		pthread_setspecific(sp_rcu_key, (void *)1);
 	}
-	if (!__atomic_load_n(&sp_rcu_called, __ATOMIC_RELAXED))
-		__atomic_store_n(&sp_rcu_called, true, __ATOMIC_RELAXED);
-	sp_rcu_tsan_release(head);
-	urcu_memb_call_rcu(head, func);
+	sp_rcu_call_locked(head, func);
 	pthread_rwlock_unlock(&sp_rcu_fork_lock);
 	return true;
 }
@@ -256,8 +291,38 @@ void sp_rcu_fork_child_leaves(void)
 void sp_rcu_fork_child(void)
 {
 	sp_rcu_fork_lock_init();
-	if (__atomic_load_n(&sp_rcu_called, __ATOMIC_RELAXED))
+	pthread_mutex_init(&sp_rcu_crdp_lock, NULL);
+	if (__atomic_load_n(&sp_rcu_called, __ATOMIC_RELAXED)) {
+		/* frees every worker but liburcu's default one, which it
+		 * restarts and gives the callbacks left in the others */
 		urcu_memb_call_rcu_after_fork_child();
+		__atomic_store_n(&sp_rcu_crdp, NULL, __ATOMIC_RELEASE);
+	}
+}
+
+/*
+ * At exit: let the callbacks queued so far run (segpool is still whole),
+ * then stop segpool's worker and join it.  Skipped inside a read-side
+ * section, where waiting would never end.
+ */
+__attribute__((destructor)) static void sp_rcu_exit(void)
+{
+	struct call_rcu_data *c = __atomic_load_n(&sp_rcu_crdp, __ATOMIC_ACQUIRE);
+	pthread_t tid;
+
+	if (!c || sp_rcu_read_ongoing())
+		return;
+	urcu_memb_barrier();
+	sp_rcu_slab_wait(sp_rcu_slab_queued());
+	pthread_rwlock_rdlock(&sp_rcu_fork_lock);
+	c = sp_rcu_crdp;
+	__atomic_store_n(&sp_rcu_crdp, NULL, __ATOMIC_RELEASE);
+	pthread_rwlock_unlock(&sp_rcu_fork_lock);
+	if (!c)
+		return;
+	tid = urcu_memb_get_call_rcu_thread(c);
+	urcu_memb_call_rcu_data_free(c);
+	pthread_join(tid, NULL);
 }
 
 /* --- the public calls that are not inline in segpool/rcu.h --------------- */
