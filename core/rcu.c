@@ -314,7 +314,8 @@ __attribute__((destructor)) static void sp_rcu_exit(void)
 		return;
 	urcu_memb_barrier();
 	sp_rcu_slab_wait(sp_rcu_slab_queued());
-	pthread_rwlock_rdlock(&sp_rcu_fork_lock);
+	/* for writing: no call_rcu() onto it is half-way (they read-lock) */
+	pthread_rwlock_wrlock(&sp_rcu_fork_lock);
 	c = sp_rcu_crdp;
 	__atomic_store_n(&sp_rcu_crdp, NULL, __ATOMIC_RELEASE);
 	pthread_rwlock_unlock(&sp_rcu_fork_lock);
