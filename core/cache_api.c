@@ -69,6 +69,10 @@ struct segpool_cache *sp_cache_create_full(const char *name, size_t size,
 	struct segpool_cache *c = sp_cache_create(name, size, align, flags, ctor);
 	struct sp_pcpu_cache *pc;
 
+	/* its slabs are released by call_rcu(), maybe under segpool locks,
+	 * where the worker cannot be started */
+	if (c && (flags & SEGPOOL_TYPESAFE_BY_RCU))
+		sp_rcu_worker_start();
 	if (!c || sp_pcpu_mode == SP_PCPU_OFF)
 		return c;
 	pc = sp_pcpu_cache_create(c);

@@ -78,8 +78,7 @@ void sp_rcu_tsan_gp_acquire(void)
 	sp_rcu_tsan_acquire(&urcu_memb_gp);
 }
 
-static pthread_rwlock_t sp_rcu_fork_lock =
-	PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
+static pthread_rwlock_t sp_rcu_fork_lock = PTHREAD_RWLOCK_INITIALIZER;
 static pthread_once_t sp_rcu_once = PTHREAD_ONCE_INIT;
 static pthread_key_t sp_rcu_key;
 static bool sp_rcu_walked;	/* a walker ever ran (sticky) */
@@ -95,48 +94,49 @@ static bool sp_rcu_called;	/* call_rcu() ever used (sticky) */
 static struct call_rcu_data *sp_rcu_crdp;
 static pthread_mutex_t sp_rcu_crdp_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static struct call_rcu_data *sp_rcu_worker(void)
+/*
+ * Start the worker if it is not running.  Never under the fork lock nor
+ * another segpool lock: creating it takes liburcu's call_rcu mutex, which
+ * the fork prepare handler holds while it waits for the fork lock.
+ */
+void sp_rcu_worker_start(void)
 {
-	struct call_rcu_data *c = __atomic_load_n(&sp_rcu_crdp, __ATOMIC_ACQUIRE);
-
-	if (likely(c))
-		return c;
+	if (likely(__atomic_load_n(&sp_rcu_crdp, __ATOMIC_ACQUIRE)))
+		return;
 	pthread_mutex_lock(&sp_rcu_crdp_lock);
-	c = sp_rcu_crdp;
-	if (!c) {
-		c = urcu_memb_create_call_rcu_data(0, -1);
-		__atomic_store_n(&sp_rcu_crdp, c, __ATOMIC_RELEASE);
+	if (!sp_rcu_crdp) {
+		/* fork handlers pause and restart it from now on */
+		__atomic_store_n(&sp_rcu_called, true, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&sp_rcu_crdp,
+				 urcu_memb_create_call_rcu_data(0, -1),
+				 __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&sp_rcu_crdp_lock);
-	return c;
 }
 
-/* call_rcu() onto segpool's worker (fork lock held for reading). */
-static void sp_rcu_call_locked(struct rcu_head *head,
+/* call_rcu() onto segpool's worker @c (fork lock held for reading). */
+static void sp_rcu_call_locked(struct call_rcu_data *c, struct rcu_head *head,
 			       void (*func)(struct rcu_head *head))
 {
 	struct call_rcu_data *prev = urcu_memb_get_thread_call_rcu_data();
 
-	if (!__atomic_load_n(&sp_rcu_called, __ATOMIC_RELAXED))
-		__atomic_store_n(&sp_rcu_called, true, __ATOMIC_RELAXED);
 	/* what the caller wrote before is seen by the callback */
 	sp_rcu_tsan_release(head);
-	urcu_memb_set_thread_call_rcu_data(sp_rcu_worker());
+	urcu_memb_set_thread_call_rcu_data(c);
 	urcu_memb_call_rcu(head, func);
 	/* the thread's own choice, if it made one, stays */
 	urcu_memb_set_thread_call_rcu_data(prev);
 }
 
+/*
+ * Readers first (glibc's default kind): a thread inside an RCU read-side
+ * section that hands a batch to call_rcu() must get the read side while
+ * another holds it across synchronize_rcu() waiting for that very section,
+ * even with a fork waiting for the write side.
+ */
 static void sp_rcu_fork_lock_init(void)
 {
-	pthread_rwlockattr_t a;
-
-	pthread_rwlockattr_init(&a);
-	/* fork must not starve behind a stream of walkers */
-	pthread_rwlockattr_setkind_np(&a,
-			PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-	pthread_rwlock_init(&sp_rcu_fork_lock, &a);
-	pthread_rwlockattr_destroy(&a);
+	pthread_rwlock_init(&sp_rcu_fork_lock, NULL);
 }
 
 static void sp_rcu_thread_exit(void *arg)
@@ -207,9 +207,19 @@ void sp_rcu_synchronize(void)
 
 void sp_rcu_call(struct rcu_head *head, void (*func)(struct rcu_head *head))
 {
+	struct call_rcu_data *c;
+
 	sp_rcu_thread_online();
-	pthread_rwlock_rdlock(&sp_rcu_fork_lock);
-	sp_rcu_call_locked(head, func);
+	for (;;) {
+		sp_rcu_worker_start();
+		pthread_rwlock_rdlock(&sp_rcu_fork_lock);
+		c = __atomic_load_n(&sp_rcu_crdp, __ATOMIC_ACQUIRE);
+		if (likely(c))
+			break;
+		/* a fork child, or the exit handler, took it: start anew */
+		pthread_rwlock_unlock(&sp_rcu_fork_lock);
+	}
+	sp_rcu_call_locked(c, head, func);
 	pthread_rwlock_unlock(&sp_rcu_fork_lock);
 }
 
@@ -225,14 +235,22 @@ void sp_rcu_call(struct rcu_head *head, void (*func)(struct rcu_head *head))
  */
 bool sp_rcu_call_try(struct rcu_head *head, void (*func)(struct rcu_head *head))
 {
+	struct call_rcu_data *c;
+
 	if (pthread_rwlock_tryrdlock(&sp_rcu_fork_lock))
 		return false;
+	c = __atomic_load_n(&sp_rcu_crdp, __ATOMIC_ACQUIRE);
+	if (!c) {
+		/* no worker, and none may be started here: later */
+		pthread_rwlock_unlock(&sp_rcu_fork_lock);
+		return false;
+	}
 	if (unlikely(!URCU_TLS(urcu_memb_reader).registered)) {
 		pthread_once(&sp_rcu_once, sp_rcu_once_init);
 		urcu_memb_register_thread();
 		pthread_setspecific(sp_rcu_key, (void *)1);
 	}
-	sp_rcu_call_locked(head, func);
+	sp_rcu_call_locked(c, head, func);
 	pthread_rwlock_unlock(&sp_rcu_fork_lock);
 	return true;
 }

@@ -49,11 +49,15 @@ SP_INTERNAL void sp_rcu_walk_end(void);
 /* sp_rcu_synchronize() - wait for a grace period (never in a read-side
  * section). */
 SP_INTERNAL void sp_rcu_synchronize(void);
+/* sp_rcu_worker_start() - start segpool's call_rcu worker if it is not
+ * running (with no segpool lock held). */
+SP_INTERNAL void sp_rcu_worker_start(void);
 /* sp_rcu_call() - call_rcu() from any thread, fork-safe. */
 SP_INTERNAL void sp_rcu_call(struct rcu_head *head,
 			     void (*func)(struct rcu_head *head));
 /* sp_rcu_call_try() - sp_rcu_call(), or false while a fork is prepared
- * (never waits: for callers that may hold other segpool locks). */
+ * or before the worker was started (never waits: for callers that may
+ * hold other segpool locks). */
 SP_INTERNAL bool sp_rcu_call_try(struct rcu_head *head,
 				 void (*func)(struct rcu_head *head));
 /* sp_rcu_barrier_raw() - liburcu's rcu_barrier(), fork-safe. */

@@ -138,6 +138,8 @@ uint64_t sp_rcu_slab_queued(void)
 
 void sp_rcu_slab_wait(uint64_t ticket)
 {
+	if (__atomic_load_n(&sp_ts.done, __ATOMIC_ACQUIRE) < ticket)
+		sp_rcu_worker_start();
 	/* each barrier lets at least the flight queued before it finish */
 	while (__atomic_load_n(&sp_ts.done, __ATOMIC_ACQUIRE) < ticket) {
 		pthread_mutex_lock(&sp_ts.lock);
