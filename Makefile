@@ -90,7 +90,7 @@ CPPFLAGS_ALL := -D_GNU_SOURCE -I$(srctree)/include -I$(srctree) \
 # emits and gives up on the whole program; gdb reads either.
 CFLAGS_ALL := $(CSTD) $(OPT) -g -gdwarf-4 -pthread -fPIC -fno-common \
 	-fvisibility=hidden $(WARN)
-LDLIBS_LIB := -lnuma -pthread
+LDLIBS_LIB := -lnuma -lurcu-memb -lurcu-common -pthread
 
 LIB_ZDEFS := -Wl,-z,defs
 ifneq ($(SANITIZE),)
@@ -234,7 +234,7 @@ $(lib-pc): $(srctree)/scripts/segpool.pc.in $(srctree)/Makefile $(dirs-file)
 		-e 's|@INCDIR@|$(INCDIR)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
 
 # --- selftests and examples link the static library (internal hooks stay reachable) --
-TEST_LDLIBS := -lcmocka -lnuma -pthread
+TEST_LDLIBS := -lcmocka -lnuma -lurcu-memb -lurcu-common -pthread
 
 $(objtree)/selftests/%: $(objtree)/selftests/%.o $(test-harness) $(lib-a) $(lib-so)
 	$(quiet) LD $(patsubst $(objtree)/%,%,$@)
@@ -242,7 +242,7 @@ $(objtree)/selftests/%: $(objtree)/selftests/%.o $(test-harness) $(lib-a) $(lib-
 
 $(objtree)/examples/%: $(objtree)/examples/%.o $(lib-a)
 	$(quiet) LD $(patsubst $(objtree)/%,%,$@)
-	$(Q)$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(lib-a) -lnuma -pthread
+	$(Q)$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(lib-a) $(LDLIBS_LIB)
 
 # selftests/exports checks the shared object: tell it where it is.
 $(objtree)/selftests/test_exports.o: CPPFLAGS_ALL += \

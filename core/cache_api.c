@@ -16,6 +16,7 @@
 #include "core/core.h"
 #include "core/failslab.h"
 #include "core/numa_policy.h"
+#include "core/rcu.h"
 #include "internal/report.h"
 #include "numa/topology.h"
 
@@ -62,6 +63,10 @@ struct segpool_cache *sp_cache_create_full(const char *name, size_t size,
 	struct segpool_cache *c = sp_cache_create(name, size, align, flags, ctor);
 	struct sp_pcpu_cache *pc;
 
+	/* its slabs are released by call_rcu(), maybe under segpool locks,
+	 * where the worker cannot be started */
+	if (c && (flags & SEGPOOL_TYPESAFE_BY_RCU))
+		sp_rcu_worker_start();
 	/*
 	 * No magazines for a cache whose policy keeps objects off the local
 	 * node, nor for a debug cache: it checks every object in the slab layer.
@@ -71,7 +76,11 @@ struct segpool_cache *sp_cache_create_full(const char *name, size_t size,
 		return c;
 	pc = sp_pcpu_cache_create(c);
 	if (!pc) {
-		sp_cache_destroy(c);
+		/* empty and listed: unlist, let walkers pass, free */
+		if (sp_cache_unlist(c) == 0) {
+			sp_rcu_cache_retire(c);
+			sp_cache_free(c);
+		}
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -162,13 +171,24 @@ SEGPOOL_API int segpool_cache_destroy(struct segpool_cache *cache)
 		errno = EINVAL;
 		return -EINVAL;
 	}
+	/* the grace periods below would wait for the caller itself */
+	if (sp_rcu_read_ongoing()) {
+		errno = EDEADLK;
+		return -EDEADLK;
+	}
+	/* objects freed by RCU come back first: they are not leaks */
+	sp_rcu_cache_quiesce(cache);
 	/* objects cached per CPU are free objects: give them back first */
 	if (pcpu)
 		sp_pcpu_drain(pcpu);
-	ret = sp_cache_destroy(cache);
-	if (ret == 0)
-		sp_pcpu_cache_free(pcpu);
-	return ret;
+	ret = sp_cache_unlist(cache);
+	if (ret)
+		return ret;
+	/* no walker sees it any more, no deferred slab points to it */
+	sp_rcu_cache_retire(cache);
+	sp_pcpu_cache_free(pcpu);
+	sp_cache_free(cache);
+	return 0;
 }
 
 /* Everything but the magazine hit: checks, gfp flags, node choice, fallback. */

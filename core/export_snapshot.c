@@ -17,6 +17,8 @@
 
 #include "core/core.h"
 #include "core/export.h"
+#include "core/rcu.h"
+#include "internal/rculist.h"
 #include "numa/region.h"
 #include "numa/topology.h"
 #include "percpu/magazine.h"
@@ -44,10 +46,10 @@ uint32_t sp_export_count_caches(void)
 	struct segpool_cache *c;
 	uint32_t n = 0;
 
-	pthread_mutex_lock(&sp_cache_list_lock);
-	sp_list_for_each_entry(c, &sp_cache_list, list)
+	sp_rcu_walk_begin();
+	sp_list_for_each_entry_rcu(c, &sp_cache_list, list)
 		n++;
-	pthread_mutex_unlock(&sp_cache_list_lock);
+	sp_rcu_walk_end();
 	return n;
 }
 
@@ -202,8 +204,8 @@ uint32_t sp_export_collect(void *area, const struct sp_export_layout *l)
 
 	sp_export_nodes((struct segpool_export_node *)(base + l->nodes_offset),
 			l->nr_nodes);
-	pthread_mutex_lock(&sp_cache_list_lock);
-	sp_list_for_each_entry(c, &sp_cache_list, list) {
+	sp_rcu_walk_begin();
+	sp_list_for_each_entry_rcu(c, &sp_cache_list, list) {
 		if (n < l->capacity) {
 			sp_export_cache_sums(c, &recs[n]);
 			sp_export_cache_nodes(c, &cnodes[(size_t)n * l->nr_nodes],
@@ -211,6 +213,6 @@ uint32_t sp_export_collect(void *area, const struct sp_export_layout *l)
 		}
 		n++;
 	}
-	pthread_mutex_unlock(&sp_cache_list_lock);
+	sp_rcu_walk_end();
 	return n;
 }

@@ -9,7 +9,7 @@
  * constructor allocate before ours ran.
  *
  * fork: the prepare handler takes every lock of the library in lock order
- * (cache list, each cache's drain and depot locks and node locks, descriptor
+ * (RCU first: core/rcu.c; then the cache list, each cache's drain and depot locks and node locks, descriptor
  * pools, regions, the large registry), so no lock is held mid-update by a thread that will not exist in
  * the child.  The parent releases them; the child re-initialises them, since
  * its only thread is a copy of the one that forked.
@@ -23,6 +23,7 @@
 #include "core/core.h"
 #include "core/export.h"
 #include "core/failslab.h"
+#include "core/rcu.h"
 #include "numa/region.h"
 #include "numa/topology.h"
 #include "percpu/cpu.h"
@@ -52,29 +53,35 @@ static void sp_fork_child_pcpu(struct segpool_cache *c)
 
 static void sp_atfork_prepare(void)
 {
+	sp_rcu_fork_prepare();
 	sp_cache_lock_all(sp_fork_lock_pcpu);
 	sp_failslab_fork_lock();
 	sp_desc_lock_all();
 	sp_arena_lock_all();
 	sp_large_lock();
+	sp_rcu_fork_prepare_leaves();
 }
 
 static void sp_atfork_parent(void)
 {
+	sp_rcu_fork_parent_leaves();
 	sp_large_unlock();
 	sp_arena_unlock_all();
 	sp_desc_unlock_all();
 	sp_failslab_fork_unlock();
 	sp_cache_unlock_all(sp_fork_unlock_pcpu);
+	sp_rcu_fork_parent();
 }
 
 static void sp_atfork_child(void)
 {
+	sp_rcu_fork_child_leaves();
 	sp_large_reinit_lock();
 	sp_arena_reinit_locks();
 	sp_desc_reinit_locks();
 	sp_failslab_fork_child();
 	sp_cache_reinit_locks(sp_fork_child_pcpu);
+	sp_rcu_fork_child();
 }
 
 static void sp_init_once(void)
@@ -82,6 +89,7 @@ static void sp_init_once(void)
 	sp_harden_init();	/* before any cache, internal ones too */
 	sp_failslab_init();
 	sp_topology_init(sp_cpu_possible_count());
+	sp_rcu_init();
 	if (sp_arena_init() || sp_pcpu_init() || sp_kmalloc_init() ||
 	    sp_large_init()) {
 		sp_init_status = -ENOMEM;

@@ -22,7 +22,8 @@
  * cached but not yet as taken out of the slabs, so sp_node_active() reads
  * low, never below zero); when the cache is quiet they are exact.
  *
- * Lock order: the cache-list lock (held by the caller) -> a node lock or a
+ * Lock order: the caller walks the cache list under RCU (no lock, see
+ * core/rcu.c) and takes a node lock or a
  * depot lock, never two at once, which fits below the library's order
  * (percpu/pcpu.c: drain_lock -> slot -> depot lock -> slab node lock).
  */
@@ -31,7 +32,9 @@
 #include <string.h>
 
 #include "core/core.h"
+#include "core/rcu.h"
 #include "core/stats_snap.h"
+#include "internal/rculist.h"
 #include "numa/os.h"
 #include "numa/region.h"
 #include "slab/slab.h"
@@ -410,8 +413,8 @@ int sp_stats_walk(const char *name, bool slots, sp_stats_fn fn, void *arg)
 	w = sp_os_map(SP_ALIGN(sizeof(*w), SP_PAGE_SIZE), SP_PAGE_SIZE);
 	if (!w)
 		return -ENOMEM;
-	pthread_mutex_lock(&sp_cache_list_lock);
-	sp_list_for_each_entry(c, &sp_cache_list, list) {
+	sp_rcu_walk_begin();
+	sp_list_for_each_entry_rcu(c, &sp_cache_list, list) {
 		struct sp_pcpu_cache *pc;
 
 		if (name && strcmp(c->name, name))
@@ -436,7 +439,7 @@ int sp_stats_walk(const char *name, bool slots, sp_stats_fn fn, void *arg)
 		fn(&w->snap, arg);
 		n++;
 	}
-	pthread_mutex_unlock(&sp_cache_list_lock);
+	sp_rcu_walk_end();
 	if (slot)
 		sp_os_unmap(slot, slot_bytes);
 	sp_os_unmap(w, SP_ALIGN(sizeof(*w), SP_PAGE_SIZE));

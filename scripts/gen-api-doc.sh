@@ -107,8 +107,10 @@ change the comment in the header and regenerate it with
 `scripts/gen-api-doc.sh > Documentation/api.md`.
 
 Include `<segpool/segpool.h>`; it includes every other header.  Link with
-`-lsegpool`; static linking also needs `-lnuma -pthread`, which
-`pkg-config --libs --static segpool` adds.
+`-lsegpool`; static linking also needs `-lnuma -pthread` and
+liburcu-memb, which `pkg-config --libs --static segpool` adds.  A program
+that calls the inline RCU wrappers of `<segpool/rcu.h>` links liburcu-memb
+itself (`pkg-config --libs segpool liburcu-memb`).
 EOF
 
 status=0
@@ -433,6 +435,12 @@ st == "decl" {
 				dkind = "struct"
 			else
 				dkind = "proto"
+		}
+		# a static inline function: its head is the prototype
+		if (dkind == "proto" && decl != "" && $0 ~ /^\{/) {
+			emit()
+			st = "code"
+			next
 		}
 		decl = decl expand($0) "\n"
 		if ((dkind == "define" && $0 !~ /\\[ \t]*$/) ||

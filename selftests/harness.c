@@ -23,6 +23,22 @@
 
 #define SP_TEST_DEFAULT_SEED 0x5e69001ULL
 
+#ifdef CONFIG_SEGPOOL_TSAN
+/*
+ * liburcu is not instrumented: the hand-overs between its threads (the
+ * call_rcu queue, rcu_barrier()'s completion) are invisible to
+ * ThreadSanitizer, which would report liburcu's own malloc and free as
+ * races; and a child of a threaded parent that used call_rcu() starts a
+ * new call_rcu worker (Documentation/rcu.md, "ThreadSanitizer").
+ * TSAN_OPTIONS from the environment still applies on top of these.
+ */
+__attribute__((visibility("default"))) const char *__tsan_default_options(void);
+__attribute__((visibility("default"))) const char *__tsan_default_options(void)
+{
+	return "ignore_noninstrumented_modules=1:die_after_fork=0";
+}
+#endif
+
 static uint64_t sp_seed;
 static pthread_once_t sp_seed_once = PTHREAD_ONCE_INIT;
 

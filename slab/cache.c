@@ -2,8 +2,10 @@
 /*
  * slab/cache.c - creating, listing, checking and destroying caches.
  *
- * Every live cache is on sp_cache_list, guarded by sp_cache_list_lock (the
- * outermost lock of the library).  A cache's memory (struct segpool_cache and
+ * Every live cache is on sp_cache_list, changed under sp_cache_list_lock
+ * (the outermost mutex of the library) and read by the statistics under
+ * RCU (core/rcu.c): a cache is published with a release store once it is
+ * built, and unlisted before the grace period that precedes its unmapping.  A cache's memory (struct segpool_cache and
  * its per-node structs) is one page-rounded anonymous mapping: caches are
  * few, and a mapping of its own keeps a cache's control block off every
  * other cache's lines.
@@ -12,6 +14,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "internal/rculist.h"
 #include "internal/report.h"
 #include "numa/os.h"
 #include "slab/slab.h"
@@ -101,12 +104,12 @@ struct segpool_cache *sp_cache_create(const char *name, size_t size,
 		errno = EEXIST;
 		return NULL;
 	}
-	sp_list_add_tail(&c->list, &sp_cache_list);
+	sp_list_add_tail_rcu(&c->list, &sp_cache_list);
 	pthread_mutex_unlock(&sp_cache_list_lock);
 	return c;
 }
 
-int sp_cache_destroy(struct segpool_cache *c)
+int sp_cache_unlist(struct segpool_cache *c)
 {
 	uint64_t live;
 
@@ -129,14 +132,18 @@ int sp_cache_destroy(struct segpool_cache *c)
 		errno = EBUSY;
 		return -EBUSY;
 	}
-	sp_list_del(&c->list);
+	/* readers walking the list may stand on it: keep its next pointer */
+	sp_list_del_rcu(&c->list);
 	pthread_mutex_unlock(&sp_cache_list_lock);
+	return 0;
+}
 
+void sp_cache_free(struct segpool_cache *c)
+{
 	c->magic = 0;
 	for (int i = 0; i < sp_arena.nr_regions; i++)
 		pthread_mutex_destroy(&c->node[i].lock);
 	sp_os_unmap(c, c->map_size);
-	return 0;
 }
 
 const char *sp_cache_object_check(const struct segpool_cache *c,

@@ -7,7 +7,9 @@
  *   new ----> PARTIAL <----> FULL          (alloc takes from PARTIAL first)
  *               |  ^
  *               v  |
- *              EMPTY -----> released       (beyond max_empty, or on shrink)
+ *              EMPTY -----> released       (beyond max_empty, or on shrink;
+ *                                           after a grace period for a
+ *                                           SEGPOOL_TYPESAFE_BY_RCU cache)
  *
  * States of an object: constructed and free (on its slab's freelist, or
  * in the slab's never-used tail), or handed out (to the application, or to a layer above that caches it).
@@ -106,12 +108,30 @@ static struct sp_slab *sp_slab_new(struct segpool_cache *c, int idx)
 	return s;
 }
 
-static void sp_slab_release(struct sp_slab *s)
+void (*sp_slab_release_hook)(struct sp_slab *s);
+
+void sp_slab_release_now(struct sp_slab *s)
 {
 	sp_san_slab_release(s->cache, s->base - s->cache->dbg.red_left,
 			    SP_PAGE_SIZE << s->order);
 	sp_region_free(s->base - s->cache->dbg.red_left, s->order);
 	sp_desc_free(s);
+}
+
+/*
+ * An empty slab leaves the cache.  A SEGPOOL_TYPESAFE_BY_RCU cache's readers
+ * may still be reading its objects: its pages go back (to the region, thus
+ * the OS or another cache) only after a grace period, through the hook.
+ */
+static void sp_slab_release(struct sp_slab *s)
+{
+	void (*hook)(struct sp_slab *) = SP_READ_ONCE(sp_slab_release_hook);
+
+	if (unlikely(s->cache->flags & SEGPOOL_TYPESAFE_BY_RCU) && hook) {
+		hook(s);
+		return;
+	}
+	sp_slab_release_now(s);
 }
 
 /* Move @s to the list its fill level calls for (node lock held). */

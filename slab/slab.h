@@ -138,6 +138,11 @@ struct segpool_cache {
 	unsigned int *rand_seq;		/* SEGPOOL_FREELIST_RANDOM: a permutation
 					 * of [0, objs_per_slab), or NULL */
 	uint64_t rand_state;		/* its per-slab start picker (atomic) */
+	/* RCU accounting (core/rcu*.c), all atomic */
+	uint64_t rcu_objs_pending;	/* freed by RCU, grace period not over */
+	uint64_t rcu_objs_freed;	/* freed by RCU and back in the cache */
+	uint64_t rcu_slabs_pending;	/* empty slabs waiting for a grace period */
+	uint64_t rcu_slabs_released;	/* slabs released after one */
 	char name[SEGPOOL_CACHE_NAME_MAX + 1];
 	struct sp_debug_layout dbg;	/* debug caches' slot (slab/debug.h) */
 	/* --- per node, each line-aligned --- */
@@ -259,12 +264,27 @@ SP_INTERNAL void sp_slab_free_one(struct segpool_cache *c, struct sp_slab *s,
  */
 SP_INTERNAL void sp_slab_free_bulk(struct segpool_cache *c, size_t n,
 				   void **objs);
+/*
+ * sp_slab_release_hook - set once by the layer above: takes an empty slab of
+ * a SEGPOOL_TYPESAFE_BY_RCU cache, already off every list, and calls
+ * sp_slab_release_now() on it after a grace period.  NULL: released at once.
+ * The slab layer knows nothing of RCU; it only never gives such a slab's
+ * memory back by itself.
+ */
+extern SP_INTERNAL void (*sp_slab_release_hook)(struct sp_slab *s);
+/* sp_slab_release_now() - give an empty slab's pages and descriptor back. */
+SP_INTERNAL void sp_slab_release_now(struct sp_slab *s);
 /* sp_slab_shrink() - release the empty slabs of every node; the count. */
 SP_INTERNAL unsigned long sp_slab_shrink(struct segpool_cache *c);
 /* sp_slab_live_objects() - objects handed out, over all nodes. */
 SP_INTERNAL uint64_t sp_slab_live_objects(struct segpool_cache *c);
 
 /* --- slab/cache.c --- */
+/*
+ * sp_cache_list: every live cache.  Writers (create, destroy, fork) hold
+ * sp_cache_list_lock; readers (statistics, export) walk it with
+ * sp_list_for_each_entry_rcu() in a read-side critical section of core/.
+ */
 extern SP_INTERNAL pthread_mutex_t sp_cache_list_lock;
 extern SP_INTERNAL struct sp_list_head sp_cache_list;
 
@@ -275,7 +295,15 @@ extern SP_INTERNAL struct sp_list_head sp_cache_list;
 SP_INTERNAL struct segpool_cache *
 sp_cache_create(const char *name, size_t size, size_t align,
 		unsigned long flags, void (*ctor)(void *));
-SP_INTERNAL int sp_cache_destroy(struct segpool_cache *c);
+/*
+ * Destroy in two steps, so that the layer above can wait for a grace period
+ * between them (walkers of sp_cache_list may still be looking at the cache):
+ * sp_cache_unlist() releases the empty slabs and, when no object is live,
+ * takes the cache off the list (0; -EBUSY or -EINVAL otherwise);
+ * sp_cache_free() then gives its memory back.
+ */
+SP_INTERNAL int sp_cache_unlist(struct segpool_cache *c);
+SP_INTERNAL void sp_cache_free(struct segpool_cache *c);
 /* Caller holds sp_cache_list_lock. */
 SP_INTERNAL bool sp_cache_is_listed(const struct segpool_cache *c);
 /*

@@ -12,6 +12,7 @@
 #include <segpool/export.h>
 #include <segpool/debug.h>
 #include <segpool/fault.h>
+#include <segpool/rcu.h>
 
 SEGPOOL_BEGIN_DECLS
 

@@ -32,11 +32,12 @@ struct segpool_cache;
 #define SEGPOOL_PANIC			(1UL << 1)
 /**
  * SEGPOOL_TYPESAFE_BY_RCU - the kernel's SLAB_TYPESAFE_BY_RCU: objects may be
- * reused for new objects of the same cache at once, but slab memory is not to
- * be returned to the OS or reused for another cache before an RCU grace
- * period.  Accepted now, and the free-list link is already kept outside the
- * object's bytes; the grace-period wait on slab release is not implemented
- * yet (Documentation/design.md, "Status").
+ * freed and reused for new objects of the same cache at once, but the memory
+ * of a slab goes back to the OS or to another cache only after an RCU grace
+ * period (urcu-memb, segpool/rcu.h), so a reader in a read-side critical
+ * section always finds a constructed object of this cache, though maybe not
+ * the one it looked for: it must re-check (Documentation/rcu.md).  The
+ * free-list link is kept outside the object's bytes.
  */
 #define SEGPOOL_TYPESAFE_BY_RCU		(1UL << 2)
 
@@ -231,15 +232,20 @@ segpool_cache_set_tunables(struct segpool_cache *cache,
  * segpool_cache_destroy() - destroy a cache and give its memory back.
  * @cache: the cache, or NULL (a no-op returning 0).
  *
- * All objects must have been freed.  If some are still allocated the call
- * reports the cache name and the count of live objects on stderr, releases
- * only the empty slabs and leaves the cache intact and usable (the leaked
- * objects stay mapped), and fails with -EBUSY.
+ * All objects must have been freed.  Objects freed with
+ * segpool_cache_free_rcu() whose grace period is not over are waited for
+ * first (they count as freed), and so are the empty slabs of a
+ * SEGPOOL_TYPESAFE_BY_RCU cache waiting for theirs.  If some objects are
+ * still allocated the call reports the cache name and the count of live
+ * objects on stderr, releases only the empty slabs and leaves the cache
+ * intact and usable (the leaked objects stay mapped), and fails with -EBUSY.
  *
- * Context: any thread; no other thread may use @cache during or after a
- * successful call.
+ * Context: any thread outside an RCU read-side critical section (it may
+ * wait for a grace period); no other thread may use @cache during or after
+ * a successful call.
  * Return: 0 on success, -EBUSY (errno EBUSY) when objects are live,
- * -EINVAL (errno EINVAL) when @cache is not a live cache.
+ * -EINVAL (errno EINVAL) when @cache is not a live cache, -EDEADLK (errno
+ * EDEADLK) inside a read-side critical section.
  */
 SEGPOOL_API int segpool_cache_destroy(struct segpool_cache *cache);
 
