@@ -24,6 +24,7 @@
 #include "selftests/harness.h"
 #include "core/core.h"
 #include "slab/debug.h"
+#include "slab/harden.h"
 
 #define DBG_ALL		SEGPOOL_DEBUG_FLAGS
 
@@ -657,8 +658,13 @@ static void test_validate_plain_cache(void **state)
 	segpool_cache_shrink(c);	/* magazines back to the slab lists */
 	assert_int_equal(segpool_cache_validate(c), 0);
 	for (int i = 0; i < 64; i += 2) {
-		memcpy(&saved[i], objs[i], sizeof(void *));
-		memset(objs[i], 0x77, sizeof(void *));	/* the links */
+		char *link = (char *)objs[i] + c->fp_offset;
+
+		/* free memory to ASan and memcheck: open it as the slab does */
+		sp_san_link_open(c, link);
+		memcpy(&saved[i], link, sizeof(void *));
+		memset(link, 0x77, sizeof(void *));	/* the links */
+		sp_san_link_close(c, link);
 	}
 	capture_begin();
 	assert_true(segpool_cache_validate(c) >= 1);
@@ -668,8 +674,13 @@ static void test_validate_plain_cache(void **state)
 	/* a hardened link decodes the planted bytes to some other address */
 	expect_text(err, c->fl_secret ? "reaches 0x" :
 			 "reaches 0x7777777777777777");
-	for (int i = 0; i < 64; i += 2)
-		memcpy(objs[i], &saved[i], sizeof(void *));
+	for (int i = 0; i < 64; i += 2) {
+		char *link = (char *)objs[i] + c->fp_offset;
+
+		sp_san_link_open(c, link);
+		memcpy(link, &saved[i], sizeof(void *));
+		sp_san_link_close(c, link);
+	}
 	assert_int_equal(segpool_cache_validate(c), 0);
 	for (int i = 1; i < 64; i += 2)
 		segpool_cache_free(c, objs[i]);
