@@ -14,10 +14,13 @@
 
 #include "segpool_config.h"
 #include "core/core.h"
+#include "core/failslab.h"
 #include "core/stats_snap.h"
 #include "numa/region.h"
 #include "numa/topology.h"
 #include "percpu/rseq.h"
+#include "slab/debug.h"
+#include "slab/harden.h"
 
 _Static_assert(SEGPOOL_HEALTH_MAX_NODES >= SP_MAX_NODES,
 	       "struct segpool_health describes every node segpool can use");
@@ -30,12 +33,34 @@ _Static_assert(SEGPOOL_HEALTH_MAX_NODES >= SP_MAX_NODES,
 #define SP_SANITIZER	"none"
 #endif
 
-/* No debug option exists yet; their names go here as they land. */
-#define SP_DEBUG_OPTIONS "none"
-
 static void sp_copy(char *dst, size_t size, const char *src)
 {
 	snprintf(dst, size, "%s", src);
+}
+
+/*
+ * The debug and hardening options in force, space-separated: "debug=" and
+ * SEGPOOL_DEBUG as read, "continue" when a debug report does not abort,
+ * "hardened" (free-list links encoded, the default) or "plain", and
+ * "failslab" while fault injection is on.
+ */
+static void sp_health_debug(char *dst, size_t size)
+{
+	const char *env = sp_debug_env_string();
+	int n = 0;
+
+	if (*env)
+		n = snprintf(dst, size, "debug=%s ", env);
+	if (n >= 0 && (size_t)n < size &&
+	    __atomic_load_n(&sp_debug_response, __ATOMIC_RELAXED) ==
+	    SEGPOOL_DEBUG_CONTINUE)
+		n += snprintf(dst + n, size - (size_t)n, "continue ");
+	if (n >= 0 && (size_t)n < size)
+		n += snprintf(dst + n, size - (size_t)n, "%s",
+			      sp_freelist_hardened ? "hardened" : "plain");
+	if (n >= 0 && (size_t)n < size &&
+	    __atomic_load_n(&sp_failslab_on, __ATOMIC_RELAXED))
+		snprintf(dst + n, size - (size_t)n, " failslab");
 }
 
 static void sp_health_node_read(int i, struct segpool_health_node *hn)
@@ -77,7 +102,7 @@ void sp_stats_health_read(struct segpool_health *h)
 	h->numa_available = sp_topo.numa_available;
 	h->numa_bind = sp_topo.bind;
 	h->nr_nodes = (unsigned int)sp_arena.nr_regions;
-	sp_copy(h->debug, sizeof(h->debug), SP_DEBUG_OPTIONS);
+	sp_health_debug(h->debug, sizeof(h->debug));
 	sp_copy(h->sanitizer, sizeof(h->sanitizer), SP_SANITIZER);
 	for (int i = 0; i < sp_arena.nr_regions; i++)
 		sp_health_node_read(i, &h->node[i]);

@@ -1334,6 +1334,19 @@ static void test_json_golden(void **state)
 	free(objs);
 }
 
+/* The debug options health reports for this run's environment. */
+static const char *debug_expected(void)
+{
+	const char *hard = getenv("SEGPOOL_FREELIST_HARDENED");
+	const char *dbg = getenv("SEGPOOL_DEBUG");
+	static char buf[80];
+
+	snprintf(buf, sizeof(buf), "%s%s%s%s", dbg && *dbg ? "debug=" : "",
+		 dbg && *dbg ? dbg : "", dbg && *dbg ? " " : "",
+		 hard && !strcmp(hard, "0") ? "plain" : "hardened");
+	return buf;
+}
+
 static void test_health(void **state)
 {
 	struct segpool_health h, *big;
@@ -1348,7 +1361,22 @@ static void test_health(void **state)
 	assert_string_equal(h.version, segpool_version());
 	assert_string_equal(h.percpu_reason, segpool_percpu_mode());
 	assert_string_equal(h.percpu_mode, mode());
-	assert_string_equal(h.debug, "none");
+	assert_string_equal(h.debug, debug_expected());
+	{
+		/* fault injection on shows in the options, off again not */
+		struct segpool_failslab fs = { .probability = 100,
+					       .interval = 1000000,
+					       .times = 1 };
+		char want[80];
+
+		assert_int_equal(segpool_failslab_set(&fs), 0);
+		assert_int_equal(segpool_health_get(&h), 0);
+		snprintf(want, sizeof(want), "%s failslab", debug_expected());
+		assert_string_equal(h.debug, want);
+		segpool_failslab_disable();
+		assert_int_equal(segpool_health_get(&h), 0);
+		assert_string_equal(h.debug, debug_expected());
+	}
 #if defined(CONFIG_SEGPOOL_TSAN)
 	assert_string_equal(h.sanitizer, "thread");
 #elif defined(CONFIG_SEGPOOL_ASAN)
@@ -1424,7 +1452,7 @@ static void test_health(void **state)
 	assert_int_equal(detail_num(text, NULL, "nr_nodes"), h.nr_nodes);
 	assert_string_equal(detail_str(text, NULL, "numa_bind"),
 			    h.numa_bind ? "yes" : "no");
-	assert_string_equal(detail_str(text, NULL, "debug"), "none");
+	assert_string_equal(detail_str(text, NULL, "debug"), debug_expected());
 	for (unsigned int i = 0; i < h.nr_nodes; i++) {
 		unsigned long long at;
 		int count;

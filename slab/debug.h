@@ -104,6 +104,8 @@ SP_INTERNAL unsigned long sp_debug_env_flags(const struct sp_debug_env *env,
  */
 SP_INTERNAL unsigned long sp_debug_cache_flags(const char *name,
 					       unsigned long flags);
+/* SEGPOOL_DEBUG as read at start-up (cut short), "" when unset. */
+SP_INTERNAL const char *sp_debug_env_string(void);
 /* The response to a bug: SEGPOOL_DEBUG_ABORT or SEGPOOL_DEBUG_CONTINUE. */
 extern SP_INTERNAL int sp_debug_response;
 

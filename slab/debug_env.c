@@ -134,11 +134,18 @@ unsigned long sp_debug_env_flags(const struct sp_debug_env *env,
 	return env->global;
 }
 
+/* SEGPOOL_DEBUG as read, for the health report (cut at 47 characters) */
+static char sp_debug_env_text[48];
+
 static void sp_debug_env_init(void)
 {
-	const char *resp = getenv("SEGPOOL_DEBUG_RESPONSE");
+	const char *resp = getenv("SEGPOOL_DEBUG");
 
-	sp_debug_env_parse(&sp_debug_env_global, getenv("SEGPOOL_DEBUG"));
+	if (resp)
+		snprintf(sp_debug_env_text, sizeof(sp_debug_env_text), "%s",
+			 resp);
+	sp_debug_env_parse(&sp_debug_env_global, resp);
+	resp = getenv("SEGPOOL_DEBUG_RESPONSE");
 	if (!resp || !*resp)
 		return;
 	if (!strcmp(resp, "continue"))
@@ -146,6 +153,12 @@ static void sp_debug_env_init(void)
 	else if (strcmp(resp, "abort"))
 		sp_warn("SEGPOOL_DEBUG_RESPONSE: '%s' is neither abort nor "
 			"continue; abort", resp);
+}
+
+const char *sp_debug_env_string(void)
+{
+	pthread_once(&sp_debug_env_once, sp_debug_env_init);
+	return sp_debug_env_text;
 }
 
 unsigned long sp_debug_cache_flags(const char *name, unsigned long flags)

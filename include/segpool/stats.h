@@ -232,7 +232,12 @@ struct segpool_health_node {
  *                     (SEGPOOL_NUMA_BIND, default: only with several nodes).
  * @nr_nodes:          NUMA nodes with memory segpool uses; @node[0 ..
  *                     @nr_nodes - 1] describe them.
- * @debug:             the debug options in force, "none" without any.
+ * @debug:             the debug and hardening options in force,
+ *                     space-separated: "debug=" and SEGPOOL_DEBUG as read
+ *                     (cut short), "continue" when debug reports do not
+ *                     abort, "hardened" (free-list links encoded, the
+ *                     default) or "plain", "failslab" while fault
+ *                     injection is on.
  * @sanitizer:         "none", or the sanitizer the library was built with
  *                     ("address" or "thread").
  * @node:              one entry per node.
