@@ -29,15 +29,16 @@ static bool sp_cpu_allowed(int cpu)
 	return numa_bitmask_isbitset(all, (unsigned int)cpu);
 }
 
+/* Node index of @node for the calls below; -1 when unknown or no library. */
+static int sp_numa_pin_idx(int node)
+{
+	return sp_init() ? -1 : sp_numa_node_to_idx(node);
+}
+
 SEGPOOL_API int segpool_numa_node_cpus(int node, int *cpus, size_t max)
 {
-	int idx, n = 0;
+	int idx = max && !cpus ? -1 : sp_numa_pin_idx(node), n = 0;
 
-	if (sp_init() || (max && !cpus)) {
-		errno = EINVAL;
-		return -EINVAL;
-	}
-	idx = sp_numa_node_to_idx(node);
 	if (idx < 0) {
 		errno = EINVAL;
 		return -EINVAL;
@@ -56,13 +57,8 @@ SEGPOOL_API int segpool_numa_pin_thread(int node)
 {
 	cpu_set_t *set;
 	size_t size;
-	int idx, n = 0, ret;
+	int idx = sp_numa_pin_idx(node), n = 0, ret;
 
-	if (sp_init()) {
-		errno = EINVAL;
-		return -EINVAL;
-	}
-	idx = sp_numa_node_to_idx(node);
 	if (idx < 0) {
 		errno = EINVAL;
 		return -EINVAL;

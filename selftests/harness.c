@@ -283,21 +283,24 @@ void sp_test_filler_done(struct sp_test_filler *f)
 
 /* --- death tests ---------------------------------------------------------- */
 
-bool sp_test_expect_death(void (*fn)(void *), void *arg, const char *needle)
+int sp_test_run_child(void (*fn)(void *), void *arg, char *buf, size_t size,
+		      int *status)
 {
-	char buf[4096];
 	size_t len = 0;
-	int fds[2], status;
+	int fds[2];
 	pid_t pid;
 	ssize_t r;
 
 	fflush(stdout);
 	fflush(stderr);
 	if (pipe(fds))
-		return false;
+		return -1;
 	pid = fork();
-	if (pid < 0)
-		return false;
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return -1;
+	}
 	if (pid == 0) {
 		struct sigaction sa = { .sa_handler = SIG_DFL };
 
@@ -309,13 +312,23 @@ bool sp_test_expect_death(void (*fn)(void *), void *arg, const char *needle)
 		_exit(0);	/* did not die: the parent reports it */
 	}
 	close(fds[1]);
-	while (len < sizeof(buf) - 1 &&
-	       (r = read(fds[0], buf + len, sizeof(buf) - 1 - len)) > 0)
+	while (len < size - 1 &&
+	       (r = read(fds[0], buf + len, size - 1 - len)) > 0)
 		len += (size_t)r;
 	buf[len] = '\0';
 	close(fds[0]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+	while (waitpid(pid, status, 0) < 0 && errno == EINTR)
 		;
+	return 0;
+}
+
+bool sp_test_expect_death(void (*fn)(void *), void *arg, const char *needle)
+{
+	char buf[4096];
+	int status;
+
+	if (sp_test_run_child(fn, arg, buf, sizeof(buf), &status))
+		return false;
 	if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGABRT) {
 		printf("# child did not abort (status %#x); stderr: %s\n",
 		       status, buf);

@@ -249,6 +249,13 @@ void sp_test_filler_done(struct sp_test_filler *f);
  * aborts (SIGABRT) and that its stderr contains @needle.  Returns true when
  * both hold; prints what was seen otherwise.
  */
+/*
+ * sp_test_run_child() - run @fn(@arg) in a forked child with SIGABRT at its
+ * default action; its stderr (cut to @size - 1 bytes) into @buf, its wait
+ * status into *@status.  Return: 0, or -1 when pipe or fork failed.
+ */
+int sp_test_run_child(void (*fn)(void *), void *arg, char *buf, size_t size,
+		      int *status);
 bool sp_test_expect_death(void (*fn)(void *), void *arg, const char *needle);
 
 #endif /* SP_SELFTESTS_HARNESS_H */

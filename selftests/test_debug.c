@@ -38,34 +38,8 @@ struct child {
 /* Run @fn(@arg) in a forked child; collect its stderr and status. */
 static void run_child(void (*fn)(void *), void *arg, struct child *r)
 {
-	size_t len = 0;
-	int fds[2];
-	ssize_t n;
-	pid_t pid;
-
-	fflush(stdout);
-	fflush(stderr);
-	assert_int_equal(pipe(fds), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		struct sigaction sa = { .sa_handler = SIG_DFL };
-
-		sigaction(SIGABRT, &sa, NULL);
-		dup2(fds[1], STDERR_FILENO);
-		close(fds[0]);
-		close(fds[1]);
-		fn(arg);
-		_exit(0);
-	}
-	close(fds[1]);
-	while (len < sizeof(r->err) - 1 &&
-	       (n = read(fds[0], r->err + len, sizeof(r->err) - 1 - len)) > 0)
-		len += (size_t)n;
-	r->err[len] = '\0';
-	close(fds[0]);
-	while (waitpid(pid, &r->status, 0) < 0)
-		assert_int_equal(errno, EINTR);
+	assert_int_equal(sp_test_run_child(fn, arg, r->err, sizeof(r->err),
+					   &r->status), 0);
 	printf("# child stderr (status %#x):\n%s", r->status, r->err);
 }
 
