@@ -108,7 +108,11 @@ CFLAGS_ALL  += $(CFLAGS)
 LDFLAGS_ALL += $(LDFLAGS)
 
 # --- gather the Kbuild fragments -----------------------------------------------
-lib-dirs := internal numa percpu slab core
+# The root Kbuild names the library's folders (obj-y += dir/); each folder's
+# Kbuild names its objects.
+obj-y :=
+include $(srctree)/Kbuild
+lib-dirs := $(patsubst %/,%,$(filter %/,$(obj-y)))
 
 define collect-objs
 obj-y :=
