@@ -14,6 +14,7 @@
 #include <segpool/segpool.h>
 
 #include "core/core.h"
+#include "core/hotpath.h"
 #include "core/failslab.h"
 #include "core/numa_policy.h"
 #include "core/rcu.h"
@@ -71,6 +72,8 @@ struct segpool_cache *sp_cache_create_full(const char *name, size_t size,
 	 * No magazines for a cache whose policy keeps objects off the local
 	 * node, nor for a debug cache: it checks every object in the slab layer.
 	 */
+	if (c)
+		c->slots = sp_pcpu_nil_slots();	/* until a layer exists */
 	if (!c || sp_pcpu_mode == SP_PCPU_OFF || !sp_policy_has_pcpu(flags) ||
 	    (c->flags & SP_CACHE_DEBUG))
 		return c;
@@ -89,6 +92,7 @@ struct segpool_cache *sp_cache_create_full(const char *name, size_t size,
 	 * Release: a walker that sees the layer (acquire) sees it set up.
 	 */
 	__atomic_store_n(&c->pcpu, pc, __ATOMIC_RELEASE);
+	c->slots = pc->slots;
 	return c;
 }
 
@@ -186,6 +190,7 @@ SEGPOOL_API int segpool_cache_destroy(struct segpool_cache *cache)
 		return ret;
 	/* no walker sees it any more, no deferred slab points to it */
 	sp_rcu_cache_retire(cache);
+	cache->slots = sp_pcpu_nil_slots();
 	sp_pcpu_cache_free(pcpu);
 	sp_cache_free(cache);
 	return 0;
@@ -206,18 +211,18 @@ static __sp_noinline void *sp_cache_alloc_slow(struct segpool_cache *cache,
 	/* the local node's magazines serve any request they can */
 	if (cache->pcpu && (node == SEGPOOL_NUMA_NO_NODE ||
 			    sp_numa_node_to_idx(node) == sp_numa_current_idx())) {
-		obj = sp_pcpu_alloc(cache->pcpu);
+		obj = sp_pcpu_alloc_slow(cache->pcpu);
 		/* migrated to another node's CPU meanwhile: put it back */
 		if (obj && node != SEGPOOL_NUMA_NO_NODE &&
 		    sp_obj_to_slab(obj)->node != sp_numa_node_to_idx(node)) {
-			sp_pcpu_free(cache->pcpu, obj, sp_obj_to_slab(obj)->node);
+			sp_pcpu_free_slow(cache->pcpu, obj,
+					  sp_obj_to_slab(obj)->node);
 			obj = NULL;
 		}
 	}
 	if (!obj && !sp_alloc_objs(cache, gfp, node, 1, &obj))
 		return NULL;
-	sp_vg_alloc(cache, obj);
-	sp_san_alloc(cache, obj);
+	sp_obj_out(cache, obj);
 	if (gfp & SEGPOOL_ZERO)
 		memset(obj, 0, cache->object_size);
 	return obj;
@@ -237,12 +242,11 @@ SEGPOOL_API void *segpool_cache_alloc_node(struct segpool_cache *cache,
 SEGPOOL_API void *segpool_cache_alloc(struct segpool_cache *cache,
 				      unsigned int gfp)
 {
-	if (likely(gfp == 0 && cache && cache->magic == SP_CACHE_MAGIC &&
-		   cache->pcpu && !sp_failslab_active())) {
-		void *obj = sp_pcpu_try_pop(cache->pcpu);
+	if (likely(gfp == 0 && cache && cache->magic == SP_CACHE_MAGIC)) {
+		void *obj = sp_hot_alloc(cache);
 
 		if (likely(obj))
-			return sp_san_alloc(cache, obj);
+			return obj;
 	}
 	return sp_cache_alloc_slow(cache, gfp, SEGPOOL_NUMA_NO_NODE);
 }
@@ -265,8 +269,7 @@ SEGPOOL_API int segpool_cache_alloc_bulk(struct segpool_cache *cache,
 	if (!sp_alloc_objs(cache, gfp, SEGPOOL_NUMA_NO_NODE, n, objs))
 		return 0;
 	for (size_t i = 0; i < n; i++) {
-		sp_vg_alloc(cache, objs[i]);
-		sp_san_alloc(cache, objs[i]);
+		sp_obj_out(cache, objs[i]);
 		if (gfp & SEGPOOL_ZERO)
 			memset(objs[i], 0, cache->object_size);
 	}
@@ -297,23 +300,33 @@ static __sp_cold void sp_cache_bad_obj(struct segpool_cache *cache, void *obj)
 		sp_cache_bad_free(cache, obj);
 }
 
-/* Everything but the magazine hit of a free: miss, lock mode, no layer. */
-static __sp_noinline void sp_cache_free_slow(struct segpool_cache *cache,
-					     struct sp_slab *s, void *obj)
+/*
+ * Give a checked and marked object back: the per-CPU layer's slow path, or
+ * the slab of a cache without one (lock, off and debug caches end here).
+ */
+static void sp_free_to_layers(struct segpool_cache *cache, void *obj,
+			      unsigned int node)
 {
 	sp_vg_free(cache, obj);		/* valgrind runs no rseq: always here */
 	if (likely(cache->pcpu))
-		sp_pcpu_free_slow(cache->pcpu, obj, s->node);
+		sp_pcpu_free_slow(cache->pcpu, obj, node);
 	else
-		sp_slab_free_one(cache, s, obj);
+		sp_slab_free_one(cache, sp_obj_to_slab(obj), obj);
 }
 
-/* Check @obj against @cache and free it; misuse is reported and aborts. */
-static __sp_always_inline void sp_free_checked(struct segpool_cache *cache,
-					       void *obj)
+/* A double free caught by the free mark: never returns. */
+static __sp_cold __sp_noreturn void sp_report_double_free(struct segpool_cache *c,
+							  void *obj)
+{
+	sp_report_bad_free("double free", obj, c->name);
+}
+
+void sp_free_slow(struct segpool_cache *cache, void *obj)
 {
 	struct sp_slab *s;
 
+	if (unlikely(!obj))
+		return;
 	if (unlikely(!cache || cache->magic != SP_CACHE_MAGIC))
 		sp_cache_bad_free(cache, obj);
 	s = sp_cache_obj_slab(cache, obj);
@@ -321,18 +334,50 @@ static __sp_always_inline void sp_free_checked(struct segpool_cache *cache,
 		sp_cache_bad_obj(cache, obj);
 		return;
 	}
+	if (likely(!(cache->flags & SP_CACHE_DEBUG))) {
+		/* the object is still the program's: plain accesses */
+		if (unlikely(sp_freemark_is_set(obj, cache->key_off)))
+			sp_report_double_free(cache, obj);
+		sp_freemark_set(obj, cache->key_off);
+	}
 	sp_san_free(cache, obj);	/* before anyone else may take it */
-	if (likely(cache->pcpu) &&
-	    likely(sp_pcpu_try_push(cache->pcpu, obj, s->node)))
-		return;
-	sp_cache_free_slow(cache, s, obj);
+	sp_free_to_layers(cache, obj, s->node);
 }
 
+void sp_free_miss(struct segpool_cache *cache, void *obj, uintptr_t tag,
+		  bool kfree)
+{
+	if (unlikely(sp_tag_cache(tag) != cache)) {
+		/* not this cache's: untouched but for ASan's poison */
+		sp_cache_bad_obj(cache, obj);
+		return;
+	}
+	if (unlikely(kfree && (cache->flags & SP_CACHE_INTERNAL)))
+		sp_report_bad_free("free of the library's own object", obj,
+				   cache->name);
+	if (unlikely(cache->flags & SP_CACHE_DEBUG)) {
+		/* never poisoned, never marked: the debug checks see it whole */
+		sp_free_slow(cache, obj);
+		return;
+	}
+	/* the sequence may have stored it already: the same word again */
+	sp_freemark_set_freed(cache, obj);
+	sp_free_to_layers(cache, obj, sp_tag_node(tag));
+}
+
+/*
+ * The hit path (core/hotpath.h): a tag of 0 is an address outside every
+ * slab (NULL included); both it and a NULL cache go to the full check.
+ */
 SEGPOOL_API void segpool_cache_free(struct segpool_cache *cache, void *obj)
 {
-	if (unlikely(!obj))
+	uintptr_t tag = sp_arena_tag(obj);
+
+	if (unlikely(!cache || !tag)) {
+		sp_free_slow(cache, obj);
 		return;
-	sp_free_checked(cache, obj);
+	}
+	sp_hot_free(cache, obj, tag, false);
 }
 
 SEGPOOL_API void segpool_cache_free_bulk(struct segpool_cache *cache, size_t n,
@@ -342,7 +387,7 @@ SEGPOOL_API void segpool_cache_free_bulk(struct segpool_cache *cache, size_t n,
 		return;
 	for (size_t i = 0; i < n; i++)
 		if (objs[i])
-			sp_free_checked(cache, objs[i]);
+			segpool_cache_free(cache, objs[i]);
 }
 
 SEGPOOL_API int segpool_cache_shrink(struct segpool_cache *cache)

@@ -46,10 +46,36 @@ SP_INTERNAL size_t sp_alloc_objs(struct segpool_cache *c, unsigned int gfp,
 
 /* --- core/kmalloc.c --- */
 #define SP_KMALLOC_NR_CLASSES	41
+#define SP_KMALLOC_BY8_MAX	1024
+
+/*
+ * The size classes for the hit path: sp_kmalloc_by8[(size + 7) >> 3] is the
+ * cache of any size up to SP_KMALLOC_BY8_MAX (one load, no arithmetic but
+ * the shift), sp_kmalloc_caches[] every class.  Before start-up every entry
+ * is a stand-in whose allocations always miss (the hit paths are closed
+ * then: percpu/pcpu.h), so segpool_malloc() needs no test of its own.
+ */
+extern SP_INTERNAL struct segpool_cache *sp_kmalloc_by8[(SP_KMALLOC_BY8_MAX >> 3) + 1];
+extern SP_INTERNAL struct segpool_cache *sp_kmalloc_caches[SP_KMALLOC_NR_CLASSES];
 
 SP_INTERNAL int sp_kmalloc_init(void);
-/* Index of the smallest class holding @size (@size <= 32 KiB). */
-SP_INTERNAL unsigned int sp_kmalloc_index(size_t size);
+/*
+ * sp_kmalloc_index() - index of the smallest class holding @size (@size <=
+ * 32 KiB).  Up to 128 bytes by steps of 16 (8 apart); above, four classes
+ * per power of two: 2^p * (4 + k) / 4, k = 1..4.
+ */
+static inline unsigned int sp_kmalloc_index(size_t size)
+{
+	unsigned int p, k;
+
+	if (size <= 8)
+		return 0;
+	if (size <= 128)
+		return (unsigned int)((size + 15) >> 4);
+	p = sp_ilog2(size - 1);
+	k = (unsigned int)(((size - (1UL << p)) * 4 + (1UL << p) - 1) >> p);
+	return 8 + (p - 7) * 4 + k;
+}
 SP_INTERNAL size_t sp_kmalloc_class_size(unsigned int idx);
 SP_INTERNAL struct segpool_cache *sp_kmalloc_cache(unsigned int idx);
 

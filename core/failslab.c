@@ -19,11 +19,24 @@
 
 #include "internal/report.h"
 #include "slab/slab.h"
+#include "core/core.h"
 #include "core/failslab.h"
 
 #define SP_FAILSLAB_DEFAULT_SEED	0x5e9f41150000c0deULL
 
 bool sp_failslab_on;
+
+/*
+ * Arm or disarm: the allocation hit paths test nothing of failslab, so
+ * while it is armed they are closed (percpu/pcpu.h, sp_pcpu_fast) and every
+ * allocation reaches the slow path's test.
+ */
+static void sp_fs_publish(bool on)
+{
+	SP_WRITE_ONCE(sp_failslab_on, on);
+	if (__atomic_load_n(&sp_ready, __ATOMIC_ACQUIRE))
+		sp_pcpu_fast_update(on);
+}
 
 static pthread_mutex_t sp_failslab_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct segpool_failslab sp_fs;	/* guarded by the lock */
@@ -66,7 +79,7 @@ bool sp_should_failslab(struct segpool_cache *c)
 
 	fail = true;
 	if (sp_fs.times > 0 && --sp_fs.times == 0)
-		SP_WRITE_ONCE(sp_failslab_on, false);
+		sp_fs_publish(false);
 	__atomic_fetch_add(&c->alloc_failslab, 1, __ATOMIC_RELAXED);
 	if (sp_fs.verbose)
 		sp_warn("failslab: failing an allocation from cache %s "
@@ -92,7 +105,7 @@ SEGPOOL_API int segpool_failslab_set(const struct segpool_failslab *fs)
 	sp_fs = *fs;
 	sp_fs_count = 0;
 	sp_fs_rng = fs->seed ? fs->seed : SP_FAILSLAB_DEFAULT_SEED;
-	SP_WRITE_ONCE(sp_failslab_on, sp_fs_armed_locked());
+	sp_fs_publish(sp_fs_armed_locked());
 	pthread_mutex_unlock(&sp_failslab_lock);
 	return 0;
 }
@@ -116,7 +129,7 @@ SEGPOOL_API void segpool_failslab_disable(void)
 {
 	pthread_mutex_lock(&sp_failslab_lock);
 	sp_fs.probability = 0;
-	SP_WRITE_ONCE(sp_failslab_on, false);
+	sp_fs_publish(false);
 	pthread_mutex_unlock(&sp_failslab_lock);
 }
 

@@ -97,6 +97,8 @@ static void sp_init_once(void)
 	}
 	pthread_atfork(sp_atfork_prepare, sp_atfork_parent, sp_atfork_child);
 	__atomic_store_n(&sp_ready, true, __ATOMIC_RELEASE);
+	/* every size class exists: the hit paths may open */
+	sp_pcpu_fast_update(sp_failslab_active());
 	/* after sp_ready: starting the export calls back into sp_init() */
 	sp_export_init();
 }

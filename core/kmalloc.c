@@ -26,30 +26,22 @@ static const unsigned int sp_kmalloc_sizes[SP_KMALLOC_NR_CLASSES] = {
 	20480, 24576, 28672, 32768,
 };
 
-/* Class of sizes up to 128, by (size + 15) / 16; 8 bytes handled apart. */
-static const unsigned char sp_kmalloc_small[9] = {
-	1, 1, 2, 3, 4, 5, 6, 7, 8,
+/*
+ * The stand-in of every class before start-up: no magic, no slots.  The hit
+ * paths are closed until the classes exist (sp_pcpu_fast.nr is 0), so its
+ * slot array is never reached; the slow path starts the library up first.
+ */
+static struct segpool_cache sp_kmalloc_boot;
+
+struct segpool_cache *sp_kmalloc_by8[(SP_KMALLOC_BY8_MAX >> 3) + 1] = {
+	[0 ... (SP_KMALLOC_BY8_MAX >> 3)] = &sp_kmalloc_boot,
 };
 
-#define SP_KMALLOC_IDX_128	8
-
-static struct segpool_cache *sp_kmalloc_caches[SP_KMALLOC_NR_CLASSES];
+struct segpool_cache *sp_kmalloc_caches[SP_KMALLOC_NR_CLASSES] = {
+	[0 ... SP_KMALLOC_NR_CLASSES - 1] = &sp_kmalloc_boot,
+};
 
 _Static_assert(SP_KMALLOC_NR_CLASSES == 41, "class table size");
-
-unsigned int sp_kmalloc_index(size_t size)
-{
-	unsigned int p, k;
-
-	if (size <= 8)
-		return 0;
-	if (size <= 128)
-		return sp_kmalloc_small[(size + 15) >> 4];
-	/* size in (2^p, 2^(p+1)]: classes 2^p * (4 + k) / 4, k = 1..4 */
-	p = sp_ilog2(size - 1);
-	k = (unsigned int)(((size - (1UL << p)) * 4 + (1UL << p) - 1) >> p);
-	return SP_KMALLOC_IDX_128 + (p - 7) * 4 + k;
-}
 
 size_t sp_kmalloc_class_size(unsigned int idx)
 {
@@ -63,6 +55,8 @@ struct segpool_cache *sp_kmalloc_cache(unsigned int idx)
 
 int sp_kmalloc_init(void)
 {
+	struct segpool_cache *made[SP_KMALLOC_NR_CLASSES];
+
 	for (unsigned int i = 0; i < SP_KMALLOC_NR_CLASSES; i++) {
 		unsigned int sz = sp_kmalloc_sizes[i];
 		char name[32];
@@ -71,12 +65,15 @@ int sp_kmalloc_init(void)
 			snprintf(name, sizeof(name), "kmalloc-%uk", sz / 1024);
 		else
 			snprintf(name, sizeof(name), "kmalloc-%u", sz);
-		sp_kmalloc_caches[i] = sp_cache_create_full(name, sz, 0,
-							    SP_CACHE_KMALLOC, NULL);
-		if (!sp_kmalloc_caches[i])
+		made[i] = sp_cache_create_full(name, sz, 0, SP_CACHE_KMALLOC, NULL);
+		if (!made[i])
 			return -ENOMEM;
 		if (sp_kmalloc_index(sz) != i || sp_kmalloc_index(sz - 1) > i)
 			return -EINVAL;	/* the table and the formula disagree */
 	}
+	for (unsigned int i = 0; i < SP_KMALLOC_NR_CLASSES; i++)
+		sp_kmalloc_caches[i] = made[i];
+	for (size_t b = 0; b <= (SP_KMALLOC_BY8_MAX >> 3); b++)
+		sp_kmalloc_by8[b] = made[sp_kmalloc_index(b << 3)];
 	return 0;
 }

@@ -13,6 +13,7 @@
 #include <pthread.h>
 
 #include "core/core.h"
+#include "core/hotpath.h"
 #include "numa/mapping.h"
 #include "numa/os.h"
 
@@ -89,6 +90,7 @@ void *sp_large_alloc(size_t size, size_t align, int idx)
 	if (!sp_alloc_objs(sp_large_cache, 0, SEGPOOL_NUMA_NO_NODE, 1,
 			   (void **)&e))
 		return NULL;
+	sp_obj_out(sp_large_cache, e);	/* as any allocation: no free mark */
 	e->addr = sp_mapping_create(bytes, SP_MAX(align, SP_PAGE_SIZE), idx);
 	if (!e->addr) {
 		segpool_cache_free(sp_large_cache, e);

@@ -14,11 +14,13 @@
 #include <segpool/segpool.h>
 
 #include "core/core.h"
+#include "core/hotpath.h"
 #include "core/failslab.h"
 #include "internal/report.h"
 #include "numa/topology.h"
 
-static void *sp_malloc_node(size_t size, int node)
+/* Everything but a size class's magazine hit: start-up, node, large sizes. */
+static __sp_noinline void *sp_malloc_node(size_t size, int node)
 {
 	void *obj;
 	int idx;
@@ -33,9 +35,6 @@ static void *sp_malloc_node(size_t size, int node)
 			return NULL;
 		}
 		if (likely(node == SEGPOOL_NUMA_NO_NODE && c->pcpu)) {
-			obj = sp_pcpu_try_pop(c->pcpu);
-			if (likely(obj))
-				return sp_san_alloc(c, obj);
 			obj = sp_pcpu_alloc_slow(c->pcpu);
 			if (likely(obj))
 				goto out;
@@ -46,8 +45,8 @@ static void *sp_malloc_node(size_t size, int node)
 			return NULL;
 		}
 out:
-		sp_vg_alloc(c, obj);
-		return sp_san_alloc(c, obj);
+		sp_obj_out(c, obj);
+		return obj;
 	}
 	idx = node == SEGPOOL_NUMA_NO_NODE ? sp_numa_current_idx()
 					   : sp_numa_node_to_idx(node);
@@ -58,8 +57,24 @@ out:
 	return sp_large_alloc(size, SP_PAGE_SIZE, idx);
 }
 
+/*
+ * The hit path (core/hotpath.h): the class from one table load for sizes up
+ * to 1 KiB, from sp_kmalloc_index() up to 32 KiB, then the magazine pop.
+ */
 SEGPOOL_API void *segpool_malloc(size_t size)
 {
+	struct segpool_cache *c;
+	void *obj;
+
+	if (likely(size <= SP_KMALLOC_BY8_MAX))
+		c = sp_kmalloc_by8[(size + 7) >> 3];
+	else if (size <= SEGPOOL_KMALLOC_MAX_CACHE_SIZE)
+		c = sp_kmalloc_caches[sp_kmalloc_index(size)];
+	else
+		return sp_malloc_node(size, SEGPOOL_NUMA_NO_NODE);
+	obj = sp_hot_alloc(c);
+	if (likely(obj))
+		return obj;
 	return sp_malloc_node(size, SEGPOOL_NUMA_NO_NODE);
 }
 
@@ -112,34 +127,29 @@ static void sp_classify(const void *ptr, const char *op,
 	*cache = NULL;
 }
 
+/* Not a slab object: NULL, a large mapping, or misuse (reported). */
+static __sp_noinline void sp_free_untagged(void *ptr)
+{
+	if (!ptr)
+		return;
+	if (sp_obj_to_slab(ptr) || sp_arena_page(ptr) || !sp_large_free(ptr))
+		sp_report_bad_free("free of foreign pointer", ptr, NULL);
+}
+
+/*
+ * The hit path (core/hotpath.h): the page tag names the object's cache, a
+ * size class or a named cache alike (kfree() semantics: an object of any
+ * cache goes back to its cache), and its node.
+ */
 SEGPOOL_API void segpool_free(void *ptr)
 {
-	struct sp_slab *s;
+	uintptr_t tag = sp_arena_tag(ptr);
 
-	if (unlikely(!ptr))
-		return;
-	s = sp_obj_to_slab(ptr);
-	if (likely(s && (s->cache->flags & SP_CACHE_KMALLOC))) {
-		const char *what = sp_cache_object_check(s->cache, ptr, &s);
-
-		if (unlikely(what))
-			sp_report_bad_free(what, ptr, s->cache->name);
-		sp_san_free(s->cache, ptr);
-		if (likely(s->cache->pcpu) &&
-		    likely(sp_pcpu_try_push(s->cache->pcpu, ptr, s->node)))
-			return;
-		sp_vg_free(s->cache, ptr);
-		if (s->cache->pcpu)
-			sp_pcpu_free_slow(s->cache->pcpu, ptr, s->node);
-		else
-			sp_slab_free_one(s->cache, s, ptr);
+	if (likely(tag)) {
+		sp_hot_free(sp_tag_cache(tag), ptr, tag, true);
 		return;
 	}
-	if (s)
-		sp_report_bad_free("free of named-cache object", ptr,
-				   s->cache->name);
-	if (sp_arena_page(ptr) || !sp_large_free(ptr))
-		sp_report_bad_free("free of foreign pointer", ptr, NULL);
+	sp_free_untagged(ptr);
 }
 
 SEGPOOL_API size_t segpool_usable_size(const void *ptr)
@@ -210,8 +220,8 @@ SEGPOOL_API void *segpool_aligned_alloc(size_t align, size_t size)
 				if (!sp_alloc_objs(c, 0, SEGPOOL_NUMA_NO_NODE,
 						   1, &obj))
 					return NULL;
-				sp_vg_alloc(c, obj);
-				return sp_san_alloc(c, obj);
+				sp_obj_out(c, obj);
+				return obj;
 			}
 		}
 	}

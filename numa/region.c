@@ -99,7 +99,9 @@ int sp_arena_init(void)
 		return 0;
 	for (; rsize >= SP_REGION_MIN_SIZE; rsize >>= 1) {
 		total = rsize * (size_t)n;
-		map_bytes = (total >> SP_PAGE_SHIFT) * sizeof(struct sp_page);
+		/* the pagemap, then the tag map: 16 + 8 bytes a page */
+		map_bytes = (total >> SP_PAGE_SHIFT) *
+			    (sizeof(struct sp_page) + sizeof(uintptr_t));
 		base = sp_os_reserve(total, SP_MAX_BLOCK_SIZE);
 		if (!base)
 			continue;
@@ -117,6 +119,7 @@ int sp_arena_init(void)
 	sp_arena.nr_regions = n;
 	sp_arena.map = map;
 	sp_arena.map_bytes = map_bytes;
+	sp_arena.tags = (uintptr_t *)(map + (total >> SP_PAGE_SHIFT));
 	for (int i = 0; i < n; i++)
 		sp_region_init(&sp_arena.region[i], i, base + (size_t)i * rsize,
 			       map + ((size_t)i * rsize >> SP_PAGE_SHIFT),
@@ -327,4 +330,12 @@ void sp_arena_reinit_locks(void)
 {
 	for (int i = 0; i < sp_arena.nr_regions; i++)
 		pthread_mutex_init(&sp_arena.region[i].lock, NULL);
+}
+
+void sp_arena_set_tags(void *addr, unsigned int order, uintptr_t tag)
+{
+	size_t first = (size_t)((char *)addr - sp_arena.base) >> SP_PAGE_SHIFT;
+
+	for (size_t i = 0; i < (1UL << order); i++)
+		SP_WRITE_ONCE(sp_arena.tags[first + i], tag);
 }

@@ -80,9 +80,19 @@ _Static_assert(offsetof(struct sp_region, lock) == 0, "lock leads the region");
 _Static_assert(sizeof(struct sp_region) % SP_CACHE_LINE == 0,
 	       "regions never share a cache line");
 
+/*
+ * struct sp_arena - the one reservation.  The first three fields are what
+ * every free's hit path reads (is the address ours, and whose page is it),
+ * so they share the struct's first line with nothing that is written.
+ */
 struct sp_arena {
 	char *base;			/* NULL until sp_arena_init() succeeded */
-	size_t size;			/* bytes: nr_regions << region_shift */
+	size_t size;			/* bytes: nr_regions << region_shift;
+					 * 0 before: every address is outside */
+	uintptr_t *tags;		/* one word per page of the arena, set by
+					 * the page's owner for its own lookups
+					 * (the slab layer: cache | node index);
+					 * 0 for a page nobody tagged */
 	unsigned int region_shift;	/* log2 of one region's size */
 	int nr_regions;			/* == sp_topo.nr_nodes */
 	struct sp_page *map;		/* pagemap of the whole arena */
@@ -99,6 +109,26 @@ extern SP_INTERNAL struct sp_arena sp_arena;
  * Return: 0, or -ENOMEM.
  */
 SP_INTERNAL int sp_arena_init(void);
+
+_Static_assert(offsetof(struct sp_arena, tags) == 16,
+	       "the hit path's three fields lead the arena");
+
+/*
+ * sp_arena_tag() - the tag of @addr's page, or 0 outside the arena: one
+ * subtraction, one compare and one load, the whole pointer check of a
+ * free's hit path.
+ */
+static inline uintptr_t sp_arena_tag(const void *addr)
+{
+	uintptr_t off = (uintptr_t)addr - (uintptr_t)sp_arena.base;
+
+	if (unlikely(off >= sp_arena.size))
+		return 0;
+	return SP_READ_ONCE(sp_arena.tags[off >> SP_PAGE_SHIFT]);
+}
+
+/* sp_arena_set_tags() - tag the 2^@order pages of the block at @addr. */
+SP_INTERNAL void sp_arena_set_tags(void *addr, unsigned int order, uintptr_t tag);
 
 /* sp_arena_page() - the pagemap entry of @addr, or NULL outside the arena. */
 static inline struct sp_page *sp_arena_page(const void *addr)

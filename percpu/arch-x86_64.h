@@ -18,13 +18,12 @@
  * lives in its own section, off the hot path.  It counts nothing and simply
  * reports SP_RSEQ_ABORTED; the C caller retries.
  *
- * Instruction budget (alloc hit): 12 instructions from start_ip to the
- * commit (free: 16) and the count after it, no lock prefix, no atomic
- * read-modify-write.
+ * The hit paths' budgets are stated beside their sequences below; no lock
+ * prefix, no atomic read-modify-write.
  *
  * Slot layout assumed here (percpu/pcpu.h asserts it): each CPU slot is
  * 1 << SP_PCPU_SHIFT bytes; free_hits at 0, top at 8, alloc_hits at 16,
- * node at 24.
+ * the expected page tag at 24.
  */
 #ifndef SP_PERCPU_ARCH_H_INSIDE
 #error "include percpu/arch.h, not percpu/arch-x86_64.h"
@@ -57,15 +56,6 @@
 	"movq 16(%[pc]), %%rcx\n\t"					\
 	"leaq 99b(%%rip), %%rax\n\t"					\
 	"movq %%rax, %%fs:8(%%rcx)\n\t"
-
-/* %rax = this CPU's slot; an id out of range (unregistered) fails. */
-#define SP_RSEQ_SLOT							\
-	"movq 24(%[pc]), %%rcx\n\t"					\
-	"movl %%fs:(%%rcx), %%eax\n\t"				\
-	"cmpq 8(%[pc]), %%rax\n\t"					\
-	"jae 5f\n\t"							\
-	"shlq $" SP_STR(SP_PCPU_SHIFT) ", %%rax\n\t"			\
-	"addq (%[pc]), %%rax\n\t"
 
 #define SP_RSEQ_ABORT_HANDLER(abort, out)				\
 	".pushsection __rseq_failure, \"ax\"\n\t"			\
@@ -120,87 +110,119 @@ static inline __attribute__((always_inline)) void sp_hit_count(uint64_t *ctr)
 }
 
 /*
- * sp_rseq_pop() - take the top object of the calling CPU's loaded magazine.
- * @pc: the cache's per-CPU layer; the sequence reads from it the slot array
- *      (at 0; slot i at slots + (i << SP_PCPU_SHIFT)), the slot count (at 8;
- *      an id outside it fails: an unregistered thread), the offset of the
- *      thread's struct rseq from the thread pointer (at 16) and that of the
- *      id field used, cpu_id or mm_cid (at 24).  Few registers, no frame.
+ * The hit paths' sequences (core/hotpath.h).  They take nothing through the
+ * cache but its slot array: the rseq area is glibc's, at __rseq_offset from
+ * the thread pointer (glibc 2.35 and later reserve it in every thread, and
+ * register it unless told not to), so the descriptor store needs no state
+ * of segpool's and is harmless before start-up, in lock mode and when
+ * segpool registers an area of its own (then the hit paths are closed and
+ * the slow paths' sequences serve every operation); the slot id is read at
+ * %fs:(__rseq_offset + sp_pcpu_id_delta) (cpu_id, or mm_cid) and checked
+ * against sp_pcpu_fast_nr, which is 0 before start-up, in lock and off
+ * modes and while failslab is armed: then every id is out of range and each
+ * sequence leaves for the slow path at its first compare.
  *
- * Return: the object; 0 when the magazine is empty (its guard slot is odd)
- * or the id is out of range; SP_RSEQ_ABORTED when the sequence was aborted.
+ * Registers: @base the rseq area's offset, @delta the id field's offset in
+ * it, @slots the cache's slot array.  Every failure, an abort included,
+ * jumps to the C label @miss; nothing is retried here.
+ *
+ * Budget (alloc hit, from the descriptor store to the count): 15
+ * instructions, 3 dependent loads from @slots (slot top, the round, then the
+ * commit); push: 19, with the tag and free-mark compares.  No lock prefix,
+ * no call, no stack.
  */
-static inline __attribute__((always_inline)) uintptr_t
-sp_rseq_pop(const void *pc)
-{
-	uintptr_t res;
+#define SP_RSEQ_FAST_ENTER						\
+	"leaq 99b(%%rip), %%rax\n\t"					\
+	"movq %%rax, %%fs:8(%[base])\n\t"				\
+	"1:\n\t"							\
+	"movl %%fs:(%[base],%[delta]), %%eax\n\t"			\
+	"cmpl %[nr], %%eax\n\t"						\
+	"jae %l[miss]\n\t"						\
+	"shlq $" SP_STR(SP_PCPU_SHIFT) ", %%rax\n\t"			\
+	"addq %[slots], %%rax\n\t"
 
-	__asm__ __volatile__(
-		SP_RSEQ_CS_DESC(1, 2, 4)
-		SP_RSEQ_ENTER
-		"1:\n\t"
-		SP_RSEQ_SLOT
-		"movq 8(%%rax), %%rdx\n\t"		/* top */
-		"movq -8(%%rdx), %[res]\n\t"		/* candidate object */
-		"testb $1, %b[res]\n\t"			/* guard: empty */
-		"jnz 5f\n\t"
-		"subq $8, %%rdx\n\t"
-		"movq %%rdx, 8(%%rax)\n\t"		/* commit */
-		"2:\n\t"
-		SP_RSEQ_HIT(16)				/* alloc_hits */
-		"jmp 6f\n\t"
-		"5:\n\t"
-		"xorl %k[res], %k[res]\n\t"
-		"6:\n\t"
-		SP_RSEQ_ABORT_HANDLER(4, 6)
-		: [res] "=&r"(res)
-		: [pc] "r"(pc)
-		: "rax", "rcx", "rdx", "memory", "cc");
-	return res;
-}
+/* The same, for a sequence short of registers: the id field's offset is
+ * read from memory into the register the slot address then takes. */
+#define SP_RSEQ_FAST_ENTER_M						\
+	"leaq 99b(%%rip), %%rax\n\t"					\
+	"movq %%rax, %%fs:8(%[base])\n\t"				\
+	"1:\n\t"							\
+	"movq %[delta], %%rax\n\t"					\
+	"addq %[base], %%rax\n\t"					\
+	"movl %%fs:(%%rax), %%eax\n\t"					\
+	"cmpl %[nr], %%eax\n\t"						\
+	"jae %l[miss]\n\t"						\
+	"shlq $" SP_STR(SP_PCPU_SHIFT) ", %%rax\n\t"			\
+	"addq %[slots], %%rax\n\t"
+
+#define SP_RSEQ_FAST_ABORT(abort)					\
+	".pushsection __rseq_failure, \"ax\"\n\t"			\
+	".byte 0x0f, 0xb9, 0x3d\n\t"					\
+	".long " SP_STR(SP_RSEQ_SIG) "\n\t"				\
+	#abort ":\n\t"							\
+	"jmp %l[miss]\n\t"						\
+	".popsection\n\t"
 
 /*
- * sp_rseq_push() - put @obj on the calling CPU's loaded magazine.
- * @node: node index of @obj's slab; a CPU slot of another node refuses it
- *        (remote frees go home, never into this CPU's magazine).
- *
- * Return: 0 when pushed; 2 when refused (magazine full: the slot above the
- * top is the odd guard; @obj equals the top object: an immediate double
- * free; another node; id out of range); SP_RSEQ_ABORTED when aborted.
+ * sp_rseq_pop_fast() - the top round of the calling CPU's loaded magazine
+ * of the slot array @slots, or a jump to @miss (empty magazine: its guard
+ * slot is odd; id out of range; abort).
  */
-static inline __attribute__((always_inline)) uintptr_t
-sp_rseq_push(const void *pc, void *obj, unsigned long node)
-{
-	uintptr_t res;
+#define sp_rseq_pop_fast(_slots, _base, _delta, _nr, _miss) ({	\
+	void *__obj;							\
+	__asm__ goto(							\
+		SP_RSEQ_CS_DESC(1, 2, 4)				\
+		SP_RSEQ_FAST_ENTER					\
+		"movq 8(%%rax), %%rdx\n\t"	/* top */		\
+		"movq -8(%%rdx), %[obj]\n\t"	/* the round */		\
+		"testb $1, %b[obj]\n\t"		/* guard: empty */	\
+		"jnz %l[miss]\n\t"					\
+		"subq $8, %%rdx\n\t"					\
+		"movq %%rdx, 8(%%rax)\n\t"	/* commit */		\
+		"2:\n\t"						\
+		SP_RSEQ_HIT(16)			/* alloc_hits */	\
+		SP_RSEQ_FAST_ABORT(4)					\
+		: [obj] "=&r"(__obj)					\
+		: [slots] "r"(_slots), [base] "r"(_base),		\
+		  [delta] "r"(_delta), [nr] "m"(_nr)			\
+		: "rax", "rdx", "memory", "cc"				\
+		: _miss);						\
+	__obj;								\
+})
 
-	__asm__ __volatile__(
-		SP_RSEQ_CS_DESC(1, 2, 4)
-		SP_RSEQ_ENTER
-		"1:\n\t"
-		SP_RSEQ_SLOT
-		"cmpq %[node], 24(%%rax)\n\t"		/* object of another node */
-		"jne 5f\n\t"
-		"movq 8(%%rax), %%rdx\n\t"		/* top */
-		"testb $1, (%%rdx)\n\t"			/* guard: full */
-		"jnz 5f\n\t"
-		"cmpq %[obj], -8(%%rdx)\n\t"		/* same as the top object */
-		"je 5f\n\t"
-		"movq %[obj], (%%rdx)\n\t"		/* not yet visible: above top */
-		"addq $8, %%rdx\n\t"
-		"movq %%rdx, 8(%%rax)\n\t"		/* commit */
-		"2:\n\t"
-		SP_RSEQ_HIT(0)				/* free_hits */
-		"xorl %k[res], %k[res]\n\t"
-		"jmp 6f\n\t"
-		"5:\n\t"
-		"movl $2, %k[res]\n\t"
-		"6:\n\t"
-		SP_RSEQ_ABORT_HANDLER(4, 6)
-		: [res] "=&r"(res)
-		: [pc] "r"(pc), [obj] "r"(obj), [node] "r"(node)
-		: "rax", "rcx", "rdx", "memory", "cc");
-	return res;
-}
+/*
+ * sp_rseq_push_fast() - put @obj on the calling CPU's loaded magazine of
+ * @slots, or jump to @miss: the slot's expected tag is not @tag (@obj's
+ * page tag: cache | node index; a slot of another node, or the always-
+ * missing slots of a cache without magazines), the magazine is full (the
+ * slot at top is the odd guard), the id is out of range, or an abort.
+ * Before the commit it stores @mark at @obj + @koff, the free mark
+ * (slab/freemark.h): idempotent, so an abort before the commit leaves
+ * nothing the slow path would not write again.
+ */
+#define sp_rseq_push_fast(_slots, _base, _delta, _nr, _obj, _tag,	\
+			  _mark, _koff, _miss)				\
+	__asm__ goto(							\
+		SP_RSEQ_CS_DESC(1, 2, 4)				\
+		SP_RSEQ_FAST_ENTER_M					\
+		"cmpq %[tag], 24(%%rax)\n\t"	/* cache and node */	\
+		"jne %l[miss]\n\t"					\
+		"movq 8(%%rax), %%rdx\n\t"	/* top */		\
+		"testb $1, (%%rdx)\n\t"		/* guard: full */	\
+		"jnz %l[miss]\n\t"					\
+		"movq %[mark], (%[obj],%[koff])\n\t"			\
+		"movq %[obj], (%%rdx)\n\t"	/* above top: unseen */	\
+		"addq $8, %%rdx\n\t"					\
+		"movq %%rdx, 8(%%rax)\n\t"	/* commit */		\
+		"2:\n\t"						\
+		SP_RSEQ_HIT(0)			/* free_hits */		\
+		SP_RSEQ_FAST_ABORT(4)					\
+		:							\
+		: [slots] "r"(_slots), [base] "r"(_base),		\
+		  [delta] "m"(_delta), [nr] "m"(_nr), [obj] "r"(_obj),	\
+		  [tag] "r"(_tag), [mark] "r"(_mark), [koff] "r"(_koff)	\
+		: "rax", "rdx", "memory", "cc"				\
+		: _miss)
 
 /*
  * sp_rseq_steal() - take ownership of the calling CPU's slot: replace its

@@ -78,13 +78,54 @@ static inline void sp_hook(enum sp_pcpu_hook_point point, struct sp_pcpu_cache *
 		hook(point, (unsigned long)(slot - pc->slots));
 }
 
+static struct sp_pcpu_slot *sp_nil_slots;
+
+unsigned int sp_pcpu_nr_slots(void)
+{
+	return sp_nr_slots;
+}
+
+void *sp_pcpu_nil_slots(void)
+{
+	return sp_nil_slots;
+}
+
+/* The always-missing slots of caches without a layer (sp_pcpu_nil_slots). */
+static int sp_nil_slots_init(void)
+{
+	size_t bytes = SP_ALIGN((size_t)sp_nr_slots << SP_PCPU_SHIFT, SP_PAGE_SIZE);
+	struct sp_pcpu_slot *s;
+
+	if (sp_nil_slots)
+		return 0;
+	s = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (s == MAP_FAILED)
+		return -ENOMEM;
+	for (unsigned long i = 0; i < sp_nr_slots; i++) {
+		s[i].top = sp_mag_top_none;	/* empty and full at once */
+		s[i].expect = 0;		/* no page has tag 0 as its owner */
+	}
+	/* never written again: a stray write faults instead of hiding */
+	mprotect(s, bytes, PROT_READ);
+	sp_nil_slots = s;
+	sp_cache_nil_slots = s;
+	return 0;
+}
+
 int sp_pcpu_init(void)
 {
+	int ret;
+
 	sp_pcpu_mode_init();
 	sp_nr_slots = (unsigned int)sp_cpu_possible_count();
-	if (sp_pcpu_mode == SP_PCPU_OFF)
-		return 0;
-	return sp_mag_init();
+	ret = sp_nil_slots_init();
+	if (ret)
+		return ret;
+	if (sp_pcpu_mode != SP_PCPU_OFF)
+		ret = sp_mag_init();
+	/* the hit paths open at the end of start-up (core/init.c) */
+	return ret;
 }
 
 /* --- slot spinlock (lock mode) ------------------------------------------- */
@@ -680,6 +721,7 @@ struct sp_pcpu_cache *sp_pcpu_cache_create(struct segpool_cache *c)
 		slot->top = sp_mag_top_none;
 		slot->node = sp_pcpu_use_mm_cid || i >= SP_MAX_CPUS ? 0 :
 			(unsigned long)sp_topo.cpu_idx[i];
+		slot->expect = sp_slab_tag(c, (int)slot->node);
 	}
 	return pc;
 }

@@ -27,6 +27,7 @@
 #include "percpu/arch.h"
 #include "percpu/magazine.h"
 #include "percpu/rseq.h"
+#include <sys/rseq.h>
 
 #ifndef SP_PCPU_SHIFT
 #define SP_PCPU_SHIFT 8
@@ -64,21 +65,27 @@ struct sp_pcpu_slot {
 	uint64_t free_hits;		/* 0: frees served by the magazine */
 	void **top;			/* 8: next free round of the loaded magazine */
 	uint64_t alloc_hits;		/* 16: allocs served by the magazine */
-	unsigned long node;		/* 24: node index of this CPU */
+	uintptr_t expect;		/* 24: page tag of the objects this slot
+					 * takes: cache | node index of its CPU
+					 * (slab/slab.h sp_slab_tag()) */
 	uint32_t lock;			/* 32: lock mode: the slot's spinlock */
 	uint32_t pad_lock;		/* 36 */
 	struct sp_mag *loaded;		/* 40: owner only: magazine under top */
 	struct sp_mag *prev;		/* 48: owner only: Bonwick's previous */
-	uint64_t pad0;
+	unsigned long node;		/* 56: node index of this CPU */
 	/* --- lines 1-3: owner-only counters --- */
 	uint64_t stat[SP_STAT_NR] __sp_cacheline_aligned;
-	uint64_t pad1[((1UL << SP_PCPU_SHIFT) - SP_CACHE_LINE) / 8 - SP_STAT_NR];
+	uint64_t trip_ops;		/* operations at the last depot or slab
+					 * trip (use-driven sizing, pcpu.c) */
+	uint32_t hot_trips;		/* trips in a row that came too soon */
+	uint32_t cold_trips;		/* trips in a row that came late */
+	uint64_t pad1[((1UL << SP_PCPU_SHIFT) - SP_CACHE_LINE) / 8 - SP_STAT_NR - 2];
 };
 
 _Static_assert(offsetof(struct sp_pcpu_slot, free_hits) == 0, "asm: free_hits");
 _Static_assert(offsetof(struct sp_pcpu_slot, top) == 8, "asm: top");
 _Static_assert(offsetof(struct sp_pcpu_slot, alloc_hits) == 16, "asm: alloc_hits");
-_Static_assert(offsetof(struct sp_pcpu_slot, node) == 24, "asm: node");
+_Static_assert(offsetof(struct sp_pcpu_slot, expect) == 24, "asm: expect");
 _Static_assert(sizeof(struct sp_pcpu_slot) == (1UL << SP_PCPU_SHIFT),
 	       "slots are 1 << SP_PCPU_SHIFT bytes, whole cache lines");
 
@@ -195,57 +202,51 @@ extern SP_INTERNAL void (*sp_pcpu_test_hook)(enum sp_pcpu_hook_point point,
 /* --- fast path ---------------------------------------------------------- */
 
 /*
- * sp_pcpu_try_pop() - the magazine hit alone: an object, or 0 when the
- * caller must take sp_pcpu_alloc_slow() (miss, abort, lock or off mode).
+ * What the hit paths read besides the cache's line 0 (percpu/rseq.c):
+ *   sp_pcpu_fast_nr   slots the sequences may use: the slot count in rseq
+ *                     mode, 0 before start-up, in lock and off modes and
+ *                     while failslab is armed (every id is then out of
+ *                     range: the sequences miss at their first compare);
+ *   sp_pcpu_id_delta  offset of the slot id in the rseq area: cpu_id (4),
+ *                     or mm_cid (24).
+ * Both live on one line that is written only when the mode changes.
  */
-static __sp_always_inline void *sp_pcpu_try_pop(struct sp_pcpu_cache *pc)
-{
-#if SP_RSEQ_ARCH
-	if (likely(sp_pcpu_mode == SP_PCPU_RSEQ)) {
-		uintptr_t obj = sp_rseq_pop(pc);
+struct sp_pcpu_fast {
+	uint32_t nr;
+	uint32_t pad;
+	long id_delta;
+} __sp_cacheline_aligned;
+extern SP_INTERNAL struct sp_pcpu_fast sp_pcpu_fast;
 
-		if (likely(obj > SP_RSEQ_ABORTED))
-			return (void *)obj;
-	}
-#endif
-	(void)pc;
-	return NULL;
-}
+/* Slots of every per-CPU layer: possible CPUs (or mm_cids). */
+SP_INTERNAL unsigned int sp_pcpu_nr_slots(void);
+/* Open or close the hit paths (mode chosen, failslab armed or disarmed). */
+SP_INTERNAL void sp_pcpu_fast_update(bool forced_slow);
 
 /*
- * sp_pcpu_try_push() - the magazine hit alone for freeing @obj (of node
- * index @node).  Return: true when done; false: take sp_pcpu_free_slow().
+ * sp_pcpu_nil_slots() - the slot array of a cache without a per-CPU layer:
+ * one slot per id, each always empty, always full and expecting no tag, so
+ * every hit path through it misses.  Never written.
  */
-static __sp_always_inline bool sp_pcpu_try_push(struct sp_pcpu_cache *pc,
-						void *obj, unsigned int node)
-{
-#if SP_RSEQ_ARCH
-	if (likely(sp_pcpu_mode == SP_PCPU_RSEQ))
-		return likely(sp_rseq_push(pc, obj, node) == 0);
-#endif
-	(void)pc;
-	(void)obj;
-	(void)node;
-	return false;
-}
+SP_INTERNAL void *sp_pcpu_nil_slots(void);
 
 /*
- * sp_pcpu_alloc() - an object from the calling CPU's magazine, else from
- * the slow path.  Return: the object, or NULL with errno ENOMEM.
+ * sp_pcpu_pop() - the top round of the caller's loaded magazine in @slots,
+ * or a jump to the caller's label @miss.  See percpu/arch-*.h for the
+ * sequence and its budget.
  */
-static __sp_always_inline void *sp_pcpu_alloc(struct sp_pcpu_cache *pc)
-{
-	void *obj = sp_pcpu_try_pop(pc);
-
-	return likely(obj) ? obj : sp_pcpu_alloc_slow(pc);
-}
-
-/* sp_pcpu_free() - put @obj on the calling CPU's magazine, else slow path. */
-static __sp_always_inline void sp_pcpu_free(struct sp_pcpu_cache *pc,
-					    void *obj, unsigned int node)
-{
-	if (!sp_pcpu_try_push(pc, obj, node))
-		sp_pcpu_free_slow(pc, obj, node);
-}
+#if SP_RSEQ_ARCH
+#define sp_pcpu_pop(slots, miss)					\
+	sp_rseq_pop_fast(slots, __rseq_offset, sp_pcpu_fast.id_delta,	\
+			 sp_pcpu_fast.nr, miss)
+#define sp_pcpu_push(slots, obj, tag, mark, koff, miss)			\
+	sp_rseq_push_fast(slots, __rseq_offset, sp_pcpu_fast.id_delta,	\
+			  sp_pcpu_fast.nr, obj, tag, mark,		\
+			  (unsigned long)(koff), miss)
+#else
+#define sp_pcpu_pop(slots, miss)	({ (void)(slots); goto miss; (void *)0; })
+#define sp_pcpu_push(slots, obj, tag, mark, koff, miss)			\
+	do { (void)(slots); goto miss; } while (0)
+#endif
 
 #endif /* SP_PERCPU_PCPU_H */

@@ -15,6 +15,7 @@
 #include "segpool_config.h"
 #include "internal/thread_cpu.h"
 #include "percpu/arch.h"
+#include "percpu/pcpu.h"
 #include "percpu/rseq.h"
 
 #ifndef RSEQ_SIG
@@ -32,8 +33,14 @@ char sp_pcpu_reason[128] = "not initialised";
 #define SP_RSEQ_LEN		32
 #define SP_RSEQ_FLAG_UNREGISTER	1
 
-/* The area segpool registers when glibc did not (initial-exec TLS: its
- * offset from the thread pointer is the same in every thread). */
+/*
+ * The area segpool registers when glibc did not (initial-exec TLS: its
+ * offset from the thread pointer is the same in every thread).  Not glibc's
+ * reserved one: a thread glibc did not register reads cpu_id 0 there, which
+ * would look like a CPU before segpool's first slow path registered it.
+ * The hit paths (which find glibc's area from __rseq_offset alone) stay
+ * closed in this mode; every operation takes the slow paths' sequences.
+ */
 static __thread struct sp_own_rseq {
 	uint32_t cpu_id_start;
 	uint32_t cpu_id;
@@ -44,6 +51,12 @@ static __thread struct sp_own_rseq {
 	uint32_t pad;
 } sp_own_rseq __attribute__((aligned(32), tls_model("initial-exec"))) = {
 	.cpu_id = UINT32_MAX,		/* RSEQ_CPU_ID_UNINITIALIZED */
+};
+#define SP_RSEQ_AREA()	(&sp_own_rseq)
+
+struct sp_pcpu_fast sp_pcpu_fast = {
+	.nr = 0,			/* no hit path before start-up */
+	.id_delta = SP_RSEQ_CPU_ID_OFF,
 };
 
 static __thread long sp_test_slot = -1;
@@ -57,12 +70,12 @@ static int sp_rseq_syscall(void *area, unsigned int len, int flags)
 static void sp_rseq_thread_exit(void *arg)
 {
 	(void)arg;
-	sp_rseq_syscall(&sp_own_rseq, SP_RSEQ_LEN, SP_RSEQ_FLAG_UNREGISTER);
+	sp_rseq_syscall(SP_RSEQ_AREA(), SP_RSEQ_LEN, SP_RSEQ_FLAG_UNREGISTER);
 }
 
 static bool sp_rseq_register_self(void)
 {
-	if (sp_rseq_syscall(&sp_own_rseq, SP_RSEQ_LEN, 0))
+	if (sp_rseq_syscall(SP_RSEQ_AREA(), SP_RSEQ_LEN, 0))
 		return false;
 	/* unregister before the TLS block goes away */
 	pthread_setspecific(sp_rseq_key, (void *)1);
@@ -73,7 +86,7 @@ bool sp_rseq_thread_ensure(void)
 {
 	if (!sp_rseq_own)
 		return true;
-	if (sp_own_rseq.cpu_id < UINT32_MAX - 1)
+	if (SP_RSEQ_AREA()->cpu_id < UINT32_MAX - 1)
 		return true;
 	return sp_rseq_register_self();
 }
@@ -161,10 +174,12 @@ void sp_pcpu_mode_init(void)
 	}
 	sp_pcpu_mode = SP_PCPU_RSEQ;
 	sp_rseq_id_off = sp_rseq_off + SP_RSEQ_CPU_ID_OFF;
+	sp_pcpu_fast.id_delta = SP_RSEQ_CPU_ID_OFF;
 	if (id && !strcmp(id, "mm_cid")) {
 		if (getauxval(AT_RSEQ_FEATURE_SIZE) >= SP_RSEQ_MM_CID_OFFSET + 4) {
 			sp_pcpu_use_mm_cid = true;
 			sp_rseq_id_off = sp_rseq_off + SP_RSEQ_MM_CID_OFFSET;
+			sp_pcpu_fast.id_delta = SP_RSEQ_MM_CID_OFFSET;
 			strncat(sp_pcpu_reason, ", slots by mm_cid",
 				sizeof(sp_pcpu_reason) - strlen(sp_pcpu_reason) - 1);
 		} else {
@@ -172,6 +187,15 @@ void sp_pcpu_mode_init(void)
 				sizeof(sp_pcpu_reason) - strlen(sp_pcpu_reason) - 1);
 		}
 	}
+}
+
+void sp_pcpu_fast_update(bool forced_slow)
+{
+	uint32_t nr = 0;
+
+	if (sp_pcpu_mode == SP_PCPU_RSEQ && !sp_rseq_own && !forced_slow)
+		nr = sp_pcpu_nr_slots();
+	__atomic_store_n(&sp_pcpu_fast.nr, nr, __ATOMIC_RELEASE);
 }
 
 const char *sp_pcpu_mode_name(void)

@@ -356,10 +356,7 @@ static void test_layout(void **state)
 	assert_int_equal(offsetof(struct sp_pcpu_slot, free_hits), 0);
 	assert_int_equal(offsetof(struct sp_pcpu_slot, top), 8);
 	assert_int_equal(offsetof(struct sp_pcpu_slot, alloc_hits), 16);
-	assert_int_equal(offsetof(struct sp_pcpu_slot, node), 24);
-	/* the 16-byte commit stores hits and top in one instruction */
-	assert_int_equal(offsetof(struct sp_pcpu_slot, top) + 8,
-			 offsetof(struct sp_pcpu_slot, alloc_hits));
+	assert_int_equal(offsetof(struct sp_pcpu_slot, expect), 24);
 	/* line 0 holds every field of the fast path and of the owner */
 	assert_true(offsetof(struct sp_pcpu_slot, prev) + sizeof(void *) <=
 		    SP_CACHE_LINE);

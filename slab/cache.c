@@ -19,6 +19,8 @@
 #include "numa/os.h"
 #include "slab/slab.h"
 
+void *sp_cache_nil_slots;
+
 pthread_mutex_t sp_cache_list_lock = PTHREAD_MUTEX_INITIALIZER;
 struct sp_list_head sp_cache_list = SP_LIST_HEAD_INIT(sp_cache_list);
 
@@ -86,6 +88,7 @@ struct segpool_cache *sp_cache_create(const char *name, size_t size,
 	*c = proto;
 	sp_harden_cache_init(c, &c->node[sp_arena.nr_regions]);
 	c->magic = SP_CACHE_MAGIC;
+	c->slots = sp_cache_nil_slots;	/* the layer above may set its own */
 	c->map_size = bytes;
 	memcpy(c->name, name, strlen(name) + 1);
 	for (int i = 0; i < sp_arena.nr_regions; i++) {

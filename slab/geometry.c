@@ -4,12 +4,13 @@
  *
  * Layout of one object slot (stride bytes):
  *
- *   | object (object_size) | [pad] | [free-list link, 8 bytes] | [pad] |
+ *   | object (object_size) | [pad] | [link, 8 bytes] [free mark, 8] | [pad] |
  *
- * The link normally overlays the first word of a free object (fp_offset 0),
- * costing nothing.  A cache with a ctor or SEGPOOL_TYPESAFE_BY_RCU must keep
- * a free object's bytes intact, so its link goes after the object instead
- * (as SLUB places it).  A cache with debug flags has a wider slot with red
+ * The link normally overlays the first word of a free object (fp_offset 0)
+ * and the free mark (slab/freemark.h) the second, costing nothing.  A cache
+ * with a ctor or SEGPOOL_TYPESAFE_BY_RCU must keep a free object's bytes
+ * intact, so its link and mark go after the object instead (as SLUB places
+ * its link).  A cache with debug flags has a wider slot with red
  * zones and metadata around the object (slab/debug.h).
  *
  * Slab order: the smallest 2^order pages that hold at least SP_MIN_OBJS
@@ -76,7 +77,7 @@ static uint32_t sp_inverse_odd(uint32_t d)
 int sp_geometry_compute(struct segpool_cache *c, size_t size, size_t align)
 {
 	static const unsigned int fractions[] = { 32, 16, 8 };
-	size_t stride, fp_offset = 0;
+	size_t stride, fp_offset = 0, key_off = 0;
 	unsigned int order = SP_MAX_ORDER + 1;
 
 	align = SP_MAX(align, (size_t)SP_MIN_ALIGN);
@@ -86,12 +87,22 @@ int sp_geometry_compute(struct segpool_cache *c, size_t size, size_t align)
 	if (c->flags & SP_CACHE_DEBUG) {
 		/* red zones, state and call sites around it: slab/debug.h */
 		stride = sp_debug_geometry(c, size, &align, &fp_offset);
+		key_off = fp_offset;	/* debug caches keep no free mark */
 	} else if (c->ctor || (c->flags & SEGPOOL_TYPESAFE_BY_RCU)) {
+		/* link and free mark after the object */
 		c->flags |= SP_CACHE_FREEPTR_OUT;
 		fp_offset = SP_ALIGN(size, (size_t)SP_MIN_ALIGN);
-		stride = SP_ALIGN(fp_offset + SP_FREEPTR_SIZE, align);
+		key_off = fp_offset + SP_FREEPTR_SIZE;
+		stride = SP_ALIGN(key_off + SP_FREEMARK_SIZE, align);
 	} else {
 		stride = SP_ALIGN(SP_MAX(size, (size_t)SP_FREEPTR_SIZE), align);
+		/*
+		 * The mark takes the word after the link; an 8-byte object has
+		 * only the link's word, so its mark lasts only while it sits in
+		 * a magazine (slab/freemark.h).
+		 */
+		key_off = stride >= SP_FREEPTR_SIZE + SP_FREEMARK_SIZE ?
+			  SP_FREEPTR_SIZE : 0;
 	}
 	if (stride > (SP_PAGE_SIZE << SP_MAX_ORDER))
 		return -EINVAL;
@@ -106,9 +117,11 @@ int sp_geometry_compute(struct segpool_cache *c, size_t size, size_t align)
 	c->stride = (unsigned int)stride;
 	c->fp_offset = (unsigned int)fp_offset;
 	c->align = (unsigned int)align;
-	c->order = order;
+	c->order = (unsigned char)order;
+	c->slab_mask = (unsigned int)((SP_PAGE_SIZE << order) - 1);
+	c->key_off = (unsigned int)key_off;
 	c->objs_per_slab = (unsigned int)((SP_PAGE_SIZE << order) / stride);
-	c->stride_shift = (unsigned int)__builtin_ctzl(stride);
+	c->stride_shift = (unsigned char)__builtin_ctzl(stride);
 	c->stride_inv = sp_inverse_odd((uint32_t)(stride >> c->stride_shift));
 	c->max_empty = (unsigned int)SP_MAX(1UL, SP_MIN((unsigned long)SP_MAX_EMPTY,
 			SP_EMPTY_RESERVE_BYTES / (SP_PAGE_SIZE << order)));

@@ -27,6 +27,8 @@ bool sp_freelist_hardened = true;
 bool sp_on_valgrind;
 
 /* splitmix64: one step of a 64-bit state into a well-mixed output. */
+uintptr_t sp_freemark_secret = (uintptr_t)0xd0e5f3ee5a11c0deULL;
+
 static inline uint64_t sp_mix64(uint64_t *state)
 {
 	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
@@ -61,6 +63,9 @@ void sp_harden_init(void)
 #if SP_VALGRIND
 	sp_on_valgrind = RUNNING_ON_VALGRIND != 0;
 #endif
+	/* bit 63: no mark is 0 or a user-space pointer (slab/freemark.h) */
+	sp_freemark_secret = (uintptr_t)sp_random_u64(&sp_freemark_secret) |
+			     (1UL << 63);
 }
 
 size_t sp_harden_extra_bytes(const struct segpool_cache *c)

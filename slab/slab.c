@@ -44,6 +44,11 @@ static void sp_slab_populate(struct segpool_cache *c, struct sp_slab *s)
 		for (unsigned int i = 0; i < c->objs_per_slab; i++)
 			c->ctor(s->base + (size_t)i * c->stride);
 	sp_san_slab_new(c, s->base, sp_slab_bytes(c));
+	/* marks after the object stay open to the library's plain accesses */
+	if (c->key_off >= c->object_size && !(c->flags & SP_CACHE_DEBUG))
+		for (unsigned int i = 0; i < c->objs_per_slab; i++)
+			sp_san_mark_open(c, s->base + (size_t)i * c->stride +
+					 c->key_off);
 }
 
 /* Index of the fresh tail's next object: address order, or random order. */
@@ -95,6 +100,8 @@ static struct sp_slab *sp_slab_new(struct segpool_cache *c, int idx)
 		errno = ENOMEM;
 		return NULL;
 	}
+	/* whose page: a free's hit path needs only this word */
+	sp_arena_set_tags(s->base, c->order, sp_slab_tag(c, idx));
 	s->base += c->dbg.red_left;	/* the first object's left red zone */
 	s->cache = c;
 	s->inuse = 0;
@@ -112,6 +119,7 @@ void (*sp_slab_release_hook)(struct sp_slab *s);
 
 void sp_slab_release_now(struct sp_slab *s)
 {
+	sp_arena_set_tags(s->base - s->cache->dbg.red_left, s->order, 0);
 	sp_san_slab_release(s->cache, s->base - s->cache->dbg.red_left,
 			    SP_PAGE_SIZE << s->order);
 	sp_region_free(s->base - s->cache->dbg.red_left, s->order);
@@ -126,6 +134,10 @@ void sp_slab_release_now(struct sp_slab *s)
 static void sp_slab_release(struct sp_slab *s)
 {
 	void (*hook)(struct sp_slab *) = SP_READ_ONCE(sp_slab_release_hook);
+
+	/* no hit path takes its objects any more: a late free goes to the
+	 * slow path, which finds the slab empty and reports it */
+	sp_arena_set_tags(s->base - s->cache->dbg.red_left, s->order, 0);
 
 	if (unlikely(s->cache->flags & SEGPOOL_TYPESAFE_BY_RCU) && hook) {
 		hook(s);

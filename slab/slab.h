@@ -29,6 +29,7 @@
 #include "internal/list.h"
 #include "numa/region.h"
 #include "slab/debug.h"
+#include "slab/freemark.h"
 
 struct sp_pcpu_cache;
 
@@ -109,28 +110,37 @@ _Static_assert(sizeof(struct sp_cache_node) % SP_CACHE_LINE == 0,
 
 /*
  * struct segpool_cache - a named object cache.  Line 0 holds what every
- * allocation and free reads; it is written only at creation, so it stays
- * shared-clean in every CPU's cache.  The per-node structs follow, each on
- * lines of its own.
+ * allocation and free reads, hit paths included (core/hotpath.h); it is
+ * written only at creation and destruction, so it stays shared-clean in
+ * every CPU's cache.  The per-node structs follow, each on lines of its own.
  */
 struct segpool_cache {
 	/* --- line 0: read-mostly, hot --- */
 	unsigned int magic;		/* SP_CACHE_MAGIC while alive */
 	unsigned int object_size;	/* size asked for at creation */
+	void *slots;			/* the per-CPU layer's slot array, for
+					 * the hit paths; one that always misses
+					 * when the cache has no layer.  Opaque
+					 * here: slab/ never looks in */
 	unsigned int stride;		/* bytes from one object to the next */
 	unsigned int fp_offset;		/* free-list link's offset in a free object */
 	unsigned int objs_per_slab;	/* objects in a slab */
-	unsigned int order;		/* slab = 2^order pages */
-	unsigned int align;		/* alignment of every object */
 	unsigned int stride_inv;	/* inverse of stride's odd part mod 2^32 */
-	unsigned int stride_shift;	/* trailing zero bits of stride */
-	unsigned int max_empty;		/* empty slabs kept per node */
+	unsigned int slab_mask;		/* slab bytes - 1 (slabs are aligned to
+					 * their size) */
+	unsigned int key_off;		/* free-mark word's offset in a free object
+					 * (slab/freemark.h) */
+	unsigned char stride_shift;	/* trailing zero bits of stride */
+	unsigned char order;		/* slab = 2^order pages */
+	unsigned short pad0;
+	unsigned int align;		/* alignment of every object */
 	unsigned long flags;		/* SEGPOOL_* | SP_CACHE_* */
-	void (*ctor)(void *);		/* constructor, or NULL */
 	struct sp_pcpu_cache *pcpu;	/* the per-CPU layer above, or NULL;
 					 * opaque here: slab/ never looks in */
 	/* --- line 1: cold --- */
 	struct sp_list_head list __sp_cacheline_aligned; /* on sp_cache_list */
+	void (*ctor)(void *);		/* constructor, or NULL */
+	unsigned int max_empty;		/* empty slabs kept per node */
 	size_t map_size;		/* bytes of the mapping holding this struct */
 	uint64_t alloc_failures;	/* allocations that returned ENOMEM (atomic) */
 	uint64_t alloc_failslab;	/* allocations failed by failslab (atomic) */
@@ -151,8 +161,56 @@ struct segpool_cache {
 
 _Static_assert(offsetof(struct segpool_cache, list) == SP_CACHE_LINE,
 	       "hot fields fill exactly line 0");
+_Static_assert(offsetof(struct segpool_cache, pcpu) + sizeof(void *) <=
+	       SP_CACHE_LINE, "the hit paths read line 0 only");
 _Static_assert(offsetof(struct segpool_cache, node) % SP_CACHE_LINE == 0,
 	       "per-node structs start on a line");
+
+/*
+ * sp_slab_tag() - the arena tag of every page of a slab of @c on node index
+ * @idx: the cache's address with the node index in its low bits (a cache is
+ * line-aligned, and there are fewer nodes than bytes in a line).  A free's
+ * hit path reads the tag of the object's page and needs nothing else to
+ * know the object's cache and node.
+ */
+static inline uintptr_t sp_slab_tag(const struct segpool_cache *c, int idx)
+{
+	return (uintptr_t)c | (uintptr_t)idx;
+}
+
+_Static_assert(SP_MAX_NODES <= SP_CACHE_LINE, "node index fits a tag's low bits");
+
+/* The cache of a page tag (0: the page belongs to no slab). */
+static inline struct segpool_cache *sp_tag_cache(uintptr_t tag)
+{
+	return (struct segpool_cache *)(tag & ~(uintptr_t)(SP_CACHE_LINE - 1));
+}
+
+/* The node index of a page tag. */
+static inline unsigned int sp_tag_node(uintptr_t tag)
+{
+	return (unsigned int)(tag & (SP_CACHE_LINE - 1));
+}
+
+/*
+ * sp_obj_at_boundary() - whether @obj, in a slab of @c, is at an object
+ * boundary: the hit paths' interior-pointer check.  Slabs are aligned to
+ * their size, so the offset is @obj's low bits; for a stride d = o * 2^k
+ * (o odd), rotating offset * o^-1 right by k gives offset / d exactly when
+ * d divides offset, and a number of at least 2^32 / d (more than a slab
+ * holds) otherwise.  Four instructions and the compare.  Not for debug
+ * caches, whose objects start past a red zone (their hit paths miss anyway
+ * and the slow path checks with sp_obj_index()).
+ */
+static __sp_always_inline bool sp_obj_at_boundary(const struct segpool_cache *c,
+						  const void *obj)
+{
+	uint32_t off = (uint32_t)(uintptr_t)obj & c->slab_mask;
+	uint32_t q = off * c->stride_inv;
+
+	q = (q >> c->stride_shift) | (q << ((32 - c->stride_shift) & 31));
+	return likely(q < c->objs_per_slab);
+}
 
 /* The slab holding @obj, or NULL when @obj is not in any slab. */
 static inline struct sp_slab *sp_obj_to_slab(const void *obj)
@@ -287,6 +345,13 @@ SP_INTERNAL uint64_t sp_slab_live_objects(struct segpool_cache *c);
  */
 extern SP_INTERNAL pthread_mutex_t sp_cache_list_lock;
 extern SP_INTERNAL struct sp_list_head sp_cache_list;
+
+/*
+ * sp_cache_nil_slots - the slot array every new cache starts with, set once
+ * by the layer above before any cache exists (one whose hit paths always
+ * miss: core/hotpath.h).
+ */
+extern SP_INTERNAL void *sp_cache_nil_slots;
 
 /*
  * sp_cache_create() - validate, build and list a cache (@flags may carry

@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * core/hotpath.h - the one hit path of both APIs (private).
+ *
+ * segpool_cache_alloc()/segpool_cache_free() and segpool_malloc()/
+ * segpool_free() (and realloc's fast case) all reach these two inline
+ * helpers, in the manner of mimalloc's _mi_page_malloc and SLUB's
+ * alloc_from_pcs: everything but the magazine hit is one jump to a
+ * noinline slow path, so a hit needs no stack frame, no call and no lock
+ * prefix.  tools/check-hotpath.sh disassembles the built library and fails
+ * when a hit grows a frame, a call or a lock prefix, and prints the counts
+ * quoted here and in Documentation/percpu.md.
+ *
+ * Budget, counted from the function's entry to its ret (x86-64, gcc -O2):
+ *   sp_hot_alloc   cache checks (3 compares), the slot array from line 0,
+ *                  the rseq sequence (percpu/arch-x86_64.h), the free mark
+ *                  cleared: 27 instructions in segpool_cache_alloc();
+ *   sp_hot_free    the page tag (arena range check, one load), the
+ *                  object-boundary check (slab/slab.h), the free mark
+ *                  tested, the sequence: 40 in segpool_cache_free().
+ *
+ * Dependent loads: an allocation goes cache -> slot array -> slot top ->
+ * round; the rseq offset, id field and slot bound are per-process words
+ * (percpu/pcpu.h, sp_pcpu_fast) loaded beside them.  A free goes object ->
+ * page tag, with the cache's geometry in parallel, then the slot chain; the
+ * tag holds the object's cache and node together, so the one compare with
+ * the slot's expected tag is the ownership check and the remote-free check
+ * at once.
+ *
+ * The always-on guarantees and where each is checked on a hit:
+ *   - a pointer outside the arena, or in a page of no slab: the tag is 0
+ *     and the slot expects a cache (push's first compare);
+ *   - an object of another cache (or another node: sent home): the tag
+ *     differs from the slot's expected tag (same compare);
+ *   - an interior pointer: sp_obj_at_boundary(), before the sequence;
+ *   - a double free: the free mark, before the sequence (slab/freemark.h);
+ *   - a destroyed or bogus cache handle: the magic on allocation; on free
+ *     the handle's slot array must expect the object's tag, which only the
+ *     live cache's does (a destroyed cache's slots are the nil ones).
+ * Everything else (and every miss) goes to the slow path, which checks
+ * again in full and reports misuse with the cache name and address.
+ */
+#ifndef SP_CORE_HOTPATH_H
+#define SP_CORE_HOTPATH_H
+
+#include "internal/compiler.h"
+#include "internal/sanitize.h"
+#include "percpu/pcpu.h"
+#include "slab/slab.h"
+
+/*
+ * sp_obj_out() - an object of @c leaves a slow path for the program: the
+ * tools learn it is in use, and its free mark goes (not in debug caches,
+ * which keep none).
+ */
+static __sp_always_inline void sp_obj_out(struct segpool_cache *c, void *obj)
+{
+	sp_vg_alloc(c, obj);
+	sp_san_alloc(c, obj);
+	if (likely(!(c->flags & SP_CACHE_DEBUG)))
+		sp_freemark_clear(obj, c->key_off);
+}
+
+/*
+ * sp_freemark_set_freed() - mark @obj, which sp_san_free() may have poisoned
+ * already (a mark inside the object is then opened for the one store, as
+ * the slab layer opens a free-list link).  Marks after the object are never
+ * poisoned (slab/slab.c, sp_slab_populate()).
+ */
+static __sp_always_inline void sp_freemark_set_freed(struct segpool_cache *c,
+						     void *obj)
+{
+	char *at = (char *)obj + c->key_off;
+
+	if (SP_ASAN && c->key_off < c->object_size) {
+		sp_asan_unpoison(at, SP_FREEMARK_SIZE);
+		sp_freemark_set(obj, c->key_off);
+		sp_san_free(c, obj);
+		return;
+	}
+	sp_freemark_set(obj, c->key_off);
+}
+
+/*
+ * sp_hot_alloc() - a round of @c's loaded magazine on this CPU, or NULL
+ * (miss: the caller tail-calls its slow path).  @c must be a live cache or
+ * the boot stand-in (core/kmalloc.c), whose slots are never reached.
+ */
+static __sp_always_inline void *sp_hot_alloc(struct segpool_cache *c)
+{
+	void *obj = sp_pcpu_pop(c->slots, miss);
+
+	if (!obj)			/* a round is never NULL */
+		__builtin_unreachable();
+
+	obj = sp_san_alloc(c, obj);	/* ASan builds: before the store */
+	sp_freemark_clear(obj, c->key_off);
+	return obj;
+miss:
+	return NULL;
+}
+
+/* Slow paths behind sp_hot_free() (core/cache_api.c). */
+/* @obj failed a check before any change: analyse it in full and free it. */
+SP_INTERNAL __sp_noinline void sp_free_slow(struct segpool_cache *c, void *obj);
+/* @obj passed boundary and mark checks and is poisoned; the sequence missed. */
+/* @kfree: the cache came from the tag (segpool_free()), not the caller. */
+SP_INTERNAL __sp_noinline void sp_free_miss(struct segpool_cache *c, void *obj,
+					    uintptr_t tag, bool kfree);
+
+/*
+ * sp_hot_free() - free @obj, whose page tag is @tag, into @c (found from
+ * the tag itself when @kfree).  The checks
+ * above the sequence read only: a failing one leaves @obj untouched for
+ * sp_free_slow() to judge.
+ */
+static __sp_always_inline void sp_hot_free(struct segpool_cache *c, void *obj,
+					   uintptr_t tag, bool kfree)
+{
+	unsigned int koff = c->key_off;
+
+	if (unlikely(!sp_obj_at_boundary(c, obj) ||
+		     sp_freemark_is_set(obj, koff))) {
+		sp_free_slow(c, obj);
+		return;
+	}
+	sp_san_free(c, obj);		/* before anyone else may take it */
+	sp_pcpu_push(c->slots, obj, tag, sp_freemark(obj), koff, miss);
+	return;
+miss:
+	sp_free_miss(c, obj, tag, kfree);
+}
+
+#endif /* SP_CORE_HOTPATH_H */
