@@ -58,6 +58,9 @@ const char *const sp_ctr_name[SP_CTR_NR] = {
 	[SP_STAT_FLUSH_OBJS]		= "mag_flush_objs",
 	[SP_STAT_DEPOT_GET_OBJS]	= "depot_get_objs",
 	[SP_STAT_DEPOT_PUT_OBJS]	= "depot_put_objs",
+	[SP_STAT_TRIP]			= "mag_trip",
+	[SP_STAT_MAG_GROW]		= "mag_grow",
+	[SP_STAT_MAG_SHRINK]		= "mag_shrink",
 	[SP_CTR_ALLOC_FASTPATH]		= "alloc_fastpath",
 	[SP_CTR_FREE_FASTPATH]		= "free_fastpath",
 };
@@ -71,10 +74,11 @@ const unsigned char sp_ctr_order[SP_CTR_NR] = {
 	SP_STAT_MAG_FLUSH, SP_STAT_BYPASS, SP_STAT_REMOTE_FREE,
 	SP_STAT_RSEQ_ABORT, SP_STAT_FILL_OBJS, SP_STAT_FLUSH_OBJS,
 	SP_STAT_DEPOT_GET_OBJS, SP_STAT_DEPOT_PUT_OBJS,
+	SP_STAT_TRIP, SP_STAT_MAG_GROW, SP_STAT_MAG_SHRINK,
 };
 
 _Static_assert(SP_ARRAY_SIZE(sp_ctr_name) == SP_CTR_NR &&
-	       SP_STAT_DEPOT_PUT_OBJS + 1 == SP_STAT_NR,
+	       SP_STAT_MAG_SHRINK + 1 == SP_STAT_NR,
 	       "a new per-CPU counter needs a name here and a place in "
 	       "sp_ctr_order and Documentation/stats.md");
 

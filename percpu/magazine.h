@@ -21,7 +21,7 @@
 #include "internal/compiler.h"
 
 #define SP_MAG_GUARD		((void *)(uintptr_t)1)
-#define SP_MAG_CLASSES		5
+#define SP_MAG_CLASSES		7
 #define SP_MAG_DEFAULT_CLASS	2		/* 60 rounds */
 
 struct sp_mag {
@@ -31,7 +31,7 @@ struct sp_mag {
 	void *slot[];			/* guard, rounds, guard */
 };
 
-/* Capacity of each class: sizes 128, 256, ... 2048 bytes. */
+/* Capacity of each class: sizes 128, 256, ... 8192 bytes (12 ... 1020). */
 static inline unsigned int sp_mag_class_cap(unsigned int cls)
 {
 	return (128U << cls) / 8 - 4;

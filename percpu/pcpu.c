@@ -426,6 +426,75 @@ static struct sp_mag *sp_depot_exchange(struct sp_pcpu_cache *pc,
 	return got;
 }
 
+/* --- use-driven sizing ------------------------------------------------------------------ */
+
+/*
+ * Magazine capacity follows use, not only depot contention (Bonwick grows
+ * on contention, sp_depot_window() below; tcmalloc resizes on overflow and
+ * underflow).  A trip is a slow path that leaves the slot's two magazines
+ * for the depot or the slabs.  With two magazines of capacity C loaded, a
+ * CPU whose working set swings by more than 2C trips about once every C
+ * operations (the batch of 1000, the pool pattern); one whose swings fit
+ * trips hardly ever.  So:
+ *
+ *   a trip within SP_TRIP_HOT x C operations of the slot's previous one is
+ *   hot; SP_TRIP_GROW hot trips in a row grow the cache's class by one (up
+ *   to max_cls, which bounds the bytes a magazine pins: SP_MAG_BYTES_MAX);
+ *
+ *   a trip more than SP_TRIP_COLD x C operations after the previous one is
+ *   cold; SP_TRIP_SHRINK cold trips in a row shrink the class by one,
+ *   toward base_cls.
+ *
+ * New magazines take the new class; magazines of an old class are freed as
+ * they come back empty, so the sizes converge.  Operations are the slot's
+ * own counters (owner-only), so a trip costs a few adds and no shared write
+ * unless the class changes.
+ */
+#define SP_TRIP_HOT		4
+#define SP_TRIP_COLD		256
+#define SP_TRIP_GROW		2
+#define SP_TRIP_SHRINK		4
+
+static uint64_t sp_slot_ops(const struct sp_pcpu_slot *slot)
+{
+	return slot->alloc_hits + slot->free_hits +
+	       slot->stat[SP_STAT_ALLOC_SLOWPATH] +
+	       slot->stat[SP_STAT_FREE_SLOWPATH];
+}
+
+static void sp_trip(struct sp_pcpu_cache *pc, struct sp_pcpu_slot *slot)
+{
+	uint32_t cls = SP_READ_ONCE(pc->cls);
+	uint64_t cap = sp_mag_class_cap(cls);
+	uint64_t ops = sp_slot_ops(slot);
+	uint64_t since = ops - slot->trip_ops;
+
+	slot->trip_ops = ops;
+	sp_stat_inc(slot, SP_STAT_TRIP);
+	if (since < SP_TRIP_HOT * cap) {
+		slot->cold_trips = 0;
+		if (++slot->hot_trips >= SP_TRIP_GROW) {
+			slot->hot_trips = 0;
+			if (cls < SP_READ_ONCE(pc->max_cls)) {
+				SP_WRITE_ONCE(pc->cls, cls + 1);
+				sp_stat_inc(slot, SP_STAT_MAG_GROW);
+			}
+		}
+	} else if (since > SP_TRIP_COLD * cap) {
+		slot->hot_trips = 0;
+		if (++slot->cold_trips >= SP_TRIP_SHRINK) {
+			slot->cold_trips = 0;
+			if (cls > SP_READ_ONCE(pc->base_cls)) {
+				SP_WRITE_ONCE(pc->cls, cls - 1);
+				sp_stat_inc(slot, SP_STAT_MAG_SHRINK);
+			}
+		}
+	} else {
+		slot->hot_trips = 0;
+		slot->cold_trips = 0;
+	}
+}
+
 /* --- slow paths ---------------------------------------------------------------------- */
 
 static void sp_bypass_count(struct sp_pcpu_cache *pc)
@@ -475,6 +544,7 @@ void *sp_pcpu_alloc_slow(struct sp_pcpu_cache *pc)
 	} else {
 		struct sp_mag *full = NULL;
 
+		sp_trip(pc, slot);
 		/* a bulk moment: remote frees waiting here go home too */
 		sp_alien_flush(pc, (unsigned long)(slot - pc->slots));
 		if (m && slot->prev) {
@@ -578,6 +648,7 @@ void sp_pcpu_free_slow(struct sp_pcpu_cache *pc, void *obj, unsigned int node)
 	} else {
 		struct sp_mag *empty;
 
+		sp_trip(pc, slot);
 		/* previous (full) goes to the depot; loaded becomes previous */
 		empty = sp_depot_exchange(pc, slot, slot->prev, false);
 		slot->prev = m;

@@ -52,6 +52,11 @@ enum sp_pcpu_stat {
 	SP_STAT_FLUSH_OBJS,		/* out of the slot into the slabs */
 	SP_STAT_DEPOT_GET_OBJS,		/* into the slot from the depot */
 	SP_STAT_DEPOT_PUT_OBJS,		/* out of the slot into the depot */
+	/* use-driven sizing (percpu/pcpu.c, sp_trip()) */
+	SP_STAT_TRIP,			/* slow paths that went to the depot or
+					 * the slabs (left the slot's magazines) */
+	SP_STAT_MAG_GROW,		/* magazine class grown by use */
+	SP_STAT_MAG_SHRINK,		/* magazine class shrunk by disuse */
 	SP_STAT_NR,
 };
 

@@ -1113,7 +1113,7 @@ struct pty_run {
 
 static void pty_start(struct pty_run *t, pid_t target)
 {
-	struct winsize ws = { .ws_row = 40, .ws_col = 132 };
+	struct winsize ws = { .ws_row = 64, .ws_col = 132 };
 	const char *path = top_path();
 	char pid[16];
 
