@@ -5,6 +5,8 @@
 #include <errno.h>
 #include <stdio.h>
 
+#include <string.h>
+
 #include "percpu/magazine.h"
 #include "slab/slab.h"
 
@@ -41,6 +43,14 @@ struct sp_mag *sp_mag_alloc(unsigned int cls)
 	m->cap = sp_mag_class_cap(cls);
 	m->count = 0;
 	m->slot[0] = SP_MAG_GUARD;
+	/*
+	 * The full test reads the word at top: above top every word must be
+	 * even.  The memory may come from a slab another cache gave back, with
+	 * the program's bytes in it: an odd word there read as "full" and
+	 * made the free path count a third-full magazine as full, handing out
+	 * whatever the stale words held.
+	 */
+	memset(sp_mag_base(m), 0, (size_t)m->cap * sizeof(void *));
 	m->slot[m->cap + 1] = SP_MAG_GUARD;
 	return m;
 }
