@@ -7,6 +7,7 @@
 #
 #   make                 libraries and segpool.pc
 #   make check           build and run every selftest, then "N passed, N failed"
+#   make check-hotpath   the hit paths' structure and instruction budgets
 #   make check-numa      the NUMA selftests on emulated multi-node machines
 #                        (qemu; RIG_ARGS=...; see tools/numa-rig/)
 #   make demo            build and run the example service (examples/logpipe)
@@ -134,6 +135,7 @@ include $(srctree)/examples/Kbuild
 -include $(srctree)/tools/Makefile.inc
 -include $(srctree)/tools/segpool-top/Makefile.inc
 -include $(srctree)/tools/numa-rig/Makefile.inc
+-include $(srctree)/tools/check/Makefile.inc
 # the benchmark's smoke mode runs with the selftests
 tests += $(tools-tests)
 examples := $(addprefix $(objtree)/examples/,$(example-y))
@@ -181,6 +183,7 @@ check-docs:
 # check: install what is missing, build, run every selftest.
 check: deps
 	$(Q)$(MAKE) --no-print-directory -f $(srctree)/Makefile all tests
+	$(Q)$(MAKE) --no-print-directory -f $(srctree)/Makefile check-hotpath
 	$(Q)SEGPOOL_OBJTREE=$(objtree) $(srctree)/scripts/run-selftests.sh $(tests)
 
 demo: deps

@@ -57,22 +57,30 @@ out:
 	return sp_large_alloc(size, SP_PAGE_SIZE, idx);
 }
 
+/* Sizes above 1 KiB: the class by sp_kmalloc_index(), then the same hit. */
+static __sp_noinline void *sp_malloc_mid(size_t size)
+{
+	void *obj;
+
+	if (likely(size <= SEGPOOL_KMALLOC_MAX_CACHE_SIZE)) {
+		obj = sp_hot_alloc(sp_kmalloc_caches[sp_kmalloc_index(size)]);
+		if (likely(obj))
+			return obj;
+	}
+	return sp_malloc_node(size, SEGPOOL_NUMA_NO_NODE);
+}
+
 /*
  * The hit path (core/hotpath.h): the class from one table load for sizes up
- * to 1 KiB, from sp_kmalloc_index() up to 32 KiB, then the magazine pop.
+ * to 1 KiB, then the magazine pop; larger sizes are one tail call away.
  */
 SEGPOOL_API void *segpool_malloc(size_t size)
 {
-	struct segpool_cache *c;
 	void *obj;
 
-	if (likely(size <= SP_KMALLOC_BY8_MAX))
-		c = sp_kmalloc_by8[(size + 7) >> 3];
-	else if (size <= SEGPOOL_KMALLOC_MAX_CACHE_SIZE)
-		c = sp_kmalloc_caches[sp_kmalloc_index(size)];
-	else
-		return sp_malloc_node(size, SEGPOOL_NUMA_NO_NODE);
-	obj = sp_hot_alloc(c);
+	if (unlikely(size > SP_KMALLOC_BY8_MAX))
+		return sp_malloc_mid(size);
+	obj = sp_hot_alloc(sp_kmalloc_by8[(size + 7) >> 3]);
 	if (likely(obj))
 		return obj;
 	return sp_malloc_node(size, SEGPOOL_NUMA_NO_NODE);
