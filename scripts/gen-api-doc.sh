@@ -188,10 +188,12 @@ change the comment in the header and regenerate it with
 `scripts/gen-api-doc.sh > Documentation/api.md`.
 
 Include `<segpool/segpool.h>`; it includes every other header.  Link with
-`-lsegpool`; static linking also needs `-lnuma -pthread` and
-liburcu-memb, which `pkg-config --libs --static segpool` adds.  A program
-that calls the inline RCU wrappers of `<segpool/rcu.h>` links liburcu-memb
-itself (`pkg-config --libs segpool liburcu-memb`).
+`pkg-config --libs segpool` (`-lsegpool` and liburcu-memb, which the inline
+RCU wrappers of `<segpool/rcu.h>` call from the program) or CMake's
+`segpool::segpool`; static linking also needs `-lnuma -pthread`, which
+`pkg-config --libs --static segpool` and `segpool::segpool_static` add.
+Each function also has a man page (`man segpool_cache_create`), and
+`man segpool` is the overview.
 EOF
 
 status=0
