@@ -119,7 +119,7 @@ esac
 # shellcheck disable=SC2086
 if build static "$cc" -static -o "$tmp/static" "$tmp/consumer.c" $cflags \
 	-L"$libdir" -Wl,-Bstatic $slibs; then
-	if file "$tmp/static" 2>/dev/null | grep -q dynamically; then
+	if readelf -l "$tmp/static" | grep -q INTERP; then
 		echo "FAIL: the static program is dynamically linked"
 		fail=1
 	fi
