@@ -199,12 +199,18 @@ docs:
 	$(Q)mv $(srctree)/Documentation/api.md.tmp $(srctree)/Documentation/api.md
 
 # check-docs: fail when the committed api.md is not what the headers say,
-# or when an exported function, an environment variable or an option of
-# segpool-top has no man page entry (with the built .so when there is one).
+# when an exported function, an environment variable or an option of
+# segpool-top has no man page entry (with the built .so when there is one),
+# or when debian/changelog or NEWS is not at the version of segpool.h.
 check-docs:
 	$(Q)$(srctree)/scripts/gen-api-doc.sh -W | diff -u $(srctree)/Documentation/api.md - \
 		|| { echo "Documentation/api.md is stale: run 'make docs'"; exit 1; }
 	$(Q)$(srctree)/scripts/gen-man.sh -c $(if $(wildcard $(lib-so)),-s $(lib-so))
+	$(Q)v=$$(sed -n '1s/^segpool (\([^)-]*\).*/\1/p' $(srctree)/debian/changelog); \
+	[ "$$v" = "$(VERSION)" ] || \
+		{ echo "debian/changelog is at '$$v', include/segpool/segpool.h at $(VERSION)"; exit 1; }
+	$(Q)grep -q '^segpool $(VERSION) ' $(srctree)/NEWS || \
+		{ echo "NEWS has no section 'segpool $(VERSION) ...'"; exit 1; }
 
 # man: section 3 from the kernel-doc, segpool-top(1), segpool(7)
 man: $(man-stamp)
