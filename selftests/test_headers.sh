@@ -175,8 +175,10 @@ for lang in c c++; do
 		fail=1
 		continue
 	fi
-	if ! "$tmp/macros-$lang"; then
-		echo "FAIL: the macros program ($comp -std=$std) exited with status $?"
+	st=0
+	"$tmp/macros-$lang" || st=$?
+	if [[ $st -ne 0 ]]; then
+		echo "FAIL: the macros program ($comp -std=$std) exited with status $st"
 		fail=1
 	fi
 done

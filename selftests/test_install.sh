@@ -67,10 +67,11 @@ cp "$srctree/selftests/install_consumer.c" "$tmp/consumer.c"
 
 # run NAME PROGRAM [ENV...] - run it; its output in $tmp/NAME.out
 run() {
-	local name=$1 prog=$2
+	local name=$1 prog=$2 st=0
 	shift 2
-	if ! env "$@" LD_LIBRARY_PATH="$libdir" "$prog" >"$tmp/$name.out" 2>&1; then
-		echo "FAIL: $name exited with status $? ($(head -c 300 "$tmp/$name.out"))"
+	env "$@" LD_LIBRARY_PATH="$libdir" "$prog" >"$tmp/$name.out" 2>&1 || st=$?
+	if [[ $st -ne 0 ]]; then
+		echo "FAIL: $name exited with status $st ($(head -c 300 "$tmp/$name.out"))"
 		fail=1
 		return 1
 	fi
@@ -103,10 +104,11 @@ build readme "$cc" -o "$tmp/readme" "$tmp/readme.c" $cflags $libs &&
 build consumer "$cc" -o "$tmp/consumer" "$tmp/consumer.c" $cflags $libs &&
 	run consumer "$tmp/consumer" &&
 	run consumer-fake "$tmp/consumer" SEGPOOL_NUMA_FAKE_NODES=2
-if [[ -x $tmp/consumer ]] && ! ldd "$tmp/consumer" | grep -q "$libdir/libsegpool.so"; then
-	# run() sets LD_LIBRARY_PATH; ldd without it may pick a system copy
-	LD_LIBRARY_PATH=$libdir ldd "$tmp/consumer" | grep -q "$libdir/libsegpool.so" || {
-		echo "FAIL: the consumer does not load the image's libsegpool.so"; fail=1; }
+# what run() ran: the image's library, not a system copy
+if [[ -x $tmp/consumer ]] &&
+   ! LD_LIBRARY_PATH=$libdir ldd "$tmp/consumer" | grep -q "$libdir/libsegpool.so"; then
+	echo "FAIL: the consumer does not load the image's libsegpool.so"
+	fail=1
 fi
 
 # 2. pkg-config --static, fully static
