@@ -14,7 +14,10 @@
 #   make bench           benchmark against glibc, jemalloc, tcmalloc, mimalloc
 #                        (BENCH_ARGS=...; results in bench-results/)
 #   make bench-doc       the same, then refresh Documentation/performance.md
-#   make install         PREFIX=/usr/local DESTDIR=
+#   make man             the man pages, in $(objtree)/man (scripts/gen-man.sh)
+#   make install         PREFIX=/usr/local LIBDIR=$(PREFIX)/lib DESTDIR=
+#                        (LIBDIR=$(PREFIX)/lib/x86_64-linux-gnu: multiarch);
+#                        also BINDIR, INCDIR, MANDIR, DOCDIR, PCDIR, CMAKEDIR
 #   make uninstall, clean
 #
 # Knobs:
@@ -25,17 +28,30 @@
 #   SANITIZE=address,undefined | thread    sanitized build (use with O=)
 #   CC=clang             any C11 compiler with GNU extensions
 #   NODEPS=1             do not run scripts/install-deps.sh before check/demo
+#   CPPFLAGS, CFLAGS, LDFLAGS   added after the project's own flags (so
+#                        dpkg-buildflags' hardening and -O2 apply)
 
-VERSION_MAJOR := 0
-VERSION_MINOR := 1
-VERSION_PATCH := 0
+# The version is stated once, in include/segpool/segpool.h; the soname
+# follows the major number (Documentation/versioning.md).
+version-h     := $(dir $(abspath $(lastword $(MAKEFILE_LIST))))include/segpool/segpool.h
+version-of     = $(shell sed -n 's/^\#define SEGPOOL_VERSION_$(1)[^0-9]*\([0-9]*\).*/\1/p' $(version-h))
+VERSION_MAJOR := $(call version-of,MAJOR)
+VERSION_MINOR := $(call version-of,MINOR)
+VERSION_PATCH := $(call version-of,PATCH)
 VERSION       := $(VERSION_MAJOR).$(VERSION_MINOR).$(VERSION_PATCH)
+ifneq ($(shell sed -n 's/^\#define SEGPOOL_VERSION_STRING[^"]*"\(.*\)".*/\1/p' $(version-h)),$(VERSION))
+$(error include/segpool/segpool.h: SEGPOOL_VERSION_STRING is not MAJOR.MINOR.PATCH)
+endif
 
-PREFIX  ?= /usr/local
-LIBDIR  ?= $(PREFIX)/lib
-INCDIR  ?= $(PREFIX)/include
-PCDIR   ?= $(LIBDIR)/pkgconfig
-DESTDIR ?=
+PREFIX   ?= /usr/local
+LIBDIR   ?= $(PREFIX)/lib
+INCDIR   ?= $(PREFIX)/include
+BINDIR   ?= $(PREFIX)/bin
+PCDIR    ?= $(LIBDIR)/pkgconfig
+CMAKEDIR ?= $(LIBDIR)/cmake/segpool
+MANDIR   ?= $(PREFIX)/share/man
+DOCDIR   ?= $(PREFIX)/share/doc/segpool
+DESTDIR  ?=
 
 # --- source and object trees ----------------------------------------------
 srctree := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
@@ -105,8 +121,9 @@ LDFLAGS_ALL += -fsanitize=$(SANITIZE)
 LIB_ZDEFS :=
 endif
 
-CFLAGS_ALL  += $(CFLAGS)
-LDFLAGS_ALL += $(LDFLAGS)
+CPPFLAGS_ALL += $(CPPFLAGS)
+CFLAGS_ALL   += $(CFLAGS)
+LDFLAGS_ALL  += $(LDFLAGS)
 
 # --- gather the Kbuild fragments -----------------------------------------------
 # The root Kbuild names the library's folders (obj-y += dir/); each folder's
@@ -124,8 +141,10 @@ lib-objs :=
 $(foreach d,$(lib-dirs),$(eval $(call collect-objs,$(d))))
 
 test-y :=
+test-script-y :=
 include $(srctree)/selftests/Kbuild
 tests := $(addprefix $(objtree)/selftests/,$(test-y))
+script-tests := $(addprefix $(srctree)/selftests/,$(test-script-y))
 test-harness := $(objtree)/selftests/harness.o
 
 example-y :=
@@ -145,17 +164,23 @@ lib-a     := $(objtree)/$(libname).a
 lib-so    := $(objtree)/$(libname).so.$(VERSION)
 lib-soname:= $(libname).so.$(VERSION_MAJOR)
 lib-pc    := $(objtree)/segpool.pc
+cmake-cfg := $(objtree)/segpoolConfig.cmake
+cmake-ver := $(objtree)/segpoolConfigVersion.cmake
+man-dir   := $(objtree)/man
+man-stamp := $(man-dir)/.stamp
+# make check installs here (DESTDIR) for selftests/test_install.sh
+install-root := $(objtree)/install-root
 config-h  := $(objtree)/include/generated/segpool_config.h
 
 all-deps := $(lib-objs:.o=.d) $(tests:=.d) $(test-harness:.o=.d) $(examples:=.d)
 
 # --- top-level targets ----------------------------------------------------------
-.PHONY: all check demo deps docs check-docs install uninstall clean tests examples help
+.PHONY: all check demo deps docs check-docs man install uninstall clean tests examples help
 .DEFAULT_GOAL := all
 # objects are never intermediate: keep them for incremental builds
 .SECONDARY:
 
-all: $(lib-a) $(lib-so) $(lib-pc)
+all: $(lib-a) $(lib-so) $(lib-pc) $(cmake-cfg) $(cmake-ver)
 
 help:
 	@awk 'NR >= 3 && !/^#/ { exit } NR >= 3 { sub(/^# ?/, ""); print }' \
@@ -175,16 +200,44 @@ docs:
 	$(Q)$(srctree)/scripts/gen-api-doc.sh -W > $(srctree)/Documentation/api.md.tmp
 	$(Q)mv $(srctree)/Documentation/api.md.tmp $(srctree)/Documentation/api.md
 
-# check-docs: fail when the committed api.md is not what the headers say.
+# check-docs: fail when the committed api.md is not what the headers say,
+# when an exported function, an environment variable or an option of
+# segpool-top has no man page entry (with the built .so when there is one),
+# or when debian/changelog or NEWS is not at the version of segpool.h.
 check-docs:
 	$(Q)$(srctree)/scripts/gen-api-doc.sh -W | diff -u $(srctree)/Documentation/api.md - \
 		|| { echo "Documentation/api.md is stale: run 'make docs'"; exit 1; }
+	$(Q)$(srctree)/scripts/gen-man.sh -c $(if $(wildcard $(lib-so)),-s $(lib-so))
+	$(Q)v=$$(sed -n '1s/^segpool (\([^)-]*\).*/\1/p' $(srctree)/debian/changelog); \
+	[ "$$v" = "$(VERSION)" ] || \
+		{ echo "debian/changelog is at '$$v', include/segpool/segpool.h at $(VERSION)"; exit 1; }
+	$(Q)grep -q '^segpool $(VERSION) ' $(srctree)/NEWS || \
+		{ echo "NEWS has no section 'segpool $(VERSION) ...'"; exit 1; }
+
+# man: section 3 from the kernel-doc, segpool-top(1), segpool(7)
+man: $(man-stamp)
+$(man-stamp): $(wildcard $(srctree)/include/segpool/*.h) \
+		$(wildcard $(srctree)/Documentation/man/*.in) \
+		$(srctree)/Documentation/design.md $(srctree)/scripts/gen-man.sh \
+		$(srctree)/scripts/gen-api-doc.sh $(srctree)/scripts/kernel-doc.awk
+	$(quiet) GEN $(patsubst $(objtree)/%,%,$(man-dir))
+	$(Q)rm -rf $(man-dir)
+	$(Q)$(srctree)/scripts/gen-man.sh -v $(VERSION) $(man-dir) > /dev/null
+	$(Q)touch $@
 
 # check: install what is missing, build, run every selftest.
+# The script tests (test-script-y of selftests/Kbuild) get the build's
+# compiler, sanitizers and install directories.
 check: deps
-	$(Q)$(MAKE) --no-print-directory -f $(srctree)/Makefile all tests
+	$(Q)$(MAKE) --no-print-directory -f $(srctree)/Makefile all tests man
 	$(Q)$(MAKE) --no-print-directory -f $(srctree)/Makefile check-hotpath
-	$(Q)SEGPOOL_OBJTREE=$(objtree) $(srctree)/scripts/run-selftests.sh $(tests)
+	$(Q)rm -rf $(install-root)
+	$(Q)$(MAKE) --no-print-directory -f $(srctree)/Makefile install \
+		DESTDIR=$(install-root) > /dev/null
+	$(Q)SEGPOOL_OBJTREE=$(objtree) SEGPOOL_SRCTREE=$(srctree) \
+		SEGPOOL_CC='$(CC)' SEGPOOL_SANITIZE='$(SANITIZE)' \
+		SEGPOOL_INSTALL_ROOT=$(install-root) \
+		$(srctree)/scripts/run-selftests.sh $(tests) $(script-tests)
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory -f $(srctree)/Makefile all examples
@@ -210,7 +263,7 @@ $(shell mkdir -p $(dir $(flags-file)) && \
 
 # the same for the install directories baked into segpool.pc
 dirs-file := $(objtree)/include/generated/install-dirs
-dirs-now  := $(PREFIX) $(LIBDIR) $(INCDIR)
+dirs-now  := $(PREFIX) $(LIBDIR) $(INCDIR) $(CMAKEDIR) $(VERSION)
 $(shell { printf '%s\n' '$(dirs-now)' | cmp -s - $(dirs-file) 2>/dev/null || \
 	  printf '%s\n' '$(dirs-now)' > $(dirs-file); })
 
@@ -234,11 +287,36 @@ $(lib-so): $(lib-objs) $(srctree)/scripts/segpool.map
 	$(Q)ln -sf $(notdir $@) $(objtree)/$(lib-soname)
 	$(Q)ln -sf $(lib-soname) $(objtree)/$(libname).so
 
+# segpool.pc and the CMake package are relocatable: directories under
+# $(PREFIX) are written relative to it (${prefix}/..., or to the CMake file's
+# own directory), so pkg-config --define-prefix and a moved tree work.
+under-prefix = $(patsubst $(PREFIX)/%,$(2)/%,$(patsubst $(PREFIX),$(2),$(1)))
+
 $(lib-pc): $(srctree)/scripts/segpool.pc.in $(srctree)/Makefile $(dirs-file)
 	$(quiet) GEN $(patsubst $(objtree)/%,%,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
-		-e 's|@INCDIR@|$(INCDIR)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' \
+		-e 's|@LIBDIR@|$(call under-prefix,$(LIBDIR),$${prefix})|' \
+		-e 's|@INCDIR@|$(call under-prefix,$(INCDIR),$${prefix})|' \
+		-e 's|@VERSION@|$(VERSION)|' $< > $@
+
+# from the CMake package's directory back to $(PREFIX) ("../../.."), or
+# $(PREFIX) itself when CMAKEDIR is not under it
+cmake-to-prefix = $(if $(filter $(PREFIX)/%,$(CMAKEDIR)),$${CMAKE_CURRENT_LIST_DIR}/$(shell \
+	realpath -m --relative-to=$(CMAKEDIR) $(PREFIX)),$(PREFIX))
+
+$(cmake-cfg): $(srctree)/scripts/segpoolConfig.cmake.in $(srctree)/Makefile $(dirs-file)
+	$(quiet) GEN $(patsubst $(objtree)/%,%,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)sed -e 's|@PREFIX@|$(cmake-to-prefix)|' \
+		-e 's|@LIBDIR@|$(call under-prefix,$(LIBDIR),$${_segpool_prefix})|' \
+		-e 's|@INCDIR@|$(call under-prefix,$(INCDIR),$${_segpool_prefix})|' \
+		-e 's|@SONAME@|$(lib-soname)|' -e 's|@LIBSO@|$(notdir $(lib-so))|' \
+		-e 's|@VERSION@|$(VERSION)|' $< > $@
+
+$(cmake-ver): $(srctree)/scripts/segpoolConfigVersion.cmake.in $(srctree)/Makefile $(dirs-file)
+	$(quiet) GEN $(patsubst $(objtree)/%,%,$@)
+	$(Q)sed -e 's|@VERSION@|$(VERSION)|' -e 's|@VERSION_MAJOR@|$(VERSION_MAJOR)|' $< > $@
 
 # --- selftests and examples link the static library (internal hooks stay reachable) --
 TEST_LDLIBS := -lcmocka -lnuma -lurcu-memb -lurcu-common -pthread
@@ -257,15 +335,31 @@ $(objtree)/selftests/test_exports.o: CPPFLAGS_ALL += \
 	-DSEGPOOL_MAP_PATH='"$(srctree)/scripts/segpool.map"'
 
 # --- install ------------------------------------------------------------------------------
-install: all
+doc-files := README.md NEWS LICENSE $(patsubst $(srctree)/%,%,$(wildcard $(srctree)/Documentation/*.md))
+doc-images := $(notdir $(wildcard $(srctree)/Documentation/images/*.png))
+
+install: all man
 	$(quiet) INSTALL $(DESTDIR)$(PREFIX)
-	$(Q)install -d $(DESTDIR)$(INCDIR)/segpool $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PCDIR)
+	$(Q)install -d $(DESTDIR)$(INCDIR)/segpool $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PCDIR) \
+		$(DESTDIR)$(CMAKEDIR) $(DESTDIR)$(DOCDIR)/Documentation/images \
+		$(addprefix $(DESTDIR)$(MANDIR)/man,1 3 7)
 	$(Q)install -m 644 $(srctree)/include/segpool/*.h $(DESTDIR)$(INCDIR)/segpool/
 	$(Q)install -m 644 $(lib-a) $(DESTDIR)$(LIBDIR)/
 	$(Q)install -m 755 $(lib-so) $(DESTDIR)$(LIBDIR)/
 	$(Q)ln -sf $(notdir $(lib-so)) $(DESTDIR)$(LIBDIR)/$(lib-soname)
 	$(Q)ln -sf $(lib-soname) $(DESTDIR)$(LIBDIR)/$(libname).so
 	$(Q)install -m 644 $(lib-pc) $(DESTDIR)$(PCDIR)/
+	$(Q)install -m 644 $(cmake-cfg) $(cmake-ver) $(DESTDIR)$(CMAKEDIR)/
+	$(Q)for s in 1 3 7; do \
+		install -m 644 $(man-dir)/man$$s/*.$$s $(DESTDIR)$(MANDIR)/man$$s/ || exit 1; \
+	done
+	$(Q)for f in $(doc-files); do \
+		install -m 644 $(srctree)/$$f $(DESTDIR)$(DOCDIR)/$$f || exit 1; \
+	done
+	$(Q)for f in $(doc-images); do \
+		install -m 644 $(srctree)/Documentation/images/$$f \
+			$(DESTDIR)$(DOCDIR)/Documentation/images/ || exit 1; \
+	done
 
 uninstall:
 	$(quiet) UNINST $(DESTDIR)$(PREFIX)
@@ -273,12 +367,18 @@ uninstall:
 	$(Q)-rmdir $(DESTDIR)$(INCDIR)/segpool 2>/dev/null || true
 	$(Q)rm -f $(DESTDIR)$(LIBDIR)/$(libname).a $(DESTDIR)$(LIBDIR)/$(notdir $(lib-so)) \
 		$(DESTDIR)$(LIBDIR)/$(lib-soname) $(DESTDIR)$(LIBDIR)/$(libname).so \
-		$(DESTDIR)$(PCDIR)/segpool.pc
+		$(DESTDIR)$(PCDIR)/segpool.pc \
+		$(DESTDIR)$(CMAKEDIR)/segpoolConfig.cmake $(DESTDIR)$(CMAKEDIR)/segpoolConfigVersion.cmake
+	$(Q)-rmdir $(DESTDIR)$(CMAKEDIR) 2>/dev/null || true
+	$(Q)if [ -d $(man-dir) ]; then cd $(man-dir) && for p in man*/*.[137]; do \
+		rm -f $(DESTDIR)$(MANDIR)/$$p; done; fi
+	$(Q)rm -rf $(DESTDIR)$(DOCDIR)
 
 clean:
 	$(quiet) CLEAN $(objtree)
 	$(Q)rm -f $(lib-objs) $(all-deps) $(lib-a) $(lib-so) $(objtree)/$(lib-soname) \
-		$(objtree)/$(libname).so $(lib-pc) $(tests) $(tests:=.o) $(test-harness) \
+		$(objtree)/$(libname).so $(lib-pc) $(cmake-cfg) $(cmake-ver) $(tests) $(tests:=.o) $(test-harness) \
 		$(examples) $(examples:=.o) $(config-h)
+	$(Q)rm -rf $(man-dir) $(install-root)
 
 -include $(wildcard $(all-deps))

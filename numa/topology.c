@@ -29,6 +29,20 @@
 
 struct sp_topology sp_topo = { .nr_nodes = 1 };
 
+/*
+ * libnuma sets itself up in a constructor of its own, numa_init(), and
+ * every call that sizes a node or CPU mask needs it to have run.  In a
+ * shared link it has: libnuma.so is initialised before the objects that
+ * depend on it.  In a static link the constructors run in link order, so
+ * segpool's (libsegpool.a comes before -lnuma) runs first and the first
+ * mask allocation exits the program ("request to allocate mask for invalid
+ * number").  numa_init() returns at once when it has run, so calling it
+ * here is always safe; it is global in libnuma.a but not exported by
+ * libnuma.so, hence the weak reference: NULL in a dynamic link, where it
+ * is not needed.
+ */
+extern void numa_init(void) __attribute__((weak));
+
 /* Test hook: the injected node index of this thread, or -1. */
 static __thread int sp_numa_test_idx = -1;
 
@@ -173,6 +187,8 @@ void sp_topology_init(int nr_cpus)
 	for (int i = 0; i <= SP_MAX_NODE_ID; i++)
 		sp_topo.node_idx[i] = -1;
 	sp_topo.rseq_feature_size = getauxval(AT_RSEQ_FEATURE_SIZE);
+	if (numa_init)
+		numa_init();
 	sp_topo.numa_available = numa_available() >= 0;
 	sp_topo.nr_cpus = (int)SP_MIN(SP_MAX(ncpu, 1L), (long)SP_MAX_CPUS);
 	sp_topo.off = numa_env && !strcmp(numa_env, "off");

@@ -9,15 +9,18 @@
 #   scripts/install-deps.sh [-n] [GROUP...]
 #
 # Groups:
-#   base      gcc make pkg-config binutils libnuma-dev liburcu-dev
-#             libcmocka-dev numactl: what `make check` and `make demo` need.
-#             Always included.
+#   base      gcc g++ make pkg-config binutils libnuma-dev liburcu-dev
+#             libcmocka-dev numactl cmake man-db: what `make check` and
+#             `make demo` need (g++, cmake and man-db for the header,
+#             install and man page checks).  Always included.
 #   valgrind  valgrind, for SEGPOOL_TEST_WRAPPER="valgrind ..." runs.
 #   clang     clang, for `make CC=clang`.
 #   bench     libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 gnuplot-nox:
 #             the peers and the plots of `make bench`.
 #   numa      qemu-system-x86 linux-image-cloud-amd64 busybox-static cpio:
 #             the emulated multi-node machine of `make check-numa`.
+#   deb       dpkg-dev debhelper lintian: building the Debian packages
+#             (dpkg-buildpackage -us -uc -b) and checking them.
 #   all       every group above.
 #
 # Only packages that are not installed are installed: `apt-get update`, then
@@ -40,8 +43,8 @@ usage() {
 group_packages() {
 	case "$1" in
 	base)
-		echo gcc make pkg-config binutils libnuma-dev liburcu-dev \
-			libcmocka-dev numactl
+		echo gcc g++ make pkg-config binutils libnuma-dev liburcu-dev \
+			libcmocka-dev numactl cmake man-db
 		;;
 	valgrind)
 		echo valgrind
@@ -55,12 +58,16 @@ group_packages() {
 	numa)
 		echo qemu-system-x86 linux-image-cloud-amd64 busybox-static cpio
 		;;
+	deb)
+		echo dpkg-dev debhelper lintian
+		;;
 	all)
 		group_packages base
 		group_packages valgrind
 		group_packages clang
 		group_packages bench
 		group_packages numa
+		group_packages deb
 		;;
 	*)
 		return 1
@@ -86,7 +93,7 @@ for arg in "$@"; do
 		;;
 	*)
 		if ! group_packages "$arg" >/dev/null; then
-			echo "$prog: unknown group '$arg' (base, valgrind, clang, bench, numa, all)" >&2
+			echo "$prog: unknown group '$arg' (base, valgrind, clang, bench, numa, deb, all)" >&2
 			exit 2
 		fi
 		groups+=("$arg")

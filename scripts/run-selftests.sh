@@ -23,7 +23,8 @@
 #                         skipped without running, with the reason given in
 #                         SEGPOOL_TEST_EXCLUDE_WHY
 #   SEGPOOL_TEST_WRAPPER  a command put before each test, split on white space
-#                         (no quoting), e.g. "valgrind -q --error-exitcode=99"
+#                         (no quoting), e.g. "valgrind -q --error-exitcode=99";
+#                         not before a script test (NAME.sh)
 #   SEGPOOL_TEST_TIMEOUT  seconds each test may run, default 600; 0 = no limit
 #   SEGPOOL_OBJTREE       the build tree (set by make; passed on to tests)
 
@@ -126,7 +127,11 @@ for test in "$@"; do
 	start=$(date +%s%N)
 	# In the background so that a signal to this script is handled at once;
 	# stdin from /dev/null so that no test waits on a terminal.
-	"${limiter[@]}" "${wrapper[@]}" "$test" </dev/null >"$log" 2>&1 &
+	# a script test (selftests/*.sh) runs compilers and tools, not code of
+	# segpool's: no wrapper
+	w=("${wrapper[@]}")
+	[[ $name != *.sh ]] || w=()
+	"${limiter[@]}" "${w[@]}" "$test" </dev/null >"$log" 2>&1 &
 	child=$!
 	# (bash's own "Segmentation fault" notice would only repeat ours)
 	{ wait "$child"; } 2>/dev/null

@@ -24,12 +24,20 @@
 #define SEGPOOL_WUR
 #endif
 
+/*
+ * C and C++ (C++11 and later) spell these two differently; a macro of the
+ * public headers that needs one goes through these.
+ */
 #ifdef __cplusplus
 #define SEGPOOL_BEGIN_DECLS	extern "C" {
 #define SEGPOOL_END_DECLS	}
+#define SEGPOOL_ALIGNOF(type)	alignof(type)
+#define SEGPOOL_STATIC_ASSERT(expr, msg) static_assert(expr, msg)
 #else
 #define SEGPOOL_BEGIN_DECLS
 #define SEGPOOL_END_DECLS
+#define SEGPOOL_ALIGNOF(type)	_Alignof(type)
+#define SEGPOOL_STATIC_ASSERT(expr, msg) _Static_assert(expr, msg)
 #endif
 
 #endif /* SEGPOOL_COMPILER_H */

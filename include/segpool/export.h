@@ -317,24 +317,24 @@ struct segpool_export_cache_node {
 };
 
 #if !defined(__cplusplus)
-_Static_assert(sizeof(struct segpool_export_header) == 512, "header: 512 bytes");
-_Static_assert(offsetof(struct segpool_export_header, seq) == 256,
+SEGPOOL_STATIC_ASSERT(sizeof(struct segpool_export_header) == 512, "header: 512 bytes");
+SEGPOOL_STATIC_ASSERT(offsetof(struct segpool_export_header, seq) == 256,
 	       "header: seq on its own line");
-_Static_assert(offsetof(struct segpool_export_header, updates) == 320,
+SEGPOOL_STATIC_ASSERT(offsetof(struct segpool_export_header, updates) == 320,
 	       "header: the seqlocked part starts at 320");
-_Static_assert(offsetof(struct segpool_export_header, collect_ns) == 392,
+SEGPOOL_STATIC_ASSERT(offsetof(struct segpool_export_header, collect_ns) == 392,
 	       "header: layout 1 offsets");
-_Static_assert(sizeof(struct segpool_export_node) == 64, "node record: 64 bytes");
-_Static_assert(sizeof(struct segpool_export_cache) == 384, "cache record: 384 bytes");
-_Static_assert(offsetof(struct segpool_export_cache, object_size) == 96,
+SEGPOOL_STATIC_ASSERT(sizeof(struct segpool_export_node) == 64, "node record: 64 bytes");
+SEGPOOL_STATIC_ASSERT(sizeof(struct segpool_export_cache) == 384, "cache record: 384 bytes");
+SEGPOOL_STATIC_ASSERT(offsetof(struct segpool_export_cache, object_size) == 96,
 	       "cache record: layout 1 offsets");
-_Static_assert(offsetof(struct segpool_export_cache, mag_swap) == 248,
+SEGPOOL_STATIC_ASSERT(offsetof(struct segpool_export_cache, mag_swap) == 248,
 	       "cache record: layout 1 offsets");
-_Static_assert(offsetof(struct segpool_export_cache, reserved) == 344,
+SEGPOOL_STATIC_ASSERT(offsetof(struct segpool_export_cache, reserved) == 344,
 	       "cache record: layout 1 offsets");
-_Static_assert(sizeof(struct segpool_export_cache_node) == 128,
+SEGPOOL_STATIC_ASSERT(sizeof(struct segpool_export_cache_node) == 128,
 	       "cache node record: 128 bytes");
-_Static_assert(offsetof(struct segpool_export_cache_node, depot_objs) == 104,
+SEGPOOL_STATIC_ASSERT(offsetof(struct segpool_export_cache_node, depot_objs) == 104,
 	       "cache node record: layout 1 offsets");
 #endif
 

@@ -7,9 +7,10 @@
  * need no signal and no fence, only registration).  Readers of objects that
  * are freed with segpool_cache_free_rcu(), or that live in a
  * SEGPOOL_TYPESAFE_BY_RCU cache, must use that same flavour: the inline
- * wrappers below call it, and a program that calls them links liburcu-memb
- * itself (`pkg-config --libs segpool liburcu-memb`).  Mixing in another
- * flavour (urcu-mb, urcu-qsbr, urcu-bp, urcu-signal) protects nothing.
+ * wrappers below call it, so a program that calls them links liburcu-memb
+ * (`pkg-config --libs segpool` and CMake's segpool::segpool bring it).
+ * Mixing in another flavour (urcu-mb, urcu-qsbr, urcu-bp, urcu-signal)
+ * protects nothing.
  *
  * This header includes no liburcu header (it declares the three liburcu
  * calls it makes).  Under ThreadSanitizer the wrappers also tell it about

@@ -226,7 +226,7 @@ segpool_cache_set_tunables(struct segpool_cache *cache,
  */
 #define SEGPOOL_CACHE(type, flags)					\
 	segpool_cache_create(#type, sizeof(struct type),		\
-			     _Alignof(struct type), (flags), NULL)
+			     SEGPOOL_ALIGNOF(struct type), (flags), NULL)
 
 /**
  * segpool_cache_destroy() - destroy a cache and give its memory back.

@@ -1,0 +1,250 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# scripts/gen-man.sh - the man pages: generate them, or check them.
+#
+#   scripts/gen-man.sh [-v VERSION] OUTDIR
+#   scripts/gen-man.sh -c [-s LIB.so]... [-m MANDIR]
+#
+# The first form writes
+#   OUTDIR/man3/NAME.3         one per function, function-like macro and
+#                              struct of include/segpool/*.h, from their
+#                              kernel-doc (scripts/gen-api-doc.sh -m)
+#   OUTDIR/man1/segpool-top.1  from Documentation/man/segpool-top.1.in
+#   OUTDIR/man7/segpool.7      from Documentation/man/segpool.7.in, its
+#                              ENVIRONMENT section from the table of
+#                              environment variables in Documentation/design.md
+# and lists them on stdout.  VERSION defaults to SEGPOOL_VERSION_STRING.
+#
+# -c checks, for `make check-docs` (nothing is written but a temporary
+# directory), and reports each problem on stderr:
+#   - every exported function has a page: each SEGPOOL_API function of the
+#     headers that a global pattern of a scripts/*.map version script
+#     matches, each literal segpool_* name of those scripts, and, with -s,
+#     each segpool_* function the built shared object exports;
+#   - every SEGPOOL_* variable the library reads (getenv() in the library's
+#     folders, see Kbuild) is a row of the design.md table;
+#   - every long option of segpool-top (tools/segpool-top/main.c) is on
+#     its page.
+# -m MANDIR checks the pages in MANDIR (an earlier first form) instead of
+# generating them.  Exit status: 0, 1 for a problem, 2 for a usage error.
+# POSIX sh, sed and awk.
+
+set -eu
+
+LC_ALL=C
+export LC_ALL
+
+prog=${0##*/}
+srctree=$(cd "$(dirname "$0")/.." && pwd)
+check=0
+version=
+sos=
+given=
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+	-c) check=1; shift ;;
+	-v|-s|-m)
+		if [ $# -lt 2 ]; then
+			echo "$prog: $1 needs an argument" >&2
+			exit 2
+		fi
+		case "$1" in
+		-v) version=$2 ;;
+		-s) sos="$sos $2" ;;
+		-m) given=$2 ;;
+		esac
+		shift 2
+		;;
+	-h|--help)
+		sed -n '4,/^$/p' "$0" | sed 's/^# \{0,1\}//'
+		exit 0
+		;;
+	-*)
+		echo "$prog: unknown option '$1'" >&2
+		exit 2
+		;;
+	*) break ;;
+	esac
+done
+
+if [ -z "$version" ]; then
+	version=$(sed -n 's/^#define SEGPOOL_VERSION_STRING[ 	]*"\(.*\)".*/\1/p' \
+		"$srctree/include/segpool/segpool.h")
+fi
+
+# The ENVIRONMENT section: one .TP entry per row of design.md's table
+# "| `NAME` | values | effect |" under "## Environment variables".
+env_section() {
+	awk '
+	function roff(s,    out) {
+		gsub(/\\/, "\\e", s)
+		# [text](file.md) -> text (file.md); `code` -> bold
+		while (match(s, /\[[^]]*\]\([^)]*\)/)) {
+			t = substr(s, RSTART, RLENGTH)
+			l = t; sub(/\]\(.*/, "", l); sub(/^\[/, "", l)
+			s = substr(s, 1, RSTART - 1) l substr(s, RSTART + RLENGTH)
+		}
+		out = ""
+		while (match(s, /`[^`]*`/)) {
+			# no hyphenation in code, but a line may break after a comma
+			code = substr(s, RSTART + 1, RLENGTH - 2)
+			gsub(/,/, ",\\:", code)
+			out = out substr(s, 1, RSTART - 1) "\\fB\\%" code "\\fP"
+			s = substr(s, RSTART + RLENGTH)
+		}
+		out = out s
+		gsub(/-/, "\\-", out)
+		if (out ~ /^[.\047]/)
+			out = "\\&" out
+		return out
+	}
+	/^## / { on = ($0 == "## Environment variables"); next }
+	on && /^\| `SEGPOOL_/ {
+		n = split($0, f, "|")
+		name = f[2]; gsub(/[ `]/, "", name)
+		vals = f[3]; sub(/^ +/, "", vals); sub(/ +$/, "", vals)
+		eff = f[4]; sub(/^ +/, "", eff); sub(/ +$/, "", eff)
+		for (i = 5; i < n; i++)
+			eff = eff "|" f[i]
+		print ".TP"
+		print ".B " name
+		eff = roff(eff)
+		vals = roff(vals)
+		print (eff ~ /\.$/ ? eff : eff ".")
+		print ".br"
+		print "Values: " (vals ~ /\.$/ ? vals : vals ".")
+	}' "$srctree/Documentation/design.md"
+}
+
+generate() {
+	out=$1
+	mkdir -p "$out/man1" "$out/man3" "$out/man7"
+	"$srctree/scripts/gen-api-doc.sh" -W -v "$version" -m "$out/man3" |
+		sed "s|^\(.*\)$|$out/man3/\1.3|"
+	sed -e "s|@VERSION@|$version|g" "$srctree/Documentation/man/segpool-top.1.in" \
+		>"$out/man1/segpool-top.1"
+	echo "$out/man1/segpool-top.1"
+	env_section >"$out/env.tmp"
+	if [ ! -s "$out/env.tmp" ]; then
+		echo "$prog: no environment table in Documentation/design.md" >&2
+		exit 1
+	fi
+	awk -v version="$version" -v envf="$out/env.tmp" '
+		/^@ENVIRONMENT@$/ { while ((getline l < envf) > 0) print l; next }
+		{ gsub(/@VERSION@/, version); print }' \
+		"$srctree/Documentation/man/segpool.7.in" >"$out/man7/segpool.7"
+	rm -f "$out/env.tmp"
+	echo "$out/man7/segpool.7"
+}
+
+if [ "$check" -eq 0 ]; then
+	if [ $# -ne 1 ]; then
+		echo "usage: $prog [-v VERSION] OUTDIR | -c [-s LIB.so]... [-m MANDIR]" >&2
+		exit 2
+	fi
+	generate "$1"
+	exit 0
+fi
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/segpool-man.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+if [ -n "$given" ]; then
+	mandir=$given
+else
+	mandir=$tmp/man
+	generate "$mandir" >/dev/null
+fi
+status=0
+
+# --- every exported function has a page --------------------------------------
+# SEGPOOL_API functions: the identifier before the first "(" after the macro
+awk '
+	/SEGPOOL_API/ { buf = ""; on = 1 }
+	on {
+		buf = buf " " $0
+		if (index(buf, "(")) {
+			s = substr(buf, 1, index(buf, "(") - 1)
+			sub(/[ \t]+$/, "", s)
+			n = split(s, w, /[^A-Za-z0-9_]+/)
+			print w[n]
+			on = 0
+		}
+	}' "$srctree"/include/segpool/*.h | sort -u >"$tmp/api"
+
+# the global patterns of the version scripts (between "global:" and "local:")
+for map in "$srctree"/scripts/*.map; do
+	[ -e "$map" ] || continue
+	sed -e 's|/\*.*\*/||g' "$map" | awk '
+		/global:/ { on = 1; sub(/.*global:/, "") }
+		/local:/ { on = 0 }
+		on { gsub(/[;{}]/, " "); for (i = 1; i <= NF; i++) print $i }'
+done | sort -u >"$tmp/patterns"
+
+: >"$tmp/exported"
+while read -r pat; do
+	case "$pat" in
+	*[*?[]*)
+		while read -r fn; do
+			# shellcheck disable=SC2254 # the pattern is meant to glob
+			case "$fn" in $pat) echo "$fn" ;; esac
+		done <"$tmp/api" >>"$tmp/exported"
+		;;
+	segpool_*) echo "$pat" >>"$tmp/exported" ;;
+	esac
+done <"$tmp/patterns"
+for so in $sos; do
+	if [ ! -r "$so" ]; then
+		echo "$prog: cannot read $so" >&2
+		exit 1
+	fi
+	nm -D --defined-only "$so" | awk '$2 == "T" && $3 ~ /^segpool_/ {
+		sub(/@.*/, "", $3); print $3 }' >>"$tmp/exported"
+done
+sort -u "$tmp/exported" -o "$tmp/exported"
+nexp=0
+while read -r fn; do
+	nexp=$((nexp + 1))
+	if [ ! -f "$mandir/man3/$fn.3" ]; then
+		echo "$prog: exported $fn has no man page (a kernel-doc block \"$fn() - ...\" before its prototype makes one)" >&2
+		status=1
+	fi
+done <"$tmp/exported"
+if [ "$nexp" -eq 0 ]; then
+	echo "$prog: found no exported function at all" >&2
+	status=1
+fi
+
+# --- every variable the library reads is in the table ------------------------
+dirs=$(sed -n 's|^obj-y[ 	]*+=[ 	]*\([A-Za-z0-9_-]*\)/.*|\1|p' "$srctree/Kbuild")
+for d in $dirs; do
+	cat "$srctree/$d"/*.c 2>/dev/null
+done | sed -n -e 's/.*getenv("\(SEGPOOL_[A-Z0-9_]*\)").*/\1/p' \
+	-e 's/^#define[ 	]*[A-Z0-9_]*_ENV[A-Z0-9_]*[ 	]*"\(SEGPOOL_[A-Z0-9_]*\)".*/\1/p' |
+	sort -u >"$tmp/envs"
+nenv=0
+while read -r v; do
+	nenv=$((nenv + 1))
+	if ! grep -q "^\\.B $v\$" "$mandir/man7/segpool.7"; then
+		echo "$prog: the library reads $v, which the environment table of Documentation/design.md does not list" >&2
+		status=1
+	fi
+done <"$tmp/envs"
+
+# --- segpool-top's long options are on its page -------------------------------
+sed -n 's/.*{ "\([a-z-]*\)", *[a-z_]*_argument.*/\1/p' \
+	"$srctree/tools/segpool-top/main.c" >"$tmp/opts"
+nopt=0
+while read -r o; do
+	nopt=$((nopt + 1))
+	if ! grep -q -- "\\\\-\\\\-$o" "$mandir/man1/segpool-top.1"; then
+		echo "$prog: segpool-top --$o is not in Documentation/man/segpool-top.1.in" >&2
+		status=1
+	fi
+done <"$tmp/opts"
+
+if [ "$status" -eq 0 ]; then
+	echo "man pages: $nexp exported functions, $nenv environment variables, $nopt segpool-top options: all documented"
+fi
+exit "$status"
