@@ -5,10 +5,15 @@
 # Each source folder lists its objects in a Kbuild fragment (obj-y += x.o);
 # this file gathers them into libsegpool.a and libsegpool.so.
 #
-#   make                 libraries and segpool.pc
+#   make                 libraries (libsegpool.a, libsegpool.so and the
+#                        malloc replacement libsegpool-malloc.so) and
+#                        segpool.pc
 #   make check           build and run every selftest, then "N passed, N failed"
 #   make check-numa      the NUMA selftests on emulated multi-node machines
 #                        (qemu; RIG_ARGS=...; see tools/numa-rig/)
+#   make check-preload   real programs (python3, gcc, git, sort, a C++
+#                        program, a forking one) under LD_PRELOAD of
+#                        libsegpool-malloc.so against their glibc run
 #   make demo            build and run the example service (examples/logpipe)
 #   make bench           benchmark against glibc, jemalloc, tcmalloc, mimalloc
 #                        (BENCH_ARGS=...; results in bench-results/)
@@ -122,6 +127,11 @@ endef
 lib-objs :=
 $(foreach d,$(lib-dirs),$(eval $(call collect-objs,$(d))))
 
+# malloc/: the malloc replacement, linked apart (libsegpool-malloc.so)
+malloc-y :=
+include $(srctree)/malloc/Kbuild
+malloc-objs := $(addprefix $(objtree)/malloc/,$(malloc-y))
+
 test-y :=
 include $(srctree)/selftests/Kbuild
 tests := $(addprefix $(objtree)/selftests/,$(test-y))
@@ -143,17 +153,20 @@ lib-a     := $(objtree)/$(libname).a
 lib-so    := $(objtree)/$(libname).so.$(VERSION)
 lib-soname:= $(libname).so.$(VERSION_MAJOR)
 lib-pc    := $(objtree)/segpool.pc
+malloc-name   := libsegpool-malloc
+malloc-so     := $(objtree)/$(malloc-name).so.$(VERSION)
+malloc-soname := $(malloc-name).so.$(VERSION_MAJOR)
 config-h  := $(objtree)/include/generated/segpool_config.h
 
-all-deps := $(lib-objs:.o=.d) $(tests:=.d) $(test-harness:.o=.d) $(examples:=.d)
+all-deps := $(lib-objs:.o=.d) $(malloc-objs:.o=.d) $(tests:=.d) $(test-harness:.o=.d) $(examples:=.d)
 
 # --- top-level targets ----------------------------------------------------------
-.PHONY: all check demo deps docs check-docs install uninstall clean tests examples help
+.PHONY: all check check-preload demo deps docs check-docs install uninstall clean tests examples help
 .DEFAULT_GOAL := all
 # objects are never intermediate: keep them for incremental builds
 .SECONDARY:
 
-all: $(lib-a) $(lib-so) $(lib-pc)
+all: $(lib-a) $(lib-so) $(malloc-so) $(lib-pc)
 
 help:
 	@awk 'NR >= 3 && !/^#/ { exit } NR >= 3 { sub(/^# ?/, ""); print }' \
@@ -182,6 +195,11 @@ check-docs:
 check: deps
 	$(Q)$(MAKE) --no-print-directory -f $(srctree)/Makefile all tests
 	$(Q)SEGPOOL_OBJTREE=$(objtree) $(srctree)/scripts/run-selftests.sh $(tests)
+
+# check-preload: the real-program tier of the malloc replacement (slow: ~1 min)
+check-preload: deps
+	$(Q)$(MAKE) --no-print-directory -f $(srctree)/Makefile all
+	$(Q)$(srctree)/scripts/check-preload.sh $(objtree)/$(malloc-soname)
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory -f $(srctree)/Makefile all examples
@@ -231,6 +249,18 @@ $(lib-so): $(lib-objs) $(srctree)/scripts/segpool.map
 	$(Q)ln -sf $(notdir $@) $(objtree)/$(lib-soname)
 	$(Q)ln -sf $(lib-soname) $(objtree)/$(libname).so
 
+# The malloc replacement: the library's objects and malloc/'s in one shared
+# object, so malloc() reaches segpool_malloc()'s hit path by a direct call
+# (-Bsymbolic-functions binds every call inside it locally, no PLT).
+$(malloc-so): $(lib-objs) $(malloc-objs) $(srctree)/malloc/exports.map
+	$(quiet) LD $(patsubst $(objtree)/%,%,$@)
+	$(Q)$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) -shared -Wl,-soname,$(malloc-soname) \
+		-Wl,--version-script=$(srctree)/malloc/exports.map \
+		-Wl,-Bsymbolic-functions $(LIB_ZDEFS) -o $@ $(lib-objs) \
+		$(malloc-objs) $(LDLIBS_LIB)
+	$(Q)ln -sf $(notdir $@) $(objtree)/$(malloc-soname)
+	$(Q)ln -sf $(malloc-soname) $(objtree)/$(malloc-name).so
+
 $(lib-pc): $(srctree)/scripts/segpool.pc.in $(srctree)/Makefile $(dirs-file)
 	$(quiet) GEN $(patsubst $(objtree)/%,%,$@)
 	$(Q)mkdir -p $(dir $@)
@@ -262,6 +292,9 @@ install: all
 	$(Q)install -m 755 $(lib-so) $(DESTDIR)$(LIBDIR)/
 	$(Q)ln -sf $(notdir $(lib-so)) $(DESTDIR)$(LIBDIR)/$(lib-soname)
 	$(Q)ln -sf $(lib-soname) $(DESTDIR)$(LIBDIR)/$(libname).so
+	$(Q)install -m 755 $(malloc-so) $(DESTDIR)$(LIBDIR)/
+	$(Q)ln -sf $(notdir $(malloc-so)) $(DESTDIR)$(LIBDIR)/$(malloc-soname)
+	$(Q)ln -sf $(malloc-soname) $(DESTDIR)$(LIBDIR)/$(malloc-name).so
 	$(Q)install -m 644 $(lib-pc) $(DESTDIR)$(PCDIR)/
 
 uninstall:
@@ -270,12 +303,16 @@ uninstall:
 	$(Q)-rmdir $(DESTDIR)$(INCDIR)/segpool 2>/dev/null || true
 	$(Q)rm -f $(DESTDIR)$(LIBDIR)/$(libname).a $(DESTDIR)$(LIBDIR)/$(notdir $(lib-so)) \
 		$(DESTDIR)$(LIBDIR)/$(lib-soname) $(DESTDIR)$(LIBDIR)/$(libname).so \
+		$(DESTDIR)$(LIBDIR)/$(notdir $(malloc-so)) \
+		$(DESTDIR)$(LIBDIR)/$(malloc-soname) $(DESTDIR)$(LIBDIR)/$(malloc-name).so \
 		$(DESTDIR)$(PCDIR)/segpool.pc
 
 clean:
 	$(quiet) CLEAN $(objtree)
 	$(Q)rm -f $(lib-objs) $(all-deps) $(lib-a) $(lib-so) $(objtree)/$(lib-soname) \
-		$(objtree)/$(libname).so $(lib-pc) $(tests) $(tests:=.o) $(test-harness) \
+		$(objtree)/$(libname).so $(malloc-objs) $(malloc-so) \
+		$(objtree)/$(malloc-soname) $(objtree)/$(malloc-name).so \
+		$(lib-pc) $(tests) $(tests:=.o) $(test-harness) \
 		$(examples) $(examples:=.o) $(config-h)
 
 -include $(wildcard $(all-deps))
