@@ -268,15 +268,27 @@ $(lib-pc): $(srctree)/scripts/segpool.pc.in $(srctree)/Makefile $(dirs-file)
 		-e 's|@INCDIR@|$(INCDIR)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
 
 # --- selftests and examples link the static library (internal hooks stay reachable) --
-TEST_LDLIBS := -lcmocka -lnuma -lurcu-memb -lurcu-common -pthread
+TEST_LDLIBS := -lcmocka -lnuma -lurcu-memb -lurcu-common -pthread -ldl
 
 $(objtree)/selftests/%: $(objtree)/selftests/%.o $(test-harness) $(lib-a) $(lib-so)
 	$(quiet) LD $(patsubst $(objtree)/%,%,$@)
-	$(Q)$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(test-harness) $(lib-a) $(TEST_LDLIBS)
+	$(Q)$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(test-harness) \
+		$(test-extra-objs) $(lib-a) $(TEST_LDLIBS)
 
 $(objtree)/examples/%: $(objtree)/examples/%.o $(lib-a)
 	$(quiet) LD $(patsubst $(objtree)/%,%,$@)
 	$(Q)$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(lib-a) $(LDLIBS_LIB)
+
+# selftests/test_malloc links malloc/'s objects too (malloc() is segpool's in
+# the whole program) and preloads the shared object into real programs.
+$(objtree)/selftests/test_malloc: $(malloc-objs) $(malloc-so)
+$(objtree)/selftests/test_malloc: test-extra-objs := $(malloc-objs)
+# (-fno-builtin: the compiler must not fold away the malloc()/free() pairs
+# and misuse the tests are made of)
+$(objtree)/selftests/test_malloc.o: CFLAGS_ALL += -fno-builtin
+$(objtree)/selftests/test_malloc.o: CPPFLAGS_ALL += \
+	-DSEGPOOL_MALLOC_SO_PATH='"$(objtree)/$(malloc-soname)"' \
+	-DSEGPOOL_MALLOC_DOC_PATH='"$(srctree)/Documentation/malloc.md"'
 
 # selftests/exports checks the shared object: tell it where it is.
 $(objtree)/selftests/test_exports.o: CPPFLAGS_ALL += \
