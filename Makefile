@@ -198,8 +198,8 @@ check: deps
 
 # check-preload: the real-program tier of the malloc replacement (slow: ~1 min)
 check-preload: deps
-	$(Q)$(MAKE) --no-print-directory -f $(srctree)/Makefile all
-	$(Q)$(srctree)/scripts/check-preload.sh $(objtree)/$(malloc-soname)
+	$(Q)$(MAKE) --no-print-directory -f $(srctree)/Makefile all segpool-top
+	$(Q)$(srctree)/scripts/check-preload.sh $(objtree)/$(malloc-soname) $(top-bin)
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory -f $(srctree)/Makefile all examples
