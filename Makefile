@@ -282,7 +282,12 @@ $(objtree)/examples/%: $(objtree)/examples/%.o $(lib-a)
 # selftests/test_malloc links malloc/'s objects too (malloc() is segpool's in
 # the whole program) and preloads the shared object into real programs.
 $(objtree)/selftests/test_malloc: $(malloc-objs) $(malloc-so)
+# (not in a sanitized build: the sanitizer's malloc must serve every call)
+ifeq ($(SANITIZE),)
 $(objtree)/selftests/test_malloc: test-extra-objs := $(malloc-objs)
+else
+$(objtree)/selftests/test_malloc.o: CPPFLAGS_ALL += -DSP_TEST_MALLOC_SANITIZED
+endif
 # (-fno-builtin: the compiler must not fold away the malloc()/free() pairs
 # and misuse the tests are made of)
 $(objtree)/selftests/test_malloc.o: CFLAGS_ALL += -fno-builtin
