@@ -5,11 +5,16 @@
 # Each source folder lists its objects in a Kbuild fragment (obj-y += x.o);
 # this file gathers them into libsegpool.a and libsegpool.so.
 #
-#   make                 libraries and segpool.pc
+#   make                 libraries (libsegpool.a, libsegpool.so and the
+#                        malloc replacement libsegpool-malloc.so) and
+#                        segpool.pc
 #   make check           build and run every selftest, then "N passed, N failed"
 #   make check-hotpath   the hit paths' structure and instruction budgets
 #   make check-numa      the NUMA selftests on emulated multi-node machines
 #                        (qemu; RIG_ARGS=...; see tools/numa-rig/)
+#   make check-preload   real programs (python3, gcc, git, sort, a C++
+#                        program, a forking one) under LD_PRELOAD of
+#                        libsegpool-malloc.so against their glibc run
 #   make demo            build and run the example service (examples/logpipe)
 #   make bench           benchmark against glibc, jemalloc, tcmalloc, mimalloc
 #                        (BENCH_ARGS=...; results in bench-results/)
@@ -140,6 +145,11 @@ endef
 lib-objs :=
 $(foreach d,$(lib-dirs),$(eval $(call collect-objs,$(d))))
 
+# malloc/: the malloc replacement, linked apart (libsegpool-malloc.so)
+malloc-y :=
+include $(srctree)/malloc/Kbuild
+malloc-objs := $(addprefix $(objtree)/malloc/,$(malloc-y))
+
 test-y :=
 test-script-y :=
 include $(srctree)/selftests/Kbuild
@@ -170,17 +180,20 @@ man-dir   := $(objtree)/man
 man-stamp := $(man-dir)/.stamp
 # make check installs here (DESTDIR) for selftests/test_install.sh
 install-root := $(objtree)/install-root
+malloc-name   := libsegpool-malloc
+malloc-so     := $(objtree)/$(malloc-name).so.$(VERSION)
+malloc-soname := $(malloc-name).so.$(VERSION_MAJOR)
 config-h  := $(objtree)/include/generated/segpool_config.h
 
-all-deps := $(lib-objs:.o=.d) $(tests:=.d) $(test-harness:.o=.d) $(examples:=.d)
+all-deps := $(lib-objs:.o=.d) $(malloc-objs:.o=.d) $(tests:=.d) $(test-harness:.o=.d) $(examples:=.d)
 
 # --- top-level targets ----------------------------------------------------------
-.PHONY: all check demo deps docs check-docs man install uninstall clean tests examples help
+.PHONY: all check check-preload demo deps docs check-docs man install uninstall clean tests examples help
 .DEFAULT_GOAL := all
 # objects are never intermediate: keep them for incremental builds
 .SECONDARY:
 
-all: $(lib-a) $(lib-so) $(lib-pc) $(cmake-cfg) $(cmake-ver)
+all: $(lib-a) $(lib-so) $(malloc-so) $(lib-pc) $(cmake-cfg) $(cmake-ver)
 
 help:
 	@awk 'NR >= 3 && !/^#/ { exit } NR >= 3 { sub(/^# ?/, ""); print }' \
@@ -239,6 +252,11 @@ check: deps
 		SEGPOOL_INSTALL_ROOT=$(install-root) \
 		$(srctree)/scripts/run-selftests.sh $(tests) $(script-tests)
 
+# check-preload: the real-program tier of the malloc replacement (slow: ~1 min)
+check-preload: deps
+	$(Q)$(MAKE) --no-print-directory -f $(srctree)/Makefile all segpool-top
+	$(Q)$(srctree)/scripts/check-preload.sh $(objtree)/$(malloc-soname) $(top-bin)
+
 demo: deps
 	$(Q)$(MAKE) --no-print-directory -f $(srctree)/Makefile all examples
 	$(Q)$(objtree)/examples/logpipe $(DEMO_ARGS)
@@ -291,6 +309,17 @@ $(lib-so): $(lib-objs) $(srctree)/scripts/segpool.map
 # $(PREFIX) are written relative to it (${prefix}/..., or to the CMake file's
 # own directory), so pkg-config --define-prefix and a moved tree work.
 under-prefix = $(patsubst $(PREFIX)/%,$(2)/%,$(patsubst $(PREFIX),$(2),$(1)))
+# The malloc replacement: the library's objects and malloc/'s in one shared
+# object, so malloc() reaches segpool_malloc()'s hit path by a direct call
+# (-Bsymbolic-functions binds every call inside it locally, no PLT).
+$(malloc-so): $(lib-objs) $(malloc-objs) $(srctree)/malloc/exports.map
+	$(quiet) LD $(patsubst $(objtree)/%,%,$@)
+	$(Q)$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) -shared -Wl,-soname,$(malloc-soname) \
+		-Wl,--version-script=$(srctree)/malloc/exports.map \
+		-Wl,-Bsymbolic-functions $(LIB_ZDEFS) -o $@ $(lib-objs) \
+		$(malloc-objs) $(LDLIBS_LIB)
+	$(Q)ln -sf $(notdir $@) $(objtree)/$(malloc-soname)
+	$(Q)ln -sf $(malloc-soname) $(objtree)/$(malloc-name).so
 
 $(lib-pc): $(srctree)/scripts/segpool.pc.in $(srctree)/Makefile $(dirs-file)
 	$(quiet) GEN $(patsubst $(objtree)/%,%,$@)
@@ -319,15 +348,32 @@ $(cmake-ver): $(srctree)/scripts/segpoolConfigVersion.cmake.in $(srctree)/Makefi
 	$(Q)sed -e 's|@VERSION@|$(VERSION)|' -e 's|@VERSION_MAJOR@|$(VERSION_MAJOR)|' $< > $@
 
 # --- selftests and examples link the static library (internal hooks stay reachable) --
-TEST_LDLIBS := -lcmocka -lnuma -lurcu-memb -lurcu-common -pthread
+TEST_LDLIBS := -lcmocka -lnuma -lurcu-memb -lurcu-common -pthread -ldl
 
 $(objtree)/selftests/%: $(objtree)/selftests/%.o $(test-harness) $(lib-a) $(lib-so)
 	$(quiet) LD $(patsubst $(objtree)/%,%,$@)
-	$(Q)$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(test-harness) $(lib-a) $(TEST_LDLIBS)
+	$(Q)$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(test-harness) \
+		$(test-extra-objs) $(lib-a) $(TEST_LDLIBS)
 
 $(objtree)/examples/%: $(objtree)/examples/%.o $(lib-a)
 	$(quiet) LD $(patsubst $(objtree)/%,%,$@)
 	$(Q)$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(lib-a) $(LDLIBS_LIB)
+
+# selftests/test_malloc links malloc/'s objects too (malloc() is segpool's in
+# the whole program) and preloads the shared object into real programs.
+$(objtree)/selftests/test_malloc: $(malloc-objs) $(malloc-so)
+# (not in a sanitized build: the sanitizer's malloc must serve every call)
+ifeq ($(SANITIZE),)
+$(objtree)/selftests/test_malloc: test-extra-objs := $(malloc-objs)
+else
+$(objtree)/selftests/test_malloc.o: CPPFLAGS_ALL += -DSP_TEST_MALLOC_SANITIZED
+endif
+# (-fno-builtin: the compiler must not fold away the malloc()/free() pairs
+# and misuse the tests are made of)
+$(objtree)/selftests/test_malloc.o: CFLAGS_ALL += -fno-builtin
+$(objtree)/selftests/test_malloc.o: CPPFLAGS_ALL += \
+	-DSEGPOOL_MALLOC_SO_PATH='"$(objtree)/$(malloc-soname)"' \
+	-DSEGPOOL_MALLOC_DOC_PATH='"$(srctree)/Documentation/malloc.md"'
 
 # selftests/exports checks the shared object: tell it where it is.
 $(objtree)/selftests/test_exports.o: CPPFLAGS_ALL += \
@@ -348,6 +394,9 @@ install: all man
 	$(Q)install -m 755 $(lib-so) $(DESTDIR)$(LIBDIR)/
 	$(Q)ln -sf $(notdir $(lib-so)) $(DESTDIR)$(LIBDIR)/$(lib-soname)
 	$(Q)ln -sf $(lib-soname) $(DESTDIR)$(LIBDIR)/$(libname).so
+	$(Q)install -m 755 $(malloc-so) $(DESTDIR)$(LIBDIR)/
+	$(Q)ln -sf $(notdir $(malloc-so)) $(DESTDIR)$(LIBDIR)/$(malloc-soname)
+	$(Q)ln -sf $(malloc-soname) $(DESTDIR)$(LIBDIR)/$(malloc-name).so
 	$(Q)install -m 644 $(lib-pc) $(DESTDIR)$(PCDIR)/
 	$(Q)install -m 644 $(cmake-cfg) $(cmake-ver) $(DESTDIR)$(CMAKEDIR)/
 	$(Q)for s in 1 3 7; do \
@@ -367,6 +416,8 @@ uninstall:
 	$(Q)-rmdir $(DESTDIR)$(INCDIR)/segpool 2>/dev/null || true
 	$(Q)rm -f $(DESTDIR)$(LIBDIR)/$(libname).a $(DESTDIR)$(LIBDIR)/$(notdir $(lib-so)) \
 		$(DESTDIR)$(LIBDIR)/$(lib-soname) $(DESTDIR)$(LIBDIR)/$(libname).so \
+		$(DESTDIR)$(LIBDIR)/$(notdir $(malloc-so)) \
+		$(DESTDIR)$(LIBDIR)/$(malloc-soname) $(DESTDIR)$(LIBDIR)/$(malloc-name).so \
 		$(DESTDIR)$(PCDIR)/segpool.pc \
 		$(DESTDIR)$(CMAKEDIR)/segpoolConfig.cmake $(DESTDIR)$(CMAKEDIR)/segpoolConfigVersion.cmake
 	$(Q)-rmdir $(DESTDIR)$(CMAKEDIR) 2>/dev/null || true
@@ -377,7 +428,9 @@ uninstall:
 clean:
 	$(quiet) CLEAN $(objtree)
 	$(Q)rm -f $(lib-objs) $(all-deps) $(lib-a) $(lib-so) $(objtree)/$(lib-soname) \
-		$(objtree)/$(libname).so $(lib-pc) $(cmake-cfg) $(cmake-ver) $(tests) $(tests:=.o) $(test-harness) \
+		$(objtree)/$(libname).so $(malloc-objs) $(malloc-so) \
+		$(objtree)/$(malloc-soname) $(objtree)/$(malloc-name).so \
+		$(lib-pc) $(cmake-cfg) $(cmake-ver) $(tests) $(tests:=.o) $(test-harness) \
 		$(examples) $(examples:=.o) $(config-h)
 	$(Q)rm -rf $(man-dir) $(install-root)
 

@@ -86,6 +86,8 @@ SP_INTERNAL void *sp_large_alloc(size_t size, size_t align, int idx);
 SP_INTERNAL bool sp_large_lookup(const void *ptr, size_t *size, int *idx);
 /* Free the large allocation at @ptr; false when there is none. */
 SP_INTERNAL bool sp_large_free(void *ptr);
+/* Live large allocations and the bytes they map, read under the lock. */
+SP_INTERNAL void sp_large_totals(size_t *count, size_t *bytes);
 SP_INTERNAL void sp_large_lock(void);
 SP_INTERNAL void sp_large_unlock(void);
 SP_INTERNAL void sp_large_reinit_lock(void);

@@ -30,6 +30,7 @@ static pthread_mutex_t sp_large_mutex = PTHREAD_MUTEX_INITIALIZER;
 static struct sp_large **sp_large_buckets;	/* under sp_large_mutex */
 static size_t sp_large_nr_buckets;
 static size_t sp_large_count;
+static size_t sp_large_bytes;			/* mapped by live entries */
 static struct segpool_cache *sp_large_cache;
 
 static size_t sp_large_hash(const void *addr, size_t nr)
@@ -107,6 +108,7 @@ void *sp_large_alloc(size_t size, size_t align, int idx)
 	e->next = sp_large_buckets[h];
 	sp_large_buckets[h] = e;
 	sp_large_count++;
+	sp_large_bytes += bytes;
 	pthread_mutex_unlock(&sp_large_mutex);
 	return e->addr;
 }
@@ -141,6 +143,7 @@ bool sp_large_free(void *ptr)
 			e = *pp;
 			*pp = e->next;
 			sp_large_count--;
+			sp_large_bytes -= e->size;
 			break;
 		}
 	}
@@ -150,6 +153,14 @@ bool sp_large_free(void *ptr)
 	sp_mapping_destroy(e->addr, e->size);
 	segpool_cache_free(sp_large_cache, e);
 	return true;
+}
+
+void sp_large_totals(size_t *count, size_t *bytes)
+{
+	pthread_mutex_lock(&sp_large_mutex);
+	*count = sp_large_count;
+	*bytes = sp_large_bytes;
+	pthread_mutex_unlock(&sp_large_mutex);
 }
 
 void sp_large_lock(void)

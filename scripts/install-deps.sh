@@ -17,6 +17,8 @@
 #   clang     clang, for `make CC=clang`.
 #   bench     libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 gnuplot-nox:
 #             the peers and the plots of `make bench`.
+#   preload   python3 git g++: the real programs `make check-preload` runs
+#             under libsegpool-malloc.so (gcc, sort and awk come with base).
 #   numa      qemu-system-x86 linux-image-cloud-amd64 busybox-static cpio:
 #             the emulated multi-node machine of `make check-numa`.
 #   deb       dpkg-dev debhelper lintian: building the Debian packages
@@ -37,7 +39,7 @@ set -euo pipefail
 prog=${0##*/}
 
 usage() {
-	sed -n '4,28p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '4,32p' "$0" | sed 's/^# \{0,1\}//'
 }
 
 group_packages() {
@@ -55,6 +57,9 @@ group_packages() {
 	bench)
 		echo libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 gnuplot-nox
 		;;
+	preload)
+		echo python3 git g++
+		;;
 	numa)
 		echo qemu-system-x86 linux-image-cloud-amd64 busybox-static cpio
 		;;
@@ -66,6 +71,7 @@ group_packages() {
 		group_packages valgrind
 		group_packages clang
 		group_packages bench
+		group_packages preload
 		group_packages numa
 		group_packages deb
 		;;
@@ -93,7 +99,7 @@ for arg in "$@"; do
 		;;
 	*)
 		if ! group_packages "$arg" >/dev/null; then
-			echo "$prog: unknown group '$arg' (base, valgrind, clang, bench, numa, deb, all)" >&2
+			echo "$prog: unknown group '$arg' (base, valgrind, clang, bench, preload, numa, deb, all)" >&2
 			exit 2
 		fi
 		groups+=("$arg")

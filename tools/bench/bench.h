@@ -49,6 +49,18 @@
  * Contenders (contenders.c)
  */
 
+/* A sanitized build: its malloc serves every call, nothing can be preloaded. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define BENCH_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define BENCH_SANITIZED 1
+#endif
+#endif
+#ifndef BENCH_SANITIZED
+#define BENCH_SANITIZED 0
+#endif
+
 enum bench_kind {
 	BENCH_SEGPOOL_CACHE,	/* segpool_cache_alloc(), a cache per size class */
 	BENCH_SEGPOOL_MALLOC,	/* segpool_malloc() */
@@ -611,5 +623,15 @@ int bench_plot(const struct bench_run *run, const char *dir,
 	       unsigned int *made);
 /* doc.c: replace the results section of @doc with @md_path's text. */
 int bench_doc_update(const char *doc, const char *md_path);
+
+/* --- programs.c: real programs under each malloc (--programs) --- */
+#define BENCH_NPROGS	3
+/*
+ * bench_programs_main() - run the real programs under every installed
+ * malloc contender, @reps times each; table on stdout, programs.md in
+ * @out_dir (may be NULL); @smoke: a small sort input.
+ * Return: 0, or 1 when a program failed under some contender.
+ */
+int bench_programs_main(const char *out_dir, int reps, bool smoke);
 
 #endif /* SEGPOOL_BENCH_H */

@@ -11,6 +11,8 @@
  * segpool-cache-lock and segpool-cache-off are segpool-cache's very code in
  * a child whose environment has SEGPOOL_PERCPU=lock or off (spawn.c), so
  * one run measures the per-CPU layer in each of its modes.
+ * segpool-preload is the malloc contender run with libsegpool-malloc.so
+ * preloaded: segpool as an unmodified program meets it.
  * segpool-cache-nostats is the same code again, from a build of segpool
  * whose fast path keeps no hit counters (make bench-stats-cost): what the
  * statistics cost, measured side by side.
@@ -81,6 +83,14 @@ const struct bench_contender bench_contenders[] = {
 		.title = "mimalloc (LD_PRELOAD)", .package = "libmimalloc2.0",
 		.soname = "libmimalloc.so.2", .malloc_from = "libmimalloc.so.2",
 		.trim_sym = "mi_collect",
+	}, {
+		/* segpool itself under an unmodified program (malloc/):
+		 * make bench finds it through SEGPOOL_BENCH_LIBPATH */
+		.name = "segpool-preload", .kind = BENCH_MALLOC,
+		.title = "libsegpool-malloc.so (LD_PRELOAD)",
+		.soname = "libsegpool-malloc.so.0",
+		.malloc_from = "libsegpool-malloc.so.0",
+		.trim_sym = "malloc_trim",
 	}, {
 		.name = "floor", .kind = BENCH_FLOOR,
 		.title = "harness floor: no allocator (per-thread LIFO of slots)",

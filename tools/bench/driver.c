@@ -25,17 +25,6 @@
 
 #include "tools/bench/bench.h"
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define BENCH_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define BENCH_SANITIZED 1
-#endif
-#endif
-#ifndef BENCH_SANITIZED
-#define BENCH_SANITIZED 0
-#endif
-
 /* --- the program the children run ------------------------------------------------ */
 
 /*
@@ -121,8 +110,10 @@ static void bench_contenders_resolve(struct bench_run *run)
 			   !bench_peer_path(c, s->path, sizeof(s->path))) {
 			s->skipped = true;
 			snprintf(s->reason, sizeof(s->reason),
-				 "not installed (%s not found; Debian package "
-				 "%s)", c->soname, c->package);
+				 "not installed (%s not found%s%s%s)", c->soname,
+				 c->package ? "; Debian package " : "; set "
+				 "SEGPOOL_BENCH_LIBPATH to its folder",
+				 c->package ? c->package : "", "");
 		}
 	}
 }

@@ -52,6 +52,9 @@ static void bench_usage(FILE *f)
 "  -o, --out DIR          write results.json, results.md and PNG plots\n"
 "      --no-plots         no gnuplot run\n"
 "      --update-doc FILE  replace FILE's results section (needs --out)\n"
+"      --programs         instead of the workloads: real programs (python3,\n"
+"                         gcc, sort) under each malloc contender, -r runs\n"
+"                         (default 3); wall, CPU, peak RSS and ratios\n"
 "      --smoke            tiny counts, every workload and installed\n"
 "                         contender, one repetition: checks correctness\n"
 "                         only; exit status 1 on any error\n"
@@ -175,7 +178,7 @@ static char *bench_self(char *argv0)
 enum {
 	OPT_SIZE_RANGE = 256, OPT_PAIRS, OPT_FS_THREADS, OPT_WRITES, OPT_LIVE,
 	OPT_WARMUP, OPT_SEED, OPT_NO_PIN, OPT_NO_PLOTS, OPT_DOC, OPT_SMOKE,
-	OPT_CHILD, OPT_RESULT_FD, OPT_TSC_HZ, OPT_GP_DIR,
+	OPT_CHILD, OPT_RESULT_FD, OPT_TSC_HZ, OPT_GP_DIR, OPT_PROGRAMS,
 };
 
 static const struct option bench_options[] = {
@@ -195,6 +198,7 @@ static const struct option bench_options[] = {
 	{ "warmup", required_argument, NULL, OPT_WARMUP },
 	{ "seed", required_argument, NULL, OPT_SEED },
 	{ "no-pin", no_argument, NULL, OPT_NO_PIN },
+	{ "programs", no_argument, NULL, OPT_PROGRAMS },
 	{ "format", required_argument, NULL, 'f' },
 	{ "out", required_argument, NULL, 'o' },
 	{ "no-plots", no_argument, NULL, OPT_NO_PLOTS },
@@ -242,7 +246,7 @@ int main(int argc, char **argv)
 	const char *base = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1
 						 : argv[0];
 	const char *child = NULL, *workload = NULL;
-	bool ops_set = false, reps_set = false;
+	bool ops_set = false, reps_set = false, programs = false;
 	int result_fd = -1, opt;
 	size_t blen = strlen(base);
 
@@ -354,6 +358,9 @@ int main(int argc, char **argv)
 		case OPT_GP_DIR:
 			run.gp_dir = optarg;
 			break;
+		case OPT_PROGRAMS:
+			programs = true;
+			break;
 		default:
 			bench_usage(stderr);
 			return 2;
@@ -371,6 +378,10 @@ int main(int argc, char **argv)
 				  "--tsc-hz");
 		return bench_child_main(&run.cfg, child, workload, result_fd);
 	}
+	if (programs)
+		return bench_programs_main(run.out_dir,
+					   reps_set ? (int)run.reps : 3,
+					   run.smoke);
 	if (run.doc && !run.out_dir)
 		bench_die("--update-doc needs --out");
 	if (run.smoke)
