@@ -351,8 +351,14 @@ static void fault_cycles(enum sp_fault_point point)
 	char name[48];
 
 	snprintf(name, sizeof(name), "tf-cycle-%s", point_name(point));
-	/* 2 KiB objects: slabs of several pages, fewer madvise calls */
-	c = segpool_cache_create(name, CYCLE_SIZE, 0, 0, NULL);
+	/*
+	 * 2 KiB objects: slabs of several pages, fewer madvise calls.  The
+	 * magazine size is fixed: grown magazines would pin a different
+	 * number of objects from one cycle to the next.
+	 */
+	c = segpool_cache_create_tuned(name, CYCLE_SIZE, 0, 0, NULL,
+				       &(struct segpool_cache_tunables){
+					       .mag_size = 28 });
 	assert_non_null(c);
 	info = sp_test_info(c);
 	nbase = (size_t)info.objs_per_slab * 5 / 2;
