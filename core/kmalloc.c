@@ -67,6 +67,8 @@ int sp_kmalloc_init(void)
 		unsigned int sz = sp_kmalloc_sizes[i];
 		char name[32];
 
+		if (sp_kmalloc_caches[i])
+			continue;	/* made by an earlier, failed init */
 		if (sz >= 1024 && sz % 1024 == 0)
 			snprintf(name, sizeof(name), "kmalloc-%uk", sz / 1024);
 		else

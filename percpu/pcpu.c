@@ -80,8 +80,13 @@ static inline void sp_hook(enum sp_pcpu_hook_point point, struct sp_pcpu_cache *
 
 int sp_pcpu_init(void)
 {
-	sp_pcpu_mode_init();
-	sp_nr_slots = (unsigned int)sp_cpu_possible_count();
+	static bool mode_chosen;	/* init may be tried again: once */
+
+	if (!mode_chosen) {
+		sp_pcpu_mode_init();
+		sp_nr_slots = (unsigned int)sp_cpu_possible_count();
+		mode_chosen = true;
+	}
 	if (sp_pcpu_mode == SP_PCPU_OFF)
 		return 0;
 	return sp_mag_init();

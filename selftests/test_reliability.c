@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: MIT
+/*
+ * selftests/test_reliability.c - what must hold when things go wrong.
+ *
+ * Each test is the regression test of one defect of issue 12: start-up
+ * without memory (the address-space limit), a destroyed cache's handle,
+ * a zeroed free link with hardening off, realloc and usable_size of an
+ * interior pointer, the count of segpool_cache_shrink(), the export record,
+ * and every SEGPOOL_* setting given garbage.  What must abort or could
+ * hang runs in a forked child under an alarm.
+ *
+ * Tests named child_* do their work only in a copy of this program started
+ * by another test (SP_REL_CHILD set); run directly, they skip.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <segpool/segpool.h>
+
+#include "segpool_config.h"
+#include "selftests/harness.h"
+
+#define CHILD_ENV	"SP_REL_CHILD"
+#define CHILD_TIMEOUT	30	/* seconds before a stuck child is killed */
+
+extern char **environ;
+
+/*
+ * Run this program again as @filter, with CHILD_ENV=1 and @env ("A=b"
+ * strings, NULL-terminated) added, its soft address-space limit set to
+ * @as_limit bytes when not 0, under an alarm.  Its stderr into @buf.
+ * Return: its wait status.
+ */
+static int run_self(const char *filter, const char *const *env,
+		    rlim_t as_limit, char *buf, size_t size)
+{
+	char *envp[256], *argv[] = { (char *)"self", (char *)filter, NULL };
+	size_t n = 0, len = 0;
+	int fds[2], status;
+	pid_t pid;
+	ssize_t r;
+
+	for (char **e = environ; *e && n < 200; e++)
+		if (strncmp(*e, "SEGPOOL_", 8))	/* settings: only ours */
+			envp[n++] = *e;
+	envp[n++] = (char *)CHILD_ENV "=1";
+	for (; env && *env && n < 254; env++)
+		envp[n++] = (char *)*env;
+	envp[n] = NULL;
+	fflush(stdout);
+	fflush(stderr);
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(fds[1], STDERR_FILENO);
+		close(fds[0]);
+		close(fds[1]);
+		if (as_limit) {
+			struct rlimit rl;
+
+			getrlimit(RLIMIT_AS, &rl);
+			rl.rlim_cur = as_limit;
+			setrlimit(RLIMIT_AS, &rl);
+		}
+		alarm(CHILD_TIMEOUT);	/* survives the exec */
+		execve("/proc/self/exe", argv, envp);
+		_exit(127);
+	}
+	close(fds[1]);
+	while (len < size - 1 &&
+	       (r = read(fds[0], buf + len, size - 1 - len)) > 0)
+		len += (size_t)r;
+	buf[len] = '\0';
+	close(fds[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return status;
+}
+
+static bool in_child(void)
+{
+	return getenv(CHILD_ENV) != NULL;
+}
+
+static unsigned int count_of(const char *hay, const char *needle)
+{
+	unsigned int n = 0;
+
+	for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+/* --- start-up without memory (defect 2) ------------------------------------ */
+
+#define INIT_AS_LIMIT	(20UL << 20)	/* ulimit -v 20M */
+
+/*
+ * Started under a soft address-space limit of 20 MiB: the arena cannot be
+ * reserved, every call fails with ENOMEM; once the limit is lifted, the
+ * next call initialises the library and everything works.
+ */
+static void child_init_retry(void **state)
+{
+	struct segpool_cache *c;
+	struct rlimit rl;
+	void *p;
+
+	(void)state;
+	if (!in_child())
+		skip();
+	errno = 0;
+	assert_null(segpool_malloc(64));
+	assert_int_equal(errno, ENOMEM);
+	assert_null(segpool_cache_create("rel-init", 64, 0, 0, NULL));
+	assert_int_equal(errno, ENOMEM);
+	assert_null(segpool_malloc(64));	/* tried again: still no */
+
+	assert_int_equal(getrlimit(RLIMIT_AS, &rl), 0);
+	rl.rlim_cur = rl.rlim_max;
+	assert_int_equal(setrlimit(RLIMIT_AS, &rl), 0);
+
+	p = segpool_malloc(64);
+	assert_non_null(p);
+	memset(p, 1, 64);
+	segpool_free(p);
+	c = segpool_cache_create("rel-init", 64, 0, 0, NULL);
+	assert_non_null(c);
+	p = segpool_cache_alloc(c, 0);
+	assert_non_null(p);
+	segpool_cache_free(c, p);
+	assert_int_equal(segpool_cache_destroy(c), 0);
+	assert_null(strstr(segpool_percpu_mode(), "not initialised"));
+}
+
+static void test_init_retry_after_failure(void **state)
+{
+	char buf[8192];
+	int status;
+
+	(void)state;
+#if defined(CONFIG_SEGPOOL_ASAN) || defined(CONFIG_SEGPOOL_TSAN)
+	skip();		/* the sanitizers' shadow memory needs more than that */
+#endif
+	if (sp_test_under_valgrind())
+		skip();	/* so does valgrind; and the child would run natively */
+	status = run_self("child_init_retry", NULL, INIT_AS_LIMIT, buf,
+			  sizeof(buf));
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("child status %#x; stderr: %s", status, buf);
+	/* reported once, however many calls failed; and the recovery */
+	assert_int_equal(count_of(buf, "segpool: cannot initialise"), 1);
+	assert_non_null(strstr(buf, "try again"));
+	assert_int_equal(count_of(buf, "segpool: initialised after"), 1);
+}
+
+static const struct CMUnitTest tests[] = {
+	cmocka_unit_test(child_init_retry),
+	cmocka_unit_test(test_init_retry_after_failure),
+};
+
+SP_TEST_MAIN(tests)
