@@ -162,9 +162,109 @@ static void test_init_retry_after_failure(void **state)
 	assert_int_equal(count_of(buf, "segpool: initialised after"), 1);
 }
 
+/* --- a zeroed free link with hardening off (defect 5) --------------------- */
+
+/*
+ * SEGPOOL_FREELIST_HARDENED=0, no per-CPU layer (frees go straight to the
+ * slab): a slab fully carved, two objects freed, the second one zeroed
+ * after its free as a use-after-free would.  The next allocation takes it
+ * and its NULL link ends the free list early; the one after that used to
+ * spin forever under the node lock on a partial slab with no free object.
+ */
+static void child_zeroed_link(void **state)
+{
+	struct segpool_cache *c;
+	unsigned int n, i;
+	void **objs;
+
+	(void)state;
+	if (!in_child())
+		skip();
+	c = segpool_cache_create("rel-zeroed-link", 64, 0, 0, NULL);
+	assert_non_null(c);
+	n = sp_test_info(c).objs_per_slab;
+	objs = calloc(n, sizeof(*objs));
+	assert_non_null(objs);
+	for (i = 0; i < n; i++)
+		assert_non_null(objs[i] = segpool_cache_alloc(c, 0));
+	segpool_cache_free(c, objs[3]);
+	segpool_cache_free(c, objs[7]);
+	memset(objs[7], 0, 64);		/* written after free */
+	assert_ptr_equal(segpool_cache_alloc(c, 0), objs[7]);
+	(void)!segpool_cache_alloc(c, 0);	/* must report, never loop */
+	fail_msg("the broken free list went unseen");
+}
+
+static void test_zeroed_link_unhardened(void **state)
+{
+	static const char *const env[] = {
+		"SEGPOOL_FREELIST_HARDENED=0", "SEGPOOL_PERCPU=off", NULL,
+	};
+	char buf[8192];
+	int status;
+
+	(void)state;
+	status = run_self("child_zeroed_link", env, 0, buf, sizeof(buf));
+	if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGABRT)
+		fail_msg("child status %#x%s; stderr: %s", status,
+			 WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM ?
+			 " (hung)" : "", buf);
+	assert_non_null(strstr(buf, "segpool: free list of slab"));
+	assert_non_null(strstr(buf, "cache rel-zeroed-link"));
+}
+
+/* --- realloc and usable_size of an interior pointer (defects 6, 7) ------- */
+
+static void do_realloc_interior(void *arg)
+{
+	char *p = segpool_malloc(48);
+
+	(void)arg;
+	memset(p, 0x5a, 48);
+	/* would copy 5000 bytes from 5 bytes in, past the object */
+	(void)!segpool_realloc(p + 5, 5000);
+}
+
+static void test_realloc_interior(void **state)
+{
+	(void)state;
+	assert_true(sp_test_expect_death(do_realloc_interior, NULL,
+		"segpool: realloc of interior pointer"));
+	assert_true(sp_test_expect_death(do_realloc_interior, NULL,
+		"(cache kmalloc-48)"));
+}
+
+static void do_usable_interior(void *arg)
+{
+	char *p = segpool_malloc(48);
+
+	(void)arg;
+	printf("# usable_size(p + 5) = %zu\n", segpool_usable_size(p + 5));
+}
+
+static void test_usable_size_interior(void **state)
+{
+	char *p = segpool_malloc(48);
+	int dummy;
+
+	(void)state;
+	assert_non_null(p);
+	assert_int_equal(segpool_usable_size(p), 48);
+	errno = 0;
+	assert_int_equal(segpool_usable_size(&dummy), 0);	/* not ours */
+	assert_int_equal(errno, EINVAL);
+	segpool_free(p);
+	assert_true(sp_test_expect_death(do_usable_interior, NULL,
+		"segpool: usable_size of interior pointer"));
+}
+
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(child_init_retry),
 	cmocka_unit_test(test_init_retry_after_failure),
+	cmocka_unit_test(child_zeroed_link),
+	cmocka_unit_test(test_zeroed_link_unhardened),
+	cmocka_unit_test(test_realloc_interior),
+	cmocka_unit_test(test_usable_size_interior),
 };
 
 SP_TEST_MAIN(tests)

@@ -119,6 +119,18 @@ void sp_report_bad_freeptr(const struct segpool_cache *c,
 	abort();
 }
 
+void sp_report_short_freelist(const struct segpool_cache *c,
+			      const struct sp_slab *s)
+{
+	sp_warn("free list of slab %p-%p ends with %u of its objects "
+		"unaccounted for (cache %s, %u in use of %u): a free object's "
+		"link (offset %u) was overwritten after free", (void *)s->base,
+		(void *)(s->base + sp_slab_bytes(c)),
+		c->objs_per_slab - s->inuse, c->name, s->inuse,
+		c->objs_per_slab, c->fp_offset);
+	abort();
+}
+
 #if SP_ASAN
 /*
  * ASan calls __asan_on_error() once it has printed a report: say which

@@ -190,8 +190,17 @@ static size_t sp_node_take(struct segpool_cache *c, struct sp_cache_node *n,
 		while (got < want) {
 			void *obj = sp_slab_next(c, s);
 
-			if (!obj)
+			if (!obj) {
+				/*
+				 * A slab on the partial or empty list has a
+				 * free object by its count: none means a link
+				 * was overwritten with NULL.  Taking this slab
+				 * again would loop forever.
+				 */
+				if (unlikely(s->inuse < c->objs_per_slab))
+					sp_report_short_freelist(c, s);
 				break;
+			}
 			if (unlikely(c->flags & SP_CACHE_DEBUG))
 				sp_debug_on_alloc(c, s, obj);
 			s->inuse++;

@@ -386,7 +386,11 @@ segpool_calloc(size_t n, size_t size);
  * @size: the new size; 0 frees @ptr and returns NULL.
  *
  * The contents up to the smaller of the old and new sizes are kept.  When the
- * new size fits the current size class, @ptr is returned unchanged.
+ * new size fits the current size class, @ptr is returned unchanged.  @ptr
+ * is checked as segpool_free() checks it before anything is copied: a
+ * pointer segpool never handed out, an interior pointer or an object of a
+ * named cache is reported ("realloc of interior pointer", with the cache
+ * name) and the process aborts.
  *
  * Return: the memory, or NULL with errno ENOMEM (@ptr is then untouched).
  */
@@ -417,7 +421,12 @@ SEGPOOL_WUR void *segpool_aligned_alloc(size_t align, size_t size);
  * segpool_usable_size() - how many bytes of an allocation may be used.
  * @ptr: memory from segpool_malloc() and friends, or NULL (returns 0).
  *
- * Return: the size of @ptr's size class or mapping (>= the size asked for).
+ * A pointer into a slab that is not at an object's start is misuse, as
+ * for segpool_free(): reported ("usable_size of interior pointer", with
+ * the cache name), then the process aborts.
+ *
+ * Return: the size of @ptr's size class or mapping (>= the size asked for);
+ * 0 with errno EINVAL for a pointer segpool did not hand out.
  */
 SEGPOOL_API size_t segpool_usable_size(const void *ptr);
 
