@@ -353,9 +353,12 @@ SEGPOOL_API int segpool_cache_shrink(struct segpool_cache *cache)
 		errno = EINVAL;
 		return -EINVAL;
 	}
+	/* the slabs the drain released count too, not only the shrink's */
+	sp_slab_tally_begin(cache);
 	if (cache->pcpu)
 		sp_pcpu_drain(cache->pcpu);
-	n = sp_slab_shrink(cache);
+	sp_slab_shrink(cache);
+	n = sp_slab_tally_end();
 	return n > INT32_MAX ? INT32_MAX : (int)n;
 }
 

@@ -123,9 +123,35 @@ void sp_slab_release_now(struct sp_slab *s)
  * may still be reading its objects: its pages go back (to the region, thus
  * the OS or another cache) only after a grace period, through the hook.
  */
+/*
+ * The slabs of one cache this thread released between
+ * sp_slab_tally_begin() and _end(): segpool_cache_shrink() counts with it
+ * the slabs freed by its own drain of the per-CPU layer (a flushed magazine
+ * can leave a slab empty beyond the node's keep) as well as its own.
+ */
+static __thread struct {
+	const struct segpool_cache *cache;
+	unsigned long released;
+} sp_slab_tally;
+
+void sp_slab_tally_begin(const struct segpool_cache *c)
+{
+	sp_slab_tally.cache = c;
+	sp_slab_tally.released = 0;
+}
+
+unsigned long sp_slab_tally_end(void)
+{
+	sp_slab_tally.cache = NULL;
+	return sp_slab_tally.released;
+}
+
 static void sp_slab_release(struct sp_slab *s)
 {
 	void (*hook)(struct sp_slab *) = SP_READ_ONCE(sp_slab_release_hook);
+
+	if (unlikely(sp_slab_tally.cache == s->cache))
+		sp_slab_tally.released++;
 
 	if (unlikely(s->cache->flags & SEGPOOL_TYPESAFE_BY_RCU) && hook) {
 		hook(s);

@@ -274,6 +274,13 @@ SP_INTERNAL void sp_slab_free_bulk(struct segpool_cache *c, size_t n,
 extern SP_INTERNAL void (*sp_slab_release_hook)(struct sp_slab *s);
 /* sp_slab_release_now() - give an empty slab's pages and descriptor back. */
 SP_INTERNAL void sp_slab_release_now(struct sp_slab *s);
+/*
+ * sp_slab_tally_begin() / _end() - count the slabs of @c the calling thread
+ * releases in between, by any path (flushes, frees, shrink); _end() returns
+ * the count and stops counting.
+ */
+SP_INTERNAL void sp_slab_tally_begin(const struct segpool_cache *c);
+SP_INTERNAL unsigned long sp_slab_tally_end(void);
 /* sp_slab_shrink() - release the empty slabs of every node; the count. */
 SP_INTERNAL unsigned long sp_slab_shrink(struct segpool_cache *c);
 /* sp_slab_live_objects() - objects handed out, over all nodes. */
