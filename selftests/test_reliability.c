@@ -298,6 +298,109 @@ static void test_shrink_counts_drained_slabs(void **state)
 	assert_int_equal(segpool_cache_destroy(c), 0);
 }
 
+/* --- a destroyed cache's handle (defect 4) -------------------------------- */
+
+enum stale_op { STALE_ALLOC, STALE_FREE, STALE_SHRINK, STALE_DESTROY,
+		STALE_FREE_RCU, STALE_INFO };
+
+struct stale {
+	enum stale_op op;
+	const char *needle;
+};
+
+/*
+ * Destroy a cache, then create caches of the same size until one lands at
+ * its address or 64 were tried (with the tombstone none does), then use
+ * the old handle.  It used to crash, or drive the new cache: destroy the
+ * new one, free its objects.
+ */
+static void do_stale(void *arg)
+{
+	const struct stale *st = arg;
+	struct segpool_cache *old, *fresh[64];
+	void *obj, *new_obj;
+	int i, nfresh = 0;
+
+	old = segpool_cache_create("rel-stale-old", 200, 0, 0, NULL);
+	obj = segpool_cache_alloc(old, 0);
+	segpool_cache_free(old, obj);
+	if (segpool_cache_destroy(old))
+		_exit(3);
+	for (i = 0; i < 64; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "rel-stale-new-%d", i);
+		fresh[nfresh] = segpool_cache_create(name, 200, 0, 0, NULL);
+		if (fresh[nfresh++] == old)
+			break;
+	}
+	new_obj = segpool_cache_alloc(fresh[nfresh - 1], 0);
+	switch (st->op) {
+	case STALE_ALLOC:
+		(void)!segpool_cache_alloc(old, 0);
+		break;
+	case STALE_FREE:
+		segpool_cache_free(old, new_obj);
+		break;
+	case STALE_SHRINK:
+		segpool_cache_shrink(old);
+		break;
+	case STALE_DESTROY:
+		segpool_cache_destroy(old);
+		break;
+	case STALE_FREE_RCU:
+		segpool_cache_free_rcu(old, new_obj);
+		break;
+	case STALE_INFO: {
+		struct segpool_cache_info info = { .size = sizeof(info) };
+
+		segpool_cache_get_info(old, &info);
+		break;
+	}
+	}
+	fprintf(stderr, "stale handle used without a report\n");
+}
+
+static void test_destroyed_handle(void **state)
+{
+	static const struct stale cases[] = {
+		{ STALE_ALLOC, "segpool: alloc from destroyed cache" },
+		{ STALE_FREE, "segpool: free into destroyed cache" },
+		{ STALE_SHRINK, "segpool: shrink of destroyed cache" },
+		{ STALE_DESTROY, "segpool: destroy of destroyed cache" },
+		{ STALE_FREE_RCU, "segpool: free by RCU into destroyed cache" },
+		{ STALE_INFO, "segpool: info of destroyed cache" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_true(sp_test_expect_death(do_stale, (void *)&cases[i],
+						 cases[i].needle));
+		/* the report names the destroyed cache, not a new one */
+		assert_true(sp_test_expect_death(do_stale, (void *)&cases[i],
+						 "(cache rel-stale-old)"));
+	}
+}
+
+/* Tombstones are bounded: many create/destroy cycles keep working. */
+static void test_tombstones_bounded(void **state)
+{
+	unsigned int n = (unsigned int)sp_test_scaled(3000, 1100);
+
+	(void)state;
+	for (unsigned int i = 0; i < n; i++) {
+		struct segpool_cache *c =
+			segpool_cache_create("rel-tomb", 64, 0, 0, NULL);
+		void *o;
+
+		assert_non_null(c);
+		o = segpool_cache_alloc(c, 0);
+		assert_non_null(o);
+		segpool_cache_free(c, o);
+		assert_int_equal(segpool_cache_destroy(c), 0);
+	}
+}
+
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(child_init_retry),
 	cmocka_unit_test(test_init_retry_after_failure),
@@ -306,6 +409,8 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_realloc_interior),
 	cmocka_unit_test(test_usable_size_interior),
 	cmocka_unit_test(test_shrink_counts_drained_slabs),
+	cmocka_unit_test(test_destroyed_handle),
+	cmocka_unit_test(test_tombstones_bounded),
 };
 
 SP_TEST_MAIN(tests)

@@ -33,6 +33,9 @@
 struct sp_pcpu_cache;
 
 #define SP_CACHE_MAGIC		0x5e9cac4eU
+#define SP_CACHE_DEAD_MAGIC	0xdeadcac4U	/* a destroyed cache's tombstone */
+/* destroyed caches whose first page is kept as a tombstone (4 MiB at most) */
+#define SP_CACHE_TOMBSTONES	1024
 #define SP_MIN_ALIGN		8
 #define SP_FREEPTR_SIZE		sizeof(void *)
 
@@ -153,6 +156,9 @@ _Static_assert(offsetof(struct segpool_cache, list) == SP_CACHE_LINE,
 	       "hot fields fill exactly line 0");
 _Static_assert(offsetof(struct segpool_cache, node) % SP_CACHE_LINE == 0,
 	       "per-node structs start on a line");
+_Static_assert(offsetof(struct segpool_cache, name) +
+	       sizeof(((struct segpool_cache *)0)->name) <= SP_PAGE_SIZE,
+	       "magic and name in the first page: the tombstone keeps only it");
 
 /* The slab holding @obj, or NULL when @obj is not in any slab. */
 static inline struct sp_slab *sp_obj_to_slab(const void *obj)
@@ -287,6 +293,26 @@ SP_INTERNAL unsigned long sp_slab_shrink(struct segpool_cache *c);
 SP_INTERNAL uint64_t sp_slab_live_objects(struct segpool_cache *c);
 
 /* --- slab/cache.c --- */
+/*
+ * Tombstones: destroy keeps the first page of a cache's control block
+ * mapped, read-only, with SP_CACHE_DEAD_MAGIC and the name, and never hands
+ * that address out again while it stands (the last SP_CACHE_TOMBSTONES
+ * destroyed caches), so a stale handle is recognised instead of reading
+ * unmapped memory or driving a new cache created at the same address.
+ */
+SP_INTERNAL __sp_cold __sp_noreturn void
+sp_cache_report_dead(const struct segpool_cache *c, const char *op,
+		     const void *addr);
+
+/* sp_cache_check_dead() - report and abort when @c is a destroyed cache's
+ * handle; @op says what was tried ("alloc from"), @addr the object or NULL. */
+static inline void sp_cache_check_dead(const struct segpool_cache *c,
+				       const char *op, const void *addr)
+{
+	if (unlikely(c && c->magic == SP_CACHE_DEAD_MAGIC))
+		sp_cache_report_dead(c, op, addr);
+}
+
 /*
  * sp_cache_list: every live cache.  Writers (create, destroy, fork) hold
  * sp_cache_list_lock; readers (statistics, export) walk it with

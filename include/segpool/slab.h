@@ -240,12 +240,20 @@ segpool_cache_set_tunables(struct segpool_cache *cache,
  * objects on stderr, releases only the empty slabs and leaves the cache
  * intact and usable (the leaked objects stay mapped), and fails with -EBUSY.
  *
+ * After a successful call the handle is dead: any later call with it
+ * (alloc, free, shrink, destroy, info...) is reported on stderr naming the
+ * destroyed cache ("segpool: alloc from destroyed cache <handle> (cache
+ * <name>)") and the process aborts; a cache created later never gets the
+ * same address while the handle is recognised (the last 1024 destroyed
+ * caches; Documentation/design.md).
+ *
  * Context: any thread outside an RCU read-side critical section (it may
  * wait for a grace period); no other thread may use @cache during or after
  * a successful call.
  * Return: 0 on success, -EBUSY (errno EBUSY) when objects are live,
- * -EINVAL (errno EINVAL) when @cache is not a live cache, -EDEADLK (errno
- * EDEADLK) inside a read-side critical section.
+ * -EINVAL (errno EINVAL) when @cache is not a cache or is a size-class or
+ * internal cache, -EDEADLK (errno EDEADLK) inside a read-side critical
+ * section.
  */
 SEGPOOL_API int segpool_cache_destroy(struct segpool_cache *cache);
 
