@@ -25,6 +25,7 @@
 #include <segpool/segpool.h>
 
 #include "segpool_config.h"
+#include "internal/env.h"
 #include "selftests/harness.h"
 
 #define CHILD_ENV	"SP_REL_CHILD"
@@ -401,6 +402,172 @@ static void test_tombstones_bounded(void **state)
 	}
 }
 
+/* --- every setting given garbage ------------------------------------------- */
+
+/*
+ * What a child started with one bad setting does: the library works, and
+ * the text dumps (where SEGPOOL_DEBUG is shown) stay whole.
+ */
+static void child_env_garbage(void **state)
+{
+	struct segpool_cache *c;
+	FILE *f;
+	void *p;
+
+	(void)state;
+	if (!in_child())
+		skip();
+	p = segpool_malloc(100);
+	assert_non_null(p);
+	segpool_free(p);
+	c = segpool_cache_create("rel-env", 64, 0, 0, NULL);
+	assert_non_null(c);
+	p = segpool_cache_alloc(c, 0);
+	assert_non_null(p);
+	segpool_cache_free(c, p);
+	assert_int_equal(segpool_cache_destroy(c), 0);
+	f = fopen("/dev/null", "w");
+	assert_non_null(f);
+	assert_int_equal(segpool_stats_dump(f), 0);
+	assert_int_equal(segpool_stats_health(f), 0);
+	fclose(f);
+	assert_null(strstr(segpool_percpu_mode(), "not initialised"));
+}
+
+/* Garbage for a variable of @v's kind, @k-th; NULL past the last. */
+static const char *garbage(const struct sp_env_var *v, int k)
+{
+	static const char *const any[] = { "bad\nline", "x\x01y" };
+	static const char *const boolean[] = { "maybe", "off ", "2" };
+	static const char *const word[] = { "bogus", "off ", " lock", "" };
+	static const char *const integer[] = { "abc", "4x", "1.5",
+					       "99999999999999999999",
+					       NULL, NULL };
+	static char above[32], below[32];	/* just out of range */
+	static const char *const size[] = { "abc", "0", "-1", "1T1",
+					    "99999999999999999999G", "2T" };
+	const char *const *list;
+	size_t n;
+
+	if (k < 2)
+		return any[k];
+	k -= 2;
+	switch (v->kind) {
+	case SP_ENV_BOOL: list = boolean; n = 3; break;
+	case SP_ENV_WORD: list = word; n = 3; break;
+	case SP_ENV_INT:
+		snprintf(above, sizeof(above), "%lld", v->max + 1);
+		snprintf(below, sizeof(below), "%lld", v->min - 1);
+		if (k == 4)
+			return above;
+		if (k == 5)
+			return below;
+		list = integer;
+		n = 4;
+		break;
+	case SP_ENV_SIZE: list = size; n = 6; break;
+	default: return k == 0 ? v->bad_example : NULL;
+	}
+	return (size_t)k < n ? list[k] : NULL;
+}
+
+static void test_env_every_variable_garbage(void **state)
+{
+	unsigned int runs = 0;
+
+	(void)state;
+	for (int i = 0; i < SP_ENV_NR; i++) {
+		const struct sp_env_var *v = &sp_env_table[i];
+		const char *bad;
+
+		assert_non_null(v->name);	/* every entry filled in */
+		assert_non_null(v->accepted);
+		assert_non_null(v->on_bad);
+		assert_non_null(v->help);
+		assert_non_null(v->def);
+		assert_true(v->kind != SP_ENV_WORD || v->words);
+		assert_true(v->kind != SP_ENV_TEXT || v->bad_example);
+		for (int k = 0; (bad = garbage(v, k)); k++) {
+			char setting[160], esc[160], want[256], buf[16384];
+			const char *env[] = { setting, NULL };
+			int status;
+
+			snprintf(setting, sizeof(setting), "%s=%s", v->name, bad);
+			sp_env_escape(bad, esc, sizeof(esc));
+			snprintf(want, sizeof(want), "segpool: %s=\"%s\": ",
+				 v->name, esc);
+			status = run_self("child_env_garbage", env, 0, buf,
+					  sizeof(buf));
+			runs++;
+			if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+				fail_msg("%s=\"%s\": child status %#x; stderr: %s",
+					 v->name, esc, status, buf);
+			/* one line, naming the variable and the value, saying
+			 * what is accepted and what happens instead */
+			if (count_of(buf, want) != 1 ||
+			    count_of(buf, "segpool: ") != 1 ||
+			    !strstr(buf, "; accepted: ") ||
+			    !strstr(buf, v->on_bad))
+				fail_msg("%s=\"%s\": expected one report "
+					 "\"%s...\"; stderr: %s", v->name, esc,
+					 want, buf);
+		}
+	}
+	printf("# %u bad settings over %d variables\n", runs, SP_ENV_NR);
+}
+
+/* The same words everywhere, in any case; a good value says nothing. */
+static void test_env_good_values_silent(void **state)
+{
+	static const char *const good[] = {
+		"SEGPOOL_FREELIST_HARDENED=NO", "SEGPOOL_NUMA=TRUE",
+		"SEGPOOL_PERCPU=LOCK", "SEGPOOL_NUMA_BIND=off",
+		"SEGPOOL_REGION_SIZE=64m", "SEGPOOL_DEBUG_RESPONSE=Continue",
+		"SEGPOOL_EXPORT=0", "SEGPOOL_NUMA_FAKE_NODES=2",
+		"SEGPOOL_PERCPU_ID=cpu", NULL,
+	};
+	char buf[8192];
+	int status;
+
+	(void)state;
+	status = run_self("child_env_garbage", good, 0, buf, sizeof(buf));
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("child status %#x; stderr: %s", status, buf);
+	if (strstr(buf, "segpool: "))
+		fail_msg("a good value was reported: %s", buf);
+}
+
+/* The parser, value by value. */
+static void test_env_parse(void **state)
+{
+	const struct sp_env_var *rs = &sp_env_table[SP_ENV_REGION_SIZE];
+	const struct sp_env_var *pc = &sp_env_table[SP_ENV_PERCPU];
+	const struct sp_env_var *fk = &sp_env_table[SP_ENV_NUMA_FAKE_NODES];
+	long long v;
+
+	(void)state;
+	assert_null(sp_env_parse(rs, "64M", &v));
+	assert_int_equal(v, 64LL << 20);
+	assert_null(sp_env_parse(rs, "0x1000000", &v));
+	assert_int_equal(v, 16LL << 20);
+	assert_null(sp_env_parse(rs, "1T", &v));
+	assert_non_null(sp_env_parse(rs, "0", &v));		/* was 16 MiB */
+	assert_non_null(sp_env_parse(rs, "abc", &v));		/* was 16 MiB */
+	assert_non_null(sp_env_parse(rs, "-1", &v));		/* was 1 TiB */
+	assert_null(sp_env_parse(rs, "16777216K", &v));	/* 16 GiB */
+	assert_non_null(sp_env_parse(rs, "99999999999999999999", &v));
+	assert_null(sp_env_parse(pc, "LOCK", &v));
+	assert_int_equal(v, 1);
+	assert_non_null(sp_env_parse(pc, "off ", &v));
+	assert_non_null(sp_env_parse(pc, "bogus", &v));
+	assert_null(sp_env_parse(fk, "4", &v));
+	assert_int_equal(v, 4);
+	assert_non_null(sp_env_parse(fk, "4x", &v));
+	assert_non_null(sp_env_parse(fk, "-3", &v));
+	assert_non_null(sp_env_parse(fk, "1000", &v));
+	assert_non_null(sp_env_parse(fk, "a\nb", &v));
+}
+
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(child_init_retry),
 	cmocka_unit_test(test_init_retry_after_failure),
@@ -411,6 +578,10 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_shrink_counts_drained_slabs),
 	cmocka_unit_test(test_destroyed_handle),
 	cmocka_unit_test(test_tombstones_bounded),
+	cmocka_unit_test(child_env_garbage),
+	cmocka_unit_test(test_env_parse),
+	cmocka_unit_test(test_env_every_variable_garbage),
+	cmocka_unit_test(test_env_good_values_silent),
 };
 
 SP_TEST_MAIN(tests)

@@ -20,6 +20,7 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "internal/env.h"
 #include "internal/report.h"
 #include "slab/slab.h"
 
@@ -51,13 +52,7 @@ static uint64_t sp_random_u64(const void *salt)
 
 void sp_harden_init(void)
 {
-	const char *v = getenv("SEGPOOL_FREELIST_HARDENED");
-
-	if (v && (!strcmp(v, "0") || !strcmp(v, "off") || !strcmp(v, "no")))
-		sp_freelist_hardened = false;
-	else if (v && strcmp(v, "1") && strcmp(v, "on") && strcmp(v, "yes"))
-		sp_warn("SEGPOOL_FREELIST_HARDENED=%s: expected 0 or 1; "
-			"hardening stays on", v);
+	sp_freelist_hardened = sp_env_bool(SP_ENV_FREELIST_HARDENED, true);
 #if SP_VALGRIND
 	sp_on_valgrind = RUNNING_ON_VALGRIND != 0;
 #endif
