@@ -207,19 +207,36 @@ endif
 tests: $(tests)
 examples: $(examples)
 
+# The environment table of design.md is generated from internal/env_table.c
+# by a small program built for this machine.
+gen-env-doc := $(objtree)/scripts/gen-env-doc
+$(gen-env-doc): $(srctree)/scripts/gen-env-doc.c $(srctree)/internal/env_table.c \
+		$(srctree)/internal/env.h $(srctree)/include/segpool/export.h
+	$(quiet) HOSTCC $(patsubst $(objtree)/%,%,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) -std=gnu11 -O1 -I$(srctree) -I$(srctree)/include -o $@ \
+		$(srctree)/scripts/gen-env-doc.c $(srctree)/internal/env_table.c
+
 # Documentation/api.md is generated from the kernel-doc in include/segpool/.
-docs:
+docs: $(gen-env-doc)
 	$(quiet) GEN Documentation/api.md
 	$(Q)$(srctree)/scripts/gen-api-doc.sh -W > $(srctree)/Documentation/api.md.tmp
 	$(Q)mv $(srctree)/Documentation/api.md.tmp $(srctree)/Documentation/api.md
+	$(quiet) GEN Documentation/design.md
+	$(Q)$(gen-env-doc) < $(srctree)/Documentation/design.md > $(objtree)/design.md.tmp
+	$(Q)mv $(objtree)/design.md.tmp $(srctree)/Documentation/design.md
 
 # check-docs: fail when the committed api.md is not what the headers say,
 # when an exported function, an environment variable or an option of
 # segpool-top has no man page entry (with the built .so when there is one),
-# or when debian/changelog or NEWS is not at the version of segpool.h.
-check-docs:
+# when debian/changelog or NEWS is not at the version of segpool.h, or when
+# design.md's environment table is not what internal/env_table.c says.
+check-docs: $(gen-env-doc)
 	$(Q)$(srctree)/scripts/gen-api-doc.sh -W | diff -u $(srctree)/Documentation/api.md - \
 		|| { echo "Documentation/api.md is stale: run 'make docs'"; exit 1; }
+	$(Q)$(gen-env-doc) < $(srctree)/Documentation/design.md | \
+		diff -u $(srctree)/Documentation/design.md - \
+		|| { echo "Documentation/design.md's environment table is stale: run 'make docs'"; exit 1; }
 	$(Q)$(srctree)/scripts/gen-man.sh -c $(if $(wildcard $(lib-so)),-s $(lib-so))
 	$(Q)v=$$(sed -n '1s/^segpool (\([^)-]*\).*/\1/p' $(srctree)/debian/changelog); \
 	[ "$$v" = "$(VERSION)" ] || \

@@ -51,6 +51,7 @@ static inline bool sp_alloc_args_ok(const struct segpool_cache *c,
 	if (unlikely(!c || c->magic != SP_CACHE_MAGIC ||
 		     (gfp & ~SEGPOOL_GFP_VALID) ||
 		     ((gfp & SEGPOOL_ZERO) && c->ctor))) {
+		sp_cache_check_dead(c, "alloc from", NULL);
 		errno = EINVAL;
 		return false;
 	}
@@ -144,6 +145,7 @@ SEGPOOL_API int segpool_cache_set_tunables(struct segpool_cache *cache,
 	int ret;
 
 	if (!cache || cache->magic != SP_CACHE_MAGIC || !tun) {
+		sp_cache_check_dead(cache, "tunables of", NULL);
 		errno = EINVAL;
 		return -EINVAL;
 	}
@@ -165,6 +167,7 @@ SEGPOOL_API int segpool_cache_destroy(struct segpool_cache *cache)
 
 	if (!cache)
 		return 0;
+	sp_cache_check_dead(cache, "destroy of", NULL);
 	pthread_mutex_lock(&sp_cache_list_lock);
 	ok = sp_cache_is_listed(cache) &&
 	     !(cache->flags & (SP_CACHE_KMALLOC | SP_CACHE_INTERNAL));
@@ -283,6 +286,7 @@ static __sp_cold __sp_noreturn void sp_cache_bad_free(struct segpool_cache *cach
 	struct sp_slab *s;
 	const char *what;
 
+	sp_cache_check_dead(cache, "free into", obj);
 	if (!cache || cache->magic != SP_CACHE_MAGIC)
 		sp_report_bad_free("free into invalid cache", obj, NULL);
 	what = sp_cache_object_check(cache, obj, &s);
@@ -395,18 +399,23 @@ SEGPOOL_API int segpool_cache_shrink(struct segpool_cache *cache)
 	unsigned long n;
 
 	if (!cache || cache->magic != SP_CACHE_MAGIC) {
+		sp_cache_check_dead(cache, "shrink of", NULL);
 		errno = EINVAL;
 		return -EINVAL;
 	}
+	/* the slabs the drain released count too, not only the shrink's */
+	sp_slab_tally_begin(cache);
 	if (cache->pcpu)
 		sp_pcpu_drain(cache->pcpu);
-	n = sp_slab_shrink(cache);
+	sp_slab_shrink(cache);
+	n = sp_slab_tally_end();
 	return n > INT32_MAX ? INT32_MAX : (int)n;
 }
 
 SEGPOOL_API const char *segpool_cache_name(const struct segpool_cache *cache)
 {
 	if (!cache || cache->magic != SP_CACHE_MAGIC) {
+		sp_cache_check_dead(cache, "name of", NULL);
 		errno = EINVAL;
 		return NULL;
 	}
@@ -416,6 +425,7 @@ SEGPOOL_API const char *segpool_cache_name(const struct segpool_cache *cache)
 SEGPOOL_API size_t segpool_cache_object_size(const struct segpool_cache *cache)
 {
 	if (!cache || cache->magic != SP_CACHE_MAGIC) {
+		sp_cache_check_dead(cache, "object size of", NULL);
 		errno = EINVAL;
 		return 0;
 	}

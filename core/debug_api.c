@@ -13,6 +13,7 @@
 
 static inline bool sp_cache_ok(const struct segpool_cache *c)
 {
+	sp_cache_check_dead(c, "debug call on", NULL);
 	return c && c->magic == SP_CACHE_MAGIC;
 }
 

@@ -65,6 +65,7 @@
 
 #include "core/core.h"
 #include "core/export.h"
+#include "internal/env.h"
 #include "internal/report.h"
 #include "numa/region.h"
 #include "numa/topology.h"
@@ -74,7 +75,6 @@
 #define SP_EXPORT_STALE_NS	(60ULL * 1000000000ULL)	/* see sp_export_sweep() */
 #define SP_EXPORT_SHM_DIR	"/dev/shm"
 #define SP_EXPORT_ENV		"SEGPOOL_EXPORT"
-#define SP_EXPORT_ENV_INTERVAL	"SEGPOOL_EXPORT_INTERVAL_MS"
 
 static struct sp_exporter {
 	pthread_mutex_t op_lock;
@@ -615,52 +615,18 @@ SEGPOOL_API int segpool_export_stop(void)
 	return err;
 }
 
-/* SEGPOOL_EXPORT: 1/yes/on/true starts, 0/no/off/false or empty does not. */
-static int sp_export_env_enabled(const char *s)
-{
-	static const char *const on[] = { "1", "yes", "on", "true" };
-	static const char *const off[] = { "", "0", "no", "off", "false" };
-
-	for (size_t i = 0; i < SP_ARRAY_SIZE(on); i++)
-		if (!strcasecmp(s, on[i]))
-			return 1;
-	for (size_t i = 0; i < SP_ARRAY_SIZE(off); i++)
-		if (!strcasecmp(s, off[i]))
-			return 0;
-	return -1;
-}
-
 void sp_export_init(void)
 {
-	const char *s = getenv(SP_EXPORT_ENV);
-	const char *iv = getenv(SP_EXPORT_ENV_INTERVAL);
-	unsigned long ms = SEGPOOL_EXPORT_INTERVAL_DEFAULT;
-	int on, err;
+	/* checked even when not exporting: every setting is */
+	unsigned long ms = (unsigned long)sp_env_number(SP_ENV_EXPORT_INTERVAL_MS,
+					SEGPOOL_EXPORT_INTERVAL_DEFAULT);
+	int err;
 
-	if (!s)
-		return;
-	on = sp_export_env_enabled(s);
-	if (on < 0)
-		sp_warn(SP_EXPORT_ENV "=%s not understood (1 or 0): not exporting", s);
-	if (on <= 0)
+	if (!sp_env_bool(SP_ENV_EXPORT, false))
 		return;
 	if (!__atomic_load_n(&sp_ready, __ATOMIC_ACQUIRE)) {
 		sp_warn(SP_EXPORT_ENV ": library not ready: not exporting");
 		return;
-	}
-	if (iv && *iv) {
-		char *end;
-
-		errno = 0;
-		ms = strtoul(iv, &end, 10);
-		if (errno || *end || ms < SEGPOOL_EXPORT_INTERVAL_MIN ||
-		    ms > SEGPOOL_EXPORT_INTERVAL_MAX) {
-			sp_warn(SP_EXPORT_ENV_INTERVAL "=%s is not %u to %u: using %u",
-				iv, SEGPOOL_EXPORT_INTERVAL_MIN,
-				SEGPOOL_EXPORT_INTERVAL_MAX,
-				SEGPOOL_EXPORT_INTERVAL_DEFAULT);
-			ms = SEGPOOL_EXPORT_INTERVAL_DEFAULT;
-		}
 	}
 	err = segpool_export_start((unsigned int)ms);
 	if (err)

@@ -129,6 +129,7 @@ static void sp_export_cache_sums(struct segpool_cache *c,
 	rec->slabs_created = info.slabs_created;
 	rec->slabs_released = info.slabs_released;
 	rec->alloc_failures = info.alloc_failures;
+	rec->alloc_failslab = info.alloc_failslab;
 	rec->alloc_fastpath = info.alloc_fastpath;
 	rec->free_fastpath = info.free_fastpath;
 	rec->alloc_slowpath = info.alloc_slowpath;

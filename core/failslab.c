@@ -9,6 +9,7 @@
  * process take it, so a process that never arms injection pays one relaxed
  * load of sp_failslab_on per allocation call and nothing else.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -17,6 +18,7 @@
 
 #include <segpool/fault.h>
 
+#include "internal/env.h"
 #include "internal/report.h"
 #include "slab/slab.h"
 #include "core/core.h"
@@ -169,8 +171,11 @@ static bool sp_fs_parse_pair(struct segpool_failslab *fs, const char *s,
 	vlen = len - klen - 1;
 #define SP_KEY(k)	(klen == sizeof(k) - 1 && !memcmp(s, k, klen))
 	if (SP_KEY("cache")) {
-		if (vlen > SEGPOOL_CACHE_NAME_MAX)
+		if (vlen == 0 || vlen > SEGPOOL_CACHE_NAME_MAX)
 			return false;
+		for (size_t i = 0; i < vlen; i++)
+			if (!isgraph((unsigned char)v[i]))
+				return false;	/* no cache can have it */
 		memcpy(fs->cache, v, vlen);
 		fs->cache[vlen] = '\0';
 		return true;
@@ -240,16 +245,13 @@ int sp_failslab_parse(const char *s, struct segpool_failslab *fs)
 
 void sp_failslab_init(void)
 {
-	const char *env = getenv("SEGPOOL_FAILSLAB");
+	const char *env = sp_env_get(SP_ENV_FAILSLAB);
 	struct segpool_failslab fs;
 
-	if (!env || !*env)
+	if (!env)
 		return;
 	if (sp_failslab_parse(env, &fs)) {
-		sp_warn("SEGPOOL_FAILSLAB=%s: not understood (keys probability, "
-			"interval, times, space, verbose, seed, cache; or "
-			"<interval>,<probability>,<space>,<times>); "
-			"no fault injection", env);
+		sp_env_bad(SP_ENV_FAILSLAB, env, "not understood");
 		return;
 	}
 	segpool_failslab_set(&fs);

@@ -5,8 +5,8 @@
  * Order: CPUs (percpu/) -> topology (numa/) -> arena (numa/) -> per-CPU
  * mode and magazine caches (percpu/) -> size-class caches and the
  * large-allocation registry (core/).  It runs from a library
- * constructor, and again (once) from the first call should another
- * constructor allocate before ours ran.
+ * constructor, or from the first call should another constructor allocate
+ * before ours ran; after a failure, again from a later call.
  *
  * fork: the prepare handler takes every lock of the library in lock order
  * (RCU first: core/rcu.c; then the cache list, each cache's drain and depot locks and node locks, descriptor
@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <string.h>
 
 #include <segpool/segpool.h>
 
@@ -24,14 +25,28 @@
 #include "core/export.h"
 #include "core/failslab.h"
 #include "core/rcu.h"
+#include "internal/report.h"
 #include "numa/region.h"
 #include "numa/topology.h"
 #include "percpu/cpu.h"
 #include "percpu/pcpu.h"
 
 bool sp_ready;
-static int sp_init_status;
-static pthread_once_t sp_init_once_ctl = PTHREAD_ONCE_INIT;
+
+/*
+ * Initialisation can fail (a reservation refused by the address-space
+ * limit, a transient mmap failure): it is then tried again by the next
+ * call that needs the library, under sp_init_lock, until one succeeds.
+ * The settings are read once, on the first try; the steps that allocate
+ * are each idempotent (what a failed try created is kept and reused).
+ * The first failure is reported once on stderr; the calls that fail in
+ * the meantime return ENOMEM.  sp_init_lock is never taken once sp_ready
+ * is set, so the fork handlers (registered on success) need not know it.
+ */
+static pthread_mutex_t sp_init_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool sp_init_settings_read;
+static bool sp_init_reported;
+static unsigned long sp_init_failures;
 
 static void sp_fork_lock_pcpu(struct segpool_cache *c)
 {
@@ -84,31 +99,67 @@ static void sp_atfork_child(void)
 	sp_rcu_fork_child();
 }
 
-static void sp_init_once(void)
+static void sp_init_settings(void)
 {
 	sp_harden_init();	/* before any cache, internal ones too */
 	sp_failslab_init();
 	sp_topology_init(sp_cpu_possible_count());
 	sp_rcu_init();
-	if (sp_arena_init() || sp_pcpu_init() || sp_kmalloc_init() ||
-	    sp_large_init()) {
-		sp_init_status = -ENOMEM;
-		return;
+}
+
+/* One try; the name of the step that failed, or NULL. */
+static const char *sp_init_try(void)
+{
+	if (sp_arena_init())
+		return "reserving the arena";
+	if (sp_pcpu_init())
+		return "creating the magazine caches";
+	if (sp_kmalloc_init())
+		return "creating the size-class caches";
+	if (sp_large_init())
+		return "setting up the large-allocation registry";
+	return NULL;
+}
+
+int sp_init_slow(void)
+{
+	const char *failed;
+	int err;
+
+	pthread_mutex_lock(&sp_init_lock);
+	if (__atomic_load_n(&sp_ready, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_unlock(&sp_init_lock);
+		return 0;
+	}
+	if (!sp_init_settings_read) {
+		sp_init_settings();
+		sp_init_settings_read = true;
+	}
+	errno = 0;
+	failed = sp_init_try();
+	if (failed) {
+		err = errno ? errno : ENOMEM;
+		sp_init_failures++;
+		if (!sp_init_reported) {
+			sp_init_reported = true;
+			sp_warn("cannot initialise (%s: %s); calls fail with "
+				"ENOMEM and try again", failed, strerror(err));
+		}
+		pthread_mutex_unlock(&sp_init_lock);
+		errno = ENOMEM;
+		return -ENOMEM;
 	}
 	pthread_atfork(sp_atfork_prepare, sp_atfork_parent, sp_atfork_child);
 	__atomic_store_n(&sp_ready, true, __ATOMIC_RELEASE);
 	/* every size class exists: the hit paths may open */
 	sp_pcpu_fast_update(sp_failslab_active());
+	pthread_mutex_unlock(&sp_init_lock);
+	if (sp_init_failures)
+		sp_warn("initialised after %lu failed attempt%s", sp_init_failures,
+			sp_init_failures == 1 ? "" : "s");
 	/* after sp_ready: starting the export calls back into sp_init() */
 	sp_export_init();
-}
-
-int sp_init_slow(void)
-{
-	pthread_once(&sp_init_once_ctl, sp_init_once);
-	if (sp_init_status)
-		errno = ENOMEM;
-	return sp_init_status;
+	return 0;
 }
 
 __attribute__((constructor)) static void sp_constructor(void)

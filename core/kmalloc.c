@@ -55,12 +55,15 @@ struct segpool_cache *sp_kmalloc_cache(unsigned int idx)
 
 int sp_kmalloc_init(void)
 {
-	struct segpool_cache *made[SP_KMALLOC_NR_CLASSES];
+	/* kept across tries: an earlier, failed init may have made some */
+	static struct segpool_cache *made[SP_KMALLOC_NR_CLASSES];
 
 	for (unsigned int i = 0; i < SP_KMALLOC_NR_CLASSES; i++) {
 		unsigned int sz = sp_kmalloc_sizes[i];
 		char name[32];
 
+		if (made[i])
+			continue;	/* made by an earlier, failed init */
 		if (sz >= 1024 && sz % 1024 == 0)
 			snprintf(name, sizeof(name), "kmalloc-%uk", sz / 1024);
 		else

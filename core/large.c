@@ -42,8 +42,10 @@ static size_t sp_large_hash(const void *addr, size_t nr)
 
 int sp_large_init(void)
 {
-	sp_large_cache = sp_cache_create("segpool-large", sizeof(struct sp_large),
-					 0, SP_CACHE_INTERNAL, NULL);
+	if (!sp_large_cache)	/* else made by an earlier, failed init */
+		sp_large_cache = sp_cache_create("segpool-large",
+						 sizeof(struct sp_large), 0,
+						 SP_CACHE_INTERNAL, NULL);
 	if (!sp_large_cache)
 		return -ENOMEM;
 	sp_large_buckets = sp_os_map(SP_LARGE_MIN_BUCKETS * sizeof(void *),

@@ -9,6 +9,7 @@
  * large mapping.  Anything else is reported.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <segpool/segpool.h>
@@ -108,10 +109,28 @@ SEGPOOL_API void *segpool_calloc(size_t n, size_t size)
 }
 
 /*
- * What @ptr is: a size-class object (*cache set), a large mapping (*cache
- * NULL, *size set), or misuse (reported: the process aborts).
+ * sp_misuse() - report @what ("free of interior pointer", as
+ * sp_cache_object_check() words it) as the misuse of @op instead
+ * ("realloc of interior pointer"), and abort.
  */
-static void sp_classify(const void *ptr, const char *op,
+static __sp_cold __sp_noreturn void sp_misuse(const char *op, const char *what,
+					      const void *ptr, const char *cache)
+{
+	char buf[96];
+
+	if (!strncmp(what, "free ", 5))
+		what += 5;
+	snprintf(buf, sizeof(buf), "%s %s", op, what);
+	sp_report_bad_free(buf, ptr, cache);
+}
+
+/*
+ * What @ptr, given to @op ("realloc", "usable_size"), is: a slab object
+ * (*cache set; a named cache's only when @named_ok), a large mapping
+ * (*cache NULL, *size set), or misuse: reported naming @op before anything
+ * is read from or written to @ptr, then the process aborts.
+ */
+static void sp_classify(const void *ptr, const char *op, bool named_ok,
 			struct segpool_cache **cache, size_t *size, int *idx)
 {
 	struct sp_slab *s = sp_obj_to_slab(ptr);
@@ -120,18 +139,18 @@ static void sp_classify(const void *ptr, const char *op,
 	if (s) {
 		struct segpool_cache *c = s->cache;
 
-		if (unlikely(!(c->flags & SP_CACHE_KMALLOC)))
-			sp_report_bad_free("free of named-cache object", ptr, c->name);
+		if (unlikely(!named_ok && !(c->flags & SP_CACHE_KMALLOC)))
+			sp_misuse(op, "of named-cache object", ptr, c->name);
 		what = sp_cache_object_check(c, ptr, &s);
 		if (unlikely(what))
-			sp_report_bad_free(what, ptr, c->name);
+			sp_misuse(op, what, ptr, c->name);
 		*cache = c;
 		*size = c->object_size;
 		*idx = s->node;
 		return;
 	}
 	if (sp_arena_page(ptr) || !sp_large_lookup(ptr, size, idx))
-		sp_report_bad_free(op, ptr, NULL);
+		sp_misuse(op, "of foreign pointer", ptr, NULL);
 	*cache = NULL;
 }
 
@@ -162,19 +181,23 @@ SEGPOOL_API void segpool_free(void *ptr)
 
 SEGPOOL_API size_t segpool_usable_size(const void *ptr)
 {
-	struct sp_slab *s;
+	struct segpool_cache *c;
 	size_t size;
 	int idx;
 
 	if (!ptr)
 		return 0;
-	s = sp_obj_to_slab(ptr);
-	if (s)
-		return s->cache->object_size;
-	if (!sp_arena_page(ptr) && sp_large_lookup(ptr, &size, &idx))
-		return size;
-	errno = EINVAL;
-	return 0;
+	if (!sp_obj_to_slab(ptr)) {
+		if (!sp_arena_page(ptr) && sp_large_lookup(ptr, &size, &idx))
+			return size;
+		errno = EINVAL;	/* no allocation of segpool's: nothing to say */
+		return 0;
+	}
+	/* a slab object: at an object boundary, as free checks it (any
+	 * cache's, as ksize()); the size of a slot is no answer for a pointer
+	 * into the middle of one */
+	sp_classify(ptr, "usable_size", true, &c, &size, &idx);
+	return size;
 }
 
 SEGPOOL_API void *segpool_realloc(void *ptr, size_t size)
@@ -190,7 +213,8 @@ SEGPOOL_API void *segpool_realloc(void *ptr, size_t size)
 		segpool_free(ptr);
 		return NULL;
 	}
-	sp_classify(ptr, "realloc of foreign pointer", &c, &old, &idx);
+	/* validated before a byte is copied */
+	sp_classify(ptr, "realloc", false, &c, &old, &idx);
 	if (c && size <= SEGPOOL_KMALLOC_MAX_CACHE_SIZE &&
 	    sp_kmalloc_cache(sp_kmalloc_index(size)) == c)
 		return ptr;

@@ -30,7 +30,8 @@
  * the walks; not rcu_barrier(), see there), and for writing by the fork
  * prepare handler, after
  * call_rcu_before_fork() has paused the call_rcu workers between two
- * batches of callbacks.  The child restarts them
+ * batches of callbacks.  The child prunes liburcu's reader registry to
+ * its own thread (sp_rcu_registry_prune()) and restarts the workers
  * (call_rcu_after_fork_child()).  A program must not register liburcu's
  * call_rcu fork handlers itself as well, and must not fork inside a
  * read-side critical section of its own (Documentation/rcu.md).
@@ -306,10 +307,54 @@ void sp_rcu_fork_child_leaves(void)
 	sp_rcu_free_reinit_locks();
 }
 
+/*
+ * The child's copy of liburcu's reader registry still lists every thread
+ * of the parent that was registered at fork time, though only the forking
+ * thread exists here.  Left there, they break the child in two ways: a
+ * grace period waits for a stale reader that was inside a read-side
+ * section forever, and, worse, glibc hands the stack (and static TLS) of
+ * a vanished thread to the next thread the child creates (its call_rcu
+ * worker first), whose registration links the same urcu_reader node into
+ * the list a second time: the registry becomes a cycle that
+ * synchronize_rcu() walks at 100% CPU, or a pointer into a stack glibc
+ * unmapped later.  urcu-memb has no fork hooks for its registry (only
+ * urcu-bp has), so the child prunes it: it registers itself anew, which
+ * links its node right after the registry head (liburcu's
+ * rcu_register_thread() inserts at the head, in every release), takes the
+ * head from its node's prev link, and unlinks every other node.  Nothing
+ * else runs in the child yet, and the fork lock kept every registration,
+ * unregistration and grace period of the parent out of the fork, so the
+ * list is whole and no liburcu lock is held.  The thread's own
+ * registration is left as it was.
+ */
+static void sp_rcu_registry_prune(void)
+{
+	struct urcu_reader *self = &URCU_TLS(urcu_memb_reader);
+	struct cds_list_head *head, *n, *next;
+	bool was = self->registered;
+
+	if (was) {
+		if (urcu_memb_read_ongoing())
+			return;	/* forked inside a read-side section */
+		urcu_memb_unregister_thread();
+	}
+	urcu_memb_register_thread();
+	head = self->node.prev;
+	for (n = head->next; n != head; n = next) {
+		next = n->next;
+		if (n != &self->node)
+			cds_list_del(n);
+	}
+	if (!was)
+		urcu_memb_unregister_thread();
+}
+
 void sp_rcu_fork_child(void)
 {
 	sp_rcu_fork_lock_init();
 	pthread_mutex_init(&sp_rcu_crdp_lock, NULL);
+	/* before call_rcu_after_fork_child() starts a thread */
+	sp_rcu_registry_prune();
 	if (__atomic_load_n(&sp_rcu_called, __ATOMIC_RELAXED)) {
 		/* frees every worker but liburcu's default one, which it
 		 * restarts and gives the callbacks left in the others */

@@ -214,8 +214,10 @@ SEGPOOL_API int segpool_cache_free_rcu(struct segpool_cache *cache, void *obj)
 
 	if (unlikely(!obj))
 		return 0;
-	if (unlikely(!cache || cache->magic != SP_CACHE_MAGIC))
+	if (unlikely(!cache || cache->magic != SP_CACHE_MAGIC)) {
+		sp_cache_check_dead(cache, "free by RCU into", obj);
 		sp_report_bad_free("free into invalid cache", obj, NULL);
+	}
 	what = sp_cache_object_check(cache, obj, &s);
 	if (unlikely(what))
 		sp_report_bad_free(what, obj, cache->name);
@@ -258,6 +260,7 @@ SEGPOOL_API int segpool_cache_rcu_stats(struct segpool_cache *cache,
 {
 	if (!cache || cache->magic != SP_CACHE_MAGIC || !st ||
 	    st->size < sizeof(*st)) {
+		sp_cache_check_dead(cache, "RCU stats of", NULL);
 		errno = EINVAL;
 		return -EINVAL;
 	}

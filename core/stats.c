@@ -59,6 +59,7 @@ SEGPOOL_API int segpool_cache_get_info(struct segpool_cache *cache,
 
 	if (!cache || cache->magic != SP_CACHE_MAGIC || !info ||
 	    info->size < sizeof(*info)) {
+		sp_cache_check_dead(cache, "info of", NULL);
 		errno = EINVAL;
 		return -EINVAL;
 	}

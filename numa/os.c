@@ -51,6 +51,11 @@ void sp_os_unmap(void *addr, size_t size)
 	munmap(addr, size);
 }
 
+void sp_os_protect_ro(void *addr, size_t size)
+{
+	(void)mprotect(addr, size, PROT_READ);
+}
+
 int sp_os_commit(void *addr, size_t size)
 {
 	if (sp_fault_should_fail(SP_FAULT_COMMIT) ||

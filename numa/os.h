@@ -19,6 +19,9 @@ SP_INTERNAL void *sp_os_reserve(size_t size, size_t align);
 /* Map zero-filled read-write memory (lazily backed), aligned to @align. */
 SP_INTERNAL void *sp_os_map(size_t size, size_t align);
 SP_INTERNAL void sp_os_unmap(void *addr, size_t size);
+/* Make mapped pages read-only (best effort: a failure leaves them as they
+ * were). */
+SP_INTERNAL void sp_os_protect_ro(void *addr, size_t size);
 /* Make reserved pages accessible; 0 or -1 (ENOMEM). */
 SP_INTERNAL int sp_os_commit(void *addr, size_t size);
 /* Undo sp_os_commit (used to roll back when a later step fails). */

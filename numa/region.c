@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "internal/env.h"
 #include "internal/report.h"
 #include "numa/os.h"
 #include "numa/region.h"
@@ -34,35 +35,17 @@ struct sp_arena sp_arena;
 
 #define SP_REGION_DEFAULT_SIZE	(32UL << 30)
 #define SP_REGION_MIN_SIZE	(16UL << 20)
+_Static_assert(SP_REGION_MIN_SIZE == SP_ENV_REGION_MIN,
+	       "SEGPOOL_REGION_SIZE: the table's bound");
 /* free memory a region may keep before it is given back (16 MiB) */
 #define SP_DIRTY_MAX_PAGES	((16UL << 20) >> SP_PAGE_SHIFT)
 
 static size_t sp_region_size_from_env(void)
 {
-	const char *s = getenv("SEGPOOL_REGION_SIZE");
-	unsigned long long v;
-	char *end;
+	/* 16 MiB to 1 TiB, checked by the table; bad: the default */
+	long long v = sp_env_number(SP_ENV_REGION_SIZE,
+				    (long long)SP_REGION_DEFAULT_SIZE);
 
-	if (!s || !*s)
-		return SP_REGION_DEFAULT_SIZE;
-	v = strtoull(s, &end, 0);
-	switch (*end) {
-	case 'g': case 'G':
-		v <<= 10;
-		sp_fallthrough;
-	case 'm': case 'M':
-		v <<= 10;
-		sp_fallthrough;
-	case 'k': case 'K':
-		v <<= 10;
-		break;
-	default:
-		break;
-	}
-	if (v < SP_REGION_MIN_SIZE)
-		v = SP_REGION_MIN_SIZE;
-	if (v > (1ULL << 40))
-		v = 1ULL << 40;
 	return 1UL << sp_order_base_2((unsigned long)v);
 }
 

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "internal/env.h"
 #include "internal/thread_cpu.h"
 #include "numa/topology.h"
 
@@ -42,19 +43,30 @@ struct sp_topology sp_topo = { .nr_nodes = 1 };
  * is not needed.
  */
 extern void numa_init(void) __attribute__((weak));
+_Static_assert(SP_MAX_FAKE_NODES == SP_ENV_FAKE_NODES_MAX,
+	       "SEGPOOL_NUMA_FAKE_NODES: the table's bound");
 
 /* Test hook: the injected node index of this thread, or -1. */
 static __thread int sp_numa_test_idx = -1;
 
 static enum sp_bind_mode sp_bind_mode_from_env(void)
 {
-	const char *s = getenv("SEGPOOL_NUMA_BIND");
+	static const struct sp_env_var boolean = { .kind = SP_ENV_BOOL };
+	const char *s = sp_env_get(SP_ENV_NUMA_BIND);
+	long long v;
+	const char *why;
 
-	if (!s || !strcmp(s, "auto"))
+	if (!s)
 		return SP_BIND_AUTO;
-	if (!strcmp(s, "always") || !strcmp(s, "1"))
-		return SP_BIND_ALWAYS;
-	return SP_BIND_NEVER;
+	if (!sp_env_parse(&boolean, s, &v))	/* a boolean: always, never */
+		return v ? SP_BIND_ALWAYS : SP_BIND_NEVER;
+	why = sp_env_parse(&sp_env_table[SP_ENV_NUMA_BIND], s, &v);
+	if (why) {
+		sp_env_bad(SP_ENV_NUMA_BIND, s, why);
+		return SP_BIND_AUTO;
+	}
+	/* the table's words: auto, always, never */
+	return v == 1 ? SP_BIND_ALWAYS : v == 2 ? SP_BIND_NEVER : SP_BIND_AUTO;
 }
 
 static void sp_topology_single(void)
@@ -168,19 +180,13 @@ static void sp_topology_fake(int n)
 
 static int sp_fake_nodes_from_env(void)
 {
-	const char *s = getenv("SEGPOOL_NUMA_FAKE_NODES");
-	long n;
-
-	if (!s || !*s)
-		return 0;
-	n = strtol(s, NULL, 10);
-	return n >= 2 && n <= SP_MAX_FAKE_NODES ? (int)n : 0;
+	/* 2 to SP_MAX_FAKE_NODES, checked by the table; 0: none */
+	return (int)sp_env_number(SP_ENV_NUMA_FAKE_NODES, 0);
 }
 
 void sp_topology_init(int nr_cpus)
 {
 	enum sp_bind_mode mode = sp_bind_mode_from_env();
-	const char *numa_env = getenv("SEGPOOL_NUMA");
 	int fake = sp_fake_nodes_from_env();
 	long ncpu = nr_cpus;
 
@@ -191,7 +197,7 @@ void sp_topology_init(int nr_cpus)
 		numa_init();
 	sp_topo.numa_available = numa_available() >= 0;
 	sp_topo.nr_cpus = (int)SP_MIN(SP_MAX(ncpu, 1L), (long)SP_MAX_CPUS);
-	sp_topo.off = numa_env && !strcmp(numa_env, "off");
+	sp_topo.off = !sp_env_bool(SP_ENV_NUMA, true);
 
 	if (sp_topo.off)
 		sp_topology_single();

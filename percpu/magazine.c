@@ -22,6 +22,8 @@ int sp_mag_init(void)
 	for (unsigned int cls = 0; cls < SP_MAG_CLASSES; cls++) {
 		char name[32];
 
+		if (sp_mag_caches[cls])
+			continue;	/* made by an earlier, failed init */
 		snprintf(name, sizeof(name), "segpool-magazine-%u",
 			 sp_mag_class_cap(cls));
 		sp_mag_caches[cls] = sp_cache_create(name, 128U << cls, 0,

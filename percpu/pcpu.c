@@ -115,10 +115,14 @@ static int sp_nil_slots_init(void)
 
 int sp_pcpu_init(void)
 {
+	static bool mode_chosen;	/* init may be tried again: once */
 	int ret;
 
-	sp_pcpu_mode_init();
-	sp_nr_slots = (unsigned int)sp_cpu_possible_count();
+	if (!mode_chosen) {
+		sp_pcpu_mode_init();
+		sp_nr_slots = (unsigned int)sp_cpu_possible_count();
+		mode_chosen = true;
+	}
 	ret = sp_nil_slots_init();
 	if (ret)
 		return ret;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "segpool_config.h"
+#include "internal/env.h"
 #include "internal/thread_cpu.h"
 #include "percpu/arch.h"
 #include "percpu/pcpu.h"
@@ -148,21 +149,22 @@ static bool sp_rseq_usable(void)
 
 void sp_pcpu_mode_init(void)
 {
-	const char *env = getenv("SEGPOOL_PERCPU");
-	const char *id = getenv("SEGPOOL_PERCPU_ID");
+	/* 0 rseq, 1 lock, 2 off (the table's words); -1 unset or bad */
+	int env = sp_env_word(SP_ENV_PERCPU);
+	bool mm_cid = sp_env_word(SP_ENV_PERCPU_ID) == 1;
 
-	if (env && !strcmp(env, "off")) {
+	if (env == 2) {
 		sp_pcpu_mode = SP_PCPU_OFF;
-		sp_set_reason("off (SEGPOOL_PERCPU=%s)", env);
+		sp_set_reason("off (SEGPOOL_PERCPU=%s)", "off");
 		return;
 	}
-	if (env && !strcmp(env, "lock")) {
+	if (env == 1) {
 		sp_pcpu_mode = SP_PCPU_LOCK;
-		sp_set_reason("lock (SEGPOOL_PERCPU=%s)", env);
+		sp_set_reason("lock (SEGPOOL_PERCPU=%s)", "lock");
 		return;
 	}
 #ifdef CONFIG_SEGPOOL_TSAN
-	if (!env || strcmp(env, "rseq")) {
+	if (env != 0) {
 		sp_pcpu_mode = SP_PCPU_LOCK;
 		sp_set_reason("lock (%s)", "ThreadSanitizer build");
 		return;
@@ -175,7 +177,7 @@ void sp_pcpu_mode_init(void)
 	sp_pcpu_mode = SP_PCPU_RSEQ;
 	sp_rseq_id_off = sp_rseq_off + SP_RSEQ_CPU_ID_OFF;
 	sp_pcpu_fast.id_delta = SP_RSEQ_CPU_ID_OFF;
-	if (id && !strcmp(id, "mm_cid")) {
+	if (mm_cid) {
 		if (getauxval(AT_RSEQ_FEATURE_SIZE) >= SP_RSEQ_MM_CID_OFFSET + 4) {
 			sp_pcpu_use_mm_cid = true;
 			sp_rseq_id_off = sp_rseq_off + SP_RSEQ_MM_CID_OFFSET;

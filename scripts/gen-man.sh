@@ -75,7 +75,8 @@ if [ -z "$version" ]; then
 fi
 
 # The ENVIRONMENT section: one .TP entry per row of design.md's table
-# "| `NAME` | values | effect |" under "## Environment variables".
+# "| `NAME` | kind | accepts | default | bad value | effect |" under
+# "## Environment variables" (generated there from internal/env_table.c).
 env_section() {
 	awk '
 	function roff(s,    out) {
@@ -101,20 +102,30 @@ env_section() {
 		return out
 	}
 	/^## / { on = ($0 == "## Environment variables"); next }
+	function cell(s) {
+		sub(/^ +/, "", s); sub(/ +$/, "", s)
+		gsub(/&lt;/, "<", s); gsub(/&gt;/, ">", s); gsub(/&amp;/, "\\&", s)
+		return s
+	}
+	function line(label, s) {
+		s = roff(s)
+		print ".br"
+		print label ": " (s ~ /\.$/ ? s : s ".")
+	}
+	# | Variable | Kind | Accepts | Default | A bad value gives | Effect |
 	on && /^\| `SEGPOOL_/ {
 		n = split($0, f, "|")
 		name = f[2]; gsub(/[ `]/, "", name)
-		vals = f[3]; sub(/^ +/, "", vals); sub(/ +$/, "", vals)
-		eff = f[4]; sub(/^ +/, "", eff); sub(/ +$/, "", eff)
-		for (i = 5; i < n; i++)
+		eff = cell(f[7])
+		for (i = 8; i < n; i++)
 			eff = eff "|" f[i]
 		print ".TP"
 		print ".B " name
 		eff = roff(eff)
-		vals = roff(vals)
 		print (eff ~ /\.$/ ? eff : eff ".")
-		print ".br"
-		print "Values: " (vals ~ /\.$/ ? vals : vals ".")
+		line("Accepts", cell(f[4]))
+		line("Default", cell(f[5]))
+		line("A bad value gives", cell(f[6]))
 	}' "$srctree/Documentation/design.md"
 }
 
@@ -221,7 +232,8 @@ dirs=$(sed -n 's|^obj-y[ 	]*+=[ 	]*\([A-Za-z0-9_-]*\)/.*|\1|p' "$srctree/Kbuild"
 for d in $dirs; do
 	cat "$srctree/$d"/*.c 2>/dev/null
 done | sed -n -e 's/.*getenv("\(SEGPOOL_[A-Z0-9_]*\)").*/\1/p' \
-	-e 's/^#define[ 	]*[A-Z0-9_]*_ENV[A-Z0-9_]*[ 	]*"\(SEGPOOL_[A-Z0-9_]*\)".*/\1/p' |
+	-e 's/^#define[ 	]*[A-Z0-9_]*_ENV[A-Z0-9_]*[ 	]*"\(SEGPOOL_[A-Z0-9_]*\)".*/\1/p' \
+	-e 's/.*\.name = "\(SEGPOOL_[A-Z0-9_]*\)".*/\1/p' |
 	sort -u >"$tmp/envs"
 nenv=0
 while read -r v; do

@@ -305,6 +305,8 @@ int sp_test_run_child(void (*fn)(void *), void *arg, char *buf, size_t size,
 		struct sigaction sa = { .sa_handler = SIG_DFL };
 
 		sigaction(SIGABRT, &sa, NULL);
+		sigaction(SIGALRM, &sa, NULL);
+		alarm(SP_TEST_CHILD_TIMEOUT);	/* a hang dies of SIGALRM */
 		dup2(fds[1], STDERR_FILENO);
 		close(fds[0]);
 		close(fds[1]);

@@ -252,8 +252,11 @@ void sp_test_filler_done(struct sp_test_filler *f);
 /*
  * sp_test_run_child() - run @fn(@arg) in a forked child with SIGABRT at its
  * default action; its stderr (cut to @size - 1 bytes) into @buf, its wait
- * status into *@status.  Return: 0, or -1 when pipe or fork failed.
+ * status into *@status.  The child dies of SIGALRM after
+ * SP_TEST_CHILD_TIMEOUT seconds, so a hang fails instead of blocking the run.
+ * Return: 0, or -1 when pipe or fork failed.
  */
+#define SP_TEST_CHILD_TIMEOUT	60
 int sp_test_run_child(void (*fn)(void *), void *arg, char *buf, size_t size,
 		      int *status);
 bool sp_test_expect_death(void (*fn)(void *), void *arg, const char *needle);

@@ -394,6 +394,18 @@ static void test_export_matches_info(void **state)
 		assert_non_null(o[k] = segpool_cache_alloc(cache, 0));
 	for (int k = 0; k < N; k += 3)
 		segpool_cache_free(cache, o[k]);
+	{
+		/* two allocations failed on purpose: alloc_failslab is 2 */
+		struct segpool_failslab fs = {
+			.probability = 100, .interval = 1, .times = 2,
+			.cache = "export_match",
+		};
+
+		assert_int_equal(segpool_failslab_set(&fs), 0);
+		for (int k = 0; k < 2; k++)
+			assert_null(segpool_cache_alloc(cache, 0));
+		segpool_failslab_disable();
+	}
 
 	reader_open(&r, getpid());
 	reader_wait_fresh(&r);
@@ -417,6 +429,8 @@ static void test_export_matches_info(void **state)
 	SAME(slabs_created);
 	SAME(slabs_released);
 	SAME(alloc_failures);
+	SAME(alloc_failslab);
+	assert_int_equal(c->alloc_failslab, 2);
 	SAME(alloc_fastpath);
 	SAME(free_fastpath);
 	SAME(alloc_slowpath);

@@ -22,6 +22,8 @@
 #include <unistd.h>
 
 #include <segpool/segpool.h>
+#include <segpool/rcu.h>
+#include "segpool_config.h"
 #include "selftests/harness.h"
 
 #define CTOR_BYTE	0x6b
@@ -43,6 +45,8 @@ enum {
 	CHILD_DUMP,
 	CHILD_GRANDCHILD,
 	CHILD_INFO,
+	CHILD_RCU,
+	CHILD_THREAD,
 };
 
 static const char *const child_what[] = {
@@ -56,6 +60,8 @@ static const char *const child_what[] = {
 	[CHILD_DUMP - 10] = "segpool_stats_dump failed",
 	[CHILD_GRANDCHILD - 10] = "a grandchild failed",
 	[CHILD_INFO - 10] = "segpool_cache_get_info failed",
+	[CHILD_RCU - 10] = "an RCU call failed",
+	[CHILD_THREAD - 10] = "a thread of the child failed",
 };
 
 static void ctor_256(void *obj)
@@ -474,10 +480,208 @@ static void test_fork_single_thread(void **state)
 	free(fr);
 }
 
+/*
+ * fork with RCU-registered threads in the parent.  liburcu's reader
+ * registry is copied into the child with the parent's registered threads
+ * in it, though they do not exist there; a thread the child creates gets
+ * one of their stacks (and TLS) from glibc's cache, and its registration
+ * used to link the same registry node twice: the child's first grace
+ * period then spun forever (or crashed) inside liburcu.  The parent here
+ * has idle threads registered in each way the library registers one
+ * (segpool_rcu_register_thread(), a statistics walk, a free by RCU) and
+ * workers freeing by RCU without pause; each child frees by RCU, waits
+ * for the callbacks, starts threads that do the same, dumps and destroys,
+ * under an alarm.
+ */
+#define RCU_IDLE	3
+#define RCU_LOADERS	2
+#define RCU_FORKS	6
+#define RCU_THREADS	3
+
+struct rcufork {
+	struct segpool_cache *c, *ts;	/* plain, SEGPOOL_TYPESAFE_BY_RCU */
+	atomic_bool stop;
+	atomic_int idle_ready;
+	atomic_ulong loops;
+};
+
+static void *rcu_idle_main(void *arg)
+{
+	struct rcufork *rf = arg;
+	int kind = atomic_fetch_add(&rf->idle_ready, 1) % 3;
+
+	if (kind == 0) {
+		segpool_rcu_register_thread();
+	} else if (kind == 1) {
+		FILE *f = fopen("/dev/null", "w");
+
+		if (f) {
+			segpool_stats_dump(f);
+			fclose(f);
+		}
+	} else {
+		void *o = segpool_cache_alloc(rf->c, 0);
+
+		if (o)
+			segpool_cache_free_rcu(rf->c, o);
+	}
+	atomic_fetch_add(&rf->idle_ready, 16);
+	while (!atomic_load(&rf->stop))
+		usleep(1000);	/* idle, registered, outside any section */
+	return NULL;
+}
+
+static void *rcu_load_main(void *arg)
+{
+	struct rcufork *rf = arg;
+	void *o[32];
+	int i;
+
+	while (!atomic_load_explicit(&rf->stop, memory_order_relaxed)) {
+		for (i = 0; i < 32; i++)
+			o[i] = segpool_cache_alloc(i & 1 ? rf->ts : rf->c, 0);
+		for (i = 0; i < 32; i++)
+			if (o[i])
+				segpool_cache_free_rcu(i & 1 ? rf->ts : rf->c,
+						       o[i]);
+		/* keep the backlog of callbacks (the child inherits it) short */
+		if (atomic_fetch_add_explicit(&rf->loops, 1,
+					      memory_order_relaxed) % 16 == 15)
+			segpool_rcu_barrier();
+	}
+	return NULL;
+}
+
+/* A thread of the child: registered, frees by RCU, waits for it. */
+static void *rcu_child_thread(void *arg)
+{
+	struct rcufork *rf = arg;
+	int i;
+
+	if (segpool_rcu_register_thread())
+		return (void *)1;
+	for (i = 0; i < 100; i++) {
+		void *o = segpool_cache_alloc(rf->c, 0);
+
+		if (!o || segpool_cache_free_rcu(rf->c, o))
+			return (void *)1;
+	}
+	segpool_rcu_barrier();
+	return NULL;
+}
+
+static int rcu_child_body(struct rcufork *rf, int nth)
+{
+	struct segpool_cache *c;
+	pthread_t th[RCU_THREADS];
+	void *objs[300], *ret;
+	char name[48];
+	FILE *devnull;
+	int i;
+
+	for (i = 0; i < 300; i++)
+		if (!(objs[i] = segpool_cache_alloc(i & 1 ? rf->ts : rf->c, 0)))
+			return CHILD_CACHE_ALLOC;
+	for (i = 0; i < 150; i++)
+		segpool_cache_free(i & 1 ? rf->ts : rf->c, objs[i]);
+	for (; i < 300; i++)
+		if (segpool_cache_free_rcu(i & 1 ? rf->ts : rf->c, objs[i]))
+			return CHILD_RCU;
+	segpool_rcu_barrier();
+	segpool_synchronize_rcu();
+	/* threads of its own: they reuse the stacks of the parent's */
+	for (i = 0; i < RCU_THREADS; i++)
+		if (pthread_create(&th[i], NULL, rcu_child_thread, rf))
+			return CHILD_THREAD;
+	for (i = 0; i < RCU_THREADS; i++)
+		if (pthread_join(th[i], &ret) || ret)
+			return CHILD_THREAD;
+	devnull = fopen("/dev/null", "w");
+	if (!devnull || segpool_stats_dump(devnull) != 0)
+		return CHILD_DUMP;
+	fclose(devnull);
+	snprintf(name, sizeof(name), "tfk-rcu-child-%d", nth);
+	c = segpool_cache_create(name, 96, 0, SEGPOOL_TYPESAFE_BY_RCU, NULL);
+	if (!c)
+		return CHILD_CREATE;
+	for (i = 0; i < 300; i++)
+		if (!(objs[i] = segpool_cache_alloc(c, 0)))
+			return CHILD_CACHE_ALLOC;
+	for (i = 0; i < 300; i++)
+		segpool_cache_free_rcu(c, objs[i]);
+	if (segpool_cache_destroy(c) != 0)
+		return CHILD_DESTROY;
+	return CHILD_OK;
+}
+
+static void test_fork_rcu_registered_threads(void **state)
+{
+	struct rcufork *rf = calloc(1, sizeof(*rf));
+	pthread_t idle[RCU_IDLE], load[RCU_LOADERS];
+	uint64_t rng = sp_test_seed() ^ 0x7cu;
+	int i, n, nforks = sp_test_under_valgrind() ? 2 : RCU_FORKS;
+
+	(void)state;
+#ifdef CONFIG_SEGPOOL_TSAN
+	/*
+	 * ThreadSanitizer keeps the parent's threads in its own registry in
+	 * the child, and aborts ("dup thread with used id") when a thread of
+	 * the child gets the stack of one of them: the very case tested.
+	 */
+	free(rf);
+	skip();
+#endif
+	assert_non_null(rf);
+	rf->c = segpool_cache_create("tfk-rcu-64", 64, 0, 0, NULL);
+	rf->ts = segpool_cache_create("tfk-rcu-ts", 64, 0,
+				      SEGPOOL_TYPESAFE_BY_RCU, NULL);
+	assert_non_null(rf->c);
+	assert_non_null(rf->ts);
+	for (i = 0; i < RCU_IDLE; i++)
+		assert_int_equal(pthread_create(&idle[i], NULL, rcu_idle_main,
+						rf), 0);
+	while (atomic_load(&rf->idle_ready) < RCU_IDLE * 17)
+		usleep(1000);
+	for (i = 0; i < RCU_LOADERS; i++)
+		assert_int_equal(pthread_create(&load[i], NULL, rcu_load_main,
+						rf), 0);
+	while (atomic_load(&rf->loops) < RCU_LOADERS * 4)
+		sched_yield();
+
+	for (n = 0; n < nforks; n++) {
+		struct timespec ts = { 0, (long)(sp_test_rand(&rng) % 10000000) };
+		int status = -1;
+		pid_t pid;
+
+		nanosleep(&ts, NULL);
+		fflush(stdout);
+		fflush(stderr);
+		pid = fork();
+		if (pid == 0) {
+			alarm(CHILD_TIMEOUT);	/* a hang dies of SIGALRM */
+			_exit(rcu_child_body(rf, n));
+		}
+		assert_true(pid > 0);
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+		check_status(n, status);
+	}
+	atomic_store(&rf->stop, true);
+	for (i = 0; i < RCU_LOADERS; i++)
+		pthread_join(load[i], NULL);
+	for (i = 0; i < RCU_IDLE; i++)
+		pthread_join(idle[i], NULL);
+	segpool_rcu_barrier();
+	assert_int_equal(segpool_cache_destroy(rf->c), 0);
+	assert_int_equal(segpool_cache_destroy(rf->ts), 0);
+	free(rf);
+}
+
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_fork_single_thread),
 	cmocka_unit_test(test_fork_from_main),
 	cmocka_unit_test(test_fork_from_worker),
+	cmocka_unit_test(test_fork_rcu_registered_threads),
 };
 
 SP_TEST_MAIN(tests)

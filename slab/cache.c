@@ -12,6 +12,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "internal/rculist.h"
@@ -141,12 +142,46 @@ int sp_cache_unlist(struct segpool_cache *c)
 	return 0;
 }
 
+/*
+ * The tombstones standing, oldest first from sp_tomb_next: a ring under
+ * sp_cache_list_lock (which the fork handlers take).  A full ring unmaps
+ * its oldest to make room, so they cost at most SP_CACHE_TOMBSTONES pages
+ * (4 MiB of 4 KiB pages), and a handle older than the last
+ * SP_CACHE_TOMBSTONES destroys is no longer recognised.
+ */
+static struct segpool_cache *sp_tombs[SP_CACHE_TOMBSTONES];
+static unsigned int sp_tomb_next;
+
+void sp_cache_report_dead(const struct segpool_cache *c, const char *op,
+			  const void *addr)
+{
+	char what[64];
+
+	snprintf(what, sizeof(what), "%s destroyed cache", op);
+	sp_report_bad_free(what, addr ? addr : (const void *)c, c->name);
+}
+
 void sp_cache_free(struct segpool_cache *c)
 {
-	c->magic = 0;
+	struct segpool_cache *old;
+
 	for (int i = 0; i < sp_arena.nr_regions; i++)
 		pthread_mutex_destroy(&c->node[i].lock);
-	sp_os_unmap(c, c->map_size);
+	/* the tombstone: magic, name and the rest of the first page */
+	__atomic_store_n(&c->magic, SP_CACHE_DEAD_MAGIC, __ATOMIC_RELEASE);
+	c->pcpu = NULL;
+	if (c->map_size > SP_PAGE_SIZE)
+		sp_os_unmap((char *)c + SP_PAGE_SIZE, c->map_size - SP_PAGE_SIZE);
+	/* a write through the stale handle faults rather than lands */
+	sp_os_protect_ro(c, SP_PAGE_SIZE);
+
+	pthread_mutex_lock(&sp_cache_list_lock);
+	old = sp_tombs[sp_tomb_next];
+	sp_tombs[sp_tomb_next] = c;
+	sp_tomb_next = (sp_tomb_next + 1) % SP_CACHE_TOMBSTONES;
+	pthread_mutex_unlock(&sp_cache_list_lock);
+	if (old)
+		sp_os_unmap(old, SP_PAGE_SIZE);
 }
 
 const char *sp_cache_object_check(const struct segpool_cache *c,

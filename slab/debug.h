@@ -79,6 +79,7 @@ struct sp_debug_layout {
 struct sp_debug_env {
 	unsigned long global;		/* flags of every cache not named */
 	unsigned int nr;		/* entries in @names */
+	const char *why;		/* the first thing skipped, or NULL */
 	struct {
 		unsigned long flags;
 		unsigned int len;	/* of @name, without a trailing '*' */
@@ -89,8 +90,9 @@ struct sp_debug_env {
 
 /*
  * sp_debug_env_parse() - parse a SEGPOOL_DEBUG value into @env:
- * "<flags>[,<cache>...][;<flags>,<cache>...]...".  Unknown letters and
- * surplus names are warned about and skipped.
+ * "<flags>[,<cache>...][;<flags>,<cache>...]...".  Unknown letters,
+ * names no cache can have and surplus names are skipped, silently: @env->why
+ * says what the first one was (the caller reports it).
  * Return: 0, or -EINVAL when something was skipped.
  */
 SP_INTERNAL int sp_debug_env_parse(struct sp_debug_env *env, const char *str);

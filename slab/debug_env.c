@@ -19,6 +19,7 @@
  *
  * SEGPOOL_DEBUG_RESPONSE=abort|continue sets the response to a bug.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -26,6 +27,7 @@
 
 #include <segpool/debug.h>
 
+#include "internal/env.h"
 #include "internal/report.h"
 #include "slab/slab.h"
 
@@ -45,8 +47,16 @@ static unsigned long sp_debug_letter(char ch)
 	}
 }
 
-/* The flags of "<letters>" in [@p, @end); -EINVAL-worthy junk is warned. */
-static unsigned long sp_debug_parse_flags(const char *p, const char *end,
+static void sp_debug_skip(struct sp_debug_env *env, const char *why, int *ret)
+{
+	if (!env->why)
+		env->why = why;
+	*ret = -EINVAL;
+}
+
+/* The flags of "<letters>" in [@p, @end); junk is skipped. */
+static unsigned long sp_debug_parse_flags(struct sp_debug_env *env,
+					  const char *p, const char *end,
 					  int *ret)
 {
 	unsigned long flags = 0;
@@ -58,10 +68,8 @@ static unsigned long sp_debug_parse_flags(const char *p, const char *end,
 
 		if (*p == '-')
 			continue;
-		if (!f) {
-			sp_warn("SEGPOOL_DEBUG: unknown flag '%c' skipped", *p);
-			*ret = -EINVAL;
-		}
+		if (!f)
+			sp_debug_skip(env, "an unknown flag letter", ret);
 		flags |= f;
 	}
 	return flags;
@@ -79,11 +87,16 @@ static void sp_debug_add_name(struct sp_debug_env *env, const char *p,
 		return;			/* "ZP,,name": an empty name */
 	}
 	if (env->nr == SP_DEBUG_ENV_MAX || len > SEGPOOL_CACHE_NAME_MAX) {
-		sp_warn("SEGPOOL_DEBUG: cache name '%.*s' skipped (%s)",
-			(int)(end - p), p, len > SEGPOOL_CACHE_NAME_MAX ?
-			"too long" : "too many names");
-		*ret = -EINVAL;
+		sp_debug_skip(env, len > SEGPOOL_CACHE_NAME_MAX ?
+			      "a cache name too long" : "too many cache names",
+			      ret);
 		return;
+	}
+	for (size_t i = 0; i < len; i++) {
+		if (!isgraph((unsigned char)p[i])) {
+			sp_debug_skip(env, "a name no cache can have", ret);
+			return;
+		}
 	}
 	env->names[env->nr].flags = flags;
 	env->names[env->nr].len = (unsigned int)len;
@@ -102,7 +115,7 @@ int sp_debug_env_parse(struct sp_debug_env *env, const char *str)
 		const char *end = strchrnul(str, ';');
 		const char *comma = memchr(str, ',', (size_t)(end - str));
 		const char *fend = comma ? comma : end;
-		unsigned long flags = sp_debug_parse_flags(str, fend, &ret);
+		unsigned long flags = sp_debug_parse_flags(env, str, fend, &ret);
 
 		if (!comma) {
 			env->global = flags;
@@ -139,20 +152,16 @@ static char sp_debug_env_text[48];
 
 static void sp_debug_env_init(void)
 {
-	const char *resp = getenv("SEGPOOL_DEBUG");
+	/* no control character in it (refused): the health text shows it */
+	const char *s = sp_env_get(SP_ENV_DEBUG);
 
-	if (resp)
-		snprintf(sp_debug_env_text, sizeof(sp_debug_env_text), "%s",
-			 resp);
-	sp_debug_env_parse(&sp_debug_env_global, resp);
-	resp = getenv("SEGPOOL_DEBUG_RESPONSE");
-	if (!resp || !*resp)
-		return;
-	if (!strcmp(resp, "continue"))
+	if (s)
+		snprintf(sp_debug_env_text, sizeof(sp_debug_env_text), "%s", s);
+	if (sp_debug_env_parse(&sp_debug_env_global, s))
+		sp_env_bad(SP_ENV_DEBUG, s, sp_debug_env_global.why);
+	/* the table's words: 0 abort, 1 continue */
+	if (sp_env_word(SP_ENV_DEBUG_RESPONSE) == 1)
 		sp_debug_response = SEGPOOL_DEBUG_CONTINUE;
-	else if (strcmp(resp, "abort"))
-		sp_warn("SEGPOOL_DEBUG_RESPONSE: '%s' is neither abort nor "
-			"continue; abort", resp);
 }
 
 const char *sp_debug_env_string(void)

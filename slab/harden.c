@@ -20,6 +20,7 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "internal/env.h"
 #include "internal/report.h"
 #include "slab/slab.h"
 
@@ -53,13 +54,7 @@ static uint64_t sp_random_u64(const void *salt)
 
 void sp_harden_init(void)
 {
-	const char *v = getenv("SEGPOOL_FREELIST_HARDENED");
-
-	if (v && (!strcmp(v, "0") || !strcmp(v, "off") || !strcmp(v, "no")))
-		sp_freelist_hardened = false;
-	else if (v && strcmp(v, "1") && strcmp(v, "on") && strcmp(v, "yes"))
-		sp_warn("SEGPOOL_FREELIST_HARDENED=%s: expected 0 or 1; "
-			"hardening stays on", v);
+	sp_freelist_hardened = sp_env_bool(SP_ENV_FREELIST_HARDENED, true);
 #if SP_VALGRIND
 	sp_on_valgrind = RUNNING_ON_VALGRIND != 0;
 #endif
@@ -121,6 +116,18 @@ void sp_report_bad_freeptr(const struct segpool_cache *c,
 		"overrun by the object before it", next, obj, c->name,
 		(void *)s->base, (void *)(s->base + sp_slab_bytes(c)),
 		c->fp_offset);
+	abort();
+}
+
+void sp_report_short_freelist(const struct segpool_cache *c,
+			      const struct sp_slab *s)
+{
+	sp_warn("free list of slab %p-%p ends with %u of its objects "
+		"unaccounted for (cache %s, %u in use of %u): a free object's "
+		"link (offset %u) was overwritten after free", (void *)s->base,
+		(void *)(s->base + sp_slab_bytes(c)),
+		c->objs_per_slab - s->inuse, c->name, s->inuse,
+		c->objs_per_slab, c->fp_offset);
 	abort();
 }
 

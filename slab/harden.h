@@ -40,6 +40,13 @@ SP_INTERNAL unsigned int sp_harden_rand_pos(struct segpool_cache *c);
 SP_INTERNAL __sp_cold __sp_noreturn void
 sp_report_bad_freeptr(const struct segpool_cache *c, const struct sp_slab *s,
 		      const void *obj, const void *next);
+/*
+ * Report slab @s of @c whose free list ran out while its counters say
+ * objects are free in it (a link overwritten with NULL: with hardening
+ * off, nothing caught it on the way).
+ */
+SP_INTERNAL __sp_cold __sp_noreturn void
+sp_report_short_freelist(const struct segpool_cache *c, const struct sp_slab *s);
 
 /* --- link encoding ----------------------------------------------------------- */
 

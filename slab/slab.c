@@ -131,6 +131,29 @@ void sp_slab_release_now(struct sp_slab *s)
  * may still be reading its objects: its pages go back (to the region, thus
  * the OS or another cache) only after a grace period, through the hook.
  */
+/*
+ * The slabs of one cache this thread released between
+ * sp_slab_tally_begin() and _end(): segpool_cache_shrink() counts with it
+ * the slabs freed by its own drain of the per-CPU layer (a flushed magazine
+ * can leave a slab empty beyond the node's keep) as well as its own.
+ */
+static __thread struct {
+	const struct segpool_cache *cache;
+	unsigned long released;
+} sp_slab_tally;
+
+void sp_slab_tally_begin(const struct segpool_cache *c)
+{
+	sp_slab_tally.cache = c;
+	sp_slab_tally.released = 0;
+}
+
+unsigned long sp_slab_tally_end(void)
+{
+	sp_slab_tally.cache = NULL;
+	return sp_slab_tally.released;
+}
+
 static void sp_slab_release(struct sp_slab *s)
 {
 	void (*hook)(struct sp_slab *) = SP_READ_ONCE(sp_slab_release_hook);
@@ -138,6 +161,8 @@ static void sp_slab_release(struct sp_slab *s)
 	/* no hit path takes its objects any more: a late free goes to the
 	 * slow path, which finds the slab empty and reports it */
 	sp_arena_set_tags(s->base - s->cache->dbg.red_left, s->order, 0);
+	if (unlikely(sp_slab_tally.cache == s->cache))
+		sp_slab_tally.released++;
 
 	if (unlikely(s->cache->flags & SEGPOOL_TYPESAFE_BY_RCU) && hook) {
 		hook(s);
@@ -202,8 +227,17 @@ static size_t sp_node_take(struct segpool_cache *c, struct sp_cache_node *n,
 		while (got < want) {
 			void *obj = sp_slab_next(c, s);
 
-			if (!obj)
+			if (!obj) {
+				/*
+				 * A slab on the partial or empty list has a
+				 * free object by its count: none means a link
+				 * was overwritten with NULL.  Taking this slab
+				 * again would loop forever.
+				 */
+				if (unlikely(s->inuse < c->objs_per_slab))
+					sp_report_short_freelist(c, s);
 				break;
+			}
 			if (unlikely(c->flags & SP_CACHE_DEBUG))
 				sp_debug_on_alloc(c, s, obj);
 			s->inuse++;

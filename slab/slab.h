@@ -34,6 +34,9 @@
 struct sp_pcpu_cache;
 
 #define SP_CACHE_MAGIC		0x5e9cac4eU
+#define SP_CACHE_DEAD_MAGIC	0xdeadcac4U	/* a destroyed cache's tombstone */
+/* destroyed caches whose first page is kept as a tombstone (4 MiB at most) */
+#define SP_CACHE_TOMBSTONES	1024
 #define SP_MIN_ALIGN		8
 #define SP_FREEPTR_SIZE		sizeof(void *)
 
@@ -165,6 +168,9 @@ _Static_assert(offsetof(struct segpool_cache, pcpu) + sizeof(void *) <=
 	       SP_CACHE_LINE, "the hit paths read line 0 only");
 _Static_assert(offsetof(struct segpool_cache, node) % SP_CACHE_LINE == 0,
 	       "per-node structs start on a line");
+_Static_assert(offsetof(struct segpool_cache, name) +
+	       sizeof(((struct segpool_cache *)0)->name) <= SP_PAGE_SIZE,
+	       "magic and name in the first page: the tombstone keeps only it");
 
 /*
  * sp_slab_tag() - the arena tag of every page of a slab of @c on node index
@@ -332,12 +338,39 @@ SP_INTERNAL void sp_slab_free_bulk(struct segpool_cache *c, size_t n,
 extern SP_INTERNAL void (*sp_slab_release_hook)(struct sp_slab *s);
 /* sp_slab_release_now() - give an empty slab's pages and descriptor back. */
 SP_INTERNAL void sp_slab_release_now(struct sp_slab *s);
+/*
+ * sp_slab_tally_begin() / _end() - count the slabs of @c the calling thread
+ * releases in between, by any path (flushes, frees, shrink); _end() returns
+ * the count and stops counting.
+ */
+SP_INTERNAL void sp_slab_tally_begin(const struct segpool_cache *c);
+SP_INTERNAL unsigned long sp_slab_tally_end(void);
 /* sp_slab_shrink() - release the empty slabs of every node; the count. */
 SP_INTERNAL unsigned long sp_slab_shrink(struct segpool_cache *c);
 /* sp_slab_live_objects() - objects handed out, over all nodes. */
 SP_INTERNAL uint64_t sp_slab_live_objects(struct segpool_cache *c);
 
 /* --- slab/cache.c --- */
+/*
+ * Tombstones: destroy keeps the first page of a cache's control block
+ * mapped, read-only, with SP_CACHE_DEAD_MAGIC and the name, and never hands
+ * that address out again while it stands (the last SP_CACHE_TOMBSTONES
+ * destroyed caches), so a stale handle is recognised instead of reading
+ * unmapped memory or driving a new cache created at the same address.
+ */
+SP_INTERNAL __sp_cold __sp_noreturn void
+sp_cache_report_dead(const struct segpool_cache *c, const char *op,
+		     const void *addr);
+
+/* sp_cache_check_dead() - report and abort when @c is a destroyed cache's
+ * handle; @op says what was tried ("alloc from"), @addr the object or NULL. */
+static inline void sp_cache_check_dead(const struct segpool_cache *c,
+				       const char *op, const void *addr)
+{
+	if (unlikely(c && c->magic == SP_CACHE_DEAD_MAGIC))
+		sp_cache_report_dead(c, op, addr);
+}
+
 /*
  * sp_cache_list: every live cache.  Writers (create, destroy, fork) hold
  * sp_cache_list_lock; readers (statistics, export) walk it with

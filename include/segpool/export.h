@@ -221,6 +221,7 @@ struct segpool_export_node {
  * @rseq_abort:       restartable sequences aborted.
  * @depot_full_mags:  full magazines in the depots now, all nodes.
  * @depot_empty_mags: empty magazines in the depots now, all nodes.
+ * @alloc_failslab:   as struct segpool_cache_info.
  * @reserved:         zero.
  *
  * The fields named after struct segpool_cache_info hold what
@@ -269,7 +270,8 @@ struct segpool_export_cache {
 	uint64_t rseq_abort;		/* 320 */
 	uint64_t depot_full_mags;	/* 328 */
 	uint64_t depot_empty_mags;	/* 336 */
-	uint64_t reserved[5];		/* 344 */
+	uint64_t alloc_failslab;	/* 344 */
+	uint64_t reserved[4];		/* 352 */
 };
 
 /**
@@ -330,7 +332,9 @@ SEGPOOL_STATIC_ASSERT(offsetof(struct segpool_export_cache, object_size) == 96,
 	       "cache record: layout 1 offsets");
 SEGPOOL_STATIC_ASSERT(offsetof(struct segpool_export_cache, mag_swap) == 248,
 	       "cache record: layout 1 offsets");
-SEGPOOL_STATIC_ASSERT(offsetof(struct segpool_export_cache, reserved) == 344,
+SEGPOOL_STATIC_ASSERT(offsetof(struct segpool_export_cache, alloc_failslab) == 344,
+	       "cache record: layout 1 offsets (alloc_failslab was reserved, 0)");
+SEGPOOL_STATIC_ASSERT(offsetof(struct segpool_export_cache, reserved) == 352,
 	       "cache record: layout 1 offsets");
 SEGPOOL_STATIC_ASSERT(sizeof(struct segpool_export_cache_node) == 128,
 	       "cache node record: 128 bytes");

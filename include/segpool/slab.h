@@ -240,12 +240,20 @@ segpool_cache_set_tunables(struct segpool_cache *cache,
  * objects on stderr, releases only the empty slabs and leaves the cache
  * intact and usable (the leaked objects stay mapped), and fails with -EBUSY.
  *
+ * After a successful call the handle is dead: any later call with it
+ * (alloc, free, shrink, destroy, info...) is reported on stderr naming the
+ * destroyed cache ("segpool: alloc from destroyed cache <handle> (cache
+ * <name>)") and the process aborts; a cache created later never gets the
+ * same address while the handle is recognised (the last 1024 destroyed
+ * caches; Documentation/design.md).
+ *
  * Context: any thread outside an RCU read-side critical section (it may
  * wait for a grace period); no other thread may use @cache during or after
  * a successful call.
  * Return: 0 on success, -EBUSY (errno EBUSY) when objects are live,
- * -EINVAL (errno EINVAL) when @cache is not a live cache, -EDEADLK (errno
- * EDEADLK) inside a read-side critical section.
+ * -EINVAL (errno EINVAL) when @cache is not a cache or is a size-class or
+ * internal cache, -EDEADLK (errno EDEADLK) inside a read-side critical
+ * section.
  */
 SEGPOOL_API int segpool_cache_destroy(struct segpool_cache *cache);
 
@@ -386,7 +394,11 @@ segpool_calloc(size_t n, size_t size);
  * @size: the new size; 0 frees @ptr and returns NULL.
  *
  * The contents up to the smaller of the old and new sizes are kept.  When the
- * new size fits the current size class, @ptr is returned unchanged.
+ * new size fits the current size class, @ptr is returned unchanged.  @ptr
+ * is checked as segpool_free() checks it before anything is copied: a
+ * pointer segpool never handed out, an interior pointer or an object of a
+ * named cache is reported ("realloc of interior pointer", with the cache
+ * name) and the process aborts.
  *
  * Return: the memory, or NULL with errno ENOMEM (@ptr is then untouched).
  */
@@ -417,7 +429,12 @@ SEGPOOL_WUR void *segpool_aligned_alloc(size_t align, size_t size);
  * segpool_usable_size() - how many bytes of an allocation may be used.
  * @ptr: memory from segpool_malloc() and friends, or NULL (returns 0).
  *
- * Return: the size of @ptr's size class or mapping (>= the size asked for).
+ * A pointer into a slab that is not at an object's start is misuse, as
+ * for segpool_free(): reported ("usable_size of interior pointer", with
+ * the cache name), then the process aborts.
+ *
+ * Return: the size of @ptr's size class or mapping (>= the size asked for);
+ * 0 with errno EINVAL for a pointer segpool did not hand out.
  */
 SEGPOOL_API size_t segpool_usable_size(const void *ptr);
 

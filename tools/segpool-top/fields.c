@@ -43,6 +43,7 @@ const struct top_field top_cache_fields[] = {
 	C(slabs_created, 1),
 	C(slabs_released, 1),
 	C(alloc_failures, 1),
+	C(alloc_failslab, 1),
 	C(mag_swap, 1),
 	C(depot_get_full, 1),
 	C(depot_put_full, 1),

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: MIT
+/*
+ * internal/env_table.c - the SEGPOOL_* environment variables, each once.
+ *
+ * Documentation/design.md's environment table is generated from this file
+ * (scripts/gen-env-doc.c, make docs).  Keep it free of other dependencies:
+ * the generator compiles it alone.
+ */
+#include <segpool/export.h>
+
+#include "internal/env.h"
+
+#define STR_(x)	#x
+#define STR(x)	STR_(x)
+
+static const char *const sp_env_percpu_words[] = { "rseq", "lock", "off", NULL };
+static const char *const sp_env_percpu_id_words[] = { "cpu", "mm_cid", NULL };
+static const char *const sp_env_bind_words[] = {
+	"auto", "always", "never", NULL,
+};
+static const char *const sp_env_response_words[] = { "abort", "continue", NULL };
+
+_Static_assert(SEGPOOL_EXPORT_INTERVAL_DEFAULT == 1000 &&
+	       SEGPOOL_EXPORT_INTERVAL_MIN == 10 &&
+	       SEGPOOL_EXPORT_INTERVAL_MAX == 3600000,
+	       "SEGPOOL_EXPORT_INTERVAL_MS: the table's words");
+
+const struct sp_env_var sp_env_table[SP_ENV_NR] = {
+	[SP_ENV_PERCPU] = {
+		.name = "SEGPOOL_PERCPU", .kind = SP_ENV_WORD,
+		.words = sp_env_percpu_words,
+		.def = "rseq where the kernel, libc and architecture allow, else lock (lock in a ThreadSanitizer build)",
+		.accepted = "rseq, lock or off",
+		.on_bad = "the default mode",
+		.help = "the per-CPU mode: restartable sequences, per-CPU spinlocks, or no per-CPU layer; segpool_percpu_mode() says which and why (percpu.md)",
+	},
+	[SP_ENV_PERCPU_ID] = {
+		.name = "SEGPOOL_PERCPU_ID", .kind = SP_ENV_WORD,
+		.words = sp_env_percpu_id_words,
+		.def = "cpu",
+		.accepted = "cpu or mm_cid",
+		.on_bad = "slots by CPU id",
+		.help = "in rseq mode, index the CPU slots by the kernel's concurrency id (mm_cid) instead of the CPU id, when the kernel provides it",
+	},
+	[SP_ENV_NUMA] = {
+		.name = "SEGPOOL_NUMA", .kind = SP_ENV_BOOL,
+		.def = "on",
+		.accepted = "a boolean: 1 yes on true, 0 no off false",
+		.on_bad = "NUMA-aware, the default",
+		.help = "off: one node whatever the machine has (numa.md)",
+	},
+	[SP_ENV_NUMA_BIND] = {
+		.name = "SEGPOOL_NUMA_BIND", .kind = SP_ENV_WORD,
+		.words = sp_env_bind_words,
+		.def = "auto",
+		.accepted = "auto, always or never (or a boolean: true for always, false for never)",
+		.on_bad = "auto, the default",
+		.help = "when regions and large mappings are mbind()ed to their node: auto binds on machines with more than one node (design.md, NUMA)",
+	},
+	[SP_ENV_NUMA_FAKE_NODES] = {
+		.name = "SEGPOOL_NUMA_FAKE_NODES", .kind = SP_ENV_INT,
+		.min = 2, .max = SP_ENV_FAKE_NODES_MAX,
+		.def = "unset: the machine's nodes",
+		.accepted = "an integer from 2 to " STR(SP_ENV_FAKE_NODES_MAX),
+		.on_bad = "no emulation: the machine's nodes",
+		.help = "emulate that many nodes on this machine's memory, for tests (numa.md)",
+	},
+	[SP_ENV_REGION_SIZE] = {
+		.name = "SEGPOOL_REGION_SIZE", .kind = SP_ENV_SIZE,
+		.min = SP_ENV_REGION_MIN, .max = SP_ENV_REGION_MAX,
+		.def = "32G",
+		.accepted = "bytes from 16M to 1T, decimal or 0x hex, with an optional K, M, G or T suffix",
+		.on_bad = "the default, 32G",
+		.help = "the address space reserved for each node's region, rounded up to a power of two; halved until the reservation fits, down to 16M",
+	},
+	[SP_ENV_FREELIST_HARDENED] = {
+		.name = "SEGPOOL_FREELIST_HARDENED", .kind = SP_ENV_BOOL,
+		.def = "on",
+		.accepted = "a boolean: 1 yes on true, 0 no off false",
+		.on_bad = "hardening stays on",
+		.help = "store free-list links encoded and check them (hardening.md)",
+	},
+	[SP_ENV_DEBUG] = {
+		.name = "SEGPOOL_DEBUG", .kind = SP_ENV_TEXT,
+		.def = "unset: no debug flags",
+		.accepted = "<letters>[,<cache>...][;...], letters F Z P U or -, cache names of printable characters up to 47 bytes, a '*' at the end for a prefix",
+		.on_bad = "the parts understood apply, the rest is skipped (a value with a control character is refused whole: no debug flags)",
+		.help = "debug flags for every cache or the caches named (debugging.md)",
+		.bad_example = "FQ",
+	},
+	[SP_ENV_DEBUG_RESPONSE] = {
+		.name = "SEGPOOL_DEBUG_RESPONSE", .kind = SP_ENV_WORD,
+		.words = sp_env_response_words,
+		.def = "abort",
+		.accepted = "abort or continue",
+		.on_bad = "abort, the default",
+		.help = "what a debug cache does after a report (debugging.md)",
+	},
+	[SP_ENV_FAILSLAB] = {
+		.name = "SEGPOOL_FAILSLAB", .kind = SP_ENV_TEXT,
+		.def = "unset: no fault injection",
+		.accepted = "probability=P,interval=N,times=N,space=B,cache=NAME,verbose=1,seed=S or <interval>,<probability>,<space>,<times>, with NAME a possible cache name",
+		.on_bad = "none: no fault injection",
+		.help = "failslab fault injection (hardening.md)",
+		.bad_example = "probability=50,cache=no such name",
+	},
+	[SP_ENV_EXPORT] = {
+		.name = "SEGPOOL_EXPORT", .kind = SP_ENV_BOOL,
+		.def = "off",
+		.accepted = "a boolean: 1 yes on true, 0 no off false",
+		.on_bad = "not exporting",
+		.help = "publish live statistics in shared memory for segpool-top (stats.md)",
+	},
+	[SP_ENV_EXPORT_INTERVAL_MS] = {
+		.name = "SEGPOOL_EXPORT_INTERVAL_MS", .kind = SP_ENV_INT,
+		.min = SEGPOOL_EXPORT_INTERVAL_MIN,
+		.max = SEGPOOL_EXPORT_INTERVAL_MAX,
+		.def = "1000",
+		.accepted = "milliseconds, an integer from 10 to 3600000",
+		.on_bad = "the default, 1000",
+		.help = "with SEGPOOL_EXPORT, how often the statistics are published",
+	},
+};
