@@ -125,7 +125,7 @@ $(foreach d,$(lib-dirs),$(eval $(call collect-objs,$(d))))
 test-y :=
 include $(srctree)/selftests/Kbuild
 tests := $(addprefix $(objtree)/selftests/,$(test-y))
-test-harness := $(objtree)/selftests/harness.o
+test-harness := $(objtree)/selftests/harness.o $(objtree)/selftests/json.o
 
 example-y :=
 include $(srctree)/examples/Kbuild

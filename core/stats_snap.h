@@ -217,6 +217,8 @@ struct sp_sbuf {
 SP_INTERNAL __sp_printf(2, 3) void sp_sbuf_printf(struct sp_sbuf *b,
 						   const char *fmt, ...);
 SP_INTERNAL void sp_sbuf_putc(struct sp_sbuf *b, char c);
+/* @n bytes at @s, which need not end with a NUL. */
+SP_INTERNAL void sp_sbuf_write(struct sp_sbuf *b, const char *s, size_t n);
 SP_INTERNAL void sp_sbuf_free(struct sp_sbuf *b);
 /*
  * sp_sbuf_finish() - write @b to @out, flush @out and free @b.
