@@ -21,6 +21,7 @@
 
 #include "segpool_config.h"
 #include "core/core.h"
+#include "core/stats_print.h"
 #include "core/export.h"
 #include "core/failslab.h"
 #include "core/rcu.h"
@@ -99,6 +100,7 @@ static void sp_init_once(void)
 	__atomic_store_n(&sp_ready, true, __ATOMIC_RELEASE);
 	/* after sp_ready: starting the export calls back into sp_init() */
 	sp_export_init();
+	sp_stats_print_init();
 }
 
 int sp_init_slow(void)

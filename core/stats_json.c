@@ -180,19 +180,15 @@ static void sp_json_cache(const struct sp_cache_snap *s, void *arg)
 	sp_json_close(j);
 }
 
-SEGPOOL_API int segpool_stats_json(FILE *out, unsigned int flags)
+int sp_stats_fmt_json(struct sp_sbuf *b, unsigned int flags)
 {
-	struct sp_sbuf b = SP_SBUF_INIT;
 	struct sp_json j;
 	struct sp_json_walk w = { &j, flags };
 	struct segpool_health h;
 	int ret;
 
-	ret = sp_stats_check_args(out, flags);
-	if (ret)
-		return ret;
 	sp_stats_health_read(&h);
-	sp_json_init(&j, sp_json_sbuf_sink, &b);
+	sp_json_init(&j, sp_json_sbuf_sink, b);
 	sp_json_open(&j, NULL, '{', false);
 	sp_json_int(&j, "schema", SP_JSON_SCHEMA);
 	sp_json_str(&j, "source", "library");
@@ -200,11 +196,25 @@ SEGPOOL_API int segpool_stats_json(FILE *out, unsigned int flags)
 	sp_json_health(&j, &h);
 	sp_json_open(&j, "caches", '[', false);
 	ret = sp_stats_walk(NULL, flags & SEGPOOL_STATS_PERCPU, sp_json_cache, &w);
+	if (ret < 0)
+		return ret;
+	sp_json_end(&j);
+	return 0;
+}
+
+SEGPOOL_API int segpool_stats_json(FILE *out, unsigned int flags)
+{
+	struct sp_sbuf b = SP_SBUF_INIT;
+	int ret;
+
+	ret = sp_stats_check_args(out, flags);
+	if (ret)
+		return ret;
+	ret = sp_stats_fmt_json(&b, flags);
 	if (ret < 0) {
 		sp_sbuf_free(&b);
 		errno = -ret;
 		return ret;
 	}
-	sp_json_end(&j);
 	return sp_sbuf_finish(&b, out);
 }

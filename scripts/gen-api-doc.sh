@@ -237,7 +237,7 @@ function emit(    i, l, name, summary, kind, st, np, pn, pt, nd, dd, dt,
 		return
 	}
 	l = trim(blk[i])
-	if (match(l, /^((struct|union|enum)[ \t]+)?[A-Za-z_][A-Za-z0-9_]*(\(\))?[ \t]+-[ \t]/)) {
+	if (match(l, /^((struct|union|enum|typedef)[ \t]+)?[A-Za-z_][A-Za-z0-9_]*(\(\))?[ \t]+-[ \t]/)) {
 		name = substr(l, 1, RLENGTH)
 		sub(/[ \t]+-[ \t]$/, "", name)
 		summary = substr(l, RLENGTH + 1)
@@ -303,7 +303,7 @@ function emit(    i, l, name, summary, kind, st, np, pn, pt, nd, dd, dt,
 
 	# checks against the declaration
 	base = name
-	sub(/^(struct|union|enum) /, "", base)
+	sub(/^(struct|union|enum|typedef) /, "", base)
 	sub(/\(\)$/, "", base)
 	if (decl == "") {
 		warn(blkline, name " is followed by no declaration")
