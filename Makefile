@@ -240,9 +240,11 @@ $(lib-pc): $(srctree)/scripts/segpool.pc.in $(srctree)/Makefile $(dirs-file)
 # --- selftests and examples link the static library (internal hooks stay reachable) --
 TEST_LDLIBS := -lcmocka -lnuma -lurcu-memb -lurcu-common -pthread
 
+# TEST_OBJS: more objects one test links (set per target, e.g. a tool's)
 $(objtree)/selftests/%: $(objtree)/selftests/%.o $(test-harness) $(lib-a) $(lib-so)
 	$(quiet) LD $(patsubst $(objtree)/%,%,$@)
-	$(Q)$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(test-harness) $(lib-a) $(TEST_LDLIBS)
+	$(Q)$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(TEST_OBJS) $(test-harness) \
+		$(lib-a) $(TEST_LDLIBS)
 
 $(objtree)/examples/%: $(objtree)/examples/%.o $(lib-a)
 	$(quiet) LD $(patsubst $(objtree)/%,%,$@)
