@@ -255,6 +255,9 @@ $(objtree)/selftests/test_exports.o: CPPFLAGS_ALL += \
 	-DSEGPOOL_SO_PATH='"$(objtree)/$(libname).so.$(VERSION)"' \
 	-DSEGPOOL_MAP_PATH='"$(srctree)/scripts/segpool.map"'
 
+# selftests/test_runner runs scripts/run-selftests.sh from the source tree
+$(objtree)/selftests/test_runner.o: CPPFLAGS_ALL += -DSEGPOOL_SRCTREE='"$(srctree)"'
+
 # --- install ------------------------------------------------------------------------------
 install: all
 	$(quiet) INSTALL $(DESTDIR)$(PREFIX)
