@@ -139,7 +139,7 @@ int top_parse_args(int argc, char **argv, struct top_opts *o, char *msg,
 	o->delay = TOP_DEFAULT_DELAY;
 	o->sort = TOP_SORT_DEFAULT;
 	msg[0] = '\0';
-	optind = 1;
+	optind = 0;		/* 0, not 1: glibc starts afresh (a second parse) */
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":p:d:n:s:obhV", longopts,
 				  NULL)) != -1) {
