@@ -155,7 +155,7 @@ test-script-y :=
 include $(srctree)/selftests/Kbuild
 tests := $(addprefix $(objtree)/selftests/,$(test-y))
 script-tests := $(addprefix $(srctree)/selftests/,$(test-script-y))
-test-harness := $(objtree)/selftests/harness.o
+test-harness := $(objtree)/selftests/harness.o $(objtree)/selftests/json.o
 
 example-y :=
 include $(srctree)/examples/Kbuild
@@ -367,9 +367,10 @@ $(cmake-ver): $(srctree)/scripts/segpoolConfigVersion.cmake.in $(srctree)/Makefi
 # --- selftests and examples link the static library (internal hooks stay reachable) --
 TEST_LDLIBS := -lcmocka -lnuma -lurcu-memb -lurcu-common -pthread -ldl
 
+# TEST_OBJS: more objects one test links (set per target, e.g. a tool's)
 $(objtree)/selftests/%: $(objtree)/selftests/%.o $(test-harness) $(lib-a) $(lib-so)
 	$(quiet) LD $(patsubst $(objtree)/%,%,$@)
-	$(Q)$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(test-harness) \
+	$(Q)$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(TEST_OBJS) $(test-harness) \
 		$(test-extra-objs) $(lib-a) $(TEST_LDLIBS)
 
 $(objtree)/examples/%: $(objtree)/examples/%.o $(lib-a)
@@ -396,6 +397,9 @@ $(objtree)/selftests/test_malloc.o: CPPFLAGS_ALL += \
 $(objtree)/selftests/test_exports.o: CPPFLAGS_ALL += \
 	-DSEGPOOL_SO_PATH='"$(objtree)/$(libname).so.$(VERSION)"' \
 	-DSEGPOOL_MAP_PATH='"$(srctree)/scripts/segpool.map"'
+
+# selftests/test_runner runs scripts/run-selftests.sh from the source tree
+$(objtree)/selftests/test_runner.o: CPPFLAGS_ALL += -DSEGPOOL_SRCTREE='"$(srctree)"'
 
 # --- install ------------------------------------------------------------------------------
 doc-files := README.md NEWS LICENSE $(patsubst $(srctree)/%,%,$(wildcard $(srctree)/Documentation/*.md))

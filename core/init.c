@@ -22,6 +22,7 @@
 
 #include "segpool_config.h"
 #include "core/core.h"
+#include "core/stats_print.h"
 #include "core/export.h"
 #include "core/failslab.h"
 #include "core/rcu.h"
@@ -159,6 +160,7 @@ int sp_init_slow(void)
 			sp_init_failures == 1 ? "" : "s");
 	/* after sp_ready: starting the export calls back into sp_init() */
 	sp_export_init();
+	sp_stats_print_init();
 	return 0;
 }
 

@@ -101,6 +101,19 @@ static void sp_slabinfo_row(const struct sp_cache_snap *s, void *arg)
 		       (unsigned long long)v[SP_SI_SHAREDAVAIL]);
 }
 
+int sp_stats_fmt_slabinfo(struct sp_sbuf *b)
+{
+	int ret;
+
+	sp_sbuf_printf(b, "slabinfo - version: 2.1\n");
+	sp_sbuf_printf(b, "# name            <active_objs> <num_objs> <objsize> "
+		       "<objperslab> <pagesperslab> : tunables <limit> "
+		       "<batchcount> <sharedfactor> : slabdata <active_slabs> "
+		       "<num_slabs> <sharedavail>\n");
+	ret = sp_stats_walk(NULL, false, sp_slabinfo_row, b);
+	return ret < 0 ? ret : 0;
+}
+
 SEGPOOL_API int segpool_stats_dump(FILE *out)
 {
 	struct sp_sbuf b = SP_SBUF_INIT;
@@ -109,12 +122,7 @@ SEGPOOL_API int segpool_stats_dump(FILE *out)
 	ret = sp_stats_check_args(out, 0);
 	if (ret)
 		return ret;
-	sp_sbuf_printf(&b, "slabinfo - version: 2.1\n");
-	sp_sbuf_printf(&b, "# name            <active_objs> <num_objs> <objsize> "
-		       "<objperslab> <pagesperslab> : tunables <limit> "
-		       "<batchcount> <sharedfactor> : slabdata <active_slabs> "
-		       "<num_slabs> <sharedavail>\n");
-	ret = sp_stats_walk(NULL, false, sp_slabinfo_row, &b);
+	ret = sp_stats_fmt_slabinfo(&b);
 	if (ret < 0) {
 		sp_sbuf_free(&b);
 		errno = -ret;

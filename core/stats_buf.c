@@ -85,6 +85,15 @@ void sp_sbuf_putc(struct sp_sbuf *b, char c)
 	b->buf[b->len] = '\0';
 }
 
+void sp_sbuf_write(struct sp_sbuf *b, const char *s, size_t n)
+{
+	if (!sp_sbuf_reserve(b, n + 1))
+		return;
+	memcpy(b->buf + b->len, s, n);
+	b->len += n;
+	b->buf[b->len] = '\0';
+}
+
 void sp_sbuf_free(struct sp_sbuf *b)
 {
 	if (b->buf)

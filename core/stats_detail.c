@@ -115,26 +115,31 @@ static void sp_detail_cache(const struct sp_cache_snap *s, void *arg)
 	sp_sbuf_putc(b, '\n');
 }
 
+int sp_stats_fmt_detail(struct sp_sbuf *b, const char *cache,
+			unsigned int flags)
+{
+	struct sp_detail d = { b, flags };
+	int ret;
+
+	ret = sp_stats_walk(cache, flags & SEGPOOL_STATS_PERCPU,
+			    sp_detail_cache, &d);
+	if (ret == 0 && cache)
+		ret = -ENOENT;
+	return ret < 0 ? ret : 0;
+}
+
 SEGPOOL_API int segpool_stats_dump_detail(FILE *out, const char *cache,
 					  unsigned int flags)
 {
 	struct sp_sbuf b = SP_SBUF_INIT;
-	struct sp_detail d = { &b, flags };
 	int ret;
 
 	ret = sp_stats_check_args(out, flags);
 	if (ret)
 		return ret;
-	if (!cache) {
-		struct segpool_health h;
-
-		sp_stats_health_read(&h);
-		sp_stats_health_text(&b, &h);
-	}
-	ret = sp_stats_walk(cache, flags & SEGPOOL_STATS_PERCPU,
-			    sp_detail_cache, &d);
-	if (ret == 0 && cache)
-		ret = -ENOENT;
+	if (!cache)
+		sp_stats_fmt_health(&b);
+	ret = sp_stats_fmt_detail(&b, cache, flags);
 	if (ret < 0) {
 		sp_sbuf_free(&b);
 		errno = -ret;

@@ -239,16 +239,22 @@ SEGPOOL_API int segpool_health_get(struct segpool_health *h)
 	return 0;
 }
 
+void sp_stats_fmt_health(struct sp_sbuf *b)
+{
+	struct segpool_health h;
+
+	sp_stats_health_read(&h);
+	sp_stats_health_text(b, &h);
+}
+
 SEGPOOL_API int segpool_stats_health(FILE *out)
 {
 	struct sp_sbuf b = SP_SBUF_INIT;
-	struct segpool_health h;
 	int ret;
 
 	ret = sp_stats_check_args(out, 0);
 	if (ret)
 		return ret;
-	sp_stats_health_read(&h);
-	sp_stats_health_text(&b, &h);
+	sp_stats_fmt_health(&b);
 	return sp_sbuf_finish(&b, out);
 }

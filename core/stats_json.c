@@ -3,7 +3,8 @@
  * core/stats_json.c - the health section and every cache as one JSON object.
  *
  *   {
- *     "schema": 1,
+ *     "schema": 2,
+ *     "source": "library",
  *     "version": "0.1.0",
  *     "health": { <segpool_stats_health() keys>, "node_ids": [...],
  *                 "nodes": [ {"node": <id>, <per-node keys>}, ... ] },
@@ -20,8 +21,12 @@
  *
  * "cpus" is there with SEGPOOL_STATS_PERCPU, and lists the slots where a
  * value is not 0.  Keys are the detail's keys, so a field has one name in
- * every rendering; "schema" changes when a key changes meaning or goes away
- * (new keys may appear without it).  Numbers are unsigned integers printed
+ * every rendering, and segpool-top --json writes the same document from a
+ * process's export segment ("source": "export", the keys the segment
+ * carries).  Documentation/stats-json.md lists every key, its type and
+ * unit; selftests/test_json_schema checks both producers against that
+ * list.  "schema" (SP_JSON_SCHEMA) changes when a key changes meaning or
+ * goes away (new keys may appear without it).  Numbers are unsigned integers printed
  * in full; JSON readers that keep numbers as doubles lose precision above
  * 2^53, far beyond any count here but the byte totals of huge regions.
  */
@@ -33,157 +38,13 @@
 
 #include "core/core.h"
 #include "core/stats_snap.h"
+#include "internal/json.h"
 #include "numa/topology.h"
 
-#define SP_JSON_SCHEMA		1
-#define SP_JSON_MAX_DEPTH	16
-
-/*
- * struct sp_json - a writer that places the commas and the indentation.
- * Containers opened "compact" keep their members on one line.
- */
-struct sp_json {
-	struct sp_sbuf *b;
-	int depth;
-	bool items[SP_JSON_MAX_DEPTH];		/* the container has a member */
-	bool compact[SP_JSON_MAX_DEPTH];
-};
-
-/* --- strings ------------------------------------------------------------ */
-
-/* Length of the well-formed UTF-8 sequence at @p (RFC 3629), or 0. */
-static size_t sp_utf8_len(const unsigned char *p)
+/* Everything the writer produces goes into the statistics buffer. */
+static void sp_json_sbuf_sink(void *arg, const char *str, size_t n)
 {
-	unsigned char c = p[0], lo = 0x80, hi = 0xbf;
-	size_t n;
-
-	if (c >= 0xc2 && c <= 0xdf)
-		n = 2;
-	else if (c >= 0xe0 && c <= 0xef)
-		n = 3;
-	else if (c >= 0xf0 && c <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	/* the second byte's range excludes overlongs and surrogates */
-	if (c == 0xe0)
-		lo = 0xa0;
-	else if (c == 0xed)
-		hi = 0x9f;
-	else if (c == 0xf0)
-		lo = 0x90;
-	else if (c == 0xf4)
-		hi = 0x8f;
-	if (p[1] < lo || p[1] > hi)
-		return 0;
-	for (size_t i = 2; i < n; i++)
-		if (p[i] < 0x80 || p[i] > 0xbf)
-			return 0;
-	return n;
-}
-
-static void sp_json_string(struct sp_sbuf *b, const char *str)
-{
-	const unsigned char *p = (const unsigned char *)str;
-
-	sp_sbuf_putc(b, '"');
-	while (*p) {
-		unsigned char c = *p;
-		size_t n;
-
-		if (c == '"' || c == '\\') {
-			sp_sbuf_putc(b, '\\');
-			sp_sbuf_putc(b, (char)c);
-		} else if (c == '\n') {
-			sp_sbuf_printf(b, "\\n");
-		} else if (c == '\t') {
-			sp_sbuf_printf(b, "\\t");
-		} else if (c < 0x20) {
-			sp_sbuf_printf(b, "\\u%04x", c);
-		} else if (c < 0x80) {
-			sp_sbuf_putc(b, (char)c);
-		} else if ((n = sp_utf8_len(p)) != 0) {
-			sp_sbuf_printf(b, "%.*s", (int)n, (const char *)p);
-			p += n;
-			continue;
-		} else {
-			sp_sbuf_printf(b, "\\ufffd");
-		}
-		p++;
-	}
-	sp_sbuf_putc(b, '"');
-}
-
-/* --- structure ---------------------------------------------------------- */
-
-/* Before a member: the comma, the line break and indentation, the key. */
-static void sp_json_member(struct sp_json *j, const char *key)
-{
-	if (j->items[j->depth])
-		sp_sbuf_putc(j->b, ',');
-	j->items[j->depth] = true;
-	if (j->compact[j->depth]) {
-		sp_sbuf_putc(j->b, ' ');
-	} else {
-		sp_sbuf_putc(j->b, '\n');
-		for (int i = 0; i <= j->depth; i++)
-			sp_sbuf_printf(j->b, "  ");
-	}
-	if (key) {
-		sp_json_string(j->b, key);
-		sp_sbuf_printf(j->b, ": ");
-	}
-}
-
-static void sp_json_open(struct sp_json *j, const char *key, char bracket,
-			 bool compact)
-{
-	if (j->depth >= 0)
-		sp_json_member(j, key);
-	sp_sbuf_putc(j->b, bracket);
-	j->depth++;
-	j->items[j->depth] = false;
-	j->compact[j->depth] = compact || (j->depth > 0 &&
-					   j->compact[j->depth - 1]);
-}
-
-static void sp_json_close(struct sp_json *j, char bracket)
-{
-	bool had = j->items[j->depth], compact = j->compact[j->depth];
-
-	j->depth--;
-	if (had && compact) {
-		sp_sbuf_putc(j->b, ' ');
-	} else if (had) {
-		sp_sbuf_putc(j->b, '\n');
-		for (int i = 0; i <= j->depth; i++)
-			sp_sbuf_printf(j->b, "  ");
-	}
-	sp_sbuf_putc(j->b, bracket);
-}
-
-static void sp_json_u64(struct sp_json *j, const char *key, uint64_t v)
-{
-	sp_json_member(j, key);
-	sp_sbuf_printf(j->b, "%llu", (unsigned long long)v);
-}
-
-static void sp_json_int(struct sp_json *j, const char *key, int v)
-{
-	sp_json_member(j, key);
-	sp_sbuf_printf(j->b, "%d", v);
-}
-
-static void sp_json_bool(struct sp_json *j, const char *key, bool v)
-{
-	sp_json_member(j, key);
-	sp_sbuf_printf(j->b, "%s", v ? "true" : "false");
-}
-
-static void sp_json_str(struct sp_json *j, const char *key, const char *v)
-{
-	sp_json_member(j, key);
-	sp_json_string(j->b, v);
+	sp_sbuf_write(arg, str, n);
 }
 
 /* --- the health section ------------------------------------------------- */
@@ -204,7 +65,7 @@ static void sp_json_health(struct sp_json *j, const struct segpool_health *h)
 	sp_json_open(j, "node_ids", '[', true);
 	for (unsigned int i = 0; i < h->nr_nodes; i++)
 		sp_json_int(j, NULL, h->node[i].node);
-	sp_json_close(j, ']');
+	sp_json_close(j);
 	sp_json_open(j, "nodes", '[', false);
 	for (unsigned int i = 0; i < h->nr_nodes; i++) {
 		sp_json_open(j, NULL, '{', true);
@@ -218,10 +79,10 @@ static void sp_json_health(struct sp_json *j, const struct segpool_health *h)
 			else
 				sp_json_u64(j, f->name, f->get(&h->node[i]));
 		}
-		sp_json_close(j, '}');
+		sp_json_close(j);
 	}
-	sp_json_close(j, ']');
-	sp_json_close(j, '}');
+	sp_json_close(j);
+	sp_json_close(j);
 }
 
 /* --- a cache ------------------------------------------------------------ */
@@ -239,7 +100,7 @@ static void sp_json_flags(struct sp_json *j, unsigned long flags)
 	sp_json_open(j, "flags", '[', true);
 	for (size_t i = 0; i < n; i++)
 		sp_json_str(j, NULL, names[i]);
-	sp_json_close(j, ']');
+	sp_json_close(j);
 }
 
 static bool sp_slot_quiet(const struct sp_slot_snap *sl)
@@ -269,9 +130,9 @@ static void sp_json_cpus(struct sp_json *j, const struct sp_cache_snap *s)
 		for (int n = 0; n < SP_CTR_NR; n++)
 			sp_json_u64(j, sp_ctr_name[sp_ctr_order[n]],
 				    sl->ctr[sp_ctr_order[n]]);
-		sp_json_close(j, '}');
+		sp_json_close(j);
 	}
-	sp_json_close(j, ']');
+	sp_json_close(j);
 }
 
 static void sp_json_cache(const struct sp_cache_snap *s, void *arg)
@@ -287,7 +148,7 @@ static void sp_json_cache(const struct sp_cache_snap *s, void *arg)
 	sp_json_open(j, "slabinfo", '{', true);
 	for (int i = 0; i < SP_SI_NR; i++)
 		sp_json_u64(j, sp_slabinfo_name[i], si[i]);
-	sp_json_close(j, '}');
+	sp_json_close(j);
 	for (size_t i = 0; i < sp_nr_cache_fields; i++) {
 		const struct sp_cache_field *f = &sp_cache_fields[i];
 
@@ -311,39 +172,49 @@ static void sp_json_cache(const struct sp_cache_snap *s, void *arg)
 		for (size_t k = 0; k < sp_nr_node_fields; k++)
 			sp_json_u64(j, sp_node_fields[k].name,
 				    sp_node_fields[k].get(s, &s->node[i]));
-		sp_json_close(j, '}');
+		sp_json_close(j);
 	}
-	sp_json_close(j, ']');
+	sp_json_close(j);
 	if (percpu)
 		sp_json_cpus(j, s);
-	sp_json_close(j, '}');
+	sp_json_close(j);
+}
+
+int sp_stats_fmt_json(struct sp_sbuf *b, unsigned int flags)
+{
+	struct sp_json j;
+	struct sp_json_walk w = { &j, flags };
+	struct segpool_health h;
+	int ret;
+
+	sp_stats_health_read(&h);
+	sp_json_init(&j, sp_json_sbuf_sink, b);
+	sp_json_open(&j, NULL, '{', false);
+	sp_json_int(&j, "schema", SP_JSON_SCHEMA);
+	sp_json_str(&j, "source", "library");
+	sp_json_str(&j, "version", h.version);
+	sp_json_health(&j, &h);
+	sp_json_open(&j, "caches", '[', false);
+	ret = sp_stats_walk(NULL, flags & SEGPOOL_STATS_PERCPU, sp_json_cache, &w);
+	if (ret < 0)
+		return ret;
+	sp_json_end(&j);
+	return 0;
 }
 
 SEGPOOL_API int segpool_stats_json(FILE *out, unsigned int flags)
 {
 	struct sp_sbuf b = SP_SBUF_INIT;
-	struct sp_json j = { .b = &b, .depth = -1 };
-	struct sp_json_walk w = { &j, flags };
-	struct segpool_health h;
 	int ret;
 
 	ret = sp_stats_check_args(out, flags);
 	if (ret)
 		return ret;
-	sp_stats_health_read(&h);
-	sp_json_open(&j, NULL, '{', false);
-	sp_json_int(&j, "schema", SP_JSON_SCHEMA);
-	sp_json_str(&j, "version", h.version);
-	sp_json_health(&j, &h);
-	sp_json_open(&j, "caches", '[', false);
-	ret = sp_stats_walk(NULL, flags & SEGPOOL_STATS_PERCPU, sp_json_cache, &w);
+	ret = sp_stats_fmt_json(&b, flags);
 	if (ret < 0) {
 		sp_sbuf_free(&b);
 		errno = -ret;
 		return ret;
 	}
-	sp_json_close(&j, ']');
-	sp_json_close(&j, '}');
-	sp_sbuf_putc(&b, '\n');
 	return sp_sbuf_finish(&b, out);
 }

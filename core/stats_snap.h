@@ -217,6 +217,8 @@ struct sp_sbuf {
 SP_INTERNAL __sp_printf(2, 3) void sp_sbuf_printf(struct sp_sbuf *b,
 						   const char *fmt, ...);
 SP_INTERNAL void sp_sbuf_putc(struct sp_sbuf *b, char c);
+/* @n bytes at @s, which need not end with a NUL. */
+SP_INTERNAL void sp_sbuf_write(struct sp_sbuf *b, const char *s, size_t n);
 SP_INTERNAL void sp_sbuf_free(struct sp_sbuf *b);
 /*
  * sp_sbuf_finish() - write @b to @out, flush @out and free @b.
@@ -224,6 +226,20 @@ SP_INTERNAL void sp_sbuf_free(struct sp_sbuf *b);
  * with errno set.
  */
 SP_INTERNAL int sp_sbuf_finish(struct sp_sbuf *b, FILE *out);
+
+/* --- the sections, formatted into @b (core/stats*.c) --- */
+
+/*
+ * Each returns 0 or a negative errno (-ENOMEM; -ENOENT for a named cache
+ * that does not exist); a buffer that ran out of memory says so in
+ * @b->err.  segpool_stats_print() strings them together.
+ */
+SP_INTERNAL int sp_stats_fmt_slabinfo(struct sp_sbuf *b);
+SP_INTERNAL void sp_stats_fmt_health(struct sp_sbuf *b);
+/* @cache: one cache, or NULL for every cache (without the health block). */
+SP_INTERNAL int sp_stats_fmt_detail(struct sp_sbuf *b, const char *cache,
+				    unsigned int flags);
+SP_INTERNAL int sp_stats_fmt_json(struct sp_sbuf *b, unsigned int flags);
 
 /* --- core/stats_health.c --- */
 

@@ -164,6 +164,11 @@ struct truth {
 /* --- small helpers ----------------------------------------------------------- */
 
 static atomic_int g_abort;	/* set by a worker that cannot go on */
+/* Lines the parsers are done with (parsed or found malformed), for the live
+ * progress line: added per batch, so the count costs one atomic per 64. */
+static atomic_ullong g_lines_done;
+static bool all_caches;		/* -a: every cache in the dumps */
+static atomic_uint g_parsers_left;
 
 static void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 static void die(const char *fmt, ...)
@@ -1018,7 +1023,14 @@ static void *parser_main(void *arg)
 	if (!p->pinned)
 		p->node = SEGPOOL_NUMA_NO_NODE;
 
+	uint64_t since = 0;
+
 	for (uint64_t idx = p->id; idx < nr_records; idx += nr_parsers) {
+		if (++since == BATCH_MAX) {
+			atomic_fetch_add_explicit(&g_lines_done, since,
+						  memory_order_relaxed);
+			since = 0;
+		}
 		if (!b) {
 			if (atomic_load_explicit(&g_abort, memory_order_relaxed))
 				break;
@@ -1039,6 +1051,8 @@ static void *parser_main(void *arg)
 		ship_batch(p, b);
 	else if (b)
 		segpool_cache_free(batch_cache, b);
+	atomic_fetch_add_explicit(&g_lines_done, since, memory_order_relaxed);
+	atomic_fetch_sub_explicit(&g_parsers_left, 1, memory_order_release);
 	return NULL;
 }
 
@@ -1176,12 +1190,13 @@ static void *cleaner_main(void *arg)
 static void usage(FILE *out, int nslots)
 {
 	fprintf(out,
-		"usage: logpipe [-t parsers] [-c cleaners] [-n records] [-s seed] [-q] [-h]\n"
+		"usage: logpipe [-t parsers] [-c cleaners] [-n records] [-s seed] [-q] [-a] [-h]\n"
 		"  -t N  parser threads, 1..%d (default: one per usable CPU, here %d)\n"
 		"  -c N  cleaner threads, 1..%d (default: half the parsers, at least 1)\n"
 		"  -n N  records to generate, 1..10^12, suffix k, M or G (default 2M)\n"
 		"  -s S  PRNG seed, decimal or 0x-hex (default 0x%llx)\n"
-		"  -q    quiet: one summary line, no per-node figures, no stats dump\n"
+		"  -q    quiet: one summary line, no progress, no per-node figures, no dump\n"
+		"  -a    list every cache in the dumps (default: empty ones on one line)\n"
 		"  -h    this help\n",
 		MAX_THREADS, nslots, MAX_THREADS, (unsigned long long)DEFAULT_SEED);
 }
@@ -1242,7 +1257,7 @@ static bool parse_options(int argc, char **argv, int nslots)
 
 	nr_records = DEFAULT_RECORDS;
 	seed = DEFAULT_SEED;
-	while ((opt = getopt(argc, argv, "t:c:n:s:qh")) != -1) {
+	while ((opt = getopt(argc, argv, "t:c:n:s:qah")) != -1) {
 		switch (opt) {
 		case 't':
 			if (!parse_count(optarg, 1, MAX_THREADS, false, &v)) {
@@ -1276,6 +1291,9 @@ static bool parse_options(int argc, char **argv, int nslots)
 					optarg);
 				exit(2);
 			}
+			break;
+		case 'a':
+			all_caches = true;
 			break;
 		case 'q':
 			quiet = true;
@@ -1337,7 +1355,71 @@ static void setup_workers(const struct cpu_slot *slots, int nslots)
 }
 
 /* Start every worker, wait for the pipeline to drain; the wall time. */
-static double run_pipeline(void)
+/* The slabinfo text of the caches, taken half-way through (objects live). */
+static char *midway_dump;
+static size_t midway_len;
+
+static void append_text(void *arg, const char *text)
+{
+	size_t n = strlen(text);
+	char *p;
+
+	(void)arg;
+	p = realloc(midway_dump, midway_len + n + 1);
+	if (!p)
+		return;
+	memcpy(p + midway_len, text, n + 1);
+	midway_dump = p;
+	midway_len += n;
+}
+
+static void progress_line(double t0, bool tty, bool last)
+{
+	uint64_t done = atomic_load_explicit(&g_lines_done, memory_order_relaxed);
+	double el = now_seconds() - t0, rate = el > 0 ? (double)done / el : 0;
+	char left[32] = "";
+
+	if (!last && rate > 0 && done < nr_records)
+		snprintf(left, sizeof(left), ", %.0f s left",
+			 (double)(nr_records - done) / rate);
+	fprintf(stderr, "%slogpipe: %" PRIu64 " / %" PRIu64 " records (%.1f%%), "
+		"%.0f records/s, %.0f s%s%s", tty ? "\r" : "", done, nr_records,
+		100.0 * (double)done / (double)nr_records, rate, el, left,
+		tty ? (last ? "\033[K\n" : "\033[K") : "\n");
+	fflush(stderr);
+}
+
+/*
+ * While the parsers run: a progress line on stderr every second on a
+ * terminal (rewritten in place) and every 5 s otherwise, and the cache dump
+ * once half the lines are done.
+ */
+static void watch_pipeline(double t0, bool show)
+{
+	const bool tty = isatty(STDERR_FILENO);
+	const double every = tty ? 1.0 : 5.0;
+	const struct timespec step = { 0, 20 * 1000 * 1000 };
+	double next = t0 + every;
+	bool shown = false;
+
+	while (atomic_load_explicit(&g_parsers_left, memory_order_acquire)) {
+		nanosleep(&step, NULL);
+		if (!midway_dump &&
+		    atomic_load_explicit(&g_lines_done, memory_order_relaxed) >=
+		    nr_records / 2)
+			segpool_stats_print(append_text, NULL,
+					    SEGPOOL_STATS_SLABINFO);
+		if (show && now_seconds() >= next) {
+			progress_line(t0, tty, false);
+			shown = true;
+			next += every;
+		}
+	}
+	if (shown)
+		progress_line(t0, tty, true);
+}
+
+static double run_pipeline(bool show_progress)
 {
 	double t0 = now_seconds();
 	int err;
@@ -1347,11 +1429,13 @@ static double run_pipeline(void)
 		if (err)
 			die("pthread_create(cleaner %u): %s", i, strerror(err));
 	}
+	atomic_store(&g_parsers_left, nr_parsers);
 	for (unsigned int i = 0; i < nr_parsers; i++) {
 		err = pthread_create(&parsers[i].tid, NULL, parser_main, &parsers[i]);
 		if (err)
 			die("pthread_create(parser %u): %s", i, strerror(err));
 	}
+	watch_pipeline(t0, show_progress);
 	for (unsigned int i = 0; i < nr_parsers; i++)
 		check_pthread(pthread_join(parsers[i].tid, NULL), "pthread_join");
 	/* No parser pushes any more: let the cleaners finish and leave. */
@@ -1576,9 +1660,14 @@ static void print_header(int nslots)
 	       nr_cleaners, nr_cleaners == 1 ? "" : "s",
 	       nslots, nslots == 1 ? "" : "s", nr_nodes, nr_nodes == 1 ? "" : "s",
 	       BATCH_MAX, QUEUE_DEPTH);
-	printf("logpipe: struct log_record %zu bytes (cache object size %zu), "
-	       "struct log_batch %zu bytes\n", sizeof(struct log_record),
-	       segpool_cache_object_size(record_cache), sizeof(struct log_batch));
+	struct segpool_cache_info ri = { .size = sizeof(ri) };
+	struct segpool_cache_info bi = { .size = sizeof(bi) };
+
+	segpool_cache_get_info(record_cache, &ri);
+	segpool_cache_get_info(batch_cache, &bi);
+	printf("logpipe: log_record object size %zu, stride %zu; "
+	       "log_batch object size %zu, stride %zu (bytes)\n",
+	       ri.object_size, ri.stride, bi.object_size, bi.stride);
 	fflush(stdout);
 }
 
@@ -1712,6 +1801,79 @@ static void print_hosts_and_patterns(struct totals *t)
 		       t->pat[k].text, strlen(t->pat[k].text) > 60 ? "..." : "");
 }
 
+/* One row of the slabinfo text. */
+struct cache_row {
+	char name[64];
+	unsigned long long active, total, stride, aslabs, slabs, depot;
+	unsigned int per, pages;
+};
+
+static bool parse_slabinfo_row(const char *line, struct cache_row *r)
+{
+	unsigned int limit, batch, shared;
+
+	return sscanf(line, "%63s %llu %llu %llu %u %u : tunables %u %u %u : "
+		      "slabdata %llu %llu %llu", r->name, &r->active, &r->total,
+		      &r->stride, &r->per, &r->pages, &limit, &batch, &shared,
+		      &r->aslabs, &r->slabs, &r->depot) == 12;
+}
+
+static void print_row(const struct cache_row *r)
+{
+	printf("  %-22s %10llu %10llu %7llu %8u %7u %7llu/%-7llu %9llu\n", r->name,
+	       r->active, r->total, r->stride, r->per, r->pages, r->aslabs,
+	       r->slabs, r->depot);
+}
+
+/*
+ * The slabinfo text @text as a table: this program's caches first, then the
+ * others with slabs, then, unless -a, the caches without slabs on one line.
+ * Objects resting in magazines count as free, so a cache whose objects are
+ * all freed can still hold slabs: STRIDE is the slabinfo objsize, DEPOT the
+ * free objects in the depots (slabinfo's sharedavail).
+ */
+static void print_caches(const char *title, const char *text)
+{
+	const char *own[] = { "log_record", "log_batch" };
+	char empty_first[64] = "", empty_last[64] = "";
+	unsigned int nempty = 0;
+	struct cache_row r;
+
+	printf("\n%s:\n", title);
+	printf("  %-22s %10s %10s %7s %8s %7s %15s %9s\n", "NAME", "ACTIVE", "OBJS",
+	       "STRIDE", "OBJ/SLAB", "PAGES", "SLABS act/all", "DEPOT");
+	for (int pass = 0; pass < 2; pass++) {
+		for (const char *l = text; l && *l; l = strchr(l, '\n'),
+		     l = l ? l + 1 : NULL) {
+			bool mine = false;
+
+			if (!parse_slabinfo_row(l, &r))
+				continue;
+			for (size_t k = 0; k < sizeof(own) / sizeof(own[0]); k++)
+				mine |= !strcmp(r.name, own[k]);
+			if (mine != (pass == 0))
+				continue;
+			if (!mine && !all_caches && !r.slabs && !r.active) {
+				if (!nempty++)
+					snprintf(empty_first, sizeof(empty_first),
+						 "%s", r.name);
+				snprintf(empty_last, sizeof(empty_last), "%s",
+					 r.name);
+				continue;
+			}
+			print_row(&r);
+		}
+	}
+	if (nempty == 1)
+		printf("  (1 more cache without slabs: %s; -a lists it)\n",
+		       empty_first);
+	else if (nempty)
+		printf("  (%u more caches without slabs, %s .. %s; -a lists them)\n",
+		       nempty, empty_first, empty_last);
+	printf("  (free objects resting in CPU magazines and depots keep their "
+	       "slabs active)\n");
+}
+
 /* --- main -------------------------------------------------------------------------- */
 
 int main(int argc, char **argv)
@@ -1748,7 +1910,7 @@ int main(int argc, char **argv)
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		die("out of memory");
-	t->elapsed = run_pipeline();
+	t->elapsed = run_pipeline(!quiet);
 	gather(t);
 	check_totals(t);
 
@@ -1763,11 +1925,19 @@ int main(int argc, char **argv)
 		print_nodes(t);
 		print_severities(t);
 		print_hosts_and_patterns(t);
-		printf("\nsegpool caches:\n");
-		fflush(stdout);
-		err = segpool_stats_dump(stdout);
+		if (midway_dump)
+			print_caches("segpool caches half-way through (records in flight)",
+				     midway_dump);
+		free(midway_dump);
+		midway_dump = NULL;
+		midway_len = 0;
+		err = segpool_stats_print(append_text, NULL, SEGPOOL_STATS_SLABINFO);
 		if (err)
-			fail("segpool_stats_dump: %s", strerror(-err));
+			fail("segpool_stats_print: %s", strerror(-err));
+		else
+			print_caches("segpool caches at the end (every record freed)",
+				     midway_dump);
+		free(midway_dump);
 	}
 
 	/* Tear down: everything back to segpool, then the caches go. */

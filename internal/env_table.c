@@ -120,4 +120,20 @@ const struct sp_env_var sp_env_table[SP_ENV_NR] = {
 		.on_bad = "the default, 1000",
 		.help = "with SEGPOOL_EXPORT, how often the statistics are published",
 	},
+	[SP_ENV_STATS_PRINT] = {
+		.name = "SEGPOOL_STATS_PRINT", .kind = SP_ENV_TEXT,
+		.def = "unset: nothing printed at exit",
+		.accepted = "comma-separated slabinfo, health, detail, percpu, or json (with percpu at most); all (or 1) for the three text sections; 0 for nothing",
+		.on_bad = "nothing printed at exit",
+		.help = "print those sections of the statistics when the process exits (stats.md)",
+		.bad_example = "slabinfo,bogus",
+	},
+	[SP_ENV_STATS_PRINT_FILE] = {
+		.name = "SEGPOOL_STATS_PRINT_FILE", .kind = SP_ENV_TEXT,
+		.def = "standard error",
+		.accepted = "a path (%p the pid, %% a %), or - for standard error",
+		.on_bad = "nothing printed at exit",
+		.help = "where SEGPOOL_STATS_PRINT prints",
+		.bad_example = "/tmp/%q",
+	},
 };

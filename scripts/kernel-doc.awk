@@ -121,7 +121,7 @@ function emit(    i, l, st, m, word, base) {
 		return
 	}
 	l = trim(blk[i])
-	if (match(l, /^((struct|union|enum)[ \t]+)?[A-Za-z_][A-Za-z0-9_]*(\(\))?[ \t]+-[ \t]/)) {
+	if (match(l, /^((struct|union|enum|typedef)[ \t]+)?[A-Za-z_][A-Za-z0-9_]*(\(\))?[ \t]+-[ \t]/)) {
 		name = substr(l, 1, RLENGTH)
 		sub(/[ \t]+-[ \t]$/, "", name)
 		summary = substr(l, RLENGTH + 1)
@@ -187,7 +187,7 @@ function emit(    i, l, st, m, word, base) {
 
 	# checks against the declaration
 	base = name
-	sub(/^(struct|union|enum) /, "", base)
+	sub(/^(struct|union|enum|typedef) /, "", base)
 	sub(/\(\)$/, "", base)
 	if (decl == "") {
 		warn(blkline, name " is followed by no declaration")

@@ -5,17 +5,19 @@
 #
 #   scripts/run-selftests.sh TEST...
 #
-# `make check` calls it with every test binary.  Each one runs in turn; its
-# output (stdout and stderr) is printed after it ends, each line prefixed with
-# "# ", followed by a TAP result line:
+# `make check` calls it with every test binary.  Each one runs in turn.  As
+# it starts, a line "# [K/N] name" says which it is of how many; its output
+# (stdout and stderr) is printed after it ends, each line prefixed with "# ",
+# followed by a TAP result line:
 #
 #   ok N name            exit status 0
 #   ok N name # SKIP     exit status 4 (kselftest's "skipped")
 #   not ok N name        anything else, a crash or a timeout included
 #
 # The result depends on the exit status alone, never on what a test prints
-# (cmocka's TAP mode prints skipped tests as "not ok ... # SKIP").  The last
-# two lines are "# N skipped" and "N passed, N failed".  Exit status: 1 when
+# (cmocka's TAP mode prints skipped tests as "not ok ... # SKIP").  At the
+# end "# slowest: name 12.34s, ..." names the (up to) five tests that took
+# longest, then come "# N skipped" and "N passed, N failed".  Exit status: 1 when
 # any test failed, 2 for a usage error, 0 otherwise.
 #
 # Environment:
@@ -97,6 +99,7 @@ passed=0
 failed=0
 skipped=0
 failed_names=()
+times=()
 
 echo "TAP version 13"
 echo "1..$total"
@@ -114,7 +117,7 @@ for test in "$@"; do
 		skipped=$((skipped + 1))
 		continue
 	fi
-	echo "# running $name"
+	echo "# [$n/$total] $name"
 
 	if [[ ! -x "$test" ]]; then
 		echo "# $name: $test is missing or not executable"
@@ -139,6 +142,7 @@ for test in "$@"; do
 	child=
 	ms=$((($(date +%s%N) - start) / 1000000))
 	took=$(printf '%d.%02ds' $((ms / 1000)) $((ms % 1000 / 10)))
+	times+=("$ms $name $took")
 
 	sed -e 's/^/# /' "$log"
 	# A last line without a newline still ends its line.
@@ -162,6 +166,11 @@ for test in "$@"; do
 	fi
 done
 
+if [[ ${#times[@]} -gt 0 ]]; then
+	slowest=$(printf '%s\n' "${times[@]}" | sort -k1,1nr | head -n 5 |
+		  awk '{ printf "%s%s %s", (NR > 1 ? ", " : ""), $2, $3 }')
+	echo "# slowest: $slowest"
+fi
 if [[ $failed -gt 0 ]]; then
 	echo "# failed: ${failed_names[*]}"
 fi

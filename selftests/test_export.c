@@ -923,6 +923,20 @@ static bool find_row(const char *text, const char *name, char *line, size_t len)
 	return false;
 }
 
+/* The line of @text that ends with @tail (its newline included). */
+static bool find_line(const char *text, const char *tail, char *line,
+		      size_t len)
+{
+	const char *e = strstr(text, tail), *b;
+
+	if (!e)
+		return false;
+	for (b = e; b > text && b[-1] != '\n'; b--)
+		;
+	snprintf(line, len, "%.*s", (int)(e - b + strlen(tail) - 1), b);
+	return true;
+}
+
 static void read_text_file(const char *path, char *buf, size_t len)
 {
 	FILE *f = fopen(path, "r");
@@ -989,7 +1003,7 @@ static void test_top_oneshot(void **state)
 	server_start(&s, "top_oneshot_c", 96, 333, path);
 	snprintf(pid, sizeof(pid), "%d", (int)s.pid);
 
-	run_top(&r, (const char *const[]){ "-o", "-p", pid, NULL });
+	run_top(&r, (const char *const[]){ "--slabinfo", "-p", pid, NULL });
 	expect_exit(&r, 0, NULL);
 	read_text_file(path, dump, sizeof(dump));
 	unlink(path);
@@ -1018,6 +1032,30 @@ static void test_top_oneshot(void **state)
 	assert_non_null(p);
 	assert_int_equal(strtoull(p + 15, NULL, 10), 333);
 	assert_int_equal(r.out[strlen(r.out) - 2], '}');
+
+	/* -o: one frame of the table, as slabtop -o; plain text */
+	run_top(&r, (const char *const[]){ "-o", "-p", pid, NULL });
+	expect_exit(&r, 0, NULL);
+	assert_null(strchr(r.out, '\033'));
+	assert_non_null(strstr(r.out, " Active / Total Objects (% used)    : "));
+	assert_non_null(strstr(r.out, "Sort: number of objects"));
+	p = strstr(r.out, "     OBJS    ACTIVE  USE OBJ SIZE  STRIDE   SLABS "
+		   "OBJ/SLAB CACHE SIZE   GROWTH NAME\n");
+	assert_non_null(p);
+	assert_null(strstr(p + 1, "     OBJS    ACTIVE"));
+	assert_true(find_line(r.out, " top_oneshot_c\n", mine, sizeof(mine)));
+	assert_int_equal(sscanf(mine, "%llu %llu", &total, &active), 2);
+	assert_int_equal(active, 333);
+	/* without a terminal: batch mode, one plain frame per refresh */
+	run_top(&r, (const char *const[]){ "-n", "2", "-d", "0.1", "-s", "a",
+					   "-p", pid, NULL });
+	expect_exit(&r, 0, NULL);
+	assert_null(strchr(r.out, '\033'));
+	p = strstr(r.out, "Sort: number of active objects");
+	assert_non_null(p);
+	p = strstr(p + 1, "Sort: number of active objects");
+	assert_non_null(p);
+	assert_null(strstr(p + 1, "Sort: number of active objects"));
 
 	assert_int_equal(server_stop(&s), 0);
 	assert_false(shm_exists(s.pid));
@@ -1091,9 +1129,15 @@ static void test_top_bad_targets(void **state)
 	expect_exit(&r, 2, "give its pid with -p PID");
 	run_top(&r, (const char *const[]){ "-p", "12x", NULL });
 	expect_exit(&r, 2, "is not a pid");
-	/* full screen wants a terminal */
+	/* the process is checked before the terminal: no terminal here */
 	run_top(&r, (const char *const[]){ "-p", pid, NULL });
-	expect_exit(&r, 2, "not a terminal");
+	snprintf(msg, sizeof(msg), "no process with pid %d", (int)s.pid);
+	expect_exit(&r, 1, msg);
+	/* slabtop's rules: -d is not for -o, -s takes slabtop's letters */
+	run_top(&r, (const char *const[]){ "-o", "-d", "1", "-p", pid, NULL });
+	expect_exit(&r, 2, "-d cannot be combined with -o");
+	run_top(&r, (const char *const[]){ "-s", "x", "-p", pid, NULL });
+	expect_exit(&r, 2, "-s wants a sort key");
 }
 
 /* A process that starts exporting removes leftovers a minute old, only. */
@@ -1147,7 +1191,8 @@ static void pty_start(struct pty_run *t, pid_t target)
 		if (login_tty(dup(t->slave)))
 			_exit(126);
 		close(t->slave);
-		execl(path, "segpool-top", "-p", pid, "-d", "0.2", (char *)NULL);
+		execl(path, "segpool-top", "-p", pid, "-d", "0.2", "-s", "c",
+		      (char *)NULL);
 		_exit(127);
 	}
 	t->cap = 1 << 16;
@@ -1264,7 +1309,7 @@ static void test_top_fullscreen(void **state)
 	int status;
 
 	(void)state;
-	/* the biggest cache of the child: first in the default order */
+	/* the biggest cache of the child: first by cache size (-s c) */
 	server_start(&s, "top_full_c", 1024, 300, NULL);
 	snprintf(title, sizeof(title), "segpool-top - pid %d (", (int)s.pid);
 	pty_start(&t, s.pid);
@@ -1275,19 +1320,29 @@ static void test_top_fullscreen(void **state)
 	pty_expect(&t, 0, "OBJ/SLAB CACHE SIZE", 1);
 	pty_expect(&t, 0, "kmalloc-64", 1);
 
+	/* slabtop's sort letters, in either case, with slabtop's meaning */
 	pty_key(&t, "n", "Sort: name");
-	pty_key(&t, "o", "Sort: active objects");
+	pty_key(&t, "o", "Sort: number of objects");
+	pty_key(&t, "a", "Sort: number of active objects");
+	pty_key(&t, "s", "Sort: object size");
+	pty_key(&t, "U", "Sort: cache utilization");
+	pty_key(&t, "l", "Sort: number of slabs");
+	pty_key(&t, "b", "Sort: objects per slab");
 	pty_key(&t, "g", "Sort: growth");
-	pty_key(&t, "s", "Sort: cache size");
+	/* r reverses this order only: the next order is not reversed */
+	pty_key(&t, "r", "Sort: growth of the cache size, reversed");
+	pty_key(&t, "C", "Sort: cache size  (h: help)");
 	from = t.len;
-	pty_key(&t, "c", "cache top_full_c");
+	pty_key(&t, "\r", "cache top_full_c");
 	pty_expect(&t, from, "SINCE CREATION", 1);
 	pty_expect(&t, from, " NODE  PARTIAL", 1);
-	pty_key(&t, "\033", "    OBJS   ACTIVE");
-	pty_key(&t, "N", "NUMA nodes");
-	pty_key(&t, "N", "    OBJS   ACTIVE");
-	pty_key(&t, "h", "this help");
-	pty_key(&t, "x", "    OBJS   ACTIVE");
+	pty_key(&t, "\033", "     OBJS    ACTIVE");
+	pty_key(&t, "i", "cache top_full_c");
+	pty_key(&t, "i", "     OBJS    ACTIVE");
+	pty_key(&t, "m", "NUMA nodes");
+	pty_key(&t, "m", "     OBJS    ACTIVE");
+	pty_key(&t, "h", "Sort key");
+	pty_key(&t, "x", "     OBJS    ACTIVE");
 	pty_key(&t, "jk", "top_full_c");
 	pty_key(&t, "q", ALT_LEAVE);
 	status = pty_wait(&t);

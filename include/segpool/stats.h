@@ -162,10 +162,12 @@ SEGPOOL_API int segpool_stats_dump_detail(FILE *out, const char *cache,
  * @out:   the stream to write to.
  * @flags: 0 or SEGPOOL_STATS_PERCPU (adds a "cpus" array to each cache).
  *
- * One JSON object: {"schema": 1, "version": "<library version>",
- * "health": {...}, "caches": [{"name": ..., "slabinfo": {...}, <the detail
- * fields>, "nodes": [...], "cpus": [...]}, ...]}.  Keys are those of
- * segpool_stats_health() and segpool_stats_dump_detail(); numbers are
+ * One JSON object: {"schema": 2, "source": "library", "version": "<library
+ * version>", "health": {...}, "caches": [{"name": ..., "slabinfo": {...},
+ * <the detail fields>, "nodes": [...], "cpus": [...]}, ...]}.  Keys are
+ * those of segpool_stats_health() and segpool_stats_dump_detail(), and
+ * Documentation/stats-json.md lists each (segpool-top --json writes the
+ * same schema from outside the process); numbers are
  * integers, flags are arrays of names, yes/no fields are true/false,
  * strings are escaped (bytes that are not UTF-8 become U+FFFD).
  *
@@ -174,6 +176,78 @@ SEGPOOL_API int segpool_stats_dump_detail(FILE *out, const char *cache,
  * errno set to the positive value.
  */
 SEGPOOL_API int segpool_stats_json(FILE *out, unsigned int flags);
+
+/* --- one writer for every section ------------------------------------------ */
+
+/**
+ * SEGPOOL_STATS_SLABINFO - segpool_stats_print() section: the slabinfo 2.1
+ * dump, as segpool_stats_dump() prints it.
+ */
+#define SEGPOOL_STATS_SLABINFO		(1U << 1)
+/**
+ * SEGPOOL_STATS_HEALTH - segpool_stats_print() section: the health block,
+ * as segpool_stats_health() prints it.
+ */
+#define SEGPOOL_STATS_HEALTH		(1U << 2)
+/**
+ * SEGPOOL_STATS_DETAIL - segpool_stats_print() section: every cache field
+ * by field, as segpool_stats_dump_detail(out, NULL, flags) prints it after
+ * its health block.
+ */
+#define SEGPOOL_STATS_DETAIL		(1U << 3)
+/**
+ * SEGPOOL_STATS_JSON - segpool_stats_print() section: the JSON document of
+ * segpool_stats_json(); not combined with the text sections.
+ */
+#define SEGPOOL_STATS_JSON		(1U << 4)
+
+/* Every option segpool_stats_print() accepts. */
+#define SEGPOOL_STATS_PRINT_VALID	(SEGPOOL_STATS_PERCPU |		\
+					 SEGPOOL_STATS_SLABINFO |		\
+					 SEGPOOL_STATS_HEALTH |		\
+					 SEGPOOL_STATS_DETAIL |		\
+					 SEGPOOL_STATS_JSON)
+
+/**
+ * typedef segpool_write_cb - where segpool_stats_print() sends its text.
+ * @arg:  the pointer given to segpool_stats_print().
+ * @text: a NUL-terminated piece of the output (one or more whole lines).
+ *
+ * The order of arguments is that of jemalloc's malloc_stats_print() write
+ * callback, so an existing one can be passed as it is.
+ */
+typedef void (*segpool_write_cb)(void *arg, const char *text);
+
+/**
+ * segpool_stats_print() - print the chosen sections through a callback.
+ * @write_cb: called with the output, piece by piece; NULL writes to
+ *            standard error.
+ * @arg:      passed to @write_cb as it is.
+ * @opts:     sections, in any combination: SEGPOOL_STATS_SLABINFO,
+ *            SEGPOOL_STATS_HEALTH, SEGPOOL_STATS_DETAIL (printed in that
+ *            order, an empty line between two), or SEGPOOL_STATS_JSON
+ *            alone; 0 means the three text sections.  SEGPOOL_STATS_PERCPU
+ *            may be added: it splits the detail's and the JSON's per-CPU
+ *            figures by CPU slot.
+ *
+ * In the spirit of jemalloc's malloc_stats_print() and mimalloc's
+ * mi_stats_print_out(): the caller decides where the text goes (a log, a
+ * socket, a buffer), the library which figures it holds.  The sections are
+ * exactly what segpool_stats_dump(), segpool_stats_health(),
+ * segpool_stats_dump_detail() and segpool_stats_json() print.  The setting
+ * SEGPOOL_STATS_PRINT (a list such as "slabinfo,health", see
+ * Documentation/stats.md) prints the chosen sections when the process exits,
+ * to standard error or to the file SEGPOOL_STATS_PRINT_FILE names.
+ *
+ * Context: any thread.  Every section is formatted in memory first, then
+ * @write_cb is called with no lock of the library held: it may allocate
+ * from segpool, or call segpool_stats_print() again.
+ * Return: 0; -EINVAL (errno EINVAL) for an unknown option or
+ * SEGPOOL_STATS_JSON with a text section; -ENOMEM when no memory could be
+ * mapped for the output (nothing is written then).
+ */
+SEGPOOL_API int segpool_stats_print(segpool_write_cb write_cb, void *arg,
+				    unsigned int opts);
 
 /** SEGPOOL_HEALTH_MAX_NODES - NUMA nodes struct segpool_health describes. */
 #define SEGPOOL_HEALTH_MAX_NODES	64

@@ -520,6 +520,7 @@ struct bench_cell {
 	struct bench_result *samples;		/* one per repetition */
 	char served[256];			/* verified library */
 	int failed;				/* runs that failed */
+	double first_s;				/* how long its first run took */
 	/* reduced by the driver */
 	struct bench_summary cpu, wall;		/* ns per op */
 	struct bench_summary rss;		/* peak RSS, KiB */
@@ -561,6 +562,8 @@ struct bench_machine {
 struct bench_run {
 	struct bench_cfg cfg;
 	unsigned int reps;
+	unsigned int runs_done;		/* for the progress lines */
+	uint64_t start_ns;		/* CLOCK_MONOTONIC at the first run */
 	bool smoke, quiet, plots;
 	const char *out_dir;
 	const char *format;		/* text, json, md */

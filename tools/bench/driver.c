@@ -187,14 +187,54 @@ bench_state_of(struct bench_run *run, const struct bench_contender *c)
 	return NULL;
 }
 
+/*
+ * Seconds the runs after this one will take: in the first repetition the
+ * mean so far for each run left; after it, each measurement's own first
+ * run again for every one left.
+ */
+static double bench_eta(const struct bench_run *run, unsigned int rep,
+			const struct bench_cell *cell)
+{
+	unsigned int total = run->nr_cells * run->reps, left;
+	double el = (double)(bench_ns(CLOCK_MONOTONIC) - run->start_ns) / 1e9;
+	double eta = 0;
+	size_t at = (size_t)(cell - run->cells);
+
+	left = total - run->runs_done;
+	if (rep == 0)
+		return run->runs_done ? el / run->runs_done * left : 0;
+	for (size_t i = at + 1; i < run->nr_cells; i++)
+		eta += run->cells[i].first_s;
+	for (unsigned int r = rep + 1; r < run->reps; r++)
+		for (size_t i = 0; i < run->nr_cells; i++)
+			eta += run->cells[i].first_s;
+	return eta;
+}
+
+static void bench_fmt_secs(char *buf, size_t len, double s)
+{
+	if (s < 90)
+		snprintf(buf, len, "%.0f s", s);
+	else if (s < 5400)
+		snprintf(buf, len, "%.0f min", s / 60);
+	else
+		snprintf(buf, len, "%.1f h", s / 3600);
+}
+
 static void bench_progress(const struct bench_run *run, unsigned int rep,
 			   const struct bench_cell *cell,
 			   const struct bench_result *r)
 {
+	char eta[32];
+
 	if (run->quiet)
 		return;
-	fprintf(stderr, "  [%u/%u] %-9s %3u thr  %-23s ", rep + 1, run->reps,
-		cell->job.wl->name, cell->job.threads, cell->job.c->name);
+	bench_fmt_secs(eta, sizeof(eta), bench_eta(run, rep, cell));
+	/* position over the whole run, time left, then the repetition */
+	fprintf(stderr, "[%u/%u, %s left] rep %u/%u %-9s %3u thr  %-23s ",
+		run->runs_done, run->nr_cells * run->reps, eta, rep + 1,
+		run->reps, cell->job.wl->name, cell->job.threads,
+		cell->job.c->name);
 	if (r)
 		fprintf(stderr, "%9.1f ns/op cpu %9.1f wall  (%.2f s)\n",
 			r->cpu_ns / (double)r->ops, r->wall_ns / (double)r->ops,
@@ -207,9 +247,15 @@ static void bench_run_cell(struct bench_run *run, struct bench_cell *cell,
 			   unsigned int rep)
 {
 	struct bench_contender_state *s = bench_state_of(run, cell->job.c);
+	uint64_t t0 = bench_ns(CLOCK_MONOTONIC);
 	struct bench_record rec;
+	int failed;
 
-	if (bench_spawn(run, &cell->job, s->path[0] ? s->path : NULL, &rec)) {
+	failed = bench_spawn(run, &cell->job, s->path[0] ? s->path : NULL, &rec);
+	run->runs_done++;
+	if (rep == 0)
+		cell->first_s = (double)(bench_ns(CLOCK_MONOTONIC) - t0) / 1e9;
+	if (failed) {
 		if (!strcmp(rec.status, "refused")) {
 			s->refused = true;
 			snprintf(s->served, sizeof(s->served), "%s", rec.served);
@@ -400,6 +446,7 @@ int bench_driver_main(struct bench_run *run)
 			run->nr_cells * run->reps, run->nr_cells, run->reps,
 			run->smoke ? ", smoke mode" : "");
 
+	run->start_ns = bench_ns(CLOCK_MONOTONIC);
 	for (unsigned int rep = 0; rep < run->reps; rep++)
 		for (unsigned int i = 0; i < run->nr_cells; i++)
 			bench_run_cell(run, &run->cells[i], rep);

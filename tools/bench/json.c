@@ -13,22 +13,18 @@
 #include <math.h>
 #include <string.h>
 
+#include "internal/json.h"
 #include "tools/bench/bench.h"
 
+static void bench_json_sink(void *arg, const char *s, size_t n)
+{
+	fwrite(s, 1, n, arg);
+}
+
+/* The library's one escaper (internal/json.h), over @f. */
 static void bench_json_str(FILE *f, const char *s)
 {
-	fputc('"', f);
-	for (; s && *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch < 0x20)
-			fprintf(f, "\\u%04x", ch);
-		else
-			fputc(ch, f);
-	}
-	fputc('"', f);
+	sp_json_escape(bench_json_sink, f, s);
 }
 
 /* Counts stay exact (up to 2^53); other numbers get 6 significant digits. */

@@ -2,15 +2,17 @@
 #
 # tools/bench/latency.gp - per-call latency percentiles of workloads 1 and 5.
 #
-# segpool-bench runs it with -e "datafile='...'; outfile='...'; names='...'":
+# segpool-bench runs it with -e "gpdir='...'; caption='...'; datafile='...';
+# outfile='...'; names='...'":
 # one row per contender: its name, then p50 p99 p99.9 in ns for pool
 # allocation, pool free, xfer allocation and xfer free.  Values are less the
 # cost of an empty measurement, so they may be 0; the log scale draws
 # anything under 1 ns at 1 ns.
 
-set terminal pngcairo size 1200,860 font ",10"
+set terminal pngcairo size 1200,900 font ",10"
 set output outfile
 set datafile missing "?"
+load gpdir . "/common.gp"
 
 set style data histograms
 set style histogram clustered gap 1
@@ -34,6 +36,8 @@ array what[4] = ["workload 1 (pool): allocation", "workload 1 (pool): free", \
 
 set multiplot layout 2,2 title "Latency per call: p50, p99, p99.9 (empty measurement subtracted)"
 do for [p = 0:3] {
+	# the bottom row leaves room for the caption line under its labels
+	if (p >= 2) { set bmargin 10 }
 	set title what[p + 1]
 	plot datafile using (v(2 + 3 * p)):xtic(1) title "p50", \
 		'' using (v(3 + 3 * p)) title "p99", \

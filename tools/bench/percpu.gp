@@ -3,7 +3,8 @@
 # tools/bench/percpu.gp - the per-CPU layer: its modes against the peers,
 # and the memory its magazines hold by thread count.
 #
-# segpool-bench runs it with -e "datafile='...'; outfile='...'; names='...';
+# segpool-bench runs it with -e "gpdir='...'; caption='...'; datafile='...';
+# outfile='...'; names='...';
 # cached='...'": block 0 of datafile has a row per contender, its name and
 # CPU ns per alloc+free pair of the hot pair, the pool pattern and the
 # batch; block 1 a row per thread count of workload 3 and, for each name in
@@ -11,15 +12,16 @@
 # objects held in magazines and depots after the run, then in magazines
 # alone.  "?" marks a missing value.
 
-set terminal pngcairo size 1200,560 font ",10"
+set terminal pngcairo size 1500,620 font ",10"
 set output outfile
 set datafile missing "?"
-# gnuplot has 8 line types, then cycles: two more, so no two contenders share
-set linetype 9 lc rgb "#808080" pt 9
-set linetype 10 lc rgb "#a0522d" pt 11
-set linetype cycle 10
+load gpdir . "/common.gp"
 
-set multiplot layout 1,2 title "Per-CPU layer: segpool-cache in each mode against the peers (medians of repetitions)"
+set multiplot title "Per-CPU layer: segpool-cache in each mode against the peers (medians of repetitions)"
+# room below for the rotated names, the axis label and the caption line
+set bmargin 8
+set origin 0, 0
+set size 0.44, 0.95
 
 set title "one thread, 64 B: CPU ns per alloc+free pair (log scale)"
 set style data histograms
@@ -41,6 +43,9 @@ plot datafile index 0 using 2:xtic(1) title "hot pair", \
 	'' index 0 using 3 title "pool (alloc 100, free 50)", \
 	'' index 0 using 4 title "batch of 1000"
 
+set origin 0.44, 0
+set size 0.56, 0.95
+set bmargin 5
 set title "workload 3: free objects held after the run (dashed: in per-CPU magazines alone)"
 unset logscale y
 set style data linespoints
@@ -51,13 +56,21 @@ set offsets graph 0.05, graph 0.05, graph 0.05, 0
 set xlabel "threads (on the usable CPUs)"
 set ylabel "KiB"
 set grid
-set key top left
-# each contender in the colour it has in the other plots (its place in names)
+# the key beside the panel, clear of the data and of the axes
+set key outside right top vertical spacing 1.2
+# each contender in the colour and with the marker it has in the other plots
+# (its place in names); every series in the key
 lt_of(w, i) = i > words(names) ? 1 : word(names, i) eq w ? i : lt_of(w, i + 1)
-plot for [i=1:words(cached)] datafile index 1 using 1:(column(2 * i)) \
-	lt lt_of(word(cached, i), 1) lw 1.5 pt 7 \
+# series that coincide (0 KiB in off mode, say) would hide one another:
+# each is drawn a little to the right of the one before
+nudge(i) = 1.0 + 0.03 * (i - 1)
+plot for [i=1:words(cached)] datafile index 1 \
+	using (column(1) * nudge(i)):(column(2 * i)) \
+	lt lt_of(word(cached, i), 1) lw 1.5 \
 	title word(cached, i) . ": magazines + depots", \
-     for [i=1:words(cached)] datafile index 1 using 1:(column(2 * i + 1)) \
-	lt lt_of(word(cached, i), 1) lw 1.5 pt 6 dt 2 notitle
+     for [i=1:words(cached)] datafile index 1 \
+	using (column(1) * nudge(i)):(column(2 * i + 1)) \
+	lt lt_of(word(cached, i), 1) lw 1.5 dt 2 \
+	title word(cached, i) . ": magazines alone"
 
 unset multiplot

@@ -242,21 +242,45 @@ static int bench_plot_percpu(const struct bench_run *run, FILE *f,
 	return pairs && rows ? pairs : 0;
 }
 
+/*
+ * The caption every image carries: the machine and the commit the figures
+ * come from, as the report's header gives them.  No quotes (gnuplot string)
+ * and no control bytes.
+ */
+static void bench_plot_caption(const struct bench_run *run, char *buf,
+			       size_t len)
+{
+	const struct bench_machine *m = &run->machine;
+
+	snprintf(buf, len, "%s, %u of %u CPUs, %d NUMA node%s, %ld MiB; "
+		 "kernel %s, glibc %s, %s; segpool %s%s%s; %s", m->cpu,
+		 m->usable, m->online, m->numa_nodes,
+		 m->numa_nodes == 1 ? "" : "s", m->mem_mb, m->kernel, m->glibc,
+		 m->compiler, m->segpool, m->revision[0] ? " at " : "",
+		 m->revision, m->date);
+	for (char *p = buf; *p; p++)
+		if (*p == '\'' || *p == '"' || *p == '\\' ||
+		    (unsigned char)*p < 0x20)
+			*p = ' ';
+}
+
 static int bench_gnuplot(const struct bench_run *run, const char *script,
 			 const char *dat, const char *png, const char *names,
 			 const char *cached)
 {
-	char vars[2048], gp[512];
+	char vars[3072], gp[512], caption[768];
 	int status;
 	pid_t pid;
 
-	if (strchr(dat, '\'') || strchr(png, '\'')) {
+	if (strchr(dat, '\'') || strchr(png, '\'') || strchr(run->gp_dir, '\'')) {
 		bench_warn("plot: a path with a quote in it: %s", dat);
 		return -1;
 	}
+	bench_plot_caption(run, caption, sizeof(caption));
 	snprintf(gp, sizeof(gp), "%s/%s", run->gp_dir, script);
-	snprintf(vars, sizeof(vars), "datafile='%s'; outfile='%s'; "
-		 "names='%s'; cached='%s'", dat, png, names, cached);
+	snprintf(vars, sizeof(vars), "gpdir='%s'; caption='%s'; datafile='%s'; "
+		 "outfile='%s'; names='%s'; cached='%s'", run->gp_dir, caption,
+		 dat, png, names, cached);
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0)

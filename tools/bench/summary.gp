@@ -2,17 +2,15 @@
 #
 # tools/bench/summary.gp - every speed workload: CPU time per op over glibc's.
 #
-# segpool-bench runs it with -e "datafile='...'; outfile='...'; names='...'":
+# segpool-bench runs it with -e "gpdir='...'; caption='...'; datafile='...';
+# outfile='...'; names='...'":
 # datafile has a quoted workload label, then one ratio per contender in the
 # order of names (space-separated); "?" marks a missing value.
 
 set terminal pngcairo size 1200,560 font ",10"
 set output outfile
 set datafile missing "?"
-# gnuplot has 8 line types, then cycles: two more, so no two contenders share
-set linetype 9 lc rgb "#808080" pt 9
-set linetype 10 lc rgb "#a0522d" pt 11
-set linetype cycle 10
+load gpdir . "/common.gp"
 
 set title "CPU time per operation relative to glibc malloc (median of repetitions; lower is better)"
 set ylabel "CPU time / glibc's (log scale)"
@@ -22,6 +20,7 @@ set ytics ("1/16" 0.0625, "1/8" 0.125, "1/4" 0.25, "1/2" 0.5, "1" 1, "2" 2, "4" 
 	"8" 8, "16" 16, "32" 32, "64" 64, "128" 128, "256" 256)
 set grid ytics
 set key outside right top vertical
+set bmargin 6		# the rotated labels, then the caption line
 set xtics rotate by -35 scale 0
 set style data histograms
 set style histogram clustered gap 1

@@ -2,37 +2,42 @@
 #
 # tools/bench/threads.gp - workload 3: throughput by thread count.
 #
-# segpool-bench runs it with -e "datafile='...'; outfile='...'; names='...'":
+# segpool-bench runs it with -e "gpdir='...'; caption='...'; datafile='...';
+# outfile='...'; names='...'":
 # datafile has the thread count, then six columns per contender (in the
 # order of names): Mops per CPU-second median, low, high, and Mops per wall
 # second median, low, high.  "?" marks a missing value.
 
-set terminal pngcairo size 1200,560 font ",10"
+set terminal pngcairo size 1400,600 font ",10"
 set output outfile
 set datafile missing "?"
-# gnuplot has 8 line types, then cycles: two more, so no two contenders share
-set linetype 9 lc rgb "#808080" pt 9
-set linetype 10 lc rgb "#a0522d" pt 11
-set linetype cycle 10
+load gpdir . "/common.gp"
 
-set multiplot layout 1,2 title "Workload 3: random sizes 8-128 B, throughput by threads (median; bars: min-max of repetitions)"
+# two panels side by side, one key for both in the column at the right, so
+# it covers neither the data nor an axis label; room below for the caption
+set multiplot title "Workload 3: random sizes 8-128 B, throughput by threads (median; bars: min-max of repetitions)"
 set logscale x 2
 set xlabel "threads"
 set grid
-set key outside bottom center horizontal maxrows 2
-set bmargin 8
+set bmargin 5
 set yrange [0:*]
 set offsets graph 0.05, graph 0.05, graph 0.05, 0
 
 # the harness floor (no allocator) is drawn dashed: a ceiling, not a contender
 dash(i) = word(names, i) eq "floor" ? 2 : 1
 
+set origin 0, 0
+set size 0.41, 0.95
+unset key
 set title "per CPU-second (thread CPU time summed over threads)"
 set ylabel "million operations per CPU-second"
 plot for [i=1:words(names)] datafile \
 	using 1:(column(6 * i - 4)):(column(6 * i - 3)):(column(6 * i - 2)) \
 	with yerrorlines lw 1.5 dt dash(i) title word(names, i)
 
+set origin 0.41, 0
+set size 0.41, 0.95
+set key at screen 0.995, screen 0.86 right top vertical spacing 1.3
 set title "per wall-clock second (all threads together)"
 set ylabel "million operations per second"
 plot for [i=1:words(names)] datafile \

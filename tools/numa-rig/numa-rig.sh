@@ -15,7 +15,9 @@
 # `timeout`, and reads the results back from the serial console: the guest
 # prints one line per program, tagged with a random sentinel made for this
 # boot, so a stale or garbled line can never count.  A boot that ends
-# without its closing sentinel line (panic, hang, timeout) fails.
+# without its closing sentinel line (panic, hang, timeout) fails.  While a
+# guest runs, the rig follows its console: "booted after N s", "[k/N] name"
+# as each program starts, and a line every 30 s without news.
 #
 # Configurations (2 vCPUs each at most: the host has 2 cores):
 #   2nodes   nodes 0 and 1, one CPU and 512 MiB each, distance 20
@@ -158,6 +160,38 @@ copy_with_libs() {
 	done < <(ldd "$f" | sed -n 's/.*=> \(\/[^ ]*\) .*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) (.*/\1/p')
 }
 
+# watch_guest CFG PID LOG TAG START - the guest's progress while it runs:
+# "booted" once its first line is out, "[k/N] name" as each program
+# starts, and every 30 s without news how long it has been, so a slow
+# boot under TCG does not look like a hang.
+watch_guest() {
+	local cfg=$1 pid=$2 log=$3 tag=$4 start=$5
+	local booted=0 seen=0 quiet_since=$SECONDS n name
+
+	while kill -0 "$pid" 2>/dev/null; do
+		sleep 2
+		if [[ $booted -eq 0 ]] && grep -a -q -F "$tag begin" "$log"; then
+			booted=1
+			quiet_since=$SECONDS
+			echo "# numa-rig: $cfg: booted after $((SECONDS - start)) s"
+		fi
+		n=$(grep -a -c -F "$tag start " "$log" || true)
+		while [[ $seen -lt $n ]]; do
+			seen=$((seen + 1))
+			name=$(grep -a -F "$tag start " "$log" | sed -n "${seen}p" |
+			       tr -d '\r' | sed "s/^.*$tag start //")
+			echo "# numa-rig: $cfg: [$seen/${#programs[@]}] $name" \
+				"($((SECONDS - start)) s)"
+			quiet_since=$SECONDS
+		done
+		if [[ $((SECONDS - quiet_since)) -ge 30 ]]; then
+			echo "# numa-rig: $cfg: $([[ $booted -eq 1 ]] && echo running ||
+				echo booting), $((SECONDS - start)) s of at most $limit s"
+			quiet_since=$SECONDS
+		fi
+	done
+}
+
 build_initramfs() {
 	local sentinel=$1 out=$2 p name cmd bin
 
@@ -195,6 +229,7 @@ build_initramfs() {
 		for p in "${programs[@]}"; do
 			name=${p%%|*}
 			cmd=${p#*|}
+			echo "echo \"\$S start $name\""
 			echo "rm -f /tmp/rc; t0=\$(cut -d. -f1 /proc/uptime)"
 			echo "{ timeout $prog_limit $cmd; echo \$? > /tmp/rc; } 2>&1 | sed 's/^/# /'"
 			echo "t1=\$(cut -d. -f1 /proc/uptime)"
@@ -271,7 +306,10 @@ for cfg in "${config_list[@]}"; do
 		-cpu qemu64,-cx16 $numa_args \
 		-nographic -nic none -no-reboot -kernel "$kernel" -initrd "$initrd" \
 		-append "console=ttyS0 quiet panic=-1 loglevel=3" \
-		< /dev/null > "$log" 2>&1 || true
+		< /dev/null > "$log" 2>&1 &
+	guest=$!
+	watch_guest "$cfg" "$guest" "$log" "RIG-$sentinel" "$start"
+	wait "$guest" || true
 	# CRLF and terminal escapes off, so the sentinel lines match exactly
 	tr -d '\r' < "$log" | sed 's/\x1b\[[0-9;?]*[A-Za-z]//g; s/\x1b[A-Za-z]//g' > "$log.txt"
 	tag="RIG-$sentinel"

@@ -2,8 +2,10 @@
 /*
  * tools/segpool-top/format.c - numbers for people.
  *
- * Binary units (K = 1024) as slabtop and free print them; one decimal
- * below 100 of a unit, none above.
+ * Binary units (K = 1024) as slabtop and free print them.  A column of the
+ * list keeps one unit in every row (bytes, or K as slabtop's CACHE SIZE),
+ * so its figures line up and compare at a glance; the detail views scale
+ * each figure (one decimal below 100 of a unit, none above).
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -26,6 +28,30 @@ const char *top_fmt_bytes(char *buf, size_t len, uint64_t bytes)
 		u++;
 	}
 	snprintf(buf, len, v < 100.0 ? "%.1f%c" : "%.0f%c", v, units[u]);
+	return buf;
+}
+
+const char *top_fmt_kib(char *buf, size_t len, uint64_t bytes)
+{
+	snprintf(buf, len, "%" PRIu64 "K", bytes / 1024 + (bytes % 1024 != 0));
+	return buf;
+}
+
+const char *top_fmt_delta_kib(char *buf, size_t len, int64_t delta)
+{
+	uint64_t a = delta < 0 ? (uint64_t)0 - (uint64_t)delta : (uint64_t)delta;
+
+	if (!a)
+		snprintf(buf, len, "0K");
+	else
+		snprintf(buf, len, "%c%" PRIu64 "K", delta < 0 ? '-' : '+',
+			 a / 1024 + (a % 1024 != 0));
+	return buf;
+}
+
+const char *top_fmt_kib2(char *buf, size_t len, double bytes)
+{
+	snprintf(buf, len, "%.2fK", bytes / 1024.0);
 	return buf;
 }
 

@@ -1,127 +1,236 @@
 // SPDX-License-Identifier: MIT
 /*
- * tools/segpool-top/json.c - the snapshot as one JSON object (--json).
+ * tools/segpool-top/json.c - --json: the snapshot as the library's
+ * statistics document.
  *
- *   { "layout_version": 1, "pid": ..., "comm": ..., "version": ...,
- *     "percpu_mode": ..., "nr_nodes": ..., "nr_cpus": ..., "page_size": ...,
- *     "interval_ms": ..., "updates": ..., "start_realtime_ns": ...,
- *     "monotonic_ns": ..., "realtime_ns": ..., "collect_ns": ...,
- *     "truncated": false,
- *     "nodes": [ { "node_id": 0, "bound": ..., "pages_reserved": ... } ],
- *     "caches": [ { "name": ..., "flags": [ "kmalloc", ... ],
- *                   "object_size": ..., ...,
- *                   "nodes": [ { "node_id": 0, "partial_slabs": ... } ] } ] }
- *
- * Numeric field names are those of include/segpool/export.h (which follow
- * struct segpool_cache_info); fields.c lists them.
+ * segpool-top writes the document segpool_stats_json() writes (schema
+ * SP_JSON_SCHEMA, Documentation/stats-json.md), with the same writer
+ * (internal/json.c), the same key names and the same units (bytes, not
+ * pages; true/false for yes/no), filled from the export segment: the keys
+ * the segment carries, "source": "export", and an "export" object saying
+ * which process and snapshot it was.  So one reader reads both, and the
+ * schema test (selftests/test_json_schema.c) checks both against the one
+ * documented list.
  */
+#include <errno.h>
 #include <string.h>
 
+#include "internal/json.h"
 #include "tools/segpool-top/top.h"
 
-/* @s as a JSON string: quotes, backslashes and control bytes escaped. */
-static void top_json_str(FILE *out, const char *s)
+static void top_json_sink(void *arg, const char *s, size_t n)
 {
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '"' || ch == '\\')
-			fprintf(out, "\\%c", ch);
-		else if (ch < 0x20 || ch == 0x7f)
-			fprintf(out, "\\u%04x", ch);
-		else
-			fputc(ch, out);
-	}
-	fputc('"', out);
+	fwrite(s, 1, n, arg);
 }
 
-static void top_json_fields(FILE *out, const void *rec,
-			    const struct top_field *f, size_t n,
-			    const char *indent)
+/* The library's flag names; "percpu" and "ctor" are booleans of their own. */
+static void top_json_flags(struct sp_json *j, uint32_t flags)
 {
-	for (size_t i = 0; i < n; i++)
-		fprintf(out, ",\n%s\"%s\": %llu", indent, f[i].name,
-			(unsigned long long)top_field_get(rec, &f[i]));
-}
-
-static void top_json_flags(FILE *out, uint32_t flags)
-{
-	bool first = true;
-
-	fputc('[', out);
+	sp_json_open(j, "flags", '[', true);
 	for (size_t b = 0; b < top_cache_nflags; b++) {
-		if (!(flags & (1U << b)))
-			continue;
-		fprintf(out, "%s\"%s\"", first ? "" : ", ",
-			top_cache_flag_names[b]);
-		first = false;
+		const char *name = top_cache_flag_names[b];
+
+		if ((flags & (1U << b)) && strcmp(name, "percpu") &&
+		    strcmp(name, "ctor"))
+			sp_json_str(j, NULL, name);
 	}
-	fputc(']', out);
+	sp_json_close(j);
 }
 
-static void top_json_cache(FILE *out, const struct top_snap *s, size_t i)
+static bool top_flag(uint32_t flags, const char *name)
+{
+	for (size_t b = 0; b < top_cache_nflags; b++)
+		if (!strcmp(top_cache_flag_names[b], name))
+			return flags & (1U << b);
+	return false;
+}
+
+/* The per-node slab figures of one cache node record. */
+static void top_json_cnode(struct sp_json *j,
+			   const struct segpool_export_cache_node *n)
+{
+	sp_json_open(j, NULL, '{', true);
+	sp_json_int(j, "node", n->node_id);
+	sp_json_u64(j, "slabs", n->partial_slabs + n->full_slabs +
+		    n->empty_slabs);
+	sp_json_u64(j, "partial_slabs", n->partial_slabs);
+	sp_json_u64(j, "full_slabs", n->full_slabs);
+	sp_json_u64(j, "empty_slabs", n->empty_slabs);
+	sp_json_u64(j, "depot_objs", n->depot_objs);
+	sp_json_u64(j, "depot_full_mags", n->depot_full_mags);
+	sp_json_u64(j, "depot_empty_mags", n->depot_empty_mags);
+	sp_json_u64(j, "alloc_direct", n->allocs);
+	sp_json_u64(j, "free_direct", n->frees);
+	sp_json_u64(j, "fill_objs", n->xfer_allocs);
+	sp_json_u64(j, "flush_objs", n->xfer_frees);
+	sp_json_u64(j, "alloc_slab", n->slabs_created);
+	sp_json_u64(j, "free_slab", n->slabs_released);
+	sp_json_close(j);
+}
+
+static void top_json_cache(struct sp_json *j, const struct top_snap *s,
+			   size_t i)
 {
 	const struct segpool_export_cache *c = &s->caches[i];
 	const struct segpool_export_cache_node *cn = top_snap_cache_nodes(s, i);
+	uint64_t part = 0, full = 0, empty = 0, direct_a = 0, direct_f = 0;
+	uint64_t fill = 0, flush = 0;
 
-	fprintf(out, "    {\n      \"name\": ");
-	top_json_str(out, c->name);
-	fprintf(out, ",\n      \"flags\": ");
-	top_json_flags(out, c->flags);
-	top_json_fields(out, c, top_cache_fields, top_cache_nfields, "      ");
-	fprintf(out, ",\n      \"nodes\": [");
 	for (uint32_t n = 0; n < s->hdr.nr_nodes; n++) {
-		fprintf(out, "%s\n        { \"node_id\": %d", n ? "," : "",
-			cn[n].node_id);
-		for (size_t f = 0; f < top_cnode_nfields; f++)
-			fprintf(out, ", \"%s\": %llu", top_cnode_fields[f].name,
-				(unsigned long long)top_field_get(&cn[n],
-							&top_cnode_fields[f]));
-		fprintf(out, " }");
+		part += cn[n].partial_slabs;
+		full += cn[n].full_slabs;
+		empty += cn[n].empty_slabs;
+		direct_a += cn[n].allocs;
+		direct_f += cn[n].frees;
+		fill += cn[n].xfer_allocs;
+		flush += cn[n].xfer_frees;
 	}
-	fprintf(out, "\n      ]\n    }");
+	sp_json_open(j, NULL, '{', false);
+	sp_json_str(j, "name", c->name);
+	sp_json_open(j, "slabinfo", '{', true);
+	sp_json_u64(j, "active_objs", c->active_objs);
+	sp_json_u64(j, "num_objs", c->total_objs);
+	sp_json_u64(j, "objsize", c->stride);
+	sp_json_u64(j, "objperslab", c->objs_per_slab);
+	sp_json_u64(j, "pagesperslab", c->pages_per_slab);
+	sp_json_u64(j, "limit", 2ULL * c->mag_size);
+	sp_json_u64(j, "batchcount", c->mag_size);
+	sp_json_u64(j, "sharedfactor", c->depot_max);
+	sp_json_u64(j, "active_slabs", c->active_slabs);
+	sp_json_u64(j, "num_slabs", c->total_slabs);
+	sp_json_u64(j, "sharedavail", c->depot_objs);
+	sp_json_close(j);
+	sp_json_u64(j, "object_size", c->object_size);
+	sp_json_u64(j, "slab_size", c->stride);
+	sp_json_u64(j, "align", c->align);
+	sp_json_u64(j, "objs_per_slab", c->objs_per_slab);
+	sp_json_u64(j, "pages_per_slab", c->pages_per_slab);
+	sp_json_bool(j, "ctor", top_flag(c->flags, "ctor"));
+	top_json_flags(j, c->flags);
+	sp_json_bool(j, "percpu", top_flag(c->flags, "percpu"));
+	sp_json_u64(j, "mag_size", c->mag_size);
+	sp_json_u64(j, "depot_max", c->depot_max);
+	sp_json_u64(j, "alloc_failures", c->alloc_failures);
+	sp_json_u64(j, "active_objs", c->active_objs);
+	sp_json_u64(j, "total_objs", c->total_objs);
+	sp_json_u64(j, "active_slabs", c->active_slabs);
+	sp_json_u64(j, "slabs", c->total_slabs);
+	sp_json_u64(j, "partial_slabs", part);
+	sp_json_u64(j, "full_slabs", full);
+	sp_json_u64(j, "empty_slabs", empty);
+	sp_json_u64(j, "cpu_objs", c->cpu_objs);
+	sp_json_u64(j, "depot_objs", c->depot_objs);
+	sp_json_u64(j, "depot_full_mags", c->depot_full_mags);
+	sp_json_u64(j, "depot_empty_mags", c->depot_empty_mags);
+	sp_json_u64(j, "slab_bytes", c->slab_bytes);
+	sp_json_u64(j, "active_bytes", c->active_objs * c->stride);
+	sp_json_u64(j, "cpu_bytes", c->cpu_objs * c->stride);
+	sp_json_u64(j, "depot_bytes", c->depot_objs * c->stride);
+	sp_json_u64(j, "allocs", c->allocs);
+	sp_json_u64(j, "frees", c->frees);
+	sp_json_u64(j, "alloc_direct", direct_a);
+	sp_json_u64(j, "free_direct", direct_f);
+	sp_json_u64(j, "fill_objs", fill);
+	sp_json_u64(j, "flush_objs", flush);
+	sp_json_u64(j, "alloc_slab", c->slabs_created);
+	sp_json_u64(j, "free_slab", c->slabs_released);
+	sp_json_u64(j, "alloc_fastpath", c->alloc_fastpath);
+	sp_json_u64(j, "alloc_slowpath", c->alloc_slowpath);
+	sp_json_u64(j, "free_fastpath", c->free_fastpath);
+	sp_json_u64(j, "free_slowpath", c->free_slowpath);
+	sp_json_u64(j, "mag_swap", c->mag_swap);
+	sp_json_u64(j, "depot_get_full", c->depot_get_full);
+	sp_json_u64(j, "depot_put_full", c->depot_put_full);
+	sp_json_u64(j, "depot_get_empty", c->depot_get_empty);
+	sp_json_u64(j, "depot_put_empty", c->depot_put_empty);
+	sp_json_u64(j, "mag_fill", c->mag_fill);
+	sp_json_u64(j, "mag_flush", c->mag_flush);
+	sp_json_u64(j, "bypass", c->bypass);
+	sp_json_u64(j, "remote_free", c->remote_free);
+	sp_json_u64(j, "rseq_abort", c->rseq_abort);
+	sp_json_open(j, "nodes", '[', false);
+	for (uint32_t n = 0; n < s->hdr.nr_nodes; n++)
+		top_json_cnode(j, &cn[n]);
+	sp_json_close(j);
+	sp_json_close(j);
+}
+
+/* "rseq (glibc registration)" -> "rseq" */
+static void top_json_mode(struct sp_json *j, const char *reason)
+{
+	char mode[16];
+	size_t n = strcspn(reason, " (");
+
+	if (n >= sizeof(mode))
+		n = sizeof(mode) - 1;
+	memcpy(mode, reason, n);
+	mode[n] = '\0';
+	sp_json_str(j, "percpu_mode", mode);
+	sp_json_str(j, "percpu_reason", reason);
+}
+
+static void top_json_health(struct sp_json *j, const struct top_snap *s)
+{
+	const struct segpool_export_header *h = &s->hdr;
+	uint64_t page = h->page_size;
+
+	sp_json_open(j, "health", '{', false);
+	sp_json_str(j, "version", h->version);
+	top_json_mode(j, h->percpu_mode);
+	sp_json_u64(j, "nr_nodes", h->nr_nodes);
+	sp_json_open(j, "node_ids", '[', true);
+	for (uint32_t n = 0; n < h->nr_nodes; n++)
+		sp_json_int(j, NULL, s->nodes[n].node_id);
+	sp_json_close(j);
+	sp_json_open(j, "nodes", '[', false);
+	for (uint32_t n = 0; n < h->nr_nodes; n++) {
+		const struct segpool_export_node *nd = &s->nodes[n];
+
+		sp_json_open(j, NULL, '{', true);
+		sp_json_int(j, "node", nd->node_id);
+		sp_json_bool(j, "bound", nd->bound);
+		sp_json_u64(j, "commit_failures", nd->commit_failures);
+		sp_json_u64(j, "region_bytes", nd->pages_reserved * page);
+		sp_json_u64(j, "committed_bytes", nd->pages_committed * page);
+		sp_json_u64(j, "used_bytes", nd->pages_used * page);
+		sp_json_close(j);
+	}
+	sp_json_close(j);
+	sp_json_close(j);
 }
 
 int top_print_json(FILE *out, const struct top_snap *s)
 {
 	const struct segpool_export_header *h = &s->hdr;
+	struct sp_json j;
 
-	fprintf(out, "{\n  \"layout_version\": %u,\n  \"pid\": %d,\n  \"comm\": ",
-		h->layout_version, h->pid);
-	top_json_str(out, h->comm);
-	fprintf(out, ",\n  \"version\": ");
-	top_json_str(out, h->version);
-	fprintf(out, ",\n  \"percpu_mode\": ");
-	top_json_str(out, h->percpu_mode);
-	fprintf(out, ",\n  \"nr_nodes\": %u,\n  \"nr_cpus\": %u,\n"
-		"  \"page_size\": %u,\n  \"interval_ms\": %u,\n"
-		"  \"updates\": %llu,\n  \"start_realtime_ns\": %llu,\n"
-		"  \"monotonic_ns\": %llu,\n  \"realtime_ns\": %llu,\n"
-		"  \"collect_ns\": %llu,\n  \"truncated\": %s,\n  \"nodes\": [",
-		h->nr_nodes, h->nr_cpus, h->page_size, h->interval_ms,
-		(unsigned long long)h->updates,
-		(unsigned long long)h->start_realtime_ns,
-		(unsigned long long)h->monotonic_ns,
-		(unsigned long long)h->realtime_ns,
-		(unsigned long long)h->collect_ns,
-		(h->flags & SEGPOOL_EXPORT_F_TRUNCATED) ? "true" : "false");
-	for (uint32_t n = 0; n < h->nr_nodes; n++) {
-		fprintf(out, "%s\n    { \"node_id\": %d", n ? "," : "",
-			s->nodes[n].node_id);
-		for (size_t f = 0; f < top_node_nfields; f++)
-			fprintf(out, ", \"%s\": %llu", top_node_fields[f].name,
-				(unsigned long long)top_field_get(&s->nodes[n],
-							&top_node_fields[f]));
-		fprintf(out, " }");
-	}
-	fprintf(out, "\n  ],\n  \"caches\": [");
-	for (size_t i = 0; i < h->nr_caches; i++) {
-		fprintf(out, "%s\n", i ? "," : "");
-		top_json_cache(out, s, i);
-	}
-	fprintf(out, "\n  ]\n}\n");
-	if (fflush(out) || ferror(out))
+	sp_json_init(&j, top_json_sink, out);
+	sp_json_open(&j, NULL, '{', false);
+	sp_json_int(&j, "schema", SP_JSON_SCHEMA);
+	sp_json_str(&j, "source", "export");
+	sp_json_str(&j, "version", h->version);
+	sp_json_open(&j, "export", '{', false);
+	sp_json_int(&j, "pid", h->pid);
+	sp_json_str(&j, "comm", h->comm);
+	sp_json_u64(&j, "layout_version", h->layout_version);
+	sp_json_u64(&j, "nr_cpus", h->nr_cpus);
+	sp_json_u64(&j, "interval_ms", h->interval_ms);
+	sp_json_u64(&j, "updates", h->updates);
+	sp_json_u64(&j, "start_realtime_ns", h->start_realtime_ns);
+	sp_json_u64(&j, "monotonic_ns", h->monotonic_ns);
+	sp_json_u64(&j, "realtime_ns", h->realtime_ns);
+	sp_json_u64(&j, "collect_ns", h->collect_ns);
+	sp_json_bool(&j, "truncated", h->flags & SEGPOOL_EXPORT_F_TRUNCATED);
+	sp_json_close(&j);
+	top_json_health(&j, s);
+	sp_json_open(&j, "caches", '[', false);
+	for (size_t i = 0; i < h->nr_caches; i++)
+		top_json_cache(&j, s, i);
+	sp_json_end(&j);
+	if (fflush(out) || ferror(out)) {
+		if (!errno)
+			errno = EIO;
 		return -1;
+	}
 	return 0;
 }

@@ -55,7 +55,20 @@ void top_scr_begin(struct top_screen *scr, int rows, int cols)
 	if (scr->cols > TOP_SCR_MAX_COLS)
 		scr->cols = TOP_SCR_MAX_COLS;
 	scr->line = 0;
+	scr->plain = false;
 	top_scr_puts(scr, "\033[H");
+}
+
+void top_scr_begin_plain(struct top_screen *scr, int cols)
+{
+	scr->len = 0;
+	scr->oom = false;
+	scr->plain = true;
+	scr->rows = 1 << 20;
+	scr->cols = cols > 10 ? cols : 10;
+	if (scr->cols > TOP_SCR_MAX_COLS)
+		scr->cols = TOP_SCR_MAX_COLS;
+	scr->line = 0;
 }
 
 bool top_scr_full(const struct top_screen *scr)
@@ -87,6 +100,15 @@ void top_scr_line(struct top_screen *scr, enum top_attr attr,
 			text[i] = '?';
 	if (n > (size_t)scr->cols)
 		n = (size_t)scr->cols;
+	if (scr->plain) {
+		/* no trailing blanks in a file */
+		while (n && text[n - 1] == ' ')
+			n--;
+		top_scr_put(scr, text, n);
+		top_scr_puts(scr, "\n");
+		scr->line++;
+		return;
+	}
 	if (attr == TOP_A_REVERSE) {
 		/* the bar spans the whole row */
 		memset(text + n, ' ', (size_t)scr->cols - n);
@@ -109,7 +131,8 @@ int top_scr_flush(struct top_screen *scr, int fd)
 {
 	size_t off = 0;
 
-	top_scr_puts(scr, "\033[J");
+	if (!scr->plain)
+		top_scr_puts(scr, "\033[J");
 	if (scr->oom) {
 		errno = ENOMEM;
 		return -1;

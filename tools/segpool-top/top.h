@@ -6,13 +6,15 @@
  * (include/segpool/export.h) and shows it.  It links nothing of libsegpool:
  * the segment's layout is the whole interface.
  *
- *   main.c        options, the one-shot modes, exit status
+ *   main.c        the one-shot modes, exit status
+ *   options.c     the command line: slabtop's options and more
  *   segment.c     finding, mapping and watching a process's segment
  *   snapshot.c    the seqlock read of one consistent snapshot
- *   slabinfo.c    -o: the slabinfo 2.1 dump, as segpool_stats_dump() prints it
- *   json.c        --json
+ *   slabinfo.c    --slabinfo: the dump segpool_stats_dump() prints
+ *   json.c        --json: the library's document (internal/json.c writes it)
  *   fields.c      the numeric fields of each record, for --json and views
- *   rows.c        the list's rows: order, growth since the last refresh
+ *   rows.c        the list's rows: slabtop's orders, natural names, growth
+ *   keys.c        what each key does: slabtop's keys, then ours
  *   format.c      numbers for people
  *   screen.c      one frame, built in memory and written at once
  *   term.c        raw mode, the alternate screen, signals, keys
@@ -132,6 +134,12 @@ extern const size_t top_cache_nflags;
 uint64_t top_field_get(const void *rec, const struct top_field *f);
 
 /* --- format.c --- */
+/* "12K": bytes in KiB, rounded up, as slabtop's CACHE SIZE column. */
+const char *top_fmt_kib(char *buf, size_t len, uint64_t bytes);
+/* "+12K", "-4K", "0K": a signed byte difference in KiB. */
+const char *top_fmt_delta_kib(char *buf, size_t len, int64_t delta);
+/* "0.19K": bytes in KiB with two decimals, as slabtop's header. */
+const char *top_fmt_kib2(char *buf, size_t len, double bytes);
 /* "123", "1.5K", "12.0M": a byte count in at most 7 characters. */
 const char *top_fmt_bytes(char *buf, size_t len, uint64_t bytes);
 /* "+1.5K", "-64", "0": a signed byte difference. */
@@ -144,12 +152,33 @@ const char *top_fmt_flags(char *buf, size_t len, uint32_t flags);
 const char *top_fmt_age(char *buf, size_t len, double seconds);
 
 /* --- rows.c --- */
+/* The orders of the list, slabtop's first (top_sort_keys[] describes each). */
 enum top_sort {
-	TOP_SORT_SIZE,		/* cache size (slab memory), largest first */
-	TOP_SORT_OBJS,		/* active objects, most first */
-	TOP_SORT_NAME,		/* name, A to Z */
-	TOP_SORT_GROWTH,	/* growth of the cache size, largest first */
+	TOP_SORT_ACTIVE,	/* a: active objects */
+	TOP_SORT_OBJ_PER_SLAB,	/* b: objects per slab */
+	TOP_SORT_CACHE_SIZE,	/* c: slab memory */
+	TOP_SORT_SLABS,		/* l: slabs */
+	TOP_SORT_ACTIVE_SLABS,	/* v: slabs in use */
+	TOP_SORT_NAME,		/* n: name, natural order */
+	TOP_SORT_OBJS,		/* o: object slots (slabtop's default) */
+	TOP_SORT_PAGES,		/* p: pages per slab */
+	TOP_SORT_OBJ_SIZE,	/* s: object size */
+	TOP_SORT_USE,		/* u: active share of the slots */
+	TOP_SORT_GROWTH,	/* g: growth of the slab memory (not slabtop's) */
+	TOP_SORT_NR,
 };
+
+#define TOP_SORT_DEFAULT	TOP_SORT_OBJS
+
+struct top_sort_key {
+	char key;			/* the letter: -s and the key */
+	const char *word;		/* -s also takes this word */
+	const char *what;		/* "number of active objects" */
+	const char *column;		/* the column it sorts, or NULL */
+	bool slabtop;			/* slabtop has it (then both cases) */
+};
+
+extern const struct top_sort_key top_sort_keys[TOP_SORT_NR];
 
 struct top_row {
 	const struct segpool_export_cache *c;
@@ -169,8 +198,15 @@ const struct segpool_export_cache *top_prev_find(const struct top_snap *prev,
 long top_rows_build(struct top_row **rows, size_t *cap,
 		    const struct top_snap *cur, const struct top_snap *prev,
 		    enum top_sort sort, bool reverse, bool hide_empty);
+/* Rows @a and @b in order @sort: < 0, 0 (the same cache) or > 0. */
+int top_row_order(const struct top_row *a, const struct top_row *b,
+		  enum top_sort sort);
+/* Natural order of names: digit runs by value, "10k" as 10240. */
+int top_natcmp(const char *a, const char *b);
 const char *top_sort_name(enum top_sort sort);
-/* Parse "size", "objects", "name", "growth" or their first letter. */
+/* The order of key @key (a slabtop letter in either case, or g); 0 or -1. */
+int top_sort_of_key(int key, enum top_sort *sort);
+/* Parse -s: one letter of top_sort_keys[] or its word; 0 or -1. */
 int top_sort_parse(const char *s, enum top_sort *sort);
 
 /* --- screen.c --- */
@@ -186,9 +222,12 @@ struct top_screen {
 	int rows, cols;
 	int line;			/* lines of this frame so far */
 	bool oom;
+	bool plain;			/* text for a file: no escapes */
 };
 
 void top_scr_begin(struct top_screen *scr, int rows, int cols);
+/* A frame of plain text lines (batch mode, -o): no escapes, no row limit. */
+void top_scr_begin_plain(struct top_screen *scr, int cols);
 /* One line of text, cut at the screen's width; nothing once it is full. */
 void top_scr_line(struct top_screen *scr, enum top_attr attr,
 		  const char *fmt, ...) TOP_PRINTF(3, 4);
@@ -253,7 +292,7 @@ struct top_ctx {
 	size_t nrows, rows_cap;
 	enum top_mode mode, back;	/* back: where help returns to */
 	enum top_sort sort;
-	bool reverse;
+	bool reverse;			/* of this order; a new order clears it */
 	bool hide_empty;
 	char selected[SEGPOOL_EXPORT_NAME_LEN];	/* cache under the cursor */
 	size_t sel;			/* its row */
@@ -273,13 +312,70 @@ void top_view_title(struct top_ctx *ctx, struct top_screen *scr,
 /* Rows the list shows below its header lines. */
 int top_view_list_height(const struct top_screen *scr);
 
-/* --- watch.c --- */
-/* Run the full-screen view on @pid until q, a signal or @iterations (0: no end). */
-int top_watch(int pid, double delay, unsigned long iterations,
-	      enum top_sort sort);
+/* --- keys.c --- */
+enum top_action {
+	TOP_ACT_NONE,
+	TOP_ACT_REDRAW,
+	TOP_ACT_REFRESH,
+	TOP_ACT_QUIT,
+};
 
-/* --- main.c --- */
+/*
+ * top_handle_key() - what key @key does to @ctx (@page: rows a page key
+ * moves).  slabtop's keys mean what they mean in slabtop; the rest are on
+ * letters slabtop leaves free (top_keys[] lists them all).
+ */
+enum top_action top_handle_key(struct top_ctx *ctx, int key, long page);
+
+struct top_key_help {
+	const char *keys;		/* "a, A" */
+	const char *what;
+	bool slabtop;			/* slabtop has this key, same meaning */
+};
+
+/* Every key, for the help screen and the usage text. */
+extern const struct top_key_help top_keys[];
+extern const size_t top_nkeys;
+
+/* --- options.c --- */
+enum top_run {
+	TOP_RUN_WATCH,			/* full screen, or batch without a terminal */
+	TOP_RUN_ONCE,			/* -o: one frame of the table */
+	TOP_RUN_SLABINFO,		/* --slabinfo */
+	TOP_RUN_JSON,			/* --json */
+	TOP_RUN_HELP,			/* -h */
+	TOP_RUN_VERSION,		/* -V */
+};
+
+struct top_opts {
+	int pid;
+	double delay;			/* seconds */
+	bool delay_given;
+	unsigned long iterations;	/* 0: no end */
+	enum top_sort sort;
+	enum top_run mode;
+	bool batch;			/* -b: plain text even on a terminal */
+};
+
+#define TOP_DEFAULT_DELAY	3.0	/* slabtop's */
+#define TOP_MIN_DELAY		0.1
+
+/*
+ * top_parse_args() - the command line into @o.  Return: 0, or
+ * TOP_EXIT_USAGE with the reason in @msg.
+ */
+int top_parse_args(int argc, char **argv, struct top_opts *o, char *msg,
+		   size_t len);
+void top_usage(FILE *out);
 /* Print "segpool-top: <msg>" on stderr. */
 void top_error(const char *fmt, ...) TOP_PRINTF(1, 2);
+
+/* --- watch.c --- */
+/*
+ * top_watch() - show @o->pid: full screen on a terminal, else (or with -b)
+ * a plain frame every @o->delay seconds; -o: one plain frame.  Until q, a
+ * signal, the process's exit or @o->iterations frames.
+ */
+int top_watch(const struct top_opts *o);
 
 #endif /* SEGPOOL_TOP_H */

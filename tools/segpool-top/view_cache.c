@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * tools/segpool-top/view_cache.c - one cache in detail (key c).
+ * tools/segpool-top/view_cache.c - one cache in detail (Enter or i).
  *
  * Left, how the cache is now; right, its counters since creation with
  * their rate over the last refresh; below, its slabs and objects on each

@@ -3,18 +3,32 @@
  * tools/segpool-top/view_list.c - the slabtop-like list of caches.
  *
  *   segpool-top - pid 4242 (logpipe) - segpool 0.1.0 - rseq (...)
- *    Caches: 49 (5 in use)  Objects: 1204 / 2300 active (52.3%)  ...
- *    Magazines: 120 objects on CPUs, 180 in depots  Nodes: 1  CPUs: 8
- *    Snapshot #45 every 1000 ms, 0.3 s old  Refresh 2.0 s  Sort: ...
+ *    Active / Total Objects (% used)    : 1204 / 2300 (52.3%)
+ *    Active / Total Slabs (% used)      : 60 / 64 (93.8%)
+ *    Active / Total Caches (% used)     : 5 / 49 (10.2%)
+ *    Active / Total Size (% used)       : 180.50K / 345.00K (52.3%)
+ *    Minimum / Average / Maximum Object : 0.01K / 0.15K / 32.00K
+ *    Magazines: 120 objects on CPUs, 180 in depots  Allocations: 1200/s ...
+ *    Snapshot #45 every 1000 ms, 0.3 s old  Refresh 3.0 s  Sort: ...
  *   (a passing note)
- *       OBJS   ACTIVE  USE OBJ SIZE   SLABS OBJ/SLAB CACHE SIZE   GROWTH NAME
+ *        OBJS    ACTIVE  USE OBJ SIZE  STRIDE   SLABS OBJ/SLAB CACHE SIZE ...
  *   ...one row per cache, the selected one in reverse video...
+ *
+ * The five summary lines and the columns up to CACHE SIZE are slabtop's,
+ * with slabtop's meanings (sizes of the header in K with two decimals);
+ * STRIDE (bytes from one object to the next, slabinfo's objsize) and
+ * GROWTH are segpool-top's.  Each column keeps one unit in every row:
+ * counts in full, OBJ SIZE and STRIDE in bytes, CACHE SIZE and GROWTH in
+ * K, so figures line up.
  */
+#include <inttypes.h>
 #include <time.h>
 
 #include "tools/segpool-top/top.h"
 
-#define TOP_LIST_HEAD_LINES	6
+#define TOP_LIST_HEAD_LINES	10
+/* one format for the header and the rows, so they cannot drift apart */
+#define TOP_LIST_ROW	"%9s %9s %4s %8s %7s %7s %8s %10s %8s %s"
 
 int top_view_list_height(const struct top_screen *scr)
 {
@@ -33,15 +47,21 @@ void top_view_title(struct top_ctx *ctx, struct top_screen *scr,
 		     what ? " - " : "", what ? what : "");
 }
 
+static double top_pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
 /* The totals over every cache, and when the data is from. */
 static void top_list_summary(struct top_ctx *ctx, struct top_screen *scr)
 {
 	const struct top_snap *s = ctx->cur;
 	const struct segpool_export_header *h = &s->hdr;
-	uint64_t active = 0, total = 0, aslabs = 0, tslabs = 0, bytes = 0;
-	uint64_t cpu = 0, depot = 0, allocs = 0, pallocs = 0;
+	uint64_t active = 0, total = 0, aslabs = 0, tslabs = 0;
+	uint64_t asize = 0, tsize = 0, osum = 0, omin = 0, omax = 0;
+	uint64_t cpu = 0, depot = 0, allocs = 0, pallocs = 0, bytes = 0;
 	unsigned int used = 0;
-	char b1[32], b2[32];
+	char b1[32], b2[32], b3[32];
 	double rate = 0;
 
 	for (size_t i = 0; i < h->nr_caches; i++) {
@@ -53,10 +73,19 @@ static void top_list_summary(struct top_ctx *ctx, struct top_screen *scr)
 		total += c->total_objs;
 		aslabs += c->active_slabs;
 		tslabs += c->total_slabs;
+		asize += c->active_objs * c->stride;
+		tsize += c->total_objs * c->stride;
+		osum += c->active_objs * c->object_size;
+		if (c->total_objs) {
+			if (!omin || c->object_size < omin)
+				omin = c->object_size;
+			if (c->object_size > omax)
+				omax = c->object_size;
+		}
 		bytes += c->slab_bytes;
 		cpu += c->cpu_objs;
 		depot += c->depot_objs;
-		used += c->total_slabs != 0;
+		used += c->active_objs != 0;
 		if (p) {
 			allocs += c->allocs;
 			pallocs += p->allocs;
@@ -66,16 +95,28 @@ static void top_list_summary(struct top_ctx *ctx, struct top_screen *scr)
 	    allocs >= pallocs)
 		rate = (double)(allocs - pallocs) * 1e9 /
 		       (double)(h->monotonic_ns - ctx->prev->hdr.monotonic_ns);
-	top_scr_line(scr, TOP_A_NONE, " Caches: %u (%u in use)  Objects: %llu / "
-		     "%llu active (%.1f%%)  Slabs: %llu / %llu active  Memory: %s",
-		     h->nr_caches, used, (unsigned long long)active,
-		     (unsigned long long)total,
-		     total ? 100.0 * (double)active / (double)total : 0.0,
-		     (unsigned long long)aslabs, (unsigned long long)tslabs,
-		     top_fmt_bytes(b1, sizeof(b1), bytes));
-	top_scr_line(scr, TOP_A_NONE, " Magazines: %llu objects on CPUs, %llu in "
-		     "depots  Allocations: %.0f/s  Nodes: %u  CPUs: %u%s",
-		     (unsigned long long)cpu, (unsigned long long)depot, rate,
+	top_scr_line(scr, TOP_A_NONE, " Active / Total Objects (%% used)    : "
+		     "%" PRIu64 " / %" PRIu64 " (%.1f%%)", active, total,
+		     top_pct(active, total));
+	top_scr_line(scr, TOP_A_NONE, " Active / Total Slabs (%% used)      : "
+		     "%" PRIu64 " / %" PRIu64 " (%.1f%%)", aslabs, tslabs,
+		     top_pct(aslabs, tslabs));
+	top_scr_line(scr, TOP_A_NONE, " Active / Total Caches (%% used)     : "
+		     "%u / %u (%.1f%%)", used, h->nr_caches,
+		     top_pct(used, h->nr_caches));
+	top_scr_line(scr, TOP_A_NONE, " Active / Total Size (%% used)       : "
+		     "%s / %s (%.1f%%)", top_fmt_kib2(b1, sizeof(b1), (double)asize),
+		     top_fmt_kib2(b2, sizeof(b2), (double)tsize),
+		     top_pct(asize, tsize));
+	top_scr_line(scr, TOP_A_NONE, " Minimum / Average / Maximum Object : "
+		     "%s / %s / %s", top_fmt_kib2(b1, sizeof(b1), (double)omin),
+		     top_fmt_kib2(b2, sizeof(b2), active ?
+				  (double)osum / (double)active : 0.0),
+		     top_fmt_kib2(b3, sizeof(b3), (double)omax));
+	top_scr_line(scr, TOP_A_NONE, " Slab memory: %s  Magazines: %" PRIu64
+		     " objects on CPUs, %" PRIu64 " in depots  Allocations: "
+		     "%.0f/s  Nodes: %u  CPUs: %u%s",
+		     top_fmt_kib(b1, sizeof(b1), bytes), cpu, depot, rate,
 		     h->nr_nodes, h->nr_cpus,
 		     (h->flags & SEGPOOL_EXPORT_F_TRUNCATED) ?
 		     "  (segment full: some caches missing)" : "");
@@ -96,30 +137,35 @@ void top_view_list(struct top_ctx *ctx, struct top_screen *scr)
 
 	top_view_title(ctx, scr, NULL);
 	top_list_summary(ctx, scr);
-	top_scr_line(scr, TOP_A_REVERSE, "    OBJS   ACTIVE  USE OBJ SIZE   SLABS "
-		     "OBJ/SLAB CACHE SIZE   GROWTH NAME");
+	top_scr_line(scr, TOP_A_REVERSE, TOP_LIST_ROW, "OBJS", "ACTIVE", "USE",
+		     "OBJ SIZE", "STRIDE", "SLABS", "OBJ/SLAB", "CACHE SIZE",
+		     "GROWTH", "NAME");
 	/* keep the selected row on screen */
 	if (ctx->sel < ctx->first)
 		ctx->first = ctx->sel;
 	if (ctx->sel >= ctx->first + (size_t)height)
 		ctx->first = ctx->sel - (size_t)height + 1;
+	if (scr->plain)
+		ctx->first = 0;
 	for (size_t i = ctx->first; i < ctx->nrows && !top_scr_full(scr); i++) {
 		const struct top_row *r = &ctx->rows[i];
 		const struct segpool_export_cache *c = r->c;
-		char objs[16], act[16], size[16], slabs[16], bytes[16], grow[16];
-		unsigned int use = c->total_objs ?
-			(unsigned int)(100 * c->active_objs / c->total_objs) : 0;
+		char objs[24], act[24], use[8], size[24], stride[24], slabs[24];
+		char per[16], bytes[24], grow[24];
 
+		snprintf(objs, sizeof(objs), "%" PRIu64, c->total_objs);
+		snprintf(act, sizeof(act), "%" PRIu64, c->active_objs);
+		snprintf(use, sizeof(use), "%.0f%%",
+			 top_pct(c->active_objs, c->total_objs));
+		snprintf(size, sizeof(size), "%" PRIu64, c->object_size);
+		snprintf(stride, sizeof(stride), "%" PRIu64, c->stride);
+		snprintf(slabs, sizeof(slabs), "%" PRIu64, c->total_slabs);
+		snprintf(per, sizeof(per), "%u", c->objs_per_slab);
 		top_scr_line(scr, i == ctx->sel ? TOP_A_REVERSE : TOP_A_NONE,
-			     "%8s %8s %3u%% %8s %7s %8u %10s %8s %s",
-			     top_fmt_count(objs, sizeof(objs), c->total_objs, 8),
-			     top_fmt_count(act, sizeof(act), c->active_objs, 8),
-			     use, top_fmt_bytes(size, sizeof(size), c->stride),
-			     top_fmt_count(slabs, sizeof(slabs), c->total_slabs, 7),
-			     c->objs_per_slab,
-			     top_fmt_bytes(bytes, sizeof(bytes), c->slab_bytes),
+			     TOP_LIST_ROW, objs, act, use, size, stride, slabs,
+			     per, top_fmt_kib(bytes, sizeof(bytes), c->slab_bytes),
 			     r->is_new ? "new" :
-			     top_fmt_delta(grow, sizeof(grow), r->growth),
+			     top_fmt_delta_kib(grow, sizeof(grow), r->growth),
 			     c->name);
 	}
 }

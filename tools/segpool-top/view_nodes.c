@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * tools/segpool-top/view_nodes.c - the NUMA nodes (key N).
+ * tools/segpool-top/view_nodes.c - the NUMA nodes (key m).
  *
  * First each node's memory region: whether it is bound to its node, how
  * much address space it reserved, committed and handed out, and the slabs,

@@ -9,7 +9,8 @@
  * read into, so a refresh faster than the process publishes does not reset
  * growth to zero.  Each refresh first asks whether the process is still
  * there; when it is gone the terminal is restored and segpool-top says so
- * and exits 1.
+ * and exits 1.  Without a terminal (or with -b, or -o) the same frames are
+ * written as plain text, one per refresh (-o: one), as top -b does.
  */
 #include <errno.h>
 #include <signal.h>
@@ -19,13 +20,6 @@
 #include <unistd.h>
 
 #include "tools/segpool-top/top.h"
-
-enum top_action {
-	TOP_ACT_NONE,
-	TOP_ACT_REDRAW,
-	TOP_ACT_REFRESH,
-	TOP_ACT_QUIT,
-};
 
 static double top_now(void)
 {
@@ -86,111 +80,21 @@ static enum top_status top_refresh(struct top_ctx *ctx, struct top_snap **spare,
 	return TOP_OK;
 }
 
-static void top_select(struct top_ctx *ctx, long delta)
+/* One frame: full screen, or plain text (@plain) @cols wide. */
+static int top_draw(struct top_ctx *ctx, struct top_screen *scr, bool plain,
+		    int cols)
 {
-	long sel = (long)ctx->sel + delta;
+	int rows;
 
-	if (!ctx->nrows)
-		return;
-	if (sel < 0)
-		sel = 0;
-	if (sel >= (long)ctx->nrows)
-		sel = (long)ctx->nrows - 1;
-	ctx->sel = (size_t)sel;
-	snprintf(ctx->selected, sizeof(ctx->selected), "%s",
-		 ctx->rows[ctx->sel].c->name);
-}
-
-static enum top_action top_sort_key(struct top_ctx *ctx, enum top_sort sort)
-{
-	ctx->sort = sort;
-	snprintf(ctx->note, sizeof(ctx->note), " sorted by %s", top_sort_name(sort));
-	return TOP_ACT_REDRAW;
-}
-
-static enum top_action top_handle_key(struct top_ctx *ctx, int key, long page)
-{
-	if (ctx->mode == TOP_VIEW_HELP) {
-		if (key == 'q' || key == 'Q')
-			return TOP_ACT_QUIT;
-		ctx->mode = ctx->back;
-		return TOP_ACT_REDRAW;
-	}
-	switch (key) {
-	case 'q':
-	case 'Q':
-		return TOP_ACT_QUIT;
-	case 'h':
-	case '?':
-		ctx->back = ctx->mode;
-		ctx->mode = TOP_VIEW_HELP;
-		return TOP_ACT_REDRAW;
-	case 's':
-		return top_sort_key(ctx, TOP_SORT_SIZE);
-	case 'o':
-		return top_sort_key(ctx, TOP_SORT_OBJS);
-	case 'n':
-		return top_sort_key(ctx, TOP_SORT_NAME);
-	case 'g':
-		return top_sort_key(ctx, TOP_SORT_GROWTH);
-	case 'r':
-		ctx->reverse = !ctx->reverse;
-		return TOP_ACT_REDRAW;
-	case 'e':
-		ctx->hide_empty = !ctx->hide_empty;
-		return TOP_ACT_REDRAW;
-	case 'c':
-	case TOP_KEY_ENTER:
-		if (ctx->mode == TOP_VIEW_CACHE)
-			ctx->mode = TOP_VIEW_LIST;
-		else if (ctx->nrows)
-			ctx->mode = TOP_VIEW_CACHE;
-		return TOP_ACT_REDRAW;
-	case 'N':
-		ctx->mode = ctx->mode == TOP_VIEW_NODES ? TOP_VIEW_LIST :
-							  TOP_VIEW_NODES;
-		return TOP_ACT_REDRAW;
-	case TOP_KEY_ESC:
-	case TOP_KEY_BACKSPACE:
-	case TOP_KEY_LEFT:
-		ctx->mode = TOP_VIEW_LIST;
-		return TOP_ACT_REDRAW;
-	case TOP_KEY_UP:
-	case 'k':
-		top_select(ctx, -1);
-		return TOP_ACT_REDRAW;
-	case TOP_KEY_DOWN:
-	case 'j':
-		top_select(ctx, 1);
-		return TOP_ACT_REDRAW;
-	case TOP_KEY_PGUP:
-		top_select(ctx, -page);
-		return TOP_ACT_REDRAW;
-	case TOP_KEY_PGDN:
-		top_select(ctx, page);
-		return TOP_ACT_REDRAW;
-	case TOP_KEY_HOME:
-		top_select(ctx, -(long)ctx->nrows);
-		return TOP_ACT_REDRAW;
-	case TOP_KEY_END:
-		top_select(ctx, (long)ctx->nrows);
-		return TOP_ACT_REDRAW;
-	case ' ':
-		return TOP_ACT_REFRESH;
-	default:
-		return TOP_ACT_NONE;
-	}
-}
-
-static int top_draw(struct top_ctx *ctx, struct top_screen *scr)
-{
-	int rows, cols;
-
-	top_term_size(&rows, &cols);
 	top_update_age(ctx);
 	if (top_relayout(ctx))
 		return -1;
-	top_scr_begin(scr, rows, cols);
+	if (plain) {
+		top_scr_begin_plain(scr, cols);
+	} else {
+		top_term_size(&rows, &cols);
+		top_scr_begin(scr, rows, cols);
+	}
 	switch (ctx->mode) {
 	case TOP_VIEW_LIST:
 		top_view_list(ctx, scr);
@@ -263,8 +167,63 @@ static void top_ctx_free(struct top_ctx *ctx)
 	top_seg_close(&ctx->seg);
 }
 
-int top_watch(int pid, double delay, unsigned long iterations,
-	      enum top_sort sort)
+/* Sleep until @until (monotonic seconds); a signal cuts it short. */
+static void top_sleep_until(double until)
+{
+	double left = until - top_now();
+	struct timespec ts;
+
+	if (left <= 0)
+		return;
+	ts.tv_sec = (time_t)left;
+	ts.tv_nsec = (long)((left - (double)ts.tv_sec) * 1e9);
+	nanosleep(&ts, NULL);
+}
+
+/*
+ * Plain frames, for a file, a pipe or -o: no terminal set-up, no keys.
+ * Frames are separated by an empty line; the width is the terminal's when
+ * there is one (-o on a terminal), else wide enough for any row.
+ */
+static int top_batch(struct top_ctx *ctx, const struct top_opts *o,
+		     struct top_snap *spare)
+{
+	struct top_screen scr = { 0 };
+	char msg[TOP_MSG_LEN];
+	unsigned long frames = 0;
+	int ret = TOP_EXIT_OK, rows, cols = 1000;
+	double next;
+
+	if (isatty(STDOUT_FILENO))
+		top_term_size(&rows, &cols);
+	for (;;) {
+		next = top_now() + o->delay;
+		if (top_draw(ctx, &scr, true, cols)) {
+			top_error("cannot write: %s", strerror(errno));
+			ret = TOP_EXIT_TARGET;
+			break;
+		}
+		frames++;
+		if (o->mode == TOP_RUN_ONCE || (o->iterations &&
+						frames >= o->iterations))
+			break;
+		top_sleep_until(next);
+		ctx->note[0] = '\0';
+		if (top_refresh(ctx, &spare, msg, sizeof(msg)) != TOP_OK) {
+			top_error("%s", msg);
+			ret = TOP_EXIT_TARGET;
+			break;
+		}
+		if (write(STDOUT_FILENO, "\n", 1) != 1) {
+			ret = TOP_EXIT_TARGET;
+			break;
+		}
+	}
+	top_scr_free(&scr);
+	return ret;
+}
+
+int top_watch(const struct top_opts *o)
 {
 	struct top_ctx ctx;
 	struct top_screen scr = { 0 };
@@ -277,12 +236,8 @@ int top_watch(int pid, double delay, unsigned long iterations,
 	double next;
 
 	memset(&ctx, 0, sizeof(ctx));
-	if (!isatty(STDOUT_FILENO)) {
-		top_error("standard output is not a terminal; use -o (slabinfo) "
-			  "or --json for a one-shot dump");
-		return TOP_EXIT_USAGE;
-	}
-	st = top_seg_open(&ctx.seg, pid, msg, sizeof(msg));
+	/* the process first: "no such process" whatever the output is */
+	st = top_seg_open(&ctx.seg, o->pid, msg, sizeof(msg));
 	ctx.cur = &ctx.snap[0];
 	ctx.prev = &ctx.snap[1];
 	spare = &ctx.snap[2];
@@ -293,26 +248,31 @@ int top_watch(int pid, double delay, unsigned long iterations,
 		top_ctx_free(&ctx);
 		return TOP_EXIT_TARGET;
 	}
-	ctx.delay = delay;
-	ctx.sort = sort;
+	ctx.delay = o->delay;
+	ctx.sort = o->sort;
+	if (o->mode == TOP_RUN_ONCE || o->batch || !isatty(STDOUT_FILENO)) {
+		ret = top_batch(&ctx, o, spare);
+		top_ctx_free(&ctx);
+		return ret;
+	}
 	if (top_term_enter()) {
 		top_error("cannot set up the terminal: %s", strerror(errno));
 		top_term_leave();
 		top_ctx_free(&ctx);
 		return TOP_EXIT_USAGE;
 	}
-	next = top_now() + delay;
+	next = top_now() + o->delay;
 	for (;;) {
 		enum top_action act;
 		int rows, cols;
 
-		if (top_draw(&ctx, &scr)) {
+		if (top_draw(&ctx, &scr, false, 0)) {
 			snprintf(msg, sizeof(msg), "cannot draw: %s", strerror(errno));
 			ret = TOP_EXIT_TARGET;
 			break;
 		}
 		/* -n counts the snapshots shown, not redraws after a key */
-		if (refreshed && iterations && ++frames >= iterations)
+		if (refreshed && o->iterations && ++frames >= o->iterations)
 			break;
 		refreshed = false;
 		top_term_size(&rows, &cols);
@@ -328,7 +288,7 @@ int top_watch(int pid, double delay, unsigned long iterations,
 			ret = TOP_EXIT_TARGET;
 			break;
 		}
-		next = top_now() + delay;
+		next = top_now() + o->delay;
 		refreshed = true;
 	}
 	top_term_leave();

@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tools/segpool-top/options.c - the command line.
+ *
+ * procps slabtop's options with slabtop's meanings:
+ *
+ *   -d, --delay N    refresh every N seconds (default 3; not with -o)
+ *   -o, --once       show the table once and exit
+ *   -s, --sort S     order by S: one of slabtop's letters (rows.c)
+ *   -h, --help       usage; -V, --version
+ *
+ * and segpool-top's own: -p PID (or a lone PID argument), -n COUNT, -b
+ * (plain frames even on a terminal; without a terminal they are the
+ * default), --slabinfo and --json (one dump, then exit).  Words work for
+ * -s too ("-s cachesize").
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/segpool-top/top.h"
+
+void top_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fprintf(stderr, "%s: ", TOP_PROG);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void top_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: %s [-p] PID [-d SECONDS] [-s KEY] [-o | -b [-n COUNT]]\n"
+		"       %s [-p] PID --slabinfo | --json\n"
+		"\n"
+		"Show the segpool caches of a running process, like slabtop.  The\n"
+		"process must export its statistics: run it with SEGPOOL_EXPORT=1\n"
+		"(SEGPOOL_EXPORT_INTERVAL_MS sets how often, default 1000), or have it\n"
+		"call segpool_export_start().\n"
+		"\n"
+		"  -p, --pid PID        the process (a lone PID argument works too)\n"
+		"  -d, --delay SECONDS  refresh every SECONDS (default %.0f, at least %.1f)\n"
+		"  -s, --sort KEY       order by KEY, a slabtop sort letter (below)\n"
+		"  -o, --once           print the table once and exit\n"
+		"  -b, --batch          plain frames, one per refresh (the default when\n"
+		"                       standard output is not a terminal)\n"
+		"  -n, --iterations N   stop after N frames\n"
+		"      --slabinfo       print the slabinfo 2.1 dump once and exit\n"
+		"      --json           print the statistics JSON document once and exit\n"
+		"  -h, --help           this text\n"
+		"  -V, --version        the program and export layout versions\n"
+		"\n"
+		"Sort keys (-s and while running; slabtop's in either case):\n",
+		TOP_PROG, TOP_PROG, TOP_DEFAULT_DELAY, TOP_MIN_DELAY);
+	for (int i = 0; i < TOP_SORT_NR; i++)
+		fprintf(out, "  %c %c  %-12s %s\n", top_sort_keys[i].slabtop ?
+			' ' : '*', top_sort_keys[i].key, top_sort_keys[i].word,
+			top_sort_keys[i].what);
+	fprintf(out, "\nOther keys:\n");
+	for (size_t i = 0; i < top_nkeys; i++)
+		fprintf(out, "  %c %-16s %s\n", top_keys[i].slabtop ? ' ' : '*',
+			top_keys[i].keys, top_keys[i].what);
+	fprintf(out,
+		"\n"
+		"* segpool-top's own, on keys slabtop leaves free; the others are\n"
+		"slabtop's, with slabtop's meaning.\n"
+		"\n"
+		"Exit status: 0; 1 when the process is missing, does not export, uses\n"
+		"another layout version or exits while watched; 2 for a usage error.\n");
+}
+
+static int top_parse_pid(const char *s, int *pid)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v <= 0 || v > 0x3fffffff)
+		return -1;
+	*pid = (int)v;
+	return 0;
+}
+
+static int top_bad(char *msg, size_t len, const char *fmt, ...) TOP_PRINTF(3, 4);
+static int top_bad(char *msg, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, len, fmt, ap);
+	va_end(ap);
+	return TOP_EXIT_USAGE;
+}
+
+static int top_set_mode(struct top_opts *o, enum top_run mode, char *msg,
+			size_t len)
+{
+	static const char *const names[] = {
+		[TOP_RUN_ONCE] = "-o", [TOP_RUN_SLABINFO] = "--slabinfo",
+		[TOP_RUN_JSON] = "--json",
+	};
+
+	if (o->mode != TOP_RUN_WATCH && o->mode != mode)
+		return top_bad(msg, len, "%s and %s: choose one", names[o->mode],
+			       names[mode]);
+	o->mode = mode;
+	return 0;
+}
+
+int top_parse_args(int argc, char **argv, struct top_opts *o, char *msg,
+		   size_t len)
+{
+	enum { OPT_JSON = 0x100, OPT_SLABINFO };
+	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "delay", required_argument, NULL, 'd' },
+		{ "iterations", required_argument, NULL, 'n' },
+		{ "sort", required_argument, NULL, 's' },
+		{ "once", no_argument, NULL, 'o' },
+		{ "batch", no_argument, NULL, 'b' },
+		{ "slabinfo", no_argument, NULL, OPT_SLABINFO },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char *end;
+	int opt, ret;
+
+	memset(o, 0, sizeof(*o));
+	o->delay = TOP_DEFAULT_DELAY;
+	o->sort = TOP_SORT_DEFAULT;
+	msg[0] = '\0';
+	optind = 0;		/* 0, not 1: glibc starts afresh (a second parse) */
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":p:d:n:s:obhV", longopts,
+				  NULL)) != -1) {
+		switch (opt) {
+		case 'p':
+			if (top_parse_pid(optarg, &o->pid))
+				return top_bad(msg, len, "'%s' is not a pid", optarg);
+			break;
+		case 'd':
+			errno = 0;
+			o->delay = strtod(optarg, &end);
+			if (errno || end == optarg || *end ||
+			    !(o->delay >= TOP_MIN_DELAY) || o->delay > 86400)
+				return top_bad(msg, len, "-d wants seconds, %.1f to "
+					       "86400, not '%s'", TOP_MIN_DELAY,
+					       optarg);
+			o->delay_given = true;
+			break;
+		case 'n':
+			errno = 0;
+			o->iterations = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || !o->iterations ||
+			    optarg[0] == '-')
+				return top_bad(msg, len, "-n wants a positive "
+					       "count, not '%s'", optarg);
+			break;
+		case 's':
+			if (top_sort_parse(optarg, &o->sort))
+				return top_bad(msg, len, "-s wants a sort key "
+					       "(a b c l v n o p s u g, or its "
+					       "word), not '%s'", optarg);
+			break;
+		case 'o':
+			ret = top_set_mode(o, TOP_RUN_ONCE, msg, len);
+			if (ret)
+				return ret;
+			break;
+		case 'b':
+			o->batch = true;
+			break;
+		case OPT_SLABINFO:
+			ret = top_set_mode(o, TOP_RUN_SLABINFO, msg, len);
+			if (ret)
+				return ret;
+			break;
+		case OPT_JSON:
+			ret = top_set_mode(o, TOP_RUN_JSON, msg, len);
+			if (ret)
+				return ret;
+			break;
+		case 'h':
+			o->mode = TOP_RUN_HELP;
+			return 0;
+		case 'V':
+			o->mode = TOP_RUN_VERSION;
+			return 0;
+		case ':':
+			return top_bad(msg, len, "option '%s' wants a value",
+				       argv[optind - 1]);
+		default:
+			return top_bad(msg, len, "unknown option '%s'",
+				       argv[optind - 1]);
+		}
+	}
+	if (!o->pid && optind == argc - 1 && !top_parse_pid(argv[optind], &o->pid))
+		optind++;
+	if (optind < argc)
+		return top_bad(msg, len, "unexpected argument '%s'", argv[optind]);
+	if (!o->pid)
+		return top_bad(msg, len, "which process? give its pid with -p PID");
+	/* as slabtop: a delay means nothing for one frame */
+	if (o->delay_given && o->mode == TOP_RUN_ONCE)
+		return top_bad(msg, len, "-d cannot be combined with -o");
+	if (o->iterations && o->mode != TOP_RUN_WATCH)
+		return top_bad(msg, len, "-n goes with the live view, not with a "
+			       "one-shot dump");
+	return 0;
+}
