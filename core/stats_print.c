@@ -288,16 +288,16 @@ void sp_stats_print_init(void)
 	char check[sizeof(sp_exit_path) + 16];
 	unsigned int opts;
 
-	if (!sections)
-		return;
-	if (sp_stats_print_parse(sections, &opts)) {
-		sp_env_bad(SP_ENV_STATS_PRINT, sections, "not understood");
-		return;
-	}
 	if (file && strcmp(file, "-") &&
 	    (strlen(file) >= sizeof(sp_exit_path) ||
 	     sp_stats_path_expand(file, 0, check, sizeof(check)))) {
 		sp_env_bad(SP_ENV_STATS_PRINT_FILE, file, "not a usable path");
+		return;
+	}
+	if (!sections)
+		return;
+	if (sp_stats_print_parse(sections, &opts)) {
+		sp_env_bad(SP_ENV_STATS_PRINT, sections, "not understood");
 		return;
 	}
 	sp_stats_print_configure(sections, file);
