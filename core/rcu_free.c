@@ -87,10 +87,22 @@ static struct sp_rcu_cpu *sp_rcu_cpus_get(void)
 	return __atomic_load_n(&sp_rcu_cpus, __ATOMIC_ACQUIRE);
 }
 
+/* Large mappings (segpool_free_rcu()) waiting for a grace period. */
+static uint64_t sp_rcu_large_pending;
+
 /* Give one object back to its cache once its grace period is over. */
 static void sp_rcu_free_now(void *obj)
 {
-	struct segpool_cache *c = sp_obj_to_slab(obj)->cache;
+	struct sp_slab *s = sp_obj_to_slab(obj);
+	struct segpool_cache *c;
+
+	if (!s) {
+		/* a large mapping from segpool_free_rcu() */
+		segpool_free(obj);
+		__atomic_fetch_sub(&sp_rcu_large_pending, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	c = s->cache;
 
 	segpool_cache_free(c, obj);
 	__atomic_fetch_add(&c->rcu_objs_freed, 1, __ATOMIC_RELAXED);
@@ -233,6 +245,34 @@ SEGPOOL_API int segpool_cache_free_rcu(struct segpool_cache *cache, void *obj)
 	sp_rcu_synchronize();
 	segpool_cache_free(cache, obj);
 	__atomic_fetch_add(&cache->rcu_objs_freed, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+SEGPOOL_API int segpool_free_rcu(void *ptr)
+{
+	struct sp_rcu_cpu *cpus;
+	struct sp_slab *s;
+	size_t size;
+	int idx;
+
+	if (unlikely(SEGPOOL_ZERO_OR_NULL_PTR(ptr)))
+		return 0;
+	s = sp_obj_to_slab(ptr);
+	if (s)		/* a size-class or a named-cache object: its cache's batch */
+		return segpool_cache_free_rcu(s->cache, ptr);
+	if (sp_arena_page(ptr) || !sp_large_lookup(ptr, &size, &idx))
+		sp_report_bad_free("free of foreign pointer", ptr, NULL);
+	__atomic_fetch_add(&sp_rcu_large_pending, 1, __ATOMIC_RELAXED);
+	cpus = sp_rcu_cpus_get();
+	if (likely(cpus) && likely(sp_rcu_queue(cpus, ptr) == 0))
+		return 0;
+	__atomic_fetch_sub(&sp_rcu_large_pending, 1, __ATOMIC_RELAXED);
+	if (sp_rcu_read_ongoing()) {
+		errno = ENOMEM;
+		return -ENOMEM;
+	}
+	sp_rcu_synchronize();
+	segpool_free(ptr);
 	return 0;
 }
 

@@ -160,12 +160,29 @@ static inline void segpool_synchronize_rcu(void)
 SEGPOOL_API int segpool_cache_free_rcu(struct segpool_cache *cache, void *obj);
 
 /**
+ * segpool_free_rcu() - free any segpool memory after an RCU grace period:
+ * the kernel's kvfree_rcu() without an rcu_head.
+ * @ptr: memory from segpool_malloc() and friends (a size class or a large
+ *       mapping), an object of a named cache, NULL or SEGPOOL_ZERO_SIZE_PTR
+ *       (no-ops returning 0).
+ *
+ * A slab object is handled as by segpool_cache_free_rcu() on its own
+ * cache (counted there); a large mapping waits in the same batches and is
+ * unmapped after the grace period.  segpool_rcu_barrier() waits for both.
+ * A pointer segpool never handed out is reported and the process aborts.
+ *
+ * Context: as segpool_cache_free_rcu().
+ * Return: as segpool_cache_free_rcu().
+ */
+SEGPOOL_API int segpool_free_rcu(void *ptr);
+
+/**
  * segpool_rcu_barrier() - wait for the RCU work queued so far.
  *
- * When it returns, every object freed with segpool_cache_free_rcu() before
- * the call is back in its cache, and every empty slab of a
- * SEGPOOL_TYPESAFE_BY_RCU cache whose release was waiting for a grace
- * period when the call began has been released.
+ * When it returns, every object freed with segpool_cache_free_rcu() or
+ * segpool_free_rcu() before the call is back in its cache (or unmapped),
+ * and every empty slab of a SEGPOOL_TYPESAFE_BY_RCU cache whose release was
+ * waiting for a grace period when the call began has been released.
  *
  * Context: any thread outside a read-side critical section and outside
  * liburcu's call_rcu worker threads; it sleeps.
