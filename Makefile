@@ -145,6 +145,9 @@ lib-soname:= $(libname).so.$(VERSION_MAJOR)
 lib-pc    := $(objtree)/segpool.pc
 config-h  := $(objtree)/include/generated/segpool_config.h
 
+# the kernel overlay: its .pc, install rules and selftest (adds to tests)
+include $(srctree)/scripts/kernel-overlay.mk
+
 all-deps := $(lib-objs:.o=.d) $(tests:=.d) $(test-harness:.o=.d) $(examples:=.d)
 
 # --- top-level targets ----------------------------------------------------------
