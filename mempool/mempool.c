@@ -412,8 +412,6 @@ SEGPOOL_API int segpool_mempool_resize(struct segpool_mempool *pool,
 
 SEGPOOL_API void segpool_mempool_destroy(struct segpool_mempool *pool)
 {
-	int64_t out;
-
 	if (!pool)
 		return;
 	if (!sp_pool_ok(pool)) {
@@ -423,10 +421,6 @@ SEGPOOL_API void segpool_mempool_destroy(struct segpool_mempool *pool)
 	pthread_mutex_lock(&sp_mempools_lock);
 	sp_list_del(&pool->list);
 	pthread_mutex_unlock(&sp_mempools_lock);
-	out = __atomic_load_n(&pool->outstanding, __ATOMIC_RELAXED);
-	if (out > 0)
-		sp_warn("mempool %s destroyed with %lld elements outstanding",
-			pool->name, (long long)out);
 	pool->magic = 0;
 	sp_mempool_free_elems(pool, pool->elements, pool->curr_nr);
 	pthread_cond_destroy(&pool->wait);

@@ -150,10 +150,10 @@ SEGPOOL_API int segpool_mempool_resize(struct segpool_mempool *pool,
  * segpool_mempool_destroy() - free the reserve and the pool.
  * @pool: the pool, or NULL (a no-op).
  *
- * Every element taken must have been given back first; one still out
- * when the call is made is reported on stderr (with the pool's name and
- * the count) and then belongs to the caller, who frees it with the
- * allocator's own call.
+ * Frees the reserve's elements with the pool's free function.  Elements
+ * still out are not the pool's any more: free them with the allocator's
+ * own call (segpool_cache_free(), segpool_kfree(), ...), as an element may
+ * always be (the kernel's kfree_rcu() of a slab pool's element, say).
  *
  * Context: any thread; nobody may use @pool during or after the call.
  */
@@ -164,7 +164,8 @@ SEGPOOL_API void segpool_mempool_destroy(struct segpool_mempool *pool);
  * @size:          sizeof(struct segpool_mempool_stats), set by the caller.
  * @min_nr:        elements the reserve holds when full.
  * @curr_nr:       elements in the reserve now.
- * @outstanding:   elements handed out and not yet freed.
+ * @outstanding:   elements handed out by segpool_mempool_alloc() and not
+ *                 given back with segpool_mempool_free().
  * @reserve_allocs: allocations served from the reserve.
  * @alloc_failed:  allocations that failed (empty reserve, no SEGPOOL_WAIT).
  * @waits:         times a caller waited for an element.
