@@ -36,6 +36,18 @@
 
 #include <cmocka.h>
 
+#if defined(__SANITIZE_THREAD__)
+/*
+ * As selftests/harness.c does: liburcu is not instrumented, so its own
+ * hand-overs (call_rcu, rcu_barrier) would show as races.
+ */
+__attribute__((visibility("default"))) const char *__tsan_default_options(void);
+__attribute__((visibility("default"))) const char *__tsan_default_options(void)
+{
+	return "ignore_noninstrumented_modules=1:die_after_fork=0";
+}
+#endif
+
 struct conn {
 	int fd;
 	u32 state;
