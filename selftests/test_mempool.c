@@ -564,6 +564,68 @@ static void test_free_rcu_any(void **state)
 	assert_int_equal(segpool_cache_destroy(c), 0);
 }
 
+struct spill_obj {
+	long a;
+	struct segpool_rcu_head h;
+	char pad[40];
+};
+
+/*
+ * With no memory for a batch (failslab fails the batch allocation too),
+ * inside a read-side section: the head form still frees every object,
+ * through its head; the head-less form has to refuse.
+ */
+static void test_free_rcu_head_spills(void **state)
+{
+	struct segpool_cache *c = segpool_cache_create("rcu-spill",
+			sizeof(struct spill_obj), 0, 0, NULL);
+	struct segpool_rcu_stats st = { .size = sizeof(st) };
+	struct spill_obj *o[100], *x;
+
+	(void)state;
+	assert_non_null(c);
+	for (int i = 0; i < 100; i++)
+		assert_non_null(o[i] = segpool_cache_alloc(c, 0));
+	x = segpool_cache_alloc(c, 0);
+	assert_non_null(x);
+	assert_int_equal(segpool_rcu_register_thread(), 0);
+	assert_int_equal(segpool_rcu_barrier(), 0);	/* no partial batch */
+	failslab_all();
+	segpool_rcu_read_lock();
+	for (int i = 0; i < 100; i++)
+		segpool_free_rcu_head(o[i], &o[i]->h);
+	errno = 0;
+	assert_int_equal(segpool_free_rcu(x), -ENOMEM);
+	assert_int_equal(errno, ENOMEM);
+	assert_int_equal(segpool_cache_rcu_stats(c, &st), 0);
+	assert_int_equal(st.objs_pending, 100);
+	segpool_rcu_read_unlock();
+	segpool_failslab_disable();
+	assert_int_equal(segpool_rcu_barrier(), 0);
+	assert_int_equal(segpool_cache_rcu_stats(c, &st), 0);
+	assert_int_equal(st.objs_pending, 0);
+	assert_int_equal(st.objs_freed, 100);
+	segpool_cache_free(c, x);
+	assert_int_equal(sp_test_info(c).active_objs, 0);
+	assert_int_equal(segpool_cache_destroy(c), 0);
+}
+
+static void child_head_outside(void *arg)
+{
+	struct segpool_rcu_head far;
+	void *p = segpool_malloc(64);
+
+	(void)arg;
+	segpool_free_rcu_head(p, &far);
+}
+
+static void test_free_rcu_head_misuse(void **state)
+{
+	(void)state;
+	assert_true(sp_test_expect_death(child_head_outside, NULL,
+		"kfree_rcu() with an rcu_head outside the object"));
+}
+
 static void child_free_rcu_foreign(void *arg)
 {
 	static char not_ours[64];
@@ -594,6 +656,8 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_nofail_aborts),
 	cmocka_unit_test(test_free_rcu_any),
 	cmocka_unit_test(test_free_rcu_foreign),
+	cmocka_unit_test_teardown(test_free_rcu_head_spills, teardown_failslab),
+	cmocka_unit_test(test_free_rcu_head_misuse),
 };
 
 SP_TEST_MAIN(tests)

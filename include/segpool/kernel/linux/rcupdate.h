@@ -77,18 +77,23 @@ static inline void rcu_barrier(void)
 	rcu_assign_pointer(rcu_ptr, ptr);				\
 	__rcu_old; })
 
+_Static_assert(sizeof(struct rcu_head) == sizeof(struct segpool_rcu_head),
+	       "struct rcu_head is segpool's two-word head");
+
 /*
  * kvfree_rcu(ptr, rhf) - free @ptr (any segpool memory: kmalloc'ed or a
- * cache object) after a grace period.  @rhf names the object's rcu_head,
- * which must lie in its first 4096 bytes as in the kernel; segpool's
- * batches do not write it.  NULL is a no-op.
+ * cache object) after a grace period; never fails, never sleeps.  @rhf
+ * names the object's rcu_head, which must lie in its first 4096 bytes as
+ * in the kernel; segpool writes it only when no memory is left for its
+ * batches.  NULL is a no-op.
  */
 #define kvfree_rcu(ptr, rhf) do {					\
 	__typeof__(ptr) ___p = (ptr);					\
 	_Static_assert(offsetof(__typeof__(*(ptr)), rhf) < 4096,	\
 		       "kvfree_rcu(): the rcu_head is too far in");	\
 	if (___p)							\
-		(void)segpool_free_rcu((void *)___p);			\
+		segpool_free_rcu_head((void *)___p,			\
+			(struct segpool_rcu_head *)(void *)&___p->rhf);	\
 } while (0)
 #define kfree_rcu(ptr, rhf)		kvfree_rcu(ptr, rhf)
 
