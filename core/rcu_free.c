@@ -202,11 +202,15 @@ static bool sp_rcu_spill_take_locked(void)
 
 static void sp_rcu_spill_done(struct rcu_head *head)
 {
-	struct sp_rcu_spill *e = sp_rcu_spill_gp_list, *next;
+	struct sp_rcu_spill *e, *next;
 	bool again;
 
 	sp_rcu_tsan_acquire(head);
 	sp_rcu_tsan_gp_acquire();
+	pthread_mutex_lock(&sp_rcu_spill_lock);
+	e = sp_rcu_spill_gp_list;
+	sp_rcu_spill_gp_list = NULL;
+	pthread_mutex_unlock(&sp_rcu_spill_lock);
 	for (; e; e = next) {
 		next = e->next;		/* read before the object goes */
 		sp_rcu_free_now(e->obj);
