@@ -185,6 +185,9 @@ malloc-so     := $(objtree)/$(malloc-name).so.$(VERSION)
 malloc-soname := $(malloc-name).so.$(VERSION_MAJOR)
 config-h  := $(objtree)/include/generated/segpool_config.h
 
+# the kernel overlay: its .pc, install rules and selftest (adds to tests)
+include $(srctree)/scripts/kernel-overlay.mk
+
 all-deps := $(lib-objs:.o=.d) $(malloc-objs:.o=.d) $(tests:=.d) $(test-harness:.o=.d) $(examples:=.d)
 
 # --- top-level targets ----------------------------------------------------------

@@ -8,6 +8,11 @@
  * segpool_free() of an address outside the arena is honoured only if the
  * registry knows it, so a foreign pointer is reported, never munmap()ed.
  * Registry entries come from a segpool cache of their own.
+ *
+ * A power-of-two size is mapped at its own alignment (the kernel's
+ * guarantee for kmalloc(): natural alignment for every power of two, as
+ * the size classes give below SEGPOOL_KMALLOC_MAX_CACHE_SIZE), whatever
+ * alignment the caller asked for beside.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -90,6 +95,8 @@ void *sp_large_alloc(size_t size, size_t align, int idx)
 		errno = ENOMEM;
 		return NULL;
 	}
+	if (SP_IS_POW2(size))
+		align = SP_MAX(align, size);	/* natural alignment */
 	if (!sp_alloc_objs(sp_large_cache, 0, SEGPOOL_NUMA_NO_NODE, 1,
 			   (void **)&e))
 		return NULL;

@@ -18,12 +18,20 @@
  * thread migrates or is preempted mid-call; the batch memory is allocated
  * with no lock held.
  *
+ * segpool_free_rcu_head() (the kernel's two-argument kfree_rcu()) must
+ * neither fail nor sleep, so when no batch can be allocated it uses the
+ * caller's two-word head instead: the head is linked on a spill list
+ * (word 0 the link, word 1 the object) under a leaf mutex, and one static
+ * rcu_head carries the whole list through a grace period; its callback
+ * frees the list and resubmits whatever spilled meanwhile.
+ *
  * The CPU array is mapped on the first call, so a program that never frees
  * by RCU has none.  Each object is counted in its cache
  * (rcu_objs_pending, rcu_objs_freed), atomically.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include <urcu/urcu-memb.h>
@@ -87,10 +95,22 @@ static struct sp_rcu_cpu *sp_rcu_cpus_get(void)
 	return __atomic_load_n(&sp_rcu_cpus, __ATOMIC_ACQUIRE);
 }
 
+/* Large mappings (segpool_free_rcu()) waiting for a grace period. */
+static uint64_t sp_rcu_large_pending;
+
 /* Give one object back to its cache once its grace period is over. */
 static void sp_rcu_free_now(void *obj)
 {
-	struct segpool_cache *c = sp_obj_to_slab(obj)->cache;
+	struct sp_slab *s = sp_obj_to_slab(obj);
+	struct segpool_cache *c;
+
+	if (!s) {
+		/* a large mapping from segpool_free_rcu() */
+		segpool_free(obj);
+		__atomic_fetch_sub(&sp_rcu_large_pending, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	c = s->cache;
 
 	segpool_cache_free(c, obj);
 	__atomic_fetch_add(&c->rcu_objs_freed, 1, __ATOMIC_RELAXED);
@@ -154,6 +174,71 @@ static int sp_rcu_queue(struct sp_rcu_cpu *cpus, void *obj)
 	return 0;
 }
 
+/* struct sp_rcu_spill - the caller's segpool_rcu_head while it waits. */
+struct sp_rcu_spill {
+	struct sp_rcu_spill *next;
+	void *obj;
+};
+
+_Static_assert(sizeof(struct sp_rcu_spill) == sizeof(struct segpool_rcu_head),
+	       "a spill record is the caller's head");
+
+static pthread_mutex_t sp_rcu_spill_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct sp_rcu_spill *sp_rcu_spilled;	/* waiting for a submission */
+static struct sp_rcu_spill *sp_rcu_spill_gp_list; /* in the grace period */
+static bool sp_rcu_spill_busy;			/* sp_rcu_spill_head queued */
+static struct rcu_head sp_rcu_spill_head;
+
+/* Under sp_rcu_spill_lock: queue the spilled list if none is in flight. */
+static bool sp_rcu_spill_take_locked(void)
+{
+	if (sp_rcu_spill_busy || !sp_rcu_spilled)
+		return false;
+	sp_rcu_spill_gp_list = sp_rcu_spilled;
+	sp_rcu_spilled = NULL;
+	__atomic_store_n(&sp_rcu_spill_busy, true, __ATOMIC_RELEASE);
+	return true;
+}
+
+static void sp_rcu_spill_done(struct rcu_head *head)
+{
+	struct sp_rcu_spill *e, *next;
+	bool again;
+
+	sp_rcu_tsan_acquire(head);
+	sp_rcu_tsan_gp_acquire();
+	pthread_mutex_lock(&sp_rcu_spill_lock);
+	e = sp_rcu_spill_gp_list;
+	sp_rcu_spill_gp_list = NULL;
+	pthread_mutex_unlock(&sp_rcu_spill_lock);
+	for (; e; e = next) {
+		next = e->next;		/* read before the object goes */
+		sp_rcu_free_now(e->obj);
+	}
+	pthread_mutex_lock(&sp_rcu_spill_lock);
+	__atomic_store_n(&sp_rcu_spill_busy, false, __ATOMIC_RELEASE);
+	again = sp_rcu_spill_take_locked();
+	pthread_mutex_unlock(&sp_rcu_spill_lock);
+	if (again)
+		sp_rcu_call(&sp_rcu_spill_head, sp_rcu_spill_done);
+}
+
+/* Wait for @obj's grace period through its own @head (no allocation). */
+static void sp_rcu_spill(void *obj, struct segpool_rcu_head *head)
+{
+	struct sp_rcu_spill *e = (struct sp_rcu_spill *)(void *)head;
+	bool submit;
+
+	pthread_mutex_lock(&sp_rcu_spill_lock);
+	e->obj = obj;
+	e->next = sp_rcu_spilled;
+	sp_rcu_spilled = e;
+	submit = sp_rcu_spill_take_locked();
+	pthread_mutex_unlock(&sp_rcu_spill_lock);
+	if (submit)
+		sp_rcu_call(&sp_rcu_spill_head, sp_rcu_spill_done);
+}
+
 void sp_rcu_free_flush(void)
 {
 	struct sp_rcu_cpu *cpus = __atomic_load_n(&sp_rcu_cpus, __ATOMIC_ACQUIRE);
@@ -186,12 +271,14 @@ void sp_rcu_free_lock_all(void)
 
 	for (unsigned int i = 0; cpus && i < sp_rcu_nr_cpus; i++)
 		pthread_mutex_lock(&cpus[i].lock);
+	pthread_mutex_lock(&sp_rcu_spill_lock);
 }
 
 void sp_rcu_free_unlock_all(void)
 {
 	struct sp_rcu_cpu *cpus = __atomic_load_n(&sp_rcu_cpus, __ATOMIC_ACQUIRE);
 
+	pthread_mutex_unlock(&sp_rcu_spill_lock);
 	for (unsigned int i = 0; cpus && i < sp_rcu_nr_cpus; i++)
 		pthread_mutex_unlock(&cpus[i].lock);
 }
@@ -202,6 +289,7 @@ void sp_rcu_free_reinit_locks(void)
 
 	for (unsigned int i = 0; cpus && i < sp_rcu_nr_cpus; i++)
 		pthread_mutex_init(&cpus[i].lock, NULL);
+	pthread_mutex_init(&sp_rcu_spill_lock, NULL);
 }
 
 /* --- public calls -------------------------------------------------------- */
@@ -238,6 +326,80 @@ SEGPOOL_API int segpool_cache_free_rcu(struct segpool_cache *cache, void *obj)
 	return 0;
 }
 
+/*
+ * segpool_free_rcu{,_head}(): @ptr's cache (or NULL for a large mapping),
+ * checked; @head, when given, must lie in the object's first 4096 bytes.
+ */
+static struct segpool_cache *sp_rcu_classify(void *ptr,
+					     const struct segpool_rcu_head *head)
+{
+	struct sp_slab *s = sp_obj_to_slab(ptr);
+	size_t size = 0, off = (uintptr_t)head - (uintptr_t)ptr;
+	const char *what;
+	int idx;
+
+	if (s) {
+		what = sp_cache_object_check(s->cache, ptr, &s);
+		if (unlikely(what))
+			sp_report_bad_free(what, ptr, s->cache->name);
+		size = s->cache->object_size;
+	} else if (sp_arena_page(ptr) || !sp_large_lookup(ptr, &size, &idx)) {
+		sp_report_bad_free("free of foreign pointer", ptr, NULL);
+	}
+	if (unlikely(head && (off >= SP_MIN(size, (size_t)4096) ||
+			      size - off < sizeof(*head) ||
+			      off % sizeof(void *))))
+		sp_report_bad_free("kfree_rcu() with an rcu_head outside the object",
+				   ptr, s ? s->cache->name : NULL);
+	return s ? s->cache : NULL;
+}
+
+static int sp_free_rcu(void *ptr, struct segpool_rcu_head *head)
+{
+	struct segpool_cache *c = sp_rcu_classify(ptr, head);
+	uint64_t *pending = c ? &c->rcu_objs_pending : &sp_rcu_large_pending;
+	struct sp_rcu_cpu *cpus;
+
+	__atomic_fetch_add(pending, 1, __ATOMIC_RELAXED);
+	cpus = sp_rcu_cpus_get();
+	if (likely(cpus) && likely(sp_rcu_queue(cpus, ptr) == 0))
+		return 0;
+	if (head) {
+		/* no batch: the object's own head carries it, never waiting */
+		sp_rcu_spill(ptr, head);
+		return 0;
+	}
+	__atomic_fetch_sub(pending, 1, __ATOMIC_RELAXED);
+	if (sp_rcu_read_ongoing()) {
+		errno = ENOMEM;
+		return -ENOMEM;
+	}
+	sp_rcu_synchronize();
+	if (c) {
+		segpool_cache_free(c, ptr);
+		__atomic_fetch_add(&c->rcu_objs_freed, 1, __ATOMIC_RELAXED);
+	} else {
+		segpool_free(ptr);
+	}
+	return 0;
+}
+
+SEGPOOL_API int segpool_free_rcu(void *ptr)
+{
+	if (unlikely(SEGPOOL_ZERO_OR_NULL_PTR(ptr)))
+		return 0;
+	return sp_free_rcu(ptr, NULL);
+}
+
+SEGPOOL_API void segpool_free_rcu_head(void *ptr, struct segpool_rcu_head *head)
+{
+	if (unlikely(SEGPOOL_ZERO_OR_NULL_PTR(ptr)))
+		return;
+	if (unlikely(!head))
+		sp_report_bad_free("kfree_rcu() without an rcu_head", ptr, NULL);
+	(void)sp_free_rcu(ptr, head);
+}
+
 SEGPOOL_API int segpool_rcu_barrier(void)
 {
 	uint64_t ticket;
@@ -251,6 +413,9 @@ SEGPOOL_API int segpool_rcu_barrier(void)
 	ticket = sp_rcu_slab_queued();
 	sp_rcu_free_flush();
 	sp_rcu_barrier_raw();
+	/* spills resubmitted by their own callback come in later rounds */
+	while (__atomic_load_n(&sp_rcu_spill_busy, __ATOMIC_ACQUIRE))
+		sp_rcu_barrier_raw();
 	sp_rcu_slab_wait(ticket);
 	return 0;
 }

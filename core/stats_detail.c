@@ -21,6 +21,7 @@
 #include <segpool/segpool.h>
 
 #include "core/core.h"
+#include "core/stats_pools.h"
 #include "core/stats_snap.h"
 #include "numa/topology.h"
 
@@ -115,6 +116,18 @@ static void sp_detail_cache(const struct sp_cache_snap *s, void *arg)
 	sp_sbuf_putc(b, '\n');
 }
 
+/* A mempool or a cache's sheaves: "<kind> <name>", its counters, a blank. */
+static void sp_detail_pool(const struct sp_pool_snap *p, void *arg)
+{
+	struct sp_sbuf *b = arg;
+
+	sp_sbuf_printf(b, "%s %s\n", p->kind, p->name);
+	for (size_t i = 0; i < p->nr; i++)
+		sp_sbuf_printf(b, "%s %llu\n", p->keys[i],
+			       (unsigned long long)p->vals[i]);
+	sp_sbuf_putc(b, '\n');
+}
+
 int sp_stats_fmt_detail(struct sp_sbuf *b, const char *cache,
 			unsigned int flags)
 {
@@ -125,6 +138,8 @@ int sp_stats_fmt_detail(struct sp_sbuf *b, const char *cache,
 			    sp_detail_cache, &d);
 	if (ret == 0 && cache)
 		ret = -ENOENT;
+	if (ret >= 0 && !cache)
+		sp_stats_pools_walk(sp_detail_pool, b);
 	return ret < 0 ? ret : 0;
 }
 

@@ -16,7 +16,9 @@
  *         "cpus": [ {"cpu": <slot>, "node": <id>, "slot_objs": n,
  *                    <per-CPU counters>}, ... ] },
  *       ...
- *     ]
+ *     ],
+ *     "pools": [ {"kind": "mempool"|"sheaves", "name": "...",
+ *                 <counters>}, ... ]
  *   }
  *
  * "cpus" is there with SEGPOOL_STATS_PERCPU, and lists the slots where a
@@ -37,6 +39,7 @@
 #include <segpool/segpool.h>
 
 #include "core/core.h"
+#include "core/stats_pools.h"
 #include "core/stats_snap.h"
 #include "internal/json.h"
 #include "numa/topology.h"
@@ -180,6 +183,19 @@ static void sp_json_cache(const struct sp_cache_snap *s, void *arg)
 	sp_json_close(j);
 }
 
+/* "pools": a mempool or a cache's sheaves (core/stats_pools.h). */
+static void sp_json_pool(const struct sp_pool_snap *p, void *arg)
+{
+	struct sp_json *j = arg;
+
+	sp_json_open(j, NULL, '{', true);
+	sp_json_str(j, "kind", p->kind);
+	sp_json_str(j, "name", p->name);
+	for (size_t i = 0; i < p->nr; i++)
+		sp_json_u64(j, p->keys[i], p->vals[i]);
+	sp_json_close(j);
+}
+
 int sp_stats_fmt_json(struct sp_sbuf *b, unsigned int flags)
 {
 	struct sp_json j;
@@ -198,6 +214,10 @@ int sp_stats_fmt_json(struct sp_sbuf *b, unsigned int flags)
 	ret = sp_stats_walk(NULL, flags & SEGPOOL_STATS_PERCPU, sp_json_cache, &w);
 	if (ret < 0)
 		return ret;
+	sp_json_close(&j);
+	sp_json_open(&j, "pools", '[', false);
+	sp_stats_pools_walk(sp_json_pool, &j);
+	sp_json_close(&j);
 	sp_json_end(&j);
 	return 0;
 }

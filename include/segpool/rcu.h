@@ -161,12 +161,55 @@ static inline void segpool_synchronize_rcu(void)
 SEGPOOL_API int segpool_cache_free_rcu(struct segpool_cache *cache, void *obj);
 
 /**
+ * segpool_free_rcu() - free any segpool memory after an RCU grace period:
+ * the kernel's kvfree_rcu() without an rcu_head.
+ * @ptr: memory from segpool_malloc() and friends (a size class or a large
+ *       mapping), an object of a named cache, NULL or SEGPOOL_ZERO_SIZE_PTR
+ *       (no-ops returning 0).
+ *
+ * A slab object is handled as by segpool_cache_free_rcu() on its own
+ * cache (counted there); a large mapping waits in the same batches and is
+ * unmapped after the grace period.  segpool_rcu_barrier() waits for both.
+ * A pointer segpool never handed out is reported and the process aborts.
+ *
+ * Context: as segpool_cache_free_rcu().
+ * Return: as segpool_cache_free_rcu().
+ */
+SEGPOOL_API int segpool_free_rcu(void *ptr);
+
+/**
+ * struct segpool_rcu_head - two words inside an object for
+ * segpool_free_rcu_head(), the size of the kernel's struct rcu_head.
+ * @priv: private; untouched unless no memory is left for a batch.
+ */
+struct segpool_rcu_head {
+	void *priv[2];
+};
+
+/**
+ * segpool_free_rcu_head() - segpool_free_rcu() that never fails and never
+ * waits: the kernel's two-argument kfree_rcu().
+ * @ptr:  as for segpool_free_rcu().
+ * @head: a struct segpool_rcu_head inside @ptr's object, within its first
+ *        4096 bytes and pointer-aligned.
+ *
+ * Like segpool_free_rcu(); when no memory is left for a batch, the object
+ * waits for its grace period through @head (which the library then
+ * writes) instead of failing or waiting, inside a read-side critical
+ * section too.  A @head outside the object is reported and the process
+ * aborts, as are the misuses segpool_free_rcu() reports.
+ *
+ * Context: any thread, inside a read-side critical section too.
+ */
+SEGPOOL_API void segpool_free_rcu_head(void *ptr, struct segpool_rcu_head *head);
+
+/**
  * segpool_rcu_barrier() - wait for the RCU work queued so far.
  *
- * When it returns, every object freed with segpool_cache_free_rcu() before
- * the call is back in its cache, and every empty slab of a
- * SEGPOOL_TYPESAFE_BY_RCU cache whose release was waiting for a grace
- * period when the call began has been released.
+ * When it returns, every object freed with segpool_cache_free_rcu(),
+ * segpool_free_rcu() or segpool_free_rcu_head() before the call is back in its cache (or unmapped),
+ * and every empty slab of a SEGPOOL_TYPESAFE_BY_RCU cache whose release was
+ * waiting for a grace period when the call began has been released.
  *
  * Context: any thread outside a read-side critical section and outside
  * liburcu's call_rcu worker threads; it sleeps.

@@ -13,6 +13,8 @@
 #include <segpool/debug.h>
 #include <segpool/fault.h>
 #include <segpool/rcu.h>
+#include <segpool/mempool.h>
+#include <segpool/sheaf.h>
 
 SEGPOOL_BEGIN_DECLS
 

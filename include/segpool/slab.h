@@ -120,6 +120,48 @@ struct segpool_cache;
 
 #define SEGPOOL_GFP_VALID		(SEGPOOL_ZERO | SEGPOOL_THISNODE)
 
+/*
+ * More gfp bits, for the kernel-semantics calls below (segpool_kmalloc()
+ * and friends, segpool_alloc_failed(), segpool/mempool.h); the cache calls
+ * above take only SEGPOOL_GFP_VALID.  The kernel overlay (include/segpool/
+ * kernel/, Documentation/kernel-api.md) gives the kernel's __GFP_ names
+ * these values, so its gfp masks reach these calls unchanged.
+ */
+/**
+ * SEGPOOL_NOFAIL - the kernel's __GFP_NOFAIL: a failed allocation is
+ * retried (with a growing pause, sleeping only with SEGPOOL_WAIT) and,
+ * when it still fails, the process aborts with a message naming the
+ * request; the call never returns NULL for lack of memory.
+ */
+#define SEGPOOL_NOFAIL			(1U << 2)
+/**
+ * SEGPOOL_WAIT - the kernel's __GFP_DIRECT_RECLAIM: the caller may sleep.
+ * segpool_mempool_alloc() waits for an element to come back instead of
+ * failing, SEGPOOL_NOFAIL retries sleep; allocation itself never sleeps.
+ */
+#define SEGPOOL_WAIT			(1U << 3)
+/**
+ * SEGPOOL_NOWARN - the kernel's __GFP_NOWARN: no warning on failure.
+ * Without it a failed segpool_kmalloc() (or a failure passed to
+ * segpool_alloc_failed()) prints one rate-limited line on stderr, as the
+ * kernel's warn_alloc() does.
+ */
+#define SEGPOOL_NOWARN			(1U << 4)
+
+/* The gfp bits segpool_kmalloc() and friends accept; others are EINVAL. */
+#define SEGPOOL_KMALLOC_GFP_VALID \
+	(SEGPOOL_GFP_VALID | SEGPOOL_NOFAIL | SEGPOOL_WAIT | SEGPOOL_NOWARN)
+
+/**
+ * SEGPOOL_ZERO_SIZE_PTR - what segpool_kmalloc(0) returns: the kernel's
+ * ZERO_SIZE_PTR, an address that faults on any access.  Free it with
+ * segpool_kfree() (a no-op for it), not segpool_free().
+ */
+#define SEGPOOL_ZERO_SIZE_PTR		((void *)16)
+/** SEGPOOL_ZERO_OR_NULL_PTR() - @p is NULL or SEGPOOL_ZERO_SIZE_PTR. */
+#define SEGPOOL_ZERO_OR_NULL_PTR(p) \
+	((unsigned long)(p) <= (unsigned long)SEGPOOL_ZERO_SIZE_PTR)
+
 /** SEGPOOL_NUMA_NO_NODE - "any node": the calling CPU's node first. */
 #define SEGPOOL_NUMA_NO_NODE		(-1)
 
@@ -406,11 +448,14 @@ SEGPOOL_API SEGPOOL_ALLOC_SIZE(2) SEGPOOL_WUR void *
 segpool_realloc(void *ptr, size_t size);
 
 /**
- * segpool_free() - free memory from segpool_malloc() and friends.
+ * segpool_free() - free memory from segpool_malloc() and friends, or an
+ * object of any cache.
  * @ptr: the memory, or NULL (a no-op).
  *
- * Pointers segpool never handed out, interior pointers and objects of named
- * caches are reported and abort the process.
+ * An object of a named cache goes back to that cache, as the kernel's
+ * kfree() allows (the cache is found from the object's page).  Pointers
+ * segpool never handed out, interior pointers and double frees are reported
+ * with the address (and the cache's name) and abort the process.
  */
 SEGPOOL_API void segpool_free(void *ptr);
 
@@ -447,6 +492,92 @@ SEGPOOL_API size_t segpool_usable_size(const void *ptr);
  */
 SEGPOOL_API SEGPOOL_MALLOC SEGPOOL_ALLOC_SIZE(1) SEGPOOL_WUR void *
 segpool_malloc_node(size_t size, int node);
+
+/* --- the kernel's kmalloc() semantics ------------------------------------- */
+
+/**
+ * segpool_kmalloc() - the kernel's kmalloc(): @size bytes under gfp rules.
+ * @size: any size; 0 returns SEGPOOL_ZERO_SIZE_PTR.
+ * @gfp:  0 or SEGPOOL_KMALLOC_GFP_VALID bits: SEGPOOL_ZERO (zeroed memory),
+ *        SEGPOOL_THISNODE (no fallback from the calling CPU's node),
+ *        SEGPOOL_NOFAIL, SEGPOOL_WAIT, SEGPOOL_NOWARN.
+ *
+ * As segpool_malloc() otherwise; power-of-two sizes are naturally aligned
+ * at every size (above SEGPOOL_KMALLOC_MAX_CACHE_SIZE too).  Free with
+ * segpool_kfree() or segpool_free().
+ *
+ * Context: any thread; sleeps only for SEGPOOL_NOFAIL | SEGPOOL_WAIT.
+ * Return: the memory; NULL with errno EINVAL (unknown gfp bit) or ENOMEM
+ * (never with SEGPOOL_NOFAIL, which aborts instead).
+ */
+SEGPOOL_API SEGPOOL_MALLOC SEGPOOL_ALLOC_SIZE(1) SEGPOOL_WUR void *
+segpool_kmalloc(size_t size, unsigned int gfp);
+
+/**
+ * segpool_kmalloc_node() - segpool_kmalloc() from a given NUMA node.
+ * @size: as for segpool_kmalloc().
+ * @gfp:  as for segpool_kmalloc(); SEGPOOL_THISNODE fails rather than use
+ *        another node than @node.
+ * @node: a node id with memory, or SEGPOOL_NUMA_NO_NODE.
+ *
+ * Context: as segpool_kmalloc().
+ * Return: as segpool_kmalloc(); EINVAL also for a node that does not exist.
+ */
+SEGPOOL_API SEGPOOL_MALLOC SEGPOOL_ALLOC_SIZE(1) SEGPOOL_WUR void *
+segpool_kmalloc_node(size_t size, unsigned int gfp, int node);
+
+/**
+ * segpool_krealloc() - the kernel's krealloc(): resize under gfp rules.
+ * @ptr:  NULL, SEGPOOL_ZERO_SIZE_PTR, or memory from segpool_kmalloc() and
+ *        friends (not an object of a named cache).
+ * @size: the new size; 0 frees @ptr and returns SEGPOOL_ZERO_SIZE_PTR.
+ * @gfp:  as for segpool_kmalloc().  With SEGPOOL_ZERO the bytes past the
+ *        old usable size read as zero, and when @ptr stays in place the
+ *        bytes past @size are zeroed (so a later grow reads zeros): as in
+ *        the kernel, every call on one allocation must pass SEGPOOL_ZERO
+ *        for that to hold.
+ *
+ * The memory stays where it is when @size fits its usable size.
+ *
+ * Context: as segpool_kmalloc().
+ * Return: the memory; NULL with errno set (as segpool_kmalloc()), @ptr
+ * then untouched.
+ */
+SEGPOOL_API SEGPOOL_ALLOC_SIZE(2) SEGPOOL_WUR void *
+segpool_krealloc(void *ptr, size_t size, unsigned int gfp);
+
+/**
+ * segpool_kfree() - the kernel's kfree().
+ * @ptr: NULL, SEGPOOL_ZERO_SIZE_PTR (both no-ops), or anything
+ *       segpool_free() takes.
+ *
+ * Context: any thread.
+ */
+SEGPOOL_API void segpool_kfree(const void *ptr);
+
+/**
+ * segpool_alloc_failed() - the failure path of an allocation under gfp rules.
+ * @cache: the cache the failed allocation was from, or NULL for the size
+ *         classes (segpool_kmalloc()).
+ * @size:  bytes asked for when @cache is NULL (ignored otherwise).
+ * @gfp:   the request's gfp bits (SEGPOOL_KMALLOC_GFP_VALID).
+ * @node:  the node asked for, or SEGPOOL_NUMA_NO_NODE.
+ *
+ * For inline wrappers (the kernel overlay's kmem_cache_alloc()) that call
+ * it when their allocation returned NULL.  With SEGPOOL_NOFAIL: retries
+ * the allocation up to 10 times with pauses of 1, 2, 4, ... ms (sleeping
+ * with SEGPOOL_WAIT, yielding the CPU otherwise), then prints
+ * "segpool: __GFP_NOFAIL allocation failed: ..." and aborts.  Without it:
+ * prints a warning unless SEGPOOL_NOWARN (at most 10 in any 5 seconds,
+ * then a count of those suppressed) and returns NULL.  errno is kept.
+ *
+ * Context: any thread.
+ * Return: the memory the retry got (SEGPOOL_NOFAIL), else NULL with errno
+ * as it was at the call (ENOMEM when it was 0).
+ */
+SEGPOOL_API void *segpool_alloc_failed(struct segpool_cache *cache,
+				       size_t size, unsigned int gfp,
+				       int node);
 
 SEGPOOL_END_DECLS
 

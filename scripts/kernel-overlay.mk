@@ -1,0 +1,81 @@
+# SPDX-License-Identifier: MIT
+#
+# scripts/kernel-overlay.mk - the kernel overlay (include/segpool/kernel/),
+# included by the top Makefile: its pkg-config file, its install rules and
+# its selftest, built twice.
+#
+#   segpool-kernel.pc    Cflags -I<includedir>/segpool/kernel, Requires
+#                        segpool and liburcu-memb (the RCU wrappers)
+#   make install         also installs <includedir>/segpool/kernel/linux/*.h
+#                        and segpool-kernel.pc
+#   selftests/test_kernel_api            the kernel-style selftest against
+#                        the tree (-Iinclude/segpool/kernel, libsegpool.a)
+#   selftests/test_kernel_api_installed  the same source against an image
+#                        made with `make install DESTDIR=...` in
+#                        selftests/kernel-image/, through
+#                        `pkg-config --cflags --libs segpool-kernel`
+
+kernel-hdrs   := $(wildcard $(srctree)/include/segpool/kernel/linux/*.h)
+kernel-pc     := $(objtree)/segpool-kernel.pc
+kapi-test     := $(objtree)/selftests/test_kernel_api
+kapi-inst     := $(objtree)/selftests/test_kernel_api_installed
+kapi-image    := $(objtree)/selftests/kernel-image
+kapi-stamp    := $(kapi-image)/.installed
+KAPI_PC_ENV   := PKG_CONFIG_SYSROOT_DIR=$(kapi-image) \
+	PKG_CONFIG_PATH=$(kapi-image)$(PCDIR)
+
+tests += $(kapi-test) $(kapi-inst)
+
+.PHONY: install-kernel uninstall-kernel kernel-clean
+
+all: $(kernel-pc)
+install: install-kernel
+uninstall: uninstall-kernel
+clean: kernel-clean
+
+.SECONDEXPANSION:
+# (dirs-file is defined further down the top Makefile: secondary expansion)
+$(kernel-pc): $(srctree)/scripts/segpool-kernel.pc.in $(srctree)/Makefile $$(dirs-file)
+	$(quiet) GEN $(patsubst $(objtree)/%,%,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+		-e 's|@INCDIR@|$(INCDIR)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
+
+install-kernel: $(kernel-pc)
+	$(Q)install -d $(DESTDIR)$(INCDIR)/segpool/kernel/linux $(DESTDIR)$(PCDIR)
+	$(Q)install -m 644 $(kernel-hdrs) $(DESTDIR)$(INCDIR)/segpool/kernel/linux/
+	$(Q)install -m 644 $(kernel-pc) $(DESTDIR)$(PCDIR)/
+
+uninstall-kernel:
+	$(Q)rm -f $(addprefix $(DESTDIR)$(INCDIR)/segpool/kernel/linux/,$(notdir $(kernel-hdrs))) \
+		$(DESTDIR)$(PCDIR)/segpool-kernel.pc
+	$(Q)-rmdir $(DESTDIR)$(INCDIR)/segpool/kernel/linux \
+		$(DESTDIR)$(INCDIR)/segpool/kernel 2>/dev/null || true
+
+# in the tree: the overlay folder first, as pkg-config would put it
+$(objtree)/selftests/test_kernel_api.o: CPPFLAGS_ALL += \
+	-I$(srctree)/include/segpool/kernel
+
+$(kapi-test): $(objtree)/selftests/test_kernel_api.o $(lib-a)
+	$(quiet) LD $(patsubst $(objtree)/%,%,$@)
+	$(Q)$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(lib-a) $(TEST_LDLIBS)
+
+# installed: a fresh image, then only what pkg-config says (and cmocka)
+$(kapi-stamp): $(lib-a) $(lib-so) $(lib-pc) $(kernel-pc) $(kernel-hdrs) \
+		$(wildcard $(srctree)/include/segpool/*.h)
+	$(quiet) INSTALL $(patsubst $(objtree)/%,%,$(kapi-image))
+	$(Q)rm -rf $(kapi-image)
+	$(Q)$(MAKE) --no-print-directory -f $(srctree)/Makefile install \
+		DESTDIR=$(kapi-image) > /dev/null
+	$(Q)touch $@
+
+$(kapi-inst): $(srctree)/selftests/test_kernel_api.c $(kapi-stamp)
+	$(quiet) CC/LD $(patsubst $(objtree)/%,%,$@)
+	$(Q)flags=$$($(KAPI_PC_ENV) pkg-config --cflags --libs segpool-kernel) && \
+	$(CC) $(CSTD) $(OPT) -g -gdwarf-4 -pthread $(WARN) \
+		$(filter -fsanitize=% -fno-%,$(CFLAGS_ALL)) $(LDFLAGS_ALL) \
+		-DKAPI_INSTALLED -o $@ $< $$flags -lcmocka \
+		-Wl,-rpath,$(kapi-image)$(LIBDIR)
+
+kernel-clean:
+	$(Q)rm -rf $(kapi-image) $(kapi-inst) $(kernel-pc)
