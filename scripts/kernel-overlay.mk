@@ -61,7 +61,10 @@ $(kapi-test): $(objtree)/selftests/test_kernel_api.o $(lib-a)
 	$(Q)$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(lib-a) $(TEST_LDLIBS)
 
 # installed: a fresh image, then only what pkg-config says (and cmocka)
-$(kapi-stamp): $(lib-a) $(lib-so) $(lib-pc) $(kernel-pc) $(kernel-hdrs) \
+# (install needs everything all and man make: made first here, so the
+# sub-make never builds them beside this make's own jobs)
+$(kapi-stamp): $(lib-a) $(lib-so) $(malloc-so) $(lib-pc) $(kernel-pc) \
+		$(kernel-hdrs) $(man-stamp) $(cmake-cfg) $(cmake-ver) \
 		$(wildcard $(srctree)/include/segpool/*.h)
 	$(quiet) INSTALL $(patsubst $(objtree)/%,%,$(kapi-image))
 	$(Q)rm -rf $(kapi-image)

@@ -40,4 +40,20 @@
 #define SEGPOOL_STATIC_ASSERT(expr, msg) _Static_assert(expr, msg)
 #endif
 
+/*
+ * SEGPOOL_FLEX_ARRAY() - a trailing array member of unstated length, with
+ * its semicolon (use it without one).  C99
+ * has it; C++ has none, so there it is the GNU extension, its -pedantic
+ * warning silenced for that one member.
+ */
+#ifdef __cplusplus
+#define SEGPOOL_FLEX_ARRAY(type, name)					\
+	_Pragma("GCC diagnostic push")					\
+	_Pragma("GCC diagnostic ignored \"-Wpedantic\"")		\
+	type name[];							\
+	_Pragma("GCC diagnostic pop")
+#else
+#define SEGPOOL_FLEX_ARRAY(type, name)	type name[];
+#endif
+
 #endif /* SEGPOOL_COMPILER_H */

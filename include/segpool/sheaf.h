@@ -48,7 +48,7 @@ struct segpool_sheaf {
 	unsigned int priv_magic;
 	struct segpool_sheaf *priv_next;
 	struct segpool_sheaf *priv_prev;
-	void *objects[];
+	SEGPOOL_FLEX_ARRAY(void *, objects)
 };
 
 /** SEGPOOL_SHEAF_MAX - the largest sheaf capacity (objects). */
