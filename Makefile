@@ -253,6 +253,10 @@ $(objtree)/selftests/test_exports.o: CPPFLAGS_ALL += \
 	-DSEGPOOL_SO_PATH='"$(objtree)/$(libname).so.$(VERSION)"' \
 	-DSEGPOOL_MAP_PATH='"$(srctree)/scripts/segpool.map"'
 
+# selftests/arena checks that Documentation/arenas.md names every field.
+$(objtree)/selftests/test_arena.o: CPPFLAGS_ALL += \
+	-DSEGPOOL_ARENA_DOC='"$(srctree)/Documentation/arenas.md"'
+
 # --- install ------------------------------------------------------------------------------
 install: all
 	$(quiet) INSTALL $(DESTDIR)$(PREFIX)

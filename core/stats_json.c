@@ -15,7 +15,9 @@
  *         "cpus": [ {"cpu": <slot>, "node": <id>, "slot_objs": n,
  *                    <per-CPU counters>}, ... ] },
  *       ...
- *     ]
+ *     ],
+ *     "arenas": [ {"name": "...", "node": <id or -1>, "flags": [...],
+ *                  <the arena keys of core/stats_arena.c>}, ... ]
  *   }
  *
  * "cpus" is there with SEGPOOL_STATS_PERCPU, and lists the slots where a
@@ -31,6 +33,7 @@
 
 #include <segpool/segpool.h>
 
+#include "arena/arena.h"
 #include "core/core.h"
 #include "core/stats_snap.h"
 #include "numa/topology.h"
@@ -319,6 +322,27 @@ static void sp_json_cache(const struct sp_cache_snap *s, void *arg)
 	sp_json_close(j, '}');
 }
 
+/* --- an arena: its name, node, flags and SP_ARENA_FIELDS --------------- */
+
+static void sp_json_arena(const struct sp_bump_snap *s, void *arg)
+{
+	struct sp_json *j = arg;
+	const char *names[8];
+	size_t n = sp_bump_flag_names(s->info.flags, names, SP_ARRAY_SIZE(names));
+
+	sp_json_open(j, NULL, '{', true);
+	sp_json_str(j, "name", s->name);
+	sp_json_int(j, "node", s->info.node);
+	sp_json_open(j, "flags", '[', true);
+	for (size_t i = 0; i < n; i++)
+		sp_json_str(j, NULL, names[i]);
+	sp_json_close(j, ']');
+	for (size_t i = 0; i < sp_nr_bump_fields; i++)
+		sp_json_u64(j, sp_bump_fields[i].name,
+			    sp_bump_fields[i].get(&s->info));
+	sp_json_close(j, '}');
+}
+
 SEGPOOL_API int segpool_stats_json(FILE *out, unsigned int flags)
 {
 	struct sp_sbuf b = SP_SBUF_INIT;
@@ -342,6 +366,9 @@ SEGPOOL_API int segpool_stats_json(FILE *out, unsigned int flags)
 		errno = -ret;
 		return ret;
 	}
+	sp_json_close(&j, ']');
+	sp_json_open(&j, "arenas", '[', false);
+	sp_bump_walk(sp_json_arena, &j);
 	sp_json_close(&j, ']');
 	sp_json_close(&j, '}');
 	sp_sbuf_putc(&b, '\n');

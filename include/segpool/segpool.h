@@ -13,6 +13,7 @@
 #include <segpool/debug.h>
 #include <segpool/fault.h>
 #include <segpool/rcu.h>
+#include <segpool/arena.h>
 
 SEGPOOL_BEGIN_DECLS
 
