@@ -180,10 +180,10 @@ SP_INTERNAL void *sp_bump_alloc(struct segpool_arena *a, size_t size,
 SP_INTERNAL void sp_bump_reset(struct segpool_arena *a);
 SP_INTERNAL size_t sp_bump_trim(struct segpool_arena *a);
 SP_INTERNAL void sp_bump_mark(struct segpool_arena *a,
-			      struct segpool_arena_mark *m);
+			      struct segpool_arena_pos *m);
 /* Return: 0, or -EINVAL when @m is not a valid mark of @a. */
 SP_INTERNAL int sp_bump_rewind(struct segpool_arena *a,
-			       const struct segpool_arena_mark *m);
+			       const struct segpool_arena_pos *m);
 /* sp_bump_fini() - release every chunk (the buffer stays the caller's). */
 SP_INTERNAL void sp_bump_fini(struct segpool_arena *a);
 /* sp_bump_info() - @a's figures into @info (all of it but @size). */

@@ -299,7 +299,7 @@ size_t sp_bump_trim(struct segpool_arena *a)
 	return bytes;
 }
 
-void sp_bump_mark(struct segpool_arena *a, struct segpool_arena_mark *m)
+void sp_bump_mark(struct segpool_arena *a, struct segpool_arena_pos *m)
 {
 	struct sp_bump_chunk *c;
 
@@ -313,7 +313,7 @@ void sp_bump_mark(struct segpool_arena *a, struct segpool_arena_mark *m)
 	pthread_mutex_unlock(&a->lock);
 }
 
-int sp_bump_rewind(struct segpool_arena *a, const struct segpool_arena_mark *m)
+int sp_bump_rewind(struct segpool_arena *a, const struct segpool_arena_pos *m)
 {
 	struct sp_bump_chunk **pp, *c, *target = NULL;
 

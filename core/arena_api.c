@@ -173,7 +173,7 @@ SEGPOOL_API long segpool_arena_trim(struct segpool_arena *a)
 }
 
 SEGPOOL_API int segpool_arena_mark(struct segpool_arena *a,
-				   struct segpool_arena_mark *m)
+				   struct segpool_arena_pos *m)
 {
 	if (!sp_arena_ok(a) || !m) {
 		errno = EINVAL;
@@ -184,7 +184,7 @@ SEGPOOL_API int segpool_arena_mark(struct segpool_arena *a,
 }
 
 SEGPOOL_API int segpool_arena_rewind(struct segpool_arena *a,
-				     const struct segpool_arena_mark *m)
+				     const struct segpool_arena_pos *m)
 {
 	int ret;
 

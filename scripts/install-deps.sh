@@ -40,7 +40,7 @@ usage() {
 group_packages() {
 	case "$1" in
 	base)
-		echo gcc make pkg-config binutils libnuma-dev liburcu-dev \
+		echo gcc g++ make pkg-config binutils libnuma-dev liburcu-dev \
 			libcmocka-dev numactl
 		;;
 	valgrind)

@@ -92,7 +92,7 @@ static void test_calls_bad_args(void **state)
 {
 	struct segpool_arena *a = new_arena("bad-args", 0);
 	struct segpool_arena_info info = { .size = sizeof(info) - 1 };
-	struct segpool_arena_mark m;
+	struct segpool_arena_pos m;
 	/* zeroed memory is not an arena: its magic is wrong */
 	static struct { char bytes[4096]; } fake __attribute__((aligned(64)));
 	struct segpool_arena *f = (struct segpool_arena *)&fake;
@@ -365,7 +365,7 @@ static void test_mark_rewind(void **state)
 {
 	struct segpool_arena *a = new_arena("marks", 0);
 	struct segpool_arena *b = new_arena("marks-other", 0);
-	struct segpool_arena_mark m0, m1, m2, mb, bad;
+	struct segpool_arena_pos m0, m1, m2, mb, bad;
 	struct segpool_arena_info i;
 	char *p, *q, *r;
 	uint64_t at_m1;
@@ -626,7 +626,7 @@ static void test_asan_poisons_reset_memory(void **state)
 #ifdef CONFIG_SEGPOOL_ASAN
 	struct segpool_arena *a = new_arena("asan", 0);
 	char *p = segpool_arena_alloc(a, 40, 8);
-	struct segpool_arena_mark m;
+	struct segpool_arena_pos m;
 
 	(void)state;
 	assert_false(__asan_region_is_poisoned(p, 40));

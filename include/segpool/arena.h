@@ -201,7 +201,7 @@ SEGPOOL_API long segpool_arena_trim(struct segpool_arena *a);
 /* --- marks --------------------------------------------------------------------- */
 
 /**
- * struct segpool_arena_mark - a point in an arena's allocations.
+ * struct segpool_arena_pos - a mark: a point in an arena's allocations.
  * @arena: the arena it belongs to.
  * @chunk: serial number of the chunk then in use (0: none yet).
  * @top:   that chunk's fill level then.
@@ -212,7 +212,7 @@ SEGPOOL_API long segpool_arena_trim(struct segpool_arena *a);
  * Filled by segpool_arena_mark(); opaque to the caller, who keeps it in any
  * memory (the stack, usually).
  */
-struct segpool_arena_mark {
+struct segpool_arena_pos {
 	const struct segpool_arena *arena;
 	uint64_t chunk;
 	uint64_t top;
@@ -235,7 +235,7 @@ struct segpool_arena_mark {
  * an arena.
  */
 SEGPOOL_API int segpool_arena_mark(struct segpool_arena *a,
-				   struct segpool_arena_mark *m);
+				   struct segpool_arena_pos *m);
 
 /**
  * segpool_arena_rewind() - free what was allocated after mark @m.
@@ -252,7 +252,7 @@ SEGPOOL_API int segpool_arena_mark(struct segpool_arena *a,
  * reset, or after a mark @a was since rewound to).
  */
 SEGPOOL_API int segpool_arena_rewind(struct segpool_arena *a,
-				     const struct segpool_arena_mark *m);
+				     const struct segpool_arena_pos *m);
 
 /* --- limits and figures -------------------------------------------------------- */
 
