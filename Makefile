@@ -13,6 +13,8 @@
 #   make bench           benchmark against glibc, jemalloc, tcmalloc, mimalloc
 #                        (BENCH_ARGS=...; results in bench-results/)
 #   make bench-doc       the same, then refresh Documentation/performance.md
+#   make bench-pmr       the std::pmr resources on the log pattern
+#                        (BENCH_PMR_ARGS=...; also the last part of bench)
 #   make install         PREFIX=/usr/local DESTDIR=
 #   make uninstall, clean
 #
@@ -165,6 +167,7 @@ include $(srctree)/examples/Kbuild
 -include $(srctree)/tools/Makefile.inc
 -include $(srctree)/tools/segpool-top/Makefile.inc
 -include $(srctree)/tools/numa-rig/Makefile.inc
+-include $(srctree)/tools/bench-pmr/Makefile.inc
 # the benchmark's smoke mode runs with the selftests
 tests += $(tools-tests)
 examples := $(addprefix $(objtree)/examples/,$(example-y) $(example-cxx-y))
