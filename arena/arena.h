@@ -174,9 +174,104 @@ SP_INTERNAL struct sp_bump_chunk *sp_bump_chunk_init_buf(struct segpool_arena *a
 SP_INTERNAL void sp_bump_init(struct segpool_arena *a, const char *name,
 			      int node, int idx, unsigned long flags,
 			      void *buf, size_t size);
-/* sp_bump_alloc() - the allocation; @size and @align validated. */
-SP_INTERNAL void *sp_bump_alloc(struct segpool_arena *a, size_t size,
-				size_t align);
+/* The allocation's slow path: the arena's lock, a new chunk if need be. */
+SP_INTERNAL void *sp_bump_alloc_slow(struct segpool_arena *a, size_t size,
+				     size_t align);
+
+/* --- the fast path, inline in the public call (core/arena_api.c) --- */
+
+/* Hand @size bytes at @p to the caller: addressable, contents undefined. */
+static __sp_always_inline void *sp_bump_give(void *p, size_t size)
+{
+	sp_asan_unpoison(p, size);
+#if SP_VALGRIND
+	if (unlikely(sp_on_valgrind))
+		VALGRIND_MAKE_MEM_UNDEFINED(p, size);
+#endif
+	return p;
+}
+
+/*
+ * Where an object of @size bytes at @align goes in @c when its top is
+ * @top: *@off is its offset, *@ntop the top after it.  False if it does not
+ * fit.  Sizes are below 2^46 and chunks below 2^47 bytes: no sum overflows.
+ */
+static inline bool sp_bump_fit(const struct segpool_arena *a,
+			       const struct sp_bump_chunk *c, size_t top,
+			       size_t size, size_t align, size_t *off,
+			       size_t *ntop)
+{
+	uintptr_t base = (uintptr_t)c;
+	size_t o = SP_ALIGN(base + top + a->pre, (uintptr_t)align) - base;
+
+	if (unlikely(o + size + a->post > c->end))
+		return false;
+	*off = o;
+	*ntop = o + size + a->post;
+	return true;
+}
+
+/*
+ * Bump @c: a plain store, or a compare-and-swap with @atomic.  *@old gets
+ * the top the object was placed above.  Return: the object, or NULL when
+ * @c is full.
+ */
+static inline char *sp_bump_try(const struct segpool_arena *a,
+				struct sp_bump_chunk *c, size_t size,
+				size_t align, bool atomic, size_t *old)
+{
+	size_t top = SP_READ_ONCE(c->top), off, ntop;
+
+	for (;;) {
+		if (!sp_bump_fit(a, c, top, size, align, &off, &ntop))
+			return NULL;
+		if (!atomic) {
+			SP_WRITE_ONCE(c->top, ntop);
+			break;
+		}
+		/* relaxed: the memory publishes nothing; @c itself came
+		 * with the acquire load of @cur */
+		if (__atomic_compare_exchange_n(&c->top, &top, ntop, true,
+						__ATOMIC_RELAXED,
+						__ATOMIC_RELAXED))
+			break;
+	}
+	*old = top;
+	return (char *)c + off;
+}
+
+/*
+ * sp_bump_alloc() - the allocation; @size and @align validated.  Budget:
+ * a plain arena's hit is about a dozen instructions (loads from line 0 of
+ * the arena and from the chunk header, an add and a mask, a compare, a
+ * store), with one unlikely branch out; segpool_arena_alloc()'s argument
+ * checks come on top (about as many, all predicted).
+ */
+static __sp_always_inline void *sp_bump_alloc(struct segpool_arena *a,
+						size_t size, size_t align)
+{
+	struct sp_bump_chunk *c;
+	size_t old;
+	char *obj;
+
+	if (align < a->min_align)
+		align = a->min_align;
+	if (unlikely(a->flags & SEGPOOL_ARENA_DEBUG))
+		return sp_bump_alloc_slow(a, size, align);
+	if (a->flags & SEGPOOL_ARENA_THREADSAFE) {
+		c = __atomic_load_n(&a->cur, __ATOMIC_ACQUIRE);
+		obj = likely(c) ? sp_bump_try(a, c, size, align, true, &old)
+				: NULL;
+	} else {
+		c = a->cur;
+		obj = likely(c) ? sp_bump_try(a, c, size, align, false, &old)
+				: NULL;
+	}
+	if (unlikely(!obj))
+		return sp_bump_alloc_slow(a, size, align);
+	return sp_bump_give(obj, size);
+}
+
 SP_INTERNAL void sp_bump_reset(struct segpool_arena *a);
 SP_INTERNAL size_t sp_bump_trim(struct segpool_arena *a);
 SP_INTERNAL void sp_bump_mark(struct segpool_arena *a,

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * arena/bump.c - the bump, reset, marks and rewind of an arena.
+ * arena/bump.c - the bump's slow path, reset, marks and rewind of an arena.
  *
- * The fast path of a plain arena: load @cur, load its top, round up to the
+ * The fast path (sp_bump_alloc(), inline in arena/arena.h) of a plain
+ * arena: load @cur, load its top, round up to the
  * alignment, compare with its end, store the new top.  No lock, no atomic
  * read-modify-write, one unlikely exit (no chunk yet, or a full one) to
  * sp_bump_alloc_slow().  A SEGPOOL_ARENA_THREADSAFE arena does the same
@@ -27,17 +28,6 @@
 
 #include "arena/arena.h"
 #include "internal/report.h"
-
-/* Hand @size bytes at @p to the caller: addressable, contents undefined. */
-static inline void *sp_bump_give(void *p, size_t size)
-{
-	sp_asan_unpoison(p, size);
-#if SP_VALGRIND
-	if (unlikely(sp_on_valgrind))
-		VALGRIND_MAKE_MEM_UNDEFINED(p, size);
-#endif
-	return p;
-}
 
 void sp_bump_init(struct segpool_arena *a, const char *name, int node, int idx,
 		  unsigned long flags, void *buf, size_t size)
@@ -70,55 +60,6 @@ void sp_bump_init(struct segpool_arena *a, const char *name, int node, int idx,
 		a->cur = c;
 	}
 	a->magic = SP_BUMP_MAGIC;
-}
-
-/*
- * Where an object of @size bytes at @align goes in @c when its top is
- * @top: *@off is its offset, *@ntop the top after it.  False if it does not
- * fit.  Sizes are below 2^46 and chunks below 2^47 bytes: no sum overflows.
- */
-static inline bool sp_bump_fit(const struct segpool_arena *a,
-			       const struct sp_bump_chunk *c, size_t top,
-			       size_t size, size_t align, size_t *off,
-			       size_t *ntop)
-{
-	uintptr_t base = (uintptr_t)c;
-	size_t o = SP_ALIGN(base + top + a->pre, (uintptr_t)align) - base;
-
-	if (unlikely(o + size + a->post > c->end))
-		return false;
-	*off = o;
-	*ntop = o + size + a->post;
-	return true;
-}
-
-/*
- * Bump @c: a plain store, or a compare-and-swap with @atomic.  *@old gets
- * the top the object was placed above.  Return: the object, or NULL when
- * @c is full.
- */
-static inline char *sp_bump_try(const struct segpool_arena *a,
-				struct sp_bump_chunk *c, size_t size,
-				size_t align, bool atomic, size_t *old)
-{
-	size_t top = SP_READ_ONCE(c->top), off, ntop;
-
-	for (;;) {
-		if (!sp_bump_fit(a, c, top, size, align, &off, &ntop))
-			return NULL;
-		if (!atomic) {
-			SP_WRITE_ONCE(c->top, ntop);
-			break;
-		}
-		/* relaxed: the memory publishes nothing; @c itself came
-		 * with the acquire load of @cur */
-		if (__atomic_compare_exchange_n(&c->top, &top, ntop, true,
-						__ATOMIC_RELAXED,
-						__ATOMIC_RELAXED))
-			break;
-	}
-	*old = top;
-	return (char *)c + off;
 }
 
 /*
@@ -189,7 +130,7 @@ static void *sp_bump_alloc_locked(struct segpool_arena *a, size_t size,
 	return obj;
 }
 
-static __sp_noinline void *sp_bump_alloc_slow(struct segpool_arena *a,
+__sp_noinline void *sp_bump_alloc_slow(struct segpool_arena *a,
 					      size_t size, size_t align)
 {
 	void *obj;
@@ -201,30 +142,6 @@ static __sp_noinline void *sp_bump_alloc_slow(struct segpool_arena *a,
 		errno = ENOMEM;
 		return NULL;
 	}
-	return sp_bump_give(obj, size);
-}
-
-void *sp_bump_alloc(struct segpool_arena *a, size_t size, size_t align)
-{
-	struct sp_bump_chunk *c;
-	size_t old;
-	char *obj;
-
-	if (align < a->min_align)
-		align = a->min_align;
-	if (unlikely(a->flags & SEGPOOL_ARENA_DEBUG))
-		return sp_bump_alloc_slow(a, size, align);
-	if (a->flags & SEGPOOL_ARENA_THREADSAFE) {
-		c = __atomic_load_n(&a->cur, __ATOMIC_ACQUIRE);
-		obj = likely(c) ? sp_bump_try(a, c, size, align, true, &old)
-				: NULL;
-	} else {
-		c = a->cur;
-		obj = likely(c) ? sp_bump_try(a, c, size, align, false, &old)
-				: NULL;
-	}
-	if (unlikely(!obj))
-		return sp_bump_alloc_slow(a, size, align);
 	return sp_bump_give(obj, size);
 }
 
