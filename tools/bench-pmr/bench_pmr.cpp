@@ -282,9 +282,27 @@ struct row {
 	std::size_t start_kb, peak_kb, after_kb;
 };
 
+/*
+ * This program's file.  readlink(), not an exec of /proc/self/exe: under
+ * valgrind the link names the program, while an exec of it would start
+ * valgrind's tool without its arguments.
+ */
+std::string self_path()
+{
+	char buf[4096];
+	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+
+	if (n <= 0)
+		return "/proc/self/exe";
+	buf[n] = '\0';
+	return buf;
+}
+
 bool spawn(const config &c, const char *self, const std::string &res,
 	   const peer &p, unsigned t, row &out)
 {
+	static const std::string exe = self_path();
+
 	std::string preload = p.soname ? find_lib(p.soname) : std::string();
 	int fds[2];
 
@@ -302,7 +320,7 @@ bool spawn(const config &c, const char *self, const std::string &res,
 		close(fds[1]);
 		if (!preload.empty())
 			setenv("LD_PRELOAD", preload.c_str(), 1);
-		execl("/proc/self/exe", self, "--child", res.c_str(), p.name,
+		execl(exe.c_str(), self, "--child", res.c_str(), p.name,
 		      ts.c_str(), n.c_str(), b.c_str(), r.c_str(), (char *)nullptr);
 		_exit(127);
 	}
