@@ -312,8 +312,11 @@ $(objtree)/selftests/test_exports.o: CPPFLAGS_ALL += \
 	-DSEGPOOL_MAP_PATH='"$(srctree)/scripts/segpool.map"'
 
 # selftests/arena checks that Documentation/arenas.md names every field.
+# and that segpool-top shows the arenas of a process that exports.
 $(objtree)/selftests/test_arena.o: CPPFLAGS_ALL += \
-	-DSEGPOOL_ARENA_DOC='"$(srctree)/Documentation/arenas.md"'
+	-DSEGPOOL_ARENA_DOC='"$(srctree)/Documentation/arenas.md"' \
+	-DSEGPOOL_TOP_PATH='"$(top-bin)"'
+$(objtree)/selftests/test_arena: $(top-bin)
 
 # --- install ------------------------------------------------------------------------------
 install: all

@@ -701,6 +701,44 @@ static void test_stats_list_arenas(void **state)
 	free(text);
 }
 
+/* segpool-top shows the arenas of an exporting process: this one. */
+static void test_segpool_top_shows_arenas(void **state)
+{
+	struct segpool_arena *a = new_arena("top-arena", SEGPOOL_ARENA_THREADSAFE);
+	char cmd[512], out[65536];
+	bool seen = false;
+
+	(void)state;
+	if (access(SEGPOOL_TOP_PATH, X_OK))
+		skip();
+	assert_non_null(segpool_arena_alloc(a, 1000, 8));
+	segpool_arena_reset(a);
+	assert_non_null(segpool_arena_alloc(a, 3000, 8));
+	assert_int_equal(segpool_export_start(10), 0);
+	snprintf(cmd, sizeof(cmd), "%s -p %d --json", SEGPOOL_TOP_PATH,
+		 (int)getpid());
+	/* the first snapshot came before segpool_export_start() returned */
+	for (int tries = 0; tries < 50 && !seen; tries++) {
+		FILE *p = popen(cmd, "r");
+		size_t n;
+
+		assert_non_null(p);
+		n = fread(out, 1, sizeof(out) - 1, p);
+		out[n] = '\0';
+		assert_int_equal(pclose(p), 0);
+		seen = strstr(out, "{ \"name\": \"top-arena\", \"node\": -1, "
+				   "\"flags\": [ \"threadsafe\" ], \"in_use\": ") &&
+		       strstr(out, "\"resets\": 1, ");
+		if (!seen)
+			usleep(20000);
+	}
+	if (!seen)
+		fail_msg("segpool-top --json did not show the arena:\n%s", out);
+	assert_non_null(strstr(out, "\"arenas\": ["));
+	assert_int_equal(segpool_export_stop(), 0);
+	assert_int_equal(segpool_arena_destroy(a), 0);
+}
+
 /* Documentation/arenas.md names every key of an arena's block. */
 static void test_doc_names_every_field(void **state)
 {
@@ -752,6 +790,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_env_debug_flags),
 	cmocka_unit_test(test_asan_poisons_reset_memory),
 	cmocka_unit_test(test_stats_list_arenas),
+	cmocka_unit_test(test_segpool_top_shows_arenas),
 	cmocka_unit_test(test_doc_names_every_field),
 };
 

@@ -10,12 +10,16 @@
  *     "nodes": [ { "node_id": 0, "bound": ..., "pages_reserved": ... } ],
  *     "caches": [ { "name": ..., "flags": [ "kmalloc", ... ],
  *                   "object_size": ..., ...,
- *                   "nodes": [ { "node_id": 0, "partial_slabs": ... } ] } ] }
+ *                   "nodes": [ { "node_id": 0, "partial_slabs": ... } ] } ],
+ *     "arenas": [ { "name": ..., "node": -1, "flags": [ "threadsafe" ],
+ *                   "in_use": ..., ... } ] }
  *
  * Numeric field names are those of include/segpool/export.h (which follow
  * struct segpool_cache_info); fields.c lists them.
  */
 #include <string.h>
+
+#include <segpool/arena.h>
 
 #include "tools/segpool-top/top.h"
 
@@ -83,6 +87,35 @@ static void top_json_cache(FILE *out, const struct top_snap *s, size_t i)
 	fprintf(out, "\n      ]\n    }");
 }
 
+static void top_json_arena(FILE *out, const struct segpool_export_arena *a)
+{
+	static const struct {
+		uint32_t bit;
+		const char *name;
+	} flags[] = {
+		{ SEGPOOL_ARENA_THREADSAFE, "threadsafe" },
+		{ SEGPOOL_ARENA_THISNODE, "thisnode" },
+		{ SEGPOOL_ARENA_RED_ZONE, "red_zone" },
+		{ SEGPOOL_ARENA_POISON, "poison" },
+	};
+	bool first = true;
+
+	fprintf(out, "    { \"name\": ");
+	top_json_str(out, a->name);
+	fprintf(out, ", \"node\": %d, \"flags\": [", a->node);
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+		if (!(a->flags & flags[i].bit))
+			continue;
+		fprintf(out, "%s\"%s\"", first ? " " : ", ", flags[i].name);
+		first = false;
+	}
+	fprintf(out, "%s]", first ? "" : " ");
+	for (size_t f = 0; f < top_arena_nfields; f++)
+		fprintf(out, ", \"%s\": %llu", top_arena_fields[f].name,
+			(unsigned long long)top_field_get(a, &top_arena_fields[f]));
+	fprintf(out, " }");
+}
+
 int top_print_json(FILE *out, const struct top_snap *s)
 {
 	const struct segpool_export_header *h = &s->hdr;
@@ -119,6 +152,11 @@ int top_print_json(FILE *out, const struct top_snap *s)
 	for (size_t i = 0; i < h->nr_caches; i++) {
 		fprintf(out, "%s\n", i ? "," : "");
 		top_json_cache(out, s, i);
+	}
+	fprintf(out, "\n  ],\n  \"arenas\": [");
+	for (uint32_t i = 0; i < h->nr_arenas; i++) {
+		fprintf(out, "%s\n", i ? "," : "");
+		top_json_arena(out, &s->arenas[i]);
 	}
 	fprintf(out, "\n  ]\n}\n");
 	if (fflush(out) || ferror(out))
