@@ -23,6 +23,8 @@
 #   make install         PREFIX=/usr/local LIBDIR=$(PREFIX)/lib DESTDIR=
 #                        (LIBDIR=$(PREFIX)/lib/x86_64-linux-gnu: multiarch);
 #                        also BINDIR, INCDIR, MANDIR, DOCDIR, PCDIR, CMAKEDIR
+#   make bench-pmr       the std::pmr resources on the log pattern
+#                        (BENCH_PMR_ARGS=...; also the last part of bench)
 #   make uninstall, clean
 #
 # Knobs:
@@ -32,6 +34,8 @@
 #                        (combine: W=1e)
 #   SANITIZE=address,undefined | thread    sanitized build (use with O=)
 #   CC=clang             any C11 compiler with GNU extensions
+#   CXX=clang++          the C++17 compiler of the C++ parts (default: g++,
+#                        clang++ with CC=clang); -std=c++17
 #   NODEPS=1             do not run scripts/install-deps.sh before check/demo
 #   CPPFLAGS, CFLAGS, LDFLAGS   added after the project's own flags (so
 #                        dpkg-buildflags' hardening and -O2 apply)
@@ -83,6 +87,21 @@ ifeq ($(origin CC),default)
 CC := cc
 endif
 
+# C++: header-only parts of the API (include/segpool/pmr.hpp), their tests,
+# examples and benchmarks.  CXX follows CC's compiler family unless set.
+ifeq ($(origin CXX),default)
+ifneq ($(findstring clang,$(CC)),)
+CXX := clang++
+else
+CXX := g++
+endif
+endif
+CXXSTD := -std=c++17
+# clang++ builds the C++ selftest a second time (test_pmr_clang) when CXX
+# is not clang++ already and the build is not sanitized (sanitizer runtimes
+# of two compilers do not mix in one program).
+CLANGXX ?= clang++
+
 WARN := -Wall -Wextra -Wmissing-prototypes -Wstrict-prototypes -Wshadow \
 	-Wundef -Wformat=2 -Wvla -Wpointer-arith -Wimplicit-fallthrough \
 	-Wold-style-definition -Wno-missing-field-initializers
@@ -103,6 +122,8 @@ endif
 ifneq ($(findstring e,$(W)),)
 WARN += -Werror
 endif
+CXXWARN := -Wall -Wextra -Wundef -Wformat=2 -Wpointer-arith \
+	-Wno-missing-field-initializers $(filter -Werror,$(WARN))
 
 OPT      ?= -O2
 CSTD     := -std=gnu11
@@ -126,6 +147,9 @@ LDFLAGS_ALL += -fsanitize=$(SANITIZE)
 LIB_ZDEFS :=
 endif
 
+CXXFLAGS_ALL := $(CXXSTD) $(OPT) -g -gdwarf-4 -pthread -fPIC $(CXXWARN) \
+	$(filter -fsanitize=% -fno-sanitize-recover=% -fno-omit-frame-pointer,$(CFLAGS_ALL)) \
+	$(CPPFLAGS) $(CXXFLAGS)
 CPPFLAGS_ALL += $(CPPFLAGS)
 CFLAGS_ALL   += $(CFLAGS)
 LDFLAGS_ALL  += $(LDFLAGS)
@@ -152,12 +176,21 @@ malloc-objs := $(addprefix $(objtree)/malloc/,$(malloc-y))
 
 test-y :=
 test-script-y :=
+test-cxx-y :=
 include $(srctree)/selftests/Kbuild
-tests := $(addprefix $(objtree)/selftests/,$(test-y))
+ifeq ($(SANITIZE)$(findstring clang,$(CXX)),)
+ifneq ($(shell command -v $(CLANGXX) 2>/dev/null),)
+test-clangxx-y := $(addsuffix _clang,$(test-cxx-y))
+endif
+endif
+cxx-tests := $(addprefix $(objtree)/selftests/,$(test-cxx-y))
+clangxx-tests := $(addprefix $(objtree)/selftests/,$(test-clangxx-y))
+tests := $(addprefix $(objtree)/selftests/,$(test-y)) $(cxx-tests) $(clangxx-tests)
 script-tests := $(addprefix $(srctree)/selftests/,$(test-script-y))
 test-harness := $(objtree)/selftests/harness.o $(objtree)/selftests/json.o
 
 example-y :=
+example-cxx-y :=
 include $(srctree)/examples/Kbuild
 
 # tools/: the benchmark and the viewer bring their own rules
@@ -165,9 +198,11 @@ include $(srctree)/examples/Kbuild
 -include $(srctree)/tools/segpool-top/Makefile.inc
 -include $(srctree)/tools/numa-rig/Makefile.inc
 -include $(srctree)/tools/check/Makefile.inc
+-include $(srctree)/tools/bench-pmr/Makefile.inc
 # the benchmark's smoke mode runs with the selftests
 tests += $(tools-tests)
-examples := $(addprefix $(objtree)/examples/,$(example-y))
+examples := $(addprefix $(objtree)/examples/,$(example-y) $(example-cxx-y))
+cxx-examples := $(addprefix $(objtree)/examples/,$(example-cxx-y))
 
 libname   := libsegpool
 lib-a     := $(objtree)/$(libname).a
@@ -294,7 +329,7 @@ $(config-h): $(srctree)/Makefile
 
 # --- rebuild when the command line changes (Kbuild keeps .cmd files for this) --
 flags-file := $(objtree)/include/generated/build-flags
-flags-now  := $(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(LDFLAGS_ALL)
+flags-now  := $(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(LDFLAGS_ALL) $(CXX) $(CXXFLAGS_ALL)
 $(shell mkdir -p $(dir $(flags-file)) && \
 	{ printf '%s\n' '$(flags-now)' | cmp -s - $(flags-file) 2>/dev/null || \
 	  printf '%s\n' '$(flags-now)' > $(flags-file); })
@@ -310,6 +345,17 @@ $(objtree)/%.o: $(srctree)/%.c $(config-h) $(flags-file)
 	$(quiet) CC $(patsubst $(objtree)/%,%,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -MMD -MP -c -o $@ $<
+
+$(objtree)/%.o: $(srctree)/%.cpp $(config-h) $(flags-file)
+	$(quiet) CXX $(patsubst $(objtree)/%,%,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CXX) $(CPPFLAGS_ALL) $(CXXFLAGS_ALL) -MMD -MP -c -o $@ $<
+
+# the same C++ selftest source, compiled by clang++
+$(objtree)/selftests/%_clang.o: $(srctree)/selftests/%.cpp $(config-h) $(flags-file)
+	$(quiet) CLANGXX $(patsubst $(objtree)/%,%,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CLANGXX) $(CPPFLAGS_ALL) $(CXXFLAGS_ALL) -MMD -MP -c -o $@ $<
 
 # --- libraries ------------------------------------------------------------------------
 $(lib-a): $(lib-objs)
@@ -376,6 +422,18 @@ $(objtree)/selftests/%: $(objtree)/selftests/%.o $(test-harness) $(lib-a) $(lib-
 	$(Q)$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(TEST_OBJS) $(test-harness) \
 		$(test-extra-objs) $(lib-a) $(TEST_LDLIBS)
 
+$(cxx-tests): $(objtree)/selftests/%: $(objtree)/selftests/%.o $(test-harness) $(lib-a)
+	$(quiet) LD $(patsubst $(objtree)/%,%,$@)
+	$(Q)$(CXX) $(CXXFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(test-harness) $(lib-a) $(TEST_LDLIBS)
+
+$(clangxx-tests): $(objtree)/selftests/%: $(objtree)/selftests/%.o $(test-harness) $(lib-a)
+	$(quiet) LD $(patsubst $(objtree)/%,%,$@)
+	$(Q)$(CLANGXX) $(CXXFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(test-harness) $(lib-a) $(TEST_LDLIBS)
+
+$(cxx-examples): $(objtree)/examples/%: $(objtree)/examples/%.o $(lib-a)
+	$(quiet) LD $(patsubst $(objtree)/%,%,$@)
+	$(Q)$(CXX) $(CXXFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(lib-a) $(LDLIBS_LIB)
+
 $(objtree)/examples/%: $(objtree)/examples/%.o $(lib-a)
 	$(quiet) LD $(patsubst $(objtree)/%,%,$@)
 	$(Q)$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(lib-a) $(LDLIBS_LIB)
@@ -403,6 +461,12 @@ $(objtree)/selftests/test_exports.o: CPPFLAGS_ALL += \
 
 # selftests/test_runner runs scripts/run-selftests.sh from the source tree
 $(objtree)/selftests/test_runner.o: CPPFLAGS_ALL += -DSEGPOOL_SRCTREE='"$(srctree)"'
+# selftests/arena checks that Documentation/arenas.md names every field.
+# and that segpool-top shows the arenas of a process that exports.
+$(objtree)/selftests/test_arena.o: CPPFLAGS_ALL += \
+	-DSEGPOOL_ARENA_DOC='"$(srctree)/Documentation/arenas.md"' \
+	-DSEGPOOL_TOP_PATH='"$(top-bin)"'
+$(objtree)/selftests/test_arena: $(top-bin)
 
 # --- install ------------------------------------------------------------------------------
 doc-files := README.md NEWS LICENSE $(patsubst $(srctree)/%,%,$(wildcard $(srctree)/Documentation/*.md))
@@ -413,7 +477,8 @@ install: all man
 	$(Q)install -d $(DESTDIR)$(INCDIR)/segpool $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PCDIR) \
 		$(DESTDIR)$(CMAKEDIR) $(DESTDIR)$(DOCDIR)/Documentation/images \
 		$(addprefix $(DESTDIR)$(MANDIR)/man,1 3 7)
-	$(Q)install -m 644 $(srctree)/include/segpool/*.h $(DESTDIR)$(INCDIR)/segpool/
+	$(Q)install -m 644 $(srctree)/include/segpool/*.h \
+		$(srctree)/include/segpool/*.hpp $(DESTDIR)$(INCDIR)/segpool/
 	$(Q)install -m 644 $(lib-a) $(DESTDIR)$(LIBDIR)/
 	$(Q)install -m 755 $(lib-so) $(DESTDIR)$(LIBDIR)/
 	$(Q)ln -sf $(notdir $(lib-so)) $(DESTDIR)$(LIBDIR)/$(lib-soname)
@@ -436,7 +501,7 @@ install: all man
 
 uninstall:
 	$(quiet) UNINST $(DESTDIR)$(PREFIX)
-	$(Q)rm -f $(addprefix $(DESTDIR)$(INCDIR)/segpool/,$(notdir $(wildcard $(srctree)/include/segpool/*.h)))
+	$(Q)rm -f $(addprefix $(DESTDIR)$(INCDIR)/segpool/,$(notdir $(wildcard $(srctree)/include/segpool/*.h $(srctree)/include/segpool/*.hpp)))
 	$(Q)-rmdir $(DESTDIR)$(INCDIR)/segpool 2>/dev/null || true
 	$(Q)rm -f $(DESTDIR)$(LIBDIR)/$(libname).a $(DESTDIR)$(LIBDIR)/$(notdir $(lib-so)) \
 		$(DESTDIR)$(LIBDIR)/$(lib-soname) $(DESTDIR)$(LIBDIR)/$(libname).so \

@@ -146,8 +146,8 @@ static void sp_export_copy(void *dst, const void *src, size_t len)
 	}
 }
 
-/* The seqlock write of the stage's first @n caches.  pub_lock held. */
-static void sp_export_write(uint32_t n)
+/* The seqlock write of the stage's first @n caches, @na arenas.  pub_lock held. */
+static void sp_export_write(uint32_t n, uint32_t na)
 {
 	const struct sp_export_layout *l = &sp_exp.layout;
 	size_t var = offsetof(struct segpool_export_header, updates);
@@ -165,6 +165,8 @@ static void sp_export_write(uint32_t n)
 	sp_export_copy(dst + l->cache_nodes_offset, src + l->cache_nodes_offset,
 		       (size_t)n * l->nr_nodes *
 		       sizeof(struct segpool_export_cache_node));
+	sp_export_copy(dst + l->arenas_offset, src + l->arenas_offset,
+		       (size_t)na * sizeof(struct segpool_export_arena));
 	sp_exp.seq += 2;
 	/* every store of the snapshot is visible before the even count */
 	__atomic_store_n(&sp_exp.seg->seq, sp_exp.seq, __ATOMIC_RELEASE);
@@ -208,16 +210,19 @@ static void sp_export_publish(unsigned int interval_ms)
 	uint64_t t0 = sp_export_now(CLOCK_MONOTONIC);
 	struct segpool_export_header *h;
 	struct segpool_export_cache *recs;
-	uint32_t n;
+	struct segpool_export_arena *arecs;
+	uint32_t n, na;
 
 	sp_exp.flags &= ~SEGPOOL_EXPORT_F_TRUNCATED;
 	for (;;) {
 		n = sp_export_collect(sp_exp.stage, &sp_exp.layout);
-		if (n <= sp_exp.layout.capacity)
+		na = sp_export_collect_arenas(sp_exp.stage, &sp_exp.layout);
+		if (n <= sp_exp.layout.capacity && na <= sp_exp.layout.capacity)
 			break;
-		if (sp_export_grow(n)) {
+		if (sp_export_grow(SP_MAX(n, na))) {
 			sp_exp.flags |= SEGPOOL_EXPORT_F_TRUNCATED;
-			n = sp_exp.layout.capacity;
+			n = SP_MIN(n, sp_exp.layout.capacity);
+			na = SP_MIN(na, sp_exp.layout.capacity);
 			break;
 		}
 	}
@@ -235,10 +240,17 @@ static void sp_export_publish(unsigned int interval_ms)
 	h->nodes_offset = sp_exp.layout.nodes_offset;
 	h->caches_offset = sp_exp.layout.caches_offset;
 	h->cache_nodes_offset = sp_exp.layout.cache_nodes_offset;
+	h->arena_capacity = sp_exp.layout.capacity;
+	h->nr_arenas = na;
+	h->arenas_offset = sp_exp.layout.arenas_offset;
 	h->collect_ns = h->monotonic_ns - t0;
 	for (uint32_t i = 0; i < n; i++)
 		recs[i].update = h->updates;
-	sp_export_write(n);
+	arecs = (struct segpool_export_arena *)((char *)sp_exp.stage +
+						sp_exp.layout.arenas_offset);
+	for (uint32_t i = 0; i < na; i++)
+		arecs[i].update = h->updates;
+	sp_export_write(n, na);
 }
 
 /* The header's constant part; @magic last.  pub_lock held. */
@@ -249,6 +261,7 @@ static void sp_export_fill_header(struct segpool_export_header *h)
 	h->cache_size = sizeof(struct segpool_export_cache);
 	h->cache_node_size = sizeof(struct segpool_export_cache_node);
 	h->node_size = sizeof(struct segpool_export_node);
+	h->arena_size = sizeof(struct segpool_export_arena);
 	h->pid = (int32_t)getpid();
 	h->nr_nodes = sp_exp.layout.nr_nodes;
 	h->nr_cpus = (uint32_t)sp_topo.nr_cpus;

@@ -24,6 +24,7 @@ struct sp_export_layout {
 	size_t nodes_offset;
 	size_t caches_offset;
 	size_t cache_nodes_offset;
+	size_t arenas_offset;		/* @capacity arena records too */
 	size_t size;
 };
 
@@ -50,5 +51,12 @@ SP_INTERNAL uint32_t sp_export_count_caches(void);
  */
 SP_INTERNAL uint32_t sp_export_collect(void *area,
 				       const struct sp_export_layout *l);
+/*
+ * sp_export_collect_arenas() - the records of the first @l->capacity
+ * arenas into @area.  Takes the arena-list lock, then each arena's.
+ * Return: the number of arenas, which may exceed @l->capacity.
+ */
+SP_INTERNAL uint32_t sp_export_collect_arenas(void *area,
+					      const struct sp_export_layout *l);
 
 #endif /* SP_CORE_EXPORT_H */

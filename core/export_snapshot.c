@@ -15,6 +15,7 @@
 #include <segpool/segpool.h>
 #include <segpool/export.h>
 
+#include "arena/arena.h"
 #include "core/core.h"
 #include "core/export.h"
 #include "core/rcu.h"
@@ -32,13 +33,15 @@ void sp_export_layout(struct sp_export_layout *l, uint32_t nr_nodes,
 	size_t recs = (size_t)capacity * sizeof(struct segpool_export_cache);
 	size_t cnodes = (size_t)capacity * nr_nodes *
 			sizeof(struct segpool_export_cache_node);
+	size_t arenas = (size_t)capacity * sizeof(struct segpool_export_arena);
 
 	l->nr_nodes = nr_nodes;
 	l->capacity = capacity;
 	l->nodes_offset = sizeof(struct segpool_export_header);
 	l->caches_offset = SP_ALIGN(l->nodes_offset + nodes, (size_t)SP_CACHE_LINE);
 	l->cache_nodes_offset = l->caches_offset + recs;
-	l->size = SP_ALIGN(l->cache_nodes_offset + cnodes, SP_PAGE_SIZE);
+	l->arenas_offset = l->cache_nodes_offset + cnodes;
+	l->size = SP_ALIGN(l->arenas_offset + arenas, SP_PAGE_SIZE);
 }
 
 uint32_t sp_export_count_caches(void)
@@ -216,4 +219,51 @@ uint32_t sp_export_collect(void *area, const struct sp_export_layout *l)
 	}
 	sp_rcu_walk_end();
 	return n;
+}
+
+/* --- arenas -------------------------------------------------------------- */
+
+struct sp_export_arena_walk {
+	struct segpool_export_arena *recs;
+	uint32_t capacity, n;
+};
+
+static void sp_export_arena(const struct sp_bump_snap *s, void *arg)
+{
+	struct sp_export_arena_walk *w = arg;
+	struct segpool_export_arena *r;
+
+	if (w->n >= w->capacity) {
+		w->n++;
+		return;
+	}
+	r = &w->recs[w->n++];
+	memset(r, 0, sizeof(*r));
+	memcpy(r->name, s->name, strnlen(s->name, SEGPOOL_EXPORT_NAME_LEN - 1));
+	r->node = s->info.node;
+	r->flags = (uint32_t)s->info.flags;
+	r->in_use = s->info.in_use;
+	r->peak = s->info.peak;
+	r->held = s->info.held;
+	r->chunks = s->info.chunks;
+	r->kept_chunks = s->info.kept_chunks;
+	r->kept_bytes = s->info.kept_bytes;
+	r->chunks_created = s->info.chunks_created;
+	r->chunks_released = s->info.chunks_released;
+	r->resets = s->info.resets;
+	r->rewinds = s->info.rewinds;
+	r->alloc_failures = s->info.alloc_failures;
+	r->limit = s->info.limit;
+	r->keep = s->info.keep;
+}
+
+uint32_t sp_export_collect_arenas(void *area, const struct sp_export_layout *l)
+{
+	struct sp_export_arena_walk w = {
+		(struct segpool_export_arena *)((char *)area + l->arenas_offset),
+		l->capacity, 0,
+	};
+
+	sp_bump_walk(sp_export_arena, &w);
+	return w.n;
 }

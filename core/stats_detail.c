@@ -160,5 +160,7 @@ SEGPOOL_API int segpool_stats_dump_detail(FILE *out, const char *cache,
 		errno = -ret;
 		return ret;
 	}
+	if (!cache)
+		sp_stats_arenas_text(&b);
 	return sp_sbuf_finish(&b, out);
 }

@@ -19,6 +19,8 @@
  *     ],
  *     "pools": [ {"kind": "mempool"|"sheaves", "name": "...",
  *                 <counters>}, ... ]
+ *     "arenas": [ {"name": "...", "node": <id or -1>, "flags": [...],
+ *                  <the arena keys of core/stats_arena.c>}, ... ]
  *   }
  *
  * "cpus" is there with SEGPOOL_STATS_PERCPU, and lists the slots where a
@@ -38,6 +40,7 @@
 
 #include <segpool/segpool.h>
 
+#include "arena/arena.h"
 #include "core/core.h"
 #include "core/stats_pools.h"
 #include "core/stats_snap.h"
@@ -196,6 +199,27 @@ static void sp_json_pool(const struct sp_pool_snap *p, void *arg)
 	sp_json_close(j);
 }
 
+/* --- an arena: its name, node, flags and SP_ARENA_FIELDS --------------- */
+
+static void sp_json_arena(const struct sp_bump_snap *s, void *arg)
+{
+	struct sp_json *j = arg;
+	const char *names[8];
+	size_t n = sp_bump_flag_names(s->info.flags, names, SP_ARRAY_SIZE(names));
+
+	sp_json_open(j, NULL, '{', true);
+	sp_json_str(j, "name", s->name);
+	sp_json_int(j, "node", s->info.node);
+	sp_json_open(j, "flags", '[', true);
+	for (size_t i = 0; i < n; i++)
+		sp_json_str(j, NULL, names[i]);
+	sp_json_close(j);
+	for (size_t i = 0; i < sp_nr_bump_fields; i++)
+		sp_json_u64(j, sp_bump_fields[i].name,
+			    sp_bump_fields[i].get(&s->info));
+	sp_json_close(j);
+}
+
 int sp_stats_fmt_json(struct sp_sbuf *b, unsigned int flags)
 {
 	struct sp_json j;
@@ -217,6 +241,9 @@ int sp_stats_fmt_json(struct sp_sbuf *b, unsigned int flags)
 	sp_json_close(&j);
 	sp_json_open(&j, "pools", '[', false);
 	sp_stats_pools_walk(sp_json_pool, &j);
+	sp_json_close(&j);
+	sp_json_open(&j, "arenas", '[', false);
+	sp_bump_walk(sp_json_arena, &j);
 	sp_json_close(&j);
 	sp_json_end(&j);
 	return 0;

@@ -272,4 +272,9 @@ extern SP_INTERNAL const size_t sp_nr_health_fields;
 extern SP_INTERNAL const struct sp_health_node_field sp_health_node_fields[];
 extern SP_INTERNAL const size_t sp_nr_health_node_fields;
 
+/* --- core/stats_arena.c --- */
+
+/* Every arena as a block of the detail dump (after the caches). */
+SP_INTERNAL void sp_stats_arenas_text(struct sp_sbuf *b);
+
 #endif /* SP_CORE_STATS_SNAP_H */

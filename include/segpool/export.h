@@ -80,7 +80,8 @@ SEGPOOL_BEGIN_DECLS
  * @version:            segpool_version() of the exporting library.
  * @percpu_mode:        segpool_percpu_mode() of the process.
  * @comm:               the program's short name (program_invocation_short_name).
- * @reserved0:          zero.
+ * @arena_size:         bytes of one arena record; 0 from a writer that
+ *                      exports no arenas (then read none).
  * @seq:                the seqlock: odd while a snapshot is being written.
  * @pad0:               zero (keeps @seq on a line of its own).
  * @updates:            snapshots published so far (1 after the first).
@@ -95,6 +96,9 @@ SEGPOOL_BEGIN_DECLS
  * @caches_offset:      where the cache records start.
  * @cache_nodes_offset: where the per-cache node records start.
  * @collect_ns:         how long gathering the last snapshot took.
+ * @arena_capacity:     arena records there is room for.
+ * @nr_arenas:          arena records of this snapshot.
+ * @arenas_offset:      where the arena records start (0: none).
  * @reserved1:          zero.
  *
  * The segment, all integers in the machine's byte order, offsets in bytes
@@ -104,9 +108,13 @@ SEGPOOL_BEGIN_DECLS
  *	nodes_offset         struct segpool_export_node        [nr_nodes]
  *	caches_offset        struct segpool_export_cache       [capacity]
  *	cache_nodes_offset   struct segpool_export_cache_node  [capacity][nr_nodes]
+ *	arenas_offset        struct segpool_export_arena       [arena_capacity]
  *
  * of which the first @nr_caches cache records (and their node records)
- * hold the last snapshot.  The first part of the header is written once,
+ * and the first @nr_arenas arena records hold the last snapshot.  The
+ * arena fields took over reserved words of layout 1, which older writers
+ * leave zero: a reader finds no arenas there, and an older reader never
+ * looks.  The first part of the header is written once,
  * before @magic; everything from @updates on changes with each snapshot and
  * is guarded by the sequence counter @seq, a seqlock:
  *
@@ -133,7 +141,7 @@ struct segpool_export_header {
 	uint32_t nr_nodes;		/* 32 */
 	uint32_t nr_cpus;		/* 36 */
 	uint32_t page_size;		/* 40 */
-	uint32_t reserved0;		/* 44 */
+	uint32_t arena_size;		/* 44 */
 	uint64_t start_realtime_ns;	/* 48 */
 	char version[16];		/* 56 */
 	char percpu_mode[120];		/* 72 */
@@ -154,7 +162,10 @@ struct segpool_export_header {
 	uint64_t caches_offset;		/* 376 */
 	uint64_t cache_nodes_offset;	/* 384 */
 	uint64_t collect_ns;		/* 392 */
-	uint64_t reserved1[14];		/* 400 */
+	uint32_t arena_capacity;	/* 400 */
+	uint32_t nr_arenas;		/* 404 */
+	uint64_t arenas_offset;		/* 408 */
+	uint64_t reserved1[12];		/* 416 */
 };
 
 /**
@@ -318,6 +329,48 @@ struct segpool_export_cache_node {
 	uint64_t reserved[2];		/* 112 */
 };
 
+/**
+ * struct segpool_export_arena - one arena in a snapshot.
+ * @name:            the arena's name, NUL-terminated.
+ * @update:          the header's @updates of the snapshot that wrote it.
+ * @node:            as struct segpool_arena_info (-1: any node).
+ * @flags:           its SEGPOOL_ARENA_* flags (<segpool/arena.h>).
+ * @in_use:          as struct segpool_arena_info.
+ * @peak:            as struct segpool_arena_info.
+ * @held:            as struct segpool_arena_info.
+ * @chunks:          as struct segpool_arena_info.
+ * @kept_chunks:     as struct segpool_arena_info.
+ * @kept_bytes:      as struct segpool_arena_info.
+ * @chunks_created:  as struct segpool_arena_info.
+ * @chunks_released: as struct segpool_arena_info.
+ * @resets:          as struct segpool_arena_info.
+ * @rewinds:         as struct segpool_arena_info.
+ * @alloc_failures:  as struct segpool_arena_info.
+ * @limit:           as struct segpool_arena_info.
+ * @keep:            as struct segpool_arena_info.
+ * @reserved:        zero.
+ */
+struct segpool_export_arena {
+	char name[SEGPOOL_EXPORT_NAME_LEN];	/* 0 */
+	uint64_t update;		/* 64 */
+	int32_t node;			/* 72 */
+	uint32_t flags;			/* 76 */
+	uint64_t in_use;		/* 80 */
+	uint64_t peak;			/* 88 */
+	uint64_t held;			/* 96 */
+	uint64_t chunks;		/* 104 */
+	uint64_t kept_chunks;		/* 112 */
+	uint64_t kept_bytes;		/* 120 */
+	uint64_t chunks_created;	/* 128 */
+	uint64_t chunks_released;	/* 136 */
+	uint64_t resets;		/* 144 */
+	uint64_t rewinds;		/* 152 */
+	uint64_t alloc_failures;	/* 160 */
+	uint64_t limit;			/* 168 */
+	uint64_t keep;			/* 176 */
+	uint64_t reserved[3];		/* 184 */
+};
+
 #if !defined(__cplusplus)
 SEGPOOL_STATIC_ASSERT(sizeof(struct segpool_export_header) == 512, "header: 512 bytes");
 SEGPOOL_STATIC_ASSERT(offsetof(struct segpool_export_header, seq) == 256,
@@ -336,6 +389,10 @@ SEGPOOL_STATIC_ASSERT(offsetof(struct segpool_export_cache, alloc_failslab) == 3
 	       "cache record: layout 1 offsets (alloc_failslab was reserved, 0)");
 SEGPOOL_STATIC_ASSERT(offsetof(struct segpool_export_cache, reserved) == 352,
 	       "cache record: layout 1 offsets");
+SEGPOOL_STATIC_ASSERT(offsetof(struct segpool_export_header, arenas_offset) == 408,
+	       "header: the arena words of layout 1");
+SEGPOOL_STATIC_ASSERT(sizeof(struct segpool_export_arena) == 208,
+	       "arena record: 208 bytes");
 SEGPOOL_STATIC_ASSERT(sizeof(struct segpool_export_cache_node) == 128,
 	       "cache node record: 128 bytes");
 SEGPOOL_STATIC_ASSERT(offsetof(struct segpool_export_cache_node, depot_objs) == 104,

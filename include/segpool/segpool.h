@@ -15,6 +15,7 @@
 #include <segpool/rcu.h>
 #include <segpool/mempool.h>
 #include <segpool/sheaf.h>
+#include <segpool/arena.h>
 
 SEGPOOL_BEGIN_DECLS
 

@@ -116,3 +116,23 @@ uint64_t top_field_get(const void *rec, const struct top_field *f)
 		return v;
 	}
 }
+
+#define A(field, counter)	F(struct segpool_export_arena, field, counter)
+const struct top_field top_arena_fields[] = {
+	A(in_use, 0),
+	A(peak, 0),
+	A(held, 0),
+	A(chunks, 0),
+	A(kept_chunks, 0),
+	A(kept_bytes, 0),
+	A(chunks_created, 1),
+	A(chunks_released, 1),
+	A(resets, 1),
+	A(rewinds, 1),
+	A(alloc_failures, 1),
+	A(limit, 0),
+	A(keep, 0),
+};
+const size_t top_arena_nfields = sizeof(top_arena_fields) /
+				 sizeof(top_arena_fields[0]);
+#undef A

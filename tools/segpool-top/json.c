@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "internal/json.h"
+#include <segpool/arena.h>
 #include "tools/segpool-top/top.h"
 
 static void top_json_sink(void *arg, const char *s, size_t n)
@@ -199,6 +200,32 @@ static void top_json_health(struct sp_json *j, const struct top_snap *s)
 	sp_json_close(j);
 }
 
+static void top_json_arena(struct sp_json *j, const struct segpool_export_arena *a)
+{
+	static const struct {
+		uint32_t bit;
+		const char *name;
+	} flags[] = {
+		{ SEGPOOL_ARENA_THREADSAFE, "threadsafe" },
+		{ SEGPOOL_ARENA_THISNODE, "thisnode" },
+		{ SEGPOOL_ARENA_RED_ZONE, "red_zone" },
+		{ SEGPOOL_ARENA_POISON, "poison" },
+	};
+
+	sp_json_open(j, NULL, '{', true);
+	sp_json_str(j, "name", a->name);
+	sp_json_int(j, "node", a->node);
+	sp_json_open(j, "flags", '[', true);
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+		if (a->flags & flags[i].bit)
+			sp_json_str(j, NULL, flags[i].name);
+	sp_json_close(j);
+	for (size_t f = 0; f < top_arena_nfields; f++)
+		sp_json_u64(j, top_arena_fields[f].name,
+			    top_field_get(a, &top_arena_fields[f]));
+	sp_json_close(j);
+}
+
 int top_print_json(FILE *out, const struct top_snap *s)
 {
 	const struct segpool_export_header *h = &s->hdr;
@@ -226,6 +253,10 @@ int top_print_json(FILE *out, const struct top_snap *s)
 	sp_json_open(&j, "caches", '[', false);
 	for (size_t i = 0; i < h->nr_caches; i++)
 		top_json_cache(&j, s, i);
+	sp_json_close(&j);
+	sp_json_open(&j, "arenas", '[', false);
+	for (uint32_t i = 0; i < h->nr_arenas; i++)
+		top_json_arena(&j, &s->arenas[i]);
 	sp_json_end(&j);
 	if (fflush(out) || ferror(out)) {
 		if (!errno)

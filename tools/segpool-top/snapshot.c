@@ -48,8 +48,16 @@ static bool top_fits(uint64_t off, uint64_t n, uint64_t size, uint64_t limit)
 }
 
 static int top_snap_reserve(struct top_snap *s, size_t nr_caches,
-			    size_t nr_nodes, size_t raw)
+			    size_t nr_nodes, size_t nr_arenas, size_t raw)
 {
+	if (nr_arenas > s->cap_arenas) {
+		void *a = realloc(s->arenas, nr_arenas * sizeof(*s->arenas));
+
+		if (!a)
+			return -1;
+		s->arenas = a;
+		s->cap_arenas = nr_arenas;
+	}
 	if (raw > s->raw_cap) {
 		char *p = realloc(s->raw, raw);
 
@@ -82,7 +90,8 @@ static int top_snap_reserve(struct top_snap *s, size_t nr_caches,
 
 /* Spread the raw copy into the arrays, one record at a time (its stride may
  * be longer than the struct we know: later fields are skipped). */
-static void top_snap_unpack(struct top_snap *s, size_t nn, size_t nc)
+static void top_snap_unpack(struct top_snap *s, size_t nn, size_t nc,
+			    size_t na)
 {
 	const struct segpool_export_header *h = &s->hdr;
 	const char *p = s->raw;
@@ -95,6 +104,13 @@ static void top_snap_unpack(struct top_snap *s, size_t nn, size_t nc)
 	}
 	for (size_t i = 0; i < nc * nn; i++, p += h->cache_node_size)
 		memcpy(&s->cnodes[i], p, sizeof(s->cnodes[i]));
+	/* an older writer's arena record may be shorter: the rest reads 0 */
+	for (size_t i = 0; i < na; i++, p += h->arena_size) {
+		memset(&s->arenas[i], 0, sizeof(s->arenas[i]));
+		memcpy(&s->arenas[i], p, h->arena_size < sizeof(s->arenas[i]) ?
+		       h->arena_size : sizeof(s->arenas[i]));
+		s->arenas[i].name[SEGPOOL_EXPORT_NAME_LEN - 1] = '\0';
+	}
 }
 
 enum top_status top_snap_read(struct top_seg *sg, struct top_snap *s,
@@ -108,8 +124,9 @@ enum top_status top_snap_read(struct top_seg *sg, struct top_snap *s,
 		const struct segpool_export_header *h = sg->map;
 		const char *base = sg->map;
 		struct segpool_export_header v;
-		size_t nodes_len, caches_len, cnodes_len;
+		size_t nodes_len, caches_len, cnodes_len, arenas_len;
 		uint64_t s1, s2;
+		uint32_t na;
 
 		s1 = __atomic_load_n(&h->seq, __ATOMIC_ACQUIRE);
 		if (s1 & 1) {
@@ -140,11 +157,26 @@ enum top_status top_snap_read(struct top_seg *sg, struct top_snap *s,
 				 v.capacity, (unsigned long long)v.segment_size);
 			return TOP_EBADSEG;
 		}
+		/* arenas: none from a writer older than them (zero words) */
+		na = c->arena_size && v.arenas_offset ? v.nr_arenas : 0;
+		if (na && (na > v.arena_capacity ||
+			   !top_fits(v.arenas_offset, v.arena_capacity,
+				     c->arena_size, v.segment_size))) {
+			if (s1 != __atomic_load_n(&h->seq, __ATOMIC_ACQUIRE))
+				continue;
+			snprintf(msg, len, "%s is damaged (snapshot %llu: %u of "
+				 "%u arena records)", sg->path,
+				 (unsigned long long)v.updates, na,
+				 v.arena_capacity);
+			return TOP_EBADSEG;
+		}
 		nodes_len = nn * c->node_size;
 		caches_len = (size_t)v.nr_caches * c->cache_size;
 		cnodes_len = (size_t)v.nr_caches * nn * c->cache_node_size;
-		if (top_snap_reserve(s, v.nr_caches, nn,
-				     nodes_len + caches_len + cnodes_len)) {
+		arenas_len = (size_t)na * c->arena_size;
+		if (top_snap_reserve(s, v.nr_caches, nn, na,
+				     nodes_len + caches_len + cnodes_len +
+				     arenas_len)) {
 			snprintf(msg, len, "out of memory");
 			return TOP_ESYS;
 		}
@@ -152,6 +184,8 @@ enum top_status top_snap_read(struct top_seg *sg, struct top_snap *s,
 		top_load(s->raw + nodes_len, base + v.caches_offset, caches_len);
 		top_load(s->raw + nodes_len + caches_len,
 			 base + v.cache_nodes_offset, cnodes_len);
+		top_load(s->raw + nodes_len + caches_len + cnodes_len,
+			 base + v.arenas_offset, arenas_len);
 		/* after the acquire loads of the copy */
 		s2 = __atomic_load_n(&h->seq, __ATOMIC_RELAXED);
 		if (s1 != s2)
@@ -159,7 +193,8 @@ enum top_status top_snap_read(struct top_seg *sg, struct top_snap *s,
 		memcpy(&s->hdr, c, var);
 		memcpy((char *)&s->hdr + var, (char *)&v + var, sizeof(v) - var);
 		s->hdr.seq = s1;
-		top_snap_unpack(s, nn, v.nr_caches);
+		s->hdr.nr_arenas = na;
+		top_snap_unpack(s, nn, v.nr_caches, na);
 		return TOP_OK;
 	}
 	snprintf(msg, len, "process %d did not finish a snapshot in time "
@@ -187,6 +222,7 @@ void top_snap_free(struct top_snap *s)
 	free(s->nodes);
 	free(s->caches);
 	free(s->cnodes);
+	free(s->arenas);
 	free(s->raw);
 	memset(s, 0, sizeof(*s));
 }

@@ -94,6 +94,8 @@ struct top_snap {
 	struct segpool_export_cache *caches;	/* [hdr.nr_caches] */
 	struct segpool_export_cache_node *cnodes; /* [nr_caches][nr_nodes] */
 	size_t cap_caches;			/* room in caches and cnodes */
+	struct segpool_export_arena *arenas;	/* [hdr.nr_arenas] */
+	size_t cap_arenas;
 	char *raw;				/* what the copy loop fills */
 	size_t raw_cap;
 };
@@ -129,6 +131,9 @@ extern const struct top_field top_cnode_fields[];
 extern const size_t top_cnode_nfields;
 extern const struct top_field top_node_fields[];
 extern const size_t top_node_nfields;
+/* An arena's numbers after its name, node and flags (segpool_arena_info's). */
+extern const struct top_field top_arena_fields[];
+extern const size_t top_arena_nfields;
 extern const char *const top_cache_flag_names[];
 extern const size_t top_cache_nflags;
 uint64_t top_field_get(const void *rec, const struct top_field *f);

@@ -52,6 +52,41 @@ static double top_pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
+/*
+ * The fourth line: a note when there is one; else the arenas, summed
+ * (their bytes in use, chunk memory, largest peak and resets), when the
+ * process has any; and the hint that empty caches are hidden.
+ */
+static void top_list_arenas(struct top_ctx *ctx, struct top_screen *scr)
+{
+	const struct top_snap *s = ctx->cur;
+	const char *hint = ctx->hide_empty ? " (empty caches hidden: e shows them)"
+					   : "";
+	uint64_t in_use = 0, held = 0, peak = 0, chunks = 0, resets = 0;
+	char b1[16], b2[16], b3[16];
+
+	if (ctx->note[0] || !s->hdr.nr_arenas) {
+		top_scr_line(scr, TOP_A_NONE, "%s", ctx->note[0] ? ctx->note : hint);
+		return;
+	}
+	for (uint32_t i = 0; i < s->hdr.nr_arenas; i++) {
+		const struct segpool_export_arena *a = &s->arenas[i];
+
+		in_use += a->in_use;
+		held += a->held;
+		chunks += a->chunks;
+		resets += a->resets;
+		if (a->peak > peak)
+			peak = a->peak;
+	}
+	top_scr_line(scr, TOP_A_NONE, " Arenas: %u  In use: %s  Held: %s  "
+		     "Largest peak: %s  Chunks: %llu  Resets: %llu%s",
+		     s->hdr.nr_arenas, top_fmt_bytes(b1, sizeof(b1), in_use),
+		     top_fmt_bytes(b2, sizeof(b2), held),
+		     top_fmt_bytes(b3, sizeof(b3), peak),
+		     (unsigned long long)chunks, (unsigned long long)resets, hint);
+}
+
 /* The totals over every cache, and when the data is from. */
 static void top_list_summary(struct top_ctx *ctx, struct top_screen *scr)
 {
@@ -127,8 +162,7 @@ static void top_list_summary(struct top_ctx *ctx, struct top_screen *scr)
 		     ctx->stale > 3.0 * h->interval_ms / 1000.0 + 2.0 ?
 		     " (not updating)" : "", ctx->delay,
 		     top_sort_name(ctx->sort), ctx->reverse ? ", reversed" : "");
-	top_scr_line(scr, TOP_A_NONE, "%s", ctx->note[0] ? ctx->note :
-		     (ctx->hide_empty ? " (empty caches hidden: e shows them)" : ""));
+	top_list_arenas(ctx, scr);
 }
 
 void top_view_list(struct top_ctx *ctx, struct top_screen *scr)
