@@ -265,8 +265,9 @@ docs: $(gen-env-doc)
 	$(Q)mv $(objtree)/design.md.tmp $(srctree)/Documentation/design.md
 
 # check-docs: fail when the committed api.md is not what the headers say,
-# when an exported function, an environment variable or an option of
-# segpool-top has no man page entry (with the built .so when there is one),
+# when an exported function, an environment variable, or an option, sort
+# order or key of segpool-top has no man page entry, or the page names one
+# the program lacks (with the built .so when there is one),
 # when debian/changelog or NEWS is not at the version of segpool.h, or when
 # design.md's environment table is not what internal/env_table.c says.
 check-docs: $(gen-env-doc)

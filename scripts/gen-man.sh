@@ -24,8 +24,11 @@
 #     each segpool_* function the built shared object exports;
 #   - every SEGPOOL_* variable the library reads (getenv() in the library's
 #     folders, see Kbuild) is a row of the design.md table;
-#   - every long option of segpool-top (tools/segpool-top/main.c) is on
-#     its page.
+#   - segpool-top's page names exactly the program's options (the struct
+#     option table and getopt_long() string of tools/segpool-top/options.c),
+#     sort letters and words (top_sort_keys[], rows.c) and keys (top_keys[]
+#     and the letters top_handle_key() acts on, keys.c), each as a tag of
+#     its OPTIONS, SORT CRITERIA or COMMANDS section.
 # -m MANDIR checks the pages in MANDIR (an earlier first form) instead of
 # generating them.  Exit status: 0, 1 for a problem, 2 for a usage error.
 # POSIX sh, sed and awk.
@@ -244,19 +247,105 @@ while read -r v; do
 	fi
 done <"$tmp/envs"
 
-# --- segpool-top's long options are on its page -------------------------------
-sed -n 's/.*{ "\([a-z-]*\)", *[a-z_]*_argument.*/\1/p' \
-	"$srctree/tools/segpool-top/main.c" >"$tmp/opts"
-nopt=0
-while read -r o; do
-	nopt=$((nopt + 1))
-	if ! grep -q -- "\\\\-\\\\-$o" "$mandir/man1/segpool-top.1"; then
-		echo "$prog: segpool-top --$o is not in Documentation/man/segpool-top.1.in" >&2
+# --- segpool-top's options, sort orders and keys are its page's --------------
+# Each comes from the one table the program reads: the getopt_long() string
+# and struct option table (options.c), top_sort_keys[] (rows.c), top_keys[]
+# and the letters top_handle_key() acts on (keys.c).  The page must name
+# each in a tag line of its section (OPTIONS, SORT CRITERIA, COMMANDS), and
+# name nothing else there.  The tables are found by what they look like, in
+# whichever file of tools/segpool-top they are; none found is a failure too.
+topsrc=$srctree/tools/segpool-top
+toppage=Documentation/man/segpool-top.1.in
+
+# The words of the tag lines (the line after ".TP") of section $1 of the
+# page, one a line: font macros and escapes removed, italic placeholders
+# (\fIseconds\fP) dropped, split at blanks, commas, quotes and "=".
+page_tags() {
+	awk -v sect="$1" '
+	/^\.SH / { s = substr($0, 5); gsub(/"/, "", s); on = (s == sect); next }
+	!on { next }
+	/^\.TP/ { tag = 1; next }
+	/^\.\\"/ { next }
+	tag {
+		tag = 0
+		l = $0
+		sub(/^\.[BIR][BIR]?[ \t]+/, "", l)
+		gsub(/\\fI[^\\]*\\f[PR]/, "", l)
+		gsub(/\\f[BIRP]/, "", l)
+		gsub(/\\-/, "-", l)
+		gsub(/\\[&%]/, "", l)
+		gsub(/[",=]/, " ", l)
+		n = split(l, w, /[ \t]+/)
+		for (i = 1; i <= n; i++)
+			if (w[i] != "")
+				print w[i]
+	}' "$mandir/man1/segpool-top.1" | sort -u
+}
+
+# compare(what, section, expected-file): both ways; the count in $ncmp
+compare() {
+	page_tags "$2" >"$tmp/page"
+	ncmp=$(wc -l <"$3")
+	ncmp=$((ncmp + 0))
+	if [ "$ncmp" -eq 0 ]; then
+		echo "$prog: found no $1 of segpool-top in $topsrc" >&2
+		status=1
+		return
+	fi
+	comm -23 "$3" "$tmp/page" | while read -r w; do
+		echo "$prog: segpool-top's $1 '$w' is not a tag of $2 in $toppage" >&2
+	done
+	comm -13 "$3" "$tmp/page" | while read -r w; do
+		echo "$prog: $2 of $toppage names '$w', which is no $1 of segpool-top" >&2
+	done
+	if ! cmp -s "$3" "$tmp/page"; then
 		status=1
 	fi
-done <"$tmp/opts"
+}
+
+# options: --long from the struct option rows, -x from the getopt string
+{
+	sed -n 's/.*{ "\([a-z][a-z0-9-]*\)", *[a-z_]*_argument,.*/--\1/p' "$topsrc"/*.c
+	sed -n 's/.*getopt_long([^"]*"\([^"]*\)".*/\1/p' "$topsrc"/*.c |
+		awk '{ gsub(/:/, ""); for (i = 1; i <= length($0); i++)
+			print "-" substr($0, i, 1) }'
+} | sort -u >"$tmp/opts"
+if ! grep -q '^--' "$tmp/opts" || ! grep -q '^-[^-]' "$tmp/opts"; then
+	echo "$prog: found no struct option table or getopt_long() string in $topsrc" >&2
+	status=1
+fi
+compare option OPTIONS "$tmp/opts"
+nopt=$(grep -c '^--' "$tmp/opts" || :)
+
+# sort orders: the letter and the word of each top_sort_keys[] row
+sed -n "s/^[ 	]*\[TOP_SORT_[A-Z_]*\][ 	]*= { '\(.\)', *\"\([a-z]*\)\".*/\1 \2/p" \
+	"$topsrc"/*.c >"$tmp/sortrows"
+tr ' ' '\n' <"$tmp/sortrows" | sort -u >"$tmp/sorts"
+compare "sort letter or word" "SORT CRITERIA" "$tmp/sorts"
+nsort=$(wc -l <"$tmp/sortrows")
+nsort=$((nsort + 0))
+
+# keys: each name of a top_keys[] row ("up, down, j, k"), and each letter
+# top_handle_key() has a case for (so a key cannot work unlisted)
+awk '
+	/top_keys\[\] = \{/ { tbl = 1; next }
+	tbl && /^\};/ { tbl = 0 }
+	tbl && /^[ \t]*\{ "/ {
+		s = $0; sub(/^[ \t]*\{ "/, "", s); sub(/".*/, "", s)
+		n = split(s, k, /, /)
+		for (i = 1; i <= n; i++)
+			print k[i]
+	}
+	/^enum top_action top_handle_key\(/ { fn = 1 }
+	fn && /^\}/ { fn = 0 }
+	fn && /case \047.\047:/ {
+		c = $0; sub(/.*case \047/, "", c); c = substr(c, 1, 1)
+		print (c == " " ? "space" : c)
+	}' "$topsrc"/*.c | sort -u >"$tmp/keys"
+compare key COMMANDS "$tmp/keys"
+nkey=$ncmp
 
 if [ "$status" -eq 0 ]; then
-	echo "man pages: $nexp exported functions, $nenv environment variables, $nopt segpool-top options: all documented"
+	echo "man pages: $nexp exported functions, $nenv environment variables, $nopt segpool-top options, $nsort sort orders, $nkey key names: all documented"
 fi
 exit "$status"
