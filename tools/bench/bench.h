@@ -97,8 +97,19 @@ struct bench_contender {
 	bool peer;		/* a peer allocator (ratios: "best peer") */
 };
 
-extern const struct bench_contender bench_contenders[];
-extern const unsigned int bench_nr_contenders;
+#define BENCH_NR_BUILTIN	13	/* tools/bench/contenders.c */
+#define BENCH_MAX_EXTRA		4
+
+extern struct bench_contender bench_contenders[];
+extern unsigned int bench_nr_contenders;
+
+/*
+ * bench_add_peer() - one more malloc peer, "NAME=/path/to/lib.so", run by
+ * LD_PRELOAD like the Debian ones and verified the same way (the library
+ * named must serve malloc in the child).  Return: 0, or -EINVAL (not
+ * NAME=/absolute/path), -EEXIST (the name is taken), -ENOSPC (too many).
+ */
+int bench_add_peer(const char *spec);
 
 const struct bench_contender *bench_contender_find(const char *name);
 
@@ -573,7 +584,7 @@ struct bench_run {
 	char *self;			/* this program, to re-execute */
 	const char *exec;		/* the file children run (driver.c) */
 	bool wl_selected[32];
-	struct bench_contender_state cs[16];
+	struct bench_contender_state cs[BENCH_NR_BUILTIN + BENCH_MAX_EXTRA];
 	unsigned int nr_cs;
 	struct bench_cell *cells;
 	unsigned int nr_cells;

@@ -30,7 +30,11 @@
 
 #include "tools/bench/bench.h"
 
-const struct bench_contender bench_contenders[] = {
+/*
+ * The built-in contenders, then room for BENCH_MAX_EXTRA peers named on
+ * the command line (--peer NAME=LIBRARY: bench_add_peer()).
+ */
+struct bench_contender bench_contenders[BENCH_NR_BUILTIN + BENCH_MAX_EXTRA] = {
 	{
 		.name = "segpool-cache", .kind = BENCH_SEGPOOL_CACHE,
 		.title = "segpool_cache_alloc(), one cache per size class",
@@ -98,8 +102,46 @@ const struct bench_contender bench_contenders[] = {
 	},
 };
 
-const unsigned int bench_nr_contenders =
-	sizeof(bench_contenders) / sizeof(bench_contenders[0]);
+unsigned int bench_nr_contenders = BENCH_NR_BUILTIN;
+
+
+/* Names and paths of the command line's peers (bench_contenders points in). */
+static char bench_extra_name[BENCH_MAX_EXTRA][32];
+static char bench_extra_path[BENCH_MAX_EXTRA][4096];
+
+int bench_add_peer(const char *spec)
+{
+	const char *eq = strchr(spec, '=');
+	struct bench_contender *c;
+	unsigned int k = bench_nr_contenders - BENCH_NR_BUILTIN;
+	size_t nlen;
+
+	if (!eq || eq == spec || !eq[1])
+		return -EINVAL;
+	nlen = (size_t)(eq - spec);
+	if (nlen >= sizeof(bench_extra_name[0]) ||
+	    strlen(eq + 1) >= sizeof(bench_extra_path[0]) || eq[1] != '/')
+		return -EINVAL;
+	if (k >= BENCH_MAX_EXTRA)
+		return -ENOSPC;
+	/* BENCH_NR_BUILTIN must count the table's initialisers */
+	if (!bench_contenders[BENCH_NR_BUILTIN - 1].name ||
+	    bench_contenders[BENCH_NR_BUILTIN].name != NULL)
+		return -EINVAL;
+	memcpy(bench_extra_name[k], spec, nlen);
+	bench_extra_name[k][nlen] = '\0';
+	if (bench_contender_find(bench_extra_name[k]))
+		return -EEXIST;
+	strcpy(bench_extra_path[k], eq + 1);
+	c = &bench_contenders[bench_nr_contenders++];
+	c->name = bench_extra_name[k];
+	c->title = bench_extra_path[k];
+	c->kind = BENCH_MALLOC;
+	c->peer = true;
+	c->soname = bench_extra_path[k];	/* absolute: used as it is */
+	c->malloc_from = strrchr(bench_extra_path[k], '/') + 1;
+	return 0;
+}
 
 const struct bench_contender *bench_contender_find(const char *name)
 {

@@ -6,6 +6,7 @@
  * See Documentation/performance.md for the method and the numbers, and
  * bench.h for how the parts fit.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -32,6 +33,8 @@ static void bench_usage(FILE *f)
 "Selection:\n"
 "  -w, --workload LIST    names or numbers, comma-separated (default: all)\n"
 "  -c, --contender LIST   contender names (default: all)\n"
+"      --peer NAME=LIB    one more malloc peer: LIB (an absolute path) by\n"
+"                         LD_PRELOAD, verified like the others; repeatable\n"
 "  -l, --list             list workloads and contenders, then exit\n"
 "Sizes and counts:\n"
 "  -t, --threads LIST     thread counts of workload 3 (default 1,2,4,8,64)\n"
@@ -179,11 +182,13 @@ enum {
 	OPT_SIZE_RANGE = 256, OPT_PAIRS, OPT_FS_THREADS, OPT_WRITES, OPT_LIVE,
 	OPT_WARMUP, OPT_SEED, OPT_NO_PIN, OPT_NO_PLOTS, OPT_DOC, OPT_SMOKE,
 	OPT_CHILD, OPT_RESULT_FD, OPT_TSC_HZ, OPT_GP_DIR, OPT_PROGRAMS,
+	OPT_PEER,
 };
 
 static const struct option bench_options[] = {
 	{ "workload", required_argument, NULL, 'w' },
 	{ "contender", required_argument, NULL, 'c' },
+	{ "peer", required_argument, NULL, OPT_PEER },
 	{ "list", no_argument, NULL, 'l' },
 	{ "threads", required_argument, NULL, 't' },
 	{ "reps", required_argument, NULL, 'r' },
@@ -251,6 +256,21 @@ int main(int argc, char **argv)
 	size_t blen = strlen(base);
 
 	run.smoke = blen > 6 && !strcmp(base + blen - 6, "-smoke");
+	/* peers of the command line first: every later option may name them */
+	for (int i = 1; i < argc; i++) {
+		const char *spec = NULL;
+		int err;
+
+		if (!strncmp(argv[i], "--peer=", 7))
+			spec = argv[i] + 7;
+		else if (!strcmp(argv[i], "--peer") && i + 1 < argc)
+			spec = argv[++i];
+		if (spec && (err = bench_add_peer(spec)))
+			bench_die("--peer %s: %s", spec, err == -EEXIST ?
+				  "that name is taken" : err == -ENOSPC ?
+				  "too many peers" :
+				  "expected NAME=/absolute/path/to/library.so");
+	}
 	for (unsigned int i = 0; i < bench_nr_contenders; i++) {
 		run.cs[i].c = &bench_contenders[i];
 		/* a variant build runs only when asked for by name */
@@ -270,6 +290,8 @@ int main(int argc, char **argv)
 		case 'c':
 			bench_select_contenders(&run, optarg);
 			break;
+		case OPT_PEER:
+			break;		/* taken before the other options */
 		case 'l':
 			bench_list();
 			return 0;

@@ -184,6 +184,15 @@ static void bench_child_args(const struct bench_run *run,
 	if (!cfg->pin)
 		ARG("--no-pin");
 #undef ARG
+	/* the child knows the command line's peers too */
+	for (unsigned int i = BENCH_NR_BUILTIN; i < bench_nr_contenders; i++) {
+		static char spec[BENCH_MAX_EXTRA][4200];
+		unsigned int k = i - BENCH_NR_BUILTIN;
+
+		snprintf(spec[k], sizeof(spec[k]), "--peer=%s=%s",
+			 bench_contenders[i].name, bench_contenders[i].soname);
+		argv[n++] = spec[k];
+	}
 	argv[n] = NULL;
 }
 
@@ -193,7 +202,7 @@ int bench_spawn(const struct bench_run *run, const struct bench_job *job,
 	const struct bench_contender_state *s =
 		&run->cs[job->c - bench_contenders];
 	const char *exec = s->exec[0] ? s->exec : run->exec;
-	char args[20][40], *argv[24], envbuf[300], modebuf[40], text[8192];
+	char args[20][40], *argv[24 + BENCH_MAX_EXTRA], envbuf[300], modebuf[40], text[8192];
 	char **env = bench_child_env(job->c, preload, envbuf, sizeof(envbuf),
 				     modebuf, sizeof(modebuf));
 	size_t used = 0;

@@ -64,6 +64,13 @@ const char *bench_peer_path(const struct bench_contender *c, char *buf,
 
 	if (!c->soname)
 		return NULL;
+	/* a peer of the command line names its library by absolute path */
+	if (c->soname[0] == '/') {
+		if (access(c->soname, R_OK) ||
+		    (size_t)snprintf(buf, len, "%s", c->soname) >= len)
+			return NULL;
+		return buf;
+	}
 	/* SEGPOOL_BENCH_LIBPATH: folders to look in first, colon-separated */
 	while (env && *env) {
 		size_t n = strcspn(env, ":");
@@ -113,7 +120,8 @@ static void bench_mapped_peers(char *out, size_t len)
 			const struct bench_contender *c = &bench_contenders[i];
 			const char *base = bench_basename(path);
 
-			if (!c->soname || !bench_is_lib(path, c->soname) ||
+			if (!c->soname ||
+			    !bench_is_lib(path, bench_basename(c->soname)) ||
 			    strstr(out, base))
 				continue;
 			used += (size_t)snprintf(out + used, len - used, "%s%s",
@@ -148,7 +156,11 @@ int bench_verify_heap(const struct bench_contender *c, char *served,
 
 		if (!p->soname)
 			continue;
-		present = strstr(mapped, p->soname) != NULL;
+		/* a peer of the command line may be a built-in one's file */
+		if (p != c && c->soname &&
+		    !strcmp(bench_basename(p->soname), bench_basename(c->soname)))
+			continue;
+		present = strstr(mapped, bench_basename(p->soname)) != NULL;
 		if (present != wanted) {
 			bench_warn("%s: %s is %smapped: refusing to report",
 				   c->name, p->soname, present ? "" : "not ");
