@@ -171,6 +171,54 @@ static void sp_slab_release(struct sp_slab *s)
 	sp_slab_release_now(s);
 }
 
+/*
+ * The empty-slab reserve follows churn (node lock held).  A node keeps
+ * max_empty empty slabs (slab/geometry.c: 512 KiB worth); a cache whose
+ * working set swings by more than that, a 3000-byte cache cycling through
+ * 1000 objects say, would release slabs on the way down and build them
+ * again on the way up, each time (0.1 built and released ~40 slabs a
+ * second at such a cycle).  So: a slab built after a release since the
+ * previous build is churn, and doubles the reserve, up to
+ * SP_KEEP_EMPTY_BYTES of slabs; releasing more than twice that many slabs
+ * with no build in between (the working set shrank for good) halves it,
+ * down to max_empty.  Shrink and destroy release every empty slab whatever
+ * the reserve, and start it again from max_empty.
+ */
+#define SP_KEEP_EMPTY_BYTES	(8UL << 20)
+
+static inline unsigned int sp_keep_empty(const struct segpool_cache *c,
+					 const struct sp_cache_node *n)
+{
+	return n->keep_empty > c->max_empty ? n->keep_empty : c->max_empty;
+}
+
+static inline unsigned int sp_keep_cap(const struct segpool_cache *c)
+{
+	return (unsigned int)SP_MAX((size_t)c->max_empty,
+				    SP_KEEP_EMPTY_BYTES / sp_slab_bytes(c));
+}
+
+static void sp_slab_created(struct segpool_cache *c, struct sp_cache_node *n)
+{
+	unsigned int keep = sp_keep_empty(c, n), cap = sp_keep_cap(c);
+
+	n->slabs_created++;
+	if (n->slabs_released != n->released_at_create && keep < cap)
+		n->keep_empty = SP_MIN(keep * 2, cap);
+	n->released_at_create = n->slabs_released;
+}
+
+static void sp_slab_released(struct segpool_cache *c, struct sp_cache_node *n)
+{
+	n->slabs_released++;
+	/* far more released than the cap since the last build: it shrank */
+	if (n->keep_empty > c->max_empty &&
+	    n->slabs_released - n->released_at_create > 2 * sp_keep_cap(c)) {
+		n->keep_empty /= 2;
+		n->released_at_create = n->slabs_released;
+	}
+}
+
 /* Move @s to the list its fill level calls for (node lock held). */
 static void sp_slab_relist(struct segpool_cache *c, struct sp_cache_node *n,
 			   struct sp_slab *s)
@@ -294,7 +342,7 @@ static size_t sp_slab_take(struct segpool_cache *c, int idx, size_t want,
 			errno = ENOMEM;
 			return 0;
 		}
-		n->slabs_created++;
+		sp_slab_created(c, n);
 		sp_slab_relist(c, n, s);
 		got += sp_node_take(c, n, want - got, objs + got, xfer);
 		pthread_mutex_unlock(&n->lock);
@@ -344,13 +392,13 @@ static struct sp_slab *sp_node_put(struct segpool_cache *c,
 	else
 		n->frees++;
 	sp_slab_relist(c, n, s);
-	if (s->list == SP_SLAB_EMPTY && n->nr_empty > c->max_empty) {
+	if (s->list == SP_SLAB_EMPTY && n->nr_empty > sp_keep_empty(c, n)) {
 		/* release the coldest empty slab, keep the one just used */
 		victim = sp_list_entry(n->empty.prev, struct sp_slab, lru);
 		sp_list_del(&victim->lru);
 		victim->list = SP_SLAB_NONE;
 		n->nr_empty--;
-		n->slabs_released++;
+		sp_slab_released(c, n);
 	}
 	return victim;
 }
@@ -425,6 +473,9 @@ unsigned long sp_slab_shrink(struct segpool_cache *c)
 			n->nr_empty--;
 			n->slabs_released++;
 		}
+		/* the reserve starts again from max_empty */
+		n->keep_empty = 0;
+		n->released_at_create = n->slabs_released;
 		pthread_mutex_unlock(&n->lock);
 		sp_list_for_each_entry_safe(s, &list, lru) {
 			sp_list_del(&s->lru);

@@ -105,6 +105,9 @@ struct sp_cache_node {
 	uint64_t xfer_frees;		/* objects flushed back from them */
 	uint64_t slabs_created;		/* slabs populated */
 	uint64_t slabs_released;	/* slabs given back to the region */
+	/* --- the empty-slab reserve, grown by churn (slab/slab.c) --- */
+	uint64_t released_at_create;	/* slabs_released at the last creation */
+	unsigned int keep_empty;	/* empty slabs kept now (>= max_empty) */
 } __sp_cacheline_aligned;
 
 _Static_assert(offsetof(struct sp_cache_node, lock) == 0, "lock first");
