@@ -28,4 +28,4 @@ set linetype 16 lc rgb "#8b0000" pt 64
 set linetype cycle 16
 
 if (!exists("caption")) { caption = "" }
-set label 99 caption at screen 0.005, screen 0.012 left font ",8" front
+set label 99 caption at screen 0.005, screen 0.012 left font ",8" front noenhanced
