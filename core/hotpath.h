@@ -68,21 +68,11 @@ static __sp_always_inline void sp_obj_out(struct segpool_cache *c, void *obj)
 
 /*
  * sp_freemark_set_freed() - mark @obj, which sp_san_free() may have poisoned
- * already (a mark inside the object is then opened for the one store, as
- * the slab layer opens a free-list link).  Marks after the object are never
- * poisoned (slab/slab.c, sp_slab_populate()).
+ * already: the mark's accessors are not instrumented (slab/freemark.h).
  */
 static __sp_always_inline void sp_freemark_set_freed(struct segpool_cache *c,
 						     void *obj)
 {
-	char *at = (char *)obj + c->key_off;
-
-	if (SP_ASAN && c->key_off < c->object_size) {
-		sp_asan_unpoison(at, SP_FREEMARK_SIZE);
-		sp_freemark_set(obj, c->key_off);
-		sp_san_free(c, obj);
-		return;
-	}
 	sp_freemark_set(obj, c->key_off);
 }
 

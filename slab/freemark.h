@@ -43,8 +43,23 @@
 #include <string.h>
 
 #include "internal/compiler.h"
+#include "internal/sanitize.h"
 
 #define SP_FREEMARK_SIZE	sizeof(uintptr_t)
+
+/*
+ * Under ASan the mark is read and written beside the sanitizer: its word
+ * may lie partly past a small object (an object of 1 to 15 bytes has it at
+ * 0, in its padding) or in a freed, poisoned object (the second free of a
+ * double free must read it to report it).  Those accesses are the
+ * library's own, like a free-list link's, so they are not instrumented;
+ * the program's accesses to the same bytes still are.
+ */
+#if SP_ASAN
+#define __sp_mark_access	__attribute__((noinline, no_sanitize_address))
+#else
+#define __sp_mark_access	__sp_always_inline
+#endif
 
 extern SP_INTERNAL uintptr_t sp_freemark_secret;
 
@@ -55,28 +70,38 @@ static __sp_always_inline uintptr_t sp_freemark(const void *obj)
 }
 
 /* Whether @obj, of a cache with mark offset @koff, carries its mark. */
-static __sp_always_inline bool sp_freemark_is_set(const void *obj,
-						  unsigned int koff)
+#if SP_ASAN
+/* uninstrumented: plain accesses (ASan would check memcpy) */
+#define SP_MARK_LOAD(p)		(*(const volatile uintptr_t *)(const void *)(p))
+#define SP_MARK_STORE(p, v)	(*(volatile uintptr_t *)(void *)(p) = (v))
+#else
+/* memcpy: the word overlays the program's data of any type */
+static __sp_always_inline uintptr_t SP_MARK_LOAD(const void *p)
 {
 	uintptr_t v;
 
-	memcpy(&v, (const char *)obj + koff, sizeof(v));
-	return v == sp_freemark(obj);
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+#define SP_MARK_STORE(p, v)	do { uintptr_t __v = (v);		\
+				     memcpy((p), &__v, sizeof(__v)); } while (0)
+#endif
+
+static __sp_mark_access bool sp_freemark_is_set(const void *obj,
+						unsigned int koff)
+{
+	return SP_MARK_LOAD((const char *)obj + koff) == sp_freemark(obj);
 }
 
-static __sp_always_inline void sp_freemark_set(void *obj, unsigned int koff)
+static __sp_mark_access void sp_freemark_set(void *obj, unsigned int koff)
 {
-	uintptr_t v = sp_freemark(obj);
-
-	memcpy((char *)obj + koff, &v, sizeof(v));
+	SP_MARK_STORE((char *)obj + koff, sp_freemark(obj));
 }
 
 /* On the way out to the program: the object is no longer free. */
-static __sp_always_inline void sp_freemark_clear(void *obj, unsigned int koff)
+static __sp_mark_access void sp_freemark_clear(void *obj, unsigned int koff)
 {
-	uintptr_t v = 0;
-
-	memcpy((char *)obj + koff, &v, sizeof(v));
+	SP_MARK_STORE((char *)obj + koff, 0);
 }
 
 #endif /* SP_SLAB_FREEMARK_H */

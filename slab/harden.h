@@ -156,13 +156,15 @@ static inline void sp_san_slab_release(const struct segpool_cache *c,
 		sp_vg_defined(base, bytes);
 }
 
-/* A free-mark word after an object, kept addressable (slab/freemark.h). */
-static inline void sp_san_mark_open(const struct segpool_cache *c, const void *at)
+/* Free-mark bytes past an object, kept addressable (slab/freemark.h). */
+static inline void sp_san_mark_open(const struct segpool_cache *c,
+				    const void *at, size_t len)
 {
-	if (SP_ASAN && sp_asan_cache(c))
-		sp_asan_unpoison(at, sizeof(uintptr_t));
 	if (SP_VALGRIND && unlikely(sp_on_valgrind) && sp_san_obj_cache(c))
-		sp_vg_defined(at, sizeof(uintptr_t));
+		sp_vg_defined(at, len);
+	(void)c;
+	(void)at;
+	(void)len;
 }
 
 /* The slab layer reads or writes the link at @at of a free object. */

@@ -44,11 +44,21 @@ static void sp_slab_populate(struct segpool_cache *c, struct sp_slab *s)
 		for (unsigned int i = 0; i < c->objs_per_slab; i++)
 			c->ctor(s->base + (size_t)i * c->stride);
 	sp_san_slab_new(c, s->base, sp_slab_bytes(c));
-	/* marks after the object stay open to the library's plain accesses */
-	if (c->key_off >= c->object_size && !(c->flags & SP_CACHE_DEBUG))
+	/*
+	 * The part of a free mark past the object (all of it when the link
+	 * and mark follow the object; the padding of a small object) stays
+	 * addressable for memcheck, which never sees the mark's accessors
+	 * as the library's own.
+	 */
+	if (c->key_off + SP_FREEMARK_SIZE > c->object_size &&
+	    !(c->flags & SP_CACHE_DEBUG)) {
+		unsigned int from = SP_MAX(c->key_off, c->object_size);
+		size_t len = c->key_off + SP_FREEMARK_SIZE - from;
+
 		for (unsigned int i = 0; i < c->objs_per_slab; i++)
-			sp_san_mark_open(c, s->base + (size_t)i * c->stride +
-					 c->key_off);
+			sp_san_mark_open(c, s->base + (size_t)i * c->stride + from,
+					 len);
+	}
 }
 
 /* Index of the fresh tail's next object: address order, or random order. */
