@@ -364,8 +364,12 @@ void sp_free_miss(struct segpool_cache *cache, void *obj, uintptr_t tag,
 		sp_free_slow(cache, obj);
 		return;
 	}
-	/* the sequence may have stored it already: the same word again */
-	sp_freemark_set_freed(cache, obj);
+	/*
+	 * The sequence may have stored it already: the same word again.  The
+	 * object may be ASan-poisoned by now; the mark's accessors are not
+	 * instrumented (slab/freemark.h).
+	 */
+	sp_freemark_set(obj, cache->key_off);
 	sp_free_to_layers(cache, obj, sp_tag_node(tag));
 }
 

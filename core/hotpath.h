@@ -67,16 +67,6 @@ static __sp_always_inline void sp_obj_out(struct segpool_cache *c, void *obj)
 }
 
 /*
- * sp_freemark_set_freed() - mark @obj, which sp_san_free() may have poisoned
- * already: the mark's accessors are not instrumented (slab/freemark.h).
- */
-static __sp_always_inline void sp_freemark_set_freed(struct segpool_cache *c,
-						     void *obj)
-{
-	sp_freemark_set(obj, c->key_off);
-}
-
-/*
  * sp_hot_alloc() - a round of @c's loaded magazine on this CPU, or NULL
  * (miss: the caller tail-calls its slow path).  @c must be a live cache or
  * the boot stand-in (core/kmalloc.c), whose slots are never reached.
