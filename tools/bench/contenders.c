@@ -126,7 +126,7 @@ int bench_add_peer(const char *spec)
 		return -ENOSPC;
 	/* BENCH_NR_BUILTIN must count the table's initialisers */
 	if (!bench_contenders[BENCH_NR_BUILTIN - 1].name ||
-	    bench_contenders[BENCH_NR_BUILTIN].name != NULL)
+	    (k == 0 && bench_contenders[BENCH_NR_BUILTIN].name != NULL))
 		return -EINVAL;
 	memcpy(bench_extra_name[k], spec, nlen);
 	bench_extra_name[k][nlen] = '\0';

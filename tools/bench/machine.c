@@ -110,6 +110,8 @@ void bench_machine_read(struct bench_machine *m, struct bench_run *run)
 		if (s->c->package)
 			bench_pkg_version(s->c->package, s->version,
 					  sizeof(s->version));
+		else if (s->c->peer)	/* --peer: a library of unknown version */
+			snprintf(s->version, sizeof(s->version), "-");
 		else if (s->c->kind != BENCH_FLOOR)
 			snprintf(s->version, sizeof(s->version), "%s",
 				 m->segpool);
