@@ -8,7 +8,8 @@
  * the whole walk, so no cache is created or destroyed under it.  A cache's
  * sums come from segpool_cache_get_info(), so they are what the API says;
  * its per-node figures and per-CPU event counters are read right after,
- * one node or depot lock at a time, the same way the dump reads them.
+ * one node lock at a time (depots are read without one), the same way the
+ * dump reads them.
  */
 #include <string.h>
 
@@ -184,14 +185,12 @@ static void sp_export_cache_nodes(struct segpool_cache *c,
 		o->slabs_released = n->slabs_released;
 		pthread_mutex_unlock(&n->lock);
 		if (pc) {
-			struct sp_depot *d = &pc->depot[i];
+			struct sp_depot_info di;
 
-			pthread_mutex_lock(&d->lock);
-			for (struct sp_mag *m = d->full; m; m = m->next)
-				o->depot_objs += m->count;
-			o->depot_full_mags = d->nr_full;
-			o->depot_empty_mags = d->nr_empty;
-			pthread_mutex_unlock(&d->lock);
+			sp_depot_read(pc, (int)i, &di);
+			o->depot_objs = di.objs;
+			o->depot_full_mags = di.full;
+			o->depot_empty_mags = di.empty;
 		}
 	}
 }

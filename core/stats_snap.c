@@ -12,8 +12,9 @@
  *      and the objects in its two magazines as those counters give them
  *      (objects in minus objects out: sp_pcpu_slot_objects()), never read
  *      from the magazines the owner is changing;
- *   3. each node's depot, under the depot lock: its full and empty
- *      magazines and the objects in the full ones.
+ *   3. each node's depot, without a lock (sp_depot_read(): the counts
+ *      beside its stack words): its full and empty magazines and the
+ *      objects in the full ones.
  *
  * No pass writes anything the allocation paths read: a reader costs them
  * at most a cache miss on a line it shared.  Between the passes the caches
@@ -23,8 +24,7 @@
  * low, never below zero); when the cache is quiet they are exact.
  *
  * Lock order: the caller walks the cache list under RCU (no lock, see
- * core/rcu.c) and takes a node lock or a
- * depot lock, never two at once, which fits below the library's order
+ * core/rcu.c) and takes one node lock at a time, never two at once, which fits below the library's order
  * (percpu/pcpu.c: drain_lock -> slot -> depot lock -> slab node lock).
  */
 #include <errno.h>
@@ -302,14 +302,12 @@ static void sp_snap_slot(struct sp_pcpu_cache *pc, unsigned long i,
 /* Pass 3: node index @i's depot, added to @n. */
 static void sp_snap_depot(struct sp_pcpu_cache *pc, int i, struct sp_node_snap *n)
 {
-	struct sp_depot *d = &pc->depot[i];
+	struct sp_depot_info di;
 
-	pthread_mutex_lock(&d->lock);
-	for (struct sp_mag *m = d->full; m; m = m->next)
-		n->depot_objs += m->count;
-	n->depot_full += d->nr_full;
-	n->depot_empty += d->nr_empty;
-	pthread_mutex_unlock(&d->lock);
+	sp_depot_read(pc, i, &di);
+	n->depot_objs += di.objs;
+	n->depot_full += di.full;
+	n->depot_empty += di.empty;
 }
 
 /*

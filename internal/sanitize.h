@@ -56,6 +56,18 @@
 #include <sanitizer/asan_interface.h>
 #endif
 
+/* ThreadSanitizer: lock-free code it cannot follow takes a locked path. */
+#if defined(__SANITIZE_THREAD__)
+#define SP_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SP_TSAN 1
+#endif
+#endif
+#ifndef SP_TSAN
+#define SP_TSAN 0
+#endif
+
 #if !defined(SEGPOOL_NO_VALGRIND) && defined(__has_include)
 #if __has_include(<valgrind/memcheck.h>)
 #include <valgrind/memcheck.h>

@@ -30,6 +30,7 @@
 #endif
 
 #include <stdint.h>
+#include <stdbool.h>
 
 #define SP_RSEQ_ARCH		1
 #define SP_RSEQ_SIG		0x53053053
@@ -107,6 +108,27 @@
 static inline __attribute__((always_inline)) void sp_hit_count(uint64_t *ctr)
 {
 	__asm__ __volatile__("addq $1, %0" : "+m"(*ctr) : : "cc");
+}
+
+/*
+ * sp_cas16() - compare-and-swap of the 16-byte, 16-byte aligned @word: when
+ * it holds @old, store @nw and return true; otherwise load what it holds
+ * into @old and return false.  lock cmpxchg16b: a full barrier either way.
+ * The depot's lock-free magazine stacks (percpu/depot.c) are built on it;
+ * never on a hit path.
+ */
+#define SP_CAS16_ARCH		1
+static inline bool sp_cas16(uint64_t *word, uint64_t old[2],
+			    const uint64_t nw[2])
+{
+	bool ok;
+
+	__asm__ __volatile__("lock cmpxchg16b %[w]"
+			     : "=@ccz"(ok), [w] "+m"(*(volatile __int128 *)word),
+			       "+a"(old[0]), "+d"(old[1])
+			     : "b"(nw[0]), "c"(nw[1])
+			     : "memory");
+	return ok;
 }
 
 /*

@@ -3,7 +3,10 @@
  * percpu/arch.h - pick the restartable-sequence primitives for this CPU
  * architecture.  Each arch header defines SP_RSEQ_ARCH 1 and the three
  * critical sections (pop, push, steal) of percpu/pcpu.h; without one, the
- * per-CPU layer runs in lock mode only and the build still works.
+ * per-CPU layer runs in lock mode only and the build still works.  An arch
+ * header may also define SP_CAS16_ARCH 1 and sp_cas16(), a 16-byte
+ * compare-and-swap: the depot's magazine stacks are lock-free with it and
+ * take a spinlock per operation without it (percpu/depot.c).
  */
 #ifndef SP_PERCPU_ARCH_H
 #define SP_PERCPU_ARCH_H
@@ -17,6 +20,10 @@
 #define SP_RSEQ_ARCH 0
 #endif
 #undef SP_PERCPU_ARCH_H_INSIDE
+
+#ifndef SP_CAS16_ARCH
+#define SP_CAS16_ARCH 0
+#endif
 
 #ifndef SP_HIT_COUNT_ARCH
 /* One more hit on a slot's counter (the slot's owner, lock mode). */

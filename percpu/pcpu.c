@@ -21,18 +21,9 @@
  * anyone holding the slot's lock) it bypasses the magazines and goes to the
  * slab layer directly; nobody ever waits for a slot on the allocation path.
  *
- * Depot: per node, a stack of full and a stack of empty magazines under one
- * mutex.  Its lock is taken with trylock first; a failed trylock counts as
- * contention.  Every SP_RESIZE_WINDOW depot operations a node looks back:
- * contention above 1/16 of the operations grows the magazine class (up to the
- * cache's tunable limit), a run of SP_QUIET_WINDOWS windows without any
- * shrinks it again toward the default.  Magazines of a retired class are
- * freed as they come back to the depot, so sizes converge.
- *
- * Working-set reaping (Bonwick): the depot tracks the fewest full and empty
- * magazines it held since the last reap; that many were not needed, so at the
- * end of each window they go back (full ones flushed into the slabs, empty
- * ones freed), and the slab layer then returns empty slabs to the OS.
+ * Depot: per node, a lock-free stack of full and a stack of empty
+ * magazines, with its sizing window and working-set reaping
+ * (percpu/depot.c).
  *
  * Cross-CPU drains (shrink, destroy): in rseq mode a drainer cannot run a
  * critical section on another CPU, so it swaps the slot's top for the remote
@@ -42,10 +33,11 @@
  * committed after the exchange, the slot's top is no longer the marker; the
  * drainer repeats until a fence finds its marker still in place, and then
  * owns the slot.  A slot owned by a local slow path is waited for (that slow
- * path never blocks while owning it for long: it takes only the depot and
- * slab locks).  In lock mode the drainer takes the slot's spinlock.
+ * path never blocks while owning it for long: it takes only the slab
+ * locks, and the depot's mutex for a sizing window).  In lock mode the drainer takes the slot's spinlock.
  *
- * Lock order: drain_lock -> slot (owned) -> depot lock -> slab node lock.
+ * Lock order: drain_lock -> slot (owned) -> depot lock -> slab node lock;
+ * the depot's spinlock (builds without cas16) is innermost, held alone.
  */
 #include <errno.h>
 #include <sched.h>
@@ -60,8 +52,6 @@
 #include "percpu/cpu.h"
 #include "slab/slab.h"
 
-#define SP_RESIZE_WINDOW	256	/* depot ops between sizing/reaping looks */
-#define SP_QUIET_WINDOWS	8
 #define SP_DEPOT_MAX_DEFAULT	16	/* full magazines kept per node */
 
 static unsigned int sp_nr_slots;
@@ -163,17 +153,6 @@ static void sp_spin_unlock(uint32_t *lock)
 
 /* --- owning a slot ------------------------------------------------------------ */
 
-static inline void sp_stat_add(struct sp_pcpu_slot *slot, enum sp_pcpu_stat s,
-			       uint64_t n)
-{
-	SP_WRITE_ONCE(slot->stat[s], slot->stat[s] + n);
-}
-
-static inline void sp_stat_inc(struct sp_pcpu_slot *slot, enum sp_pcpu_stat s)
-{
-	sp_stat_add(slot, s, 1);
-}
-
 /*
  * Own the caller's slot.  Return it, with *topp the top it had; NULL when
  * another owns it (the caller bypasses).  *aborts counts rseq restarts.
@@ -264,177 +243,11 @@ static void **sp_slot_own_remote(struct sp_pcpu_cache *pc, unsigned long i)
 	}
 }
 
-/* --- depot ------------------------------------------------------------------------ */
-
-static void sp_depot_lock(struct sp_depot *d)
-{
-	if (pthread_mutex_trylock(&d->lock)) {
-		pthread_mutex_lock(&d->lock);
-		d->contended++;
-	}
-	d->ops++;
-}
-
-static void sp_depot_unlock(struct sp_depot *d)
-{
-	pthread_mutex_unlock(&d->lock);
-}
-
-static struct sp_mag *sp_pop(struct sp_mag **head)
-{
-	struct sp_mag *m = *head;
-
-	if (m) {
-		*head = m->next;
-		m->next = NULL;
-	}
-	return m;
-}
-
-static void sp_push(struct sp_mag **head, struct sp_mag *m)
-{
-	m->next = *head;
-	*head = m;
-}
-
-/* Empty @m's rounds into the slabs (no lock of ours held but the slot). */
-static void sp_mag_flush(struct sp_pcpu_cache *pc, struct sp_mag *m)
-{
-	if (m->count) {
-		sp_slab_flush(pc->cache, m->count, sp_mag_base(m));
-		m->count = 0;
-	}
-}
-
-/*
- * End of a sizing window (depot lock held): adjust the magazine class and
- * collect the magazines beyond the working set into *@full and *@empty for
- * the caller to release once the lock is dropped.
- */
-static void sp_depot_window(struct sp_pcpu_cache *pc, struct sp_depot *d,
-			    uint64_t ops, uint64_t contended,
-			    struct sp_mag **full, struct sp_mag **empty)
-{
-	uint32_t cls = SP_READ_ONCE(pc->cls);
-
-	if (contended * 16 > ops) {
-		if (cls < SP_READ_ONCE(pc->max_cls))
-			SP_WRITE_ONCE(pc->cls, cls + 1);
-		d->quiet = 0;
-	} else if (contended == 0 && ++d->quiet >= SP_QUIET_WINDOWS) {
-		if (cls > pc->base_cls)
-			SP_WRITE_ONCE(pc->cls, cls - 1);
-		d->quiet = 0;
-	}
-	for (uint32_t i = 0; i < d->min_full; i++) {
-		struct sp_mag *m = sp_pop(&d->full);
-
-		d->nr_full--;
-		d->reaped++;
-		sp_push(full, m);
-	}
-	for (uint32_t i = 0; i < d->min_empty; i++) {
-		struct sp_mag *m = sp_pop(&d->empty);
-
-		d->nr_empty--;
-		d->reaped++;
-		sp_push(empty, m);
-	}
-	d->min_full = d->nr_full;
-	d->min_empty = d->nr_empty;
-}
-
-static void sp_release_list(struct sp_pcpu_cache *pc, struct sp_mag *full,
-			    struct sp_mag *empty)
-{
-	struct sp_mag *m;
-
-	while ((m = sp_pop(&full))) {
-		sp_mag_flush(pc, m);
-		sp_mag_free(m);
-	}
-	while ((m = sp_pop(&empty)))
-		sp_mag_free(m);
-}
-
-/* Bookkeeping after each depot operation (lock held); may reap. */
-static void sp_depot_account(struct sp_pcpu_cache *pc, struct sp_depot *d,
-			     struct sp_mag **full, struct sp_mag **empty)
-{
-	if (d->nr_full < d->min_full)
-		d->min_full = d->nr_full;
-	if (d->nr_empty < d->min_empty)
-		d->min_empty = d->nr_empty;
-	if (d->ops % SP_RESIZE_WINDOW == 0) {
-		sp_depot_window(pc, d, SP_RESIZE_WINDOW,
-				d->contended - d->win_contended, full, empty);
-		d->win_contended = d->contended;
-	}
-}
-
-/* Exchange: give @give (may be NULL; goes to the list it belongs on), take a
- * magazine from the full (@want_full) or empty list.  Returns it or NULL. */
-static struct sp_mag *sp_depot_exchange(struct sp_pcpu_cache *pc,
-					struct sp_pcpu_slot *slot,
-					struct sp_mag *give, bool want_full)
-{
-	struct sp_depot *d = &pc->depot[slot->node];
-	struct sp_mag *got, *rfull = NULL, *rempty = NULL, *drop = NULL;
-	uint32_t cls;
-
-	sp_depot_lock(d);
-	cls = SP_READ_ONCE(pc->cls);
-	if (give) {
-		if (give->count == 0) {
-			if (sp_mag_class_of(give) == cls &&
-			    d->nr_empty < pc->depot_max) {
-				sp_push(&d->empty, give);
-				d->nr_empty++;
-				sp_stat_inc(slot, SP_STAT_DEPOT_PUT_EMPTY);
-			} else {
-				drop = give;
-			}
-		} else if (d->nr_full < pc->depot_max) {
-			sp_push(&d->full, give);
-			d->nr_full++;
-			sp_stat_inc(slot, SP_STAT_DEPOT_PUT_FULL);
-			sp_stat_add(slot, SP_STAT_DEPOT_PUT_OBJS, give->count);
-		} else {
-			drop = give;
-		}
-	}
-	if (want_full) {
-		got = sp_pop(&d->full);
-		if (got) {
-			d->nr_full--;
-			sp_stat_inc(slot, SP_STAT_DEPOT_GET_FULL);
-			sp_stat_add(slot, SP_STAT_DEPOT_GET_OBJS, got->count);
-		}
-	} else {
-		got = sp_pop(&d->empty);
-		if (got) {
-			d->nr_empty--;
-			sp_stat_inc(slot, SP_STAT_DEPOT_GET_EMPTY);
-		}
-	}
-	sp_depot_account(pc, d, &rfull, &rempty);
-	sp_depot_unlock(d);
-
-	if (drop) {
-		sp_stat_add(slot, SP_STAT_FLUSH_OBJS, drop->count);
-		sp_mag_flush(pc, drop);
-		sp_stat_inc(slot, SP_STAT_MAG_FLUSH);
-		sp_mag_free(drop);
-	}
-	sp_release_list(pc, rfull, rempty);
-	return got;
-}
-
 /* --- use-driven sizing ------------------------------------------------------------------ */
 
 /*
  * Magazine capacity follows use, not only depot contention (Bonwick grows
- * on contention, sp_depot_window() below; tcmalloc resizes on overflow and
+ * on contention, sp_depot_window() in percpu/depot.c; tcmalloc resizes on overflow and
  * underflow).  A trip is a slow path that leaves the slot's two magazines
  * for the depot or the slabs.  With two magazines of capacity C loaded, a
  * CPU whose working set swings by more than 2C trips about once every C
@@ -712,20 +525,8 @@ void sp_pcpu_drain(struct sp_pcpu_cache *pc)
 	pthread_mutex_lock(&pc->drain_lock);
 	for (unsigned long i = 0; i < pc->nr_slots; i++)
 		sp_slot_drain(pc, i);
-	for (int n = 0; n < sp_topo.nr_nodes; n++) {
-		struct sp_depot *d = &pc->depot[n];
-		struct sp_mag *full, *empty;
-
-		pthread_mutex_lock(&d->lock);
-		full = d->full;
-		empty = d->empty;
-		d->reaped += d->nr_full + d->nr_empty;
-		d->full = d->empty = NULL;
-		d->nr_full = d->nr_empty = 0;
-		d->min_full = d->min_empty = 0;
-		pthread_mutex_unlock(&d->lock);
-		sp_release_list(pc, full, empty);
-	}
+	for (int n = 0; n < sp_topo.nr_nodes; n++)
+		sp_depot_drain(pc, n);
 	pthread_mutex_unlock(&pc->drain_lock);
 }
 
@@ -789,7 +590,7 @@ struct sp_pcpu_cache *sp_pcpu_cache_create(struct segpool_cache *c)
 	pc->depot_max = SP_DEPOT_MAX_DEFAULT;
 	pthread_mutex_init(&pc->drain_lock, NULL);
 	for (int n = 0; n < sp_topo.nr_nodes; n++)
-		pthread_mutex_init(&pc->depot[n].lock, NULL);
+		sp_depot_init(&pc->depot[n]);
 	for (unsigned long i = 0; i < pc->nr_slots; i++) {
 		struct sp_pcpu_slot *slot = &pc->slots[i];
 
@@ -835,7 +636,7 @@ void sp_pcpu_fork_child(struct sp_pcpu_cache *pc)
 {
 	pthread_mutex_init(&pc->drain_lock, NULL);
 	for (int n = 0; n < sp_topo.nr_nodes; n++)
-		pthread_mutex_init(&pc->depot[n].lock, NULL);
+		sp_depot_fork_child(&pc->depot[n]);
 	for (unsigned long i = 0; i < pc->nr_slots; i++) {
 		struct sp_pcpu_slot *slot = &pc->slots[i];
 
@@ -922,14 +723,12 @@ void sp_pcpu_read_stats(struct sp_pcpu_cache *pc, struct sp_pcpu_stats *st)
 	st->alien_flushes = sp_alien_flushes(pc);
 	st->stat[SP_STAT_BYPASS] += SP_READ_ONCE(pc->bypass);
 	for (int n = 0; n < sp_topo.nr_nodes; n++) {
-		struct sp_depot *d = &pc->depot[n];
+		struct sp_depot_info di;
 
-		pthread_mutex_lock(&d->lock);
-		for (struct sp_mag *m = d->full; m; m = m->next)
-			st->objs_in_depot += m->count;
-		st->full_in_depot += d->nr_full;
-		st->empty_in_depot += d->nr_empty;
-		pthread_mutex_unlock(&d->lock);
+		sp_depot_read(pc, n, &di);
+		st->objs_in_depot += di.objs;
+		st->full_in_depot += di.full;
+		st->empty_in_depot += di.empty;
 	}
 	st->mag_size = sp_mag_class_cap(SP_READ_ONCE(pc->cls));
 	st->depot_max = SP_READ_ONCE(pc->depot_max);

@@ -25,6 +25,7 @@
 
 #include "internal/compiler.h"
 #include "percpu/arch.h"
+#include "percpu/depot.h"
 #include "percpu/magazine.h"
 #include "percpu/rseq.h"
 #include <sys/rseq.h>
@@ -95,31 +96,8 @@ _Static_assert(sizeof(struct sp_pcpu_slot) == (1UL << SP_PCPU_SHIFT),
 	       "slots are 1 << SP_PCPU_SHIFT bytes, whole cache lines");
 
 /*
- * struct sp_depot - a node's magazines not loaded on any CPU.  One per node,
- * line-aligned so two nodes' depots never share a line.
- */
-struct sp_depot {
-	pthread_mutex_t lock;		/* protects all below */
-	struct sp_mag *full;		/* stack of full magazines */
-	struct sp_mag *empty;		/* stack of empty magazines */
-	uint32_t nr_full;
-	uint32_t nr_empty;
-	uint32_t min_full;		/* low-water marks since the last reap: */
-	uint32_t min_empty;		/*   Bonwick's working-set estimate */
-	uint64_t ops;			/* depot operations since creation */
-	uint64_t contended;		/* lock found taken (drives resizing) */
-	uint64_t reaped;		/* magazines reaped back to slabs */
-	uint64_t win_contended;		/* @contended at the window's start */
-	uint32_t quiet;			/* windows without contention since the
-					 * last contended one (>1/16) */
-} __sp_cacheline_aligned;
-
-_Static_assert(sizeof(struct sp_depot) % SP_CACHE_LINE == 0,
-	       "depots never share a line");
-
-/*
  * struct sp_pcpu_cache - a cache's per-CPU layer.  Read-mostly except the
- * sizing fields, written under a depot lock.
+ * sizing fields, written by the sizing window and trips.
  */
 struct sp_pcpu_cache {
 	/* --- read by the critical sections: offsets baked into the asm --- */
@@ -164,6 +142,18 @@ SP_INTERNAL void sp_pcpu_free_slow(struct sp_pcpu_cache *pc, void *obj,
 				   unsigned int node);
 SP_INTERNAL int sp_pcpu_set_tunables(struct sp_pcpu_cache *pc,
 				     unsigned int mag_size, unsigned int depot_max);
+
+/* A slot's own counters (owner only: plain adds, read racily by stats). */
+static inline void sp_stat_add(struct sp_pcpu_slot *slot, enum sp_pcpu_stat s,
+			       uint64_t n)
+{
+	SP_WRITE_ONCE(slot->stat[s], slot->stat[s] + n);
+}
+
+static inline void sp_stat_inc(struct sp_pcpu_slot *slot, enum sp_pcpu_stat s)
+{
+	sp_stat_add(slot, s, 1);
+}
 
 struct sp_pcpu_stats {
 	uint64_t alloc_fastpath;
