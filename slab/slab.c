@@ -425,16 +425,83 @@ void sp_slab_free_one(struct segpool_cache *c, struct sp_slab *s, void *obj)
 		sp_slab_release(victim);
 }
 
+/*
+ * A run of @k objects of slab @s back on it (node lock held): the per-object
+ * part is the link store and the double-free test; counters, the list move
+ * and the reserve's victim are paid once per run.  A magazine flushed in
+ * the order it was filled holds long runs of one slab.  Debug caches take
+ * sp_node_put() per object, for its checks.
+ */
+static struct sp_slab *sp_node_put_run(struct segpool_cache *c,
+				       struct sp_cache_node *n,
+				       struct sp_slab *s, void **objs,
+				       size_t k, bool xfer)
+{
+	struct sp_slab *victim = NULL;
+	void *head = s->freelist;
+
+	for (size_t i = 0; i < k; i++) {
+		void *obj = objs[i];
+
+		if (unlikely(s->inuse == 0 || obj == head)) {
+			s->freelist = head;
+			pthread_mutex_unlock(&n->lock);
+			sp_report_bad_free("double free", obj, c->name);
+		}
+		sp_set_freeptr(c, obj, head);
+		head = obj;
+		s->inuse--;
+	}
+	s->freelist = head;
+	if (s->inuse == 0) {
+		/* all free: hand out in address order again, links unneeded */
+		s->freelist = NULL;
+		s->fresh = 0;
+		if (c->rand_seq)
+			s->rand_pos = sp_harden_rand_pos(c);
+	}
+	n->active_objs -= k;
+	if (xfer)
+		n->xfer_frees += k;
+	else
+		n->frees += k;
+	sp_slab_relist(c, n, s);
+	if (s->list == SP_SLAB_EMPTY && n->nr_empty > sp_keep_empty(c, n)) {
+		victim = sp_list_entry(n->empty.prev, struct sp_slab, lru);
+		sp_list_del(&victim->lru);
+		victim->list = SP_SLAB_NONE;
+		n->nr_empty--;
+		sp_slab_released(c, n);
+	}
+	return victim;
+}
+
+/* How many of @objs[0..@cnt) from the first on lie in slab @s. */
+static inline size_t sp_slab_run(const struct segpool_cache *c,
+				 const struct sp_slab *s, void **objs,
+				 size_t cnt)
+{
+	uintptr_t base = (uintptr_t)s->base;
+	uintptr_t span = (uintptr_t)c->objs_per_slab * c->stride;
+	size_t k = 1;
+
+	while (k < cnt && (uintptr_t)objs[k] - base < span)
+		k++;
+	return k;
+}
+
 static void sp_slab_put(struct segpool_cache *c, size_t cnt, void **objs,
 			bool xfer)
 {
+	bool debug = c->flags & SP_CACHE_DEBUG;
 	struct sp_list_head victims;
 	struct sp_cache_node *n = NULL;
 	struct sp_slab *v;
 
 	sp_list_init(&victims);
-	for (size_t i = 0; i < cnt; i++) {
+	for (size_t i = 0; i < cnt;) {
 		struct sp_slab *s = sp_obj_to_slab(objs[i]);
+		size_t k = debug ? 1 : sp_slab_run(c, s, objs + i, cnt - i);
 
 		if (n != &c->node[s->node]) {
 			if (n)
@@ -442,9 +509,13 @@ static void sp_slab_put(struct segpool_cache *c, size_t cnt, void **objs,
 			n = &c->node[s->node];
 			pthread_mutex_lock(&n->lock);
 		}
-		v = sp_node_put(c, n, s, objs[i], xfer);
+		if (debug)
+			v = sp_node_put(c, n, s, objs[i], xfer);
+		else
+			v = sp_node_put_run(c, n, s, objs + i, k, xfer);
 		if (v)
 			sp_list_add(&v->lru, &victims);
+		i += k;
 	}
 	if (n)
 		pthread_mutex_unlock(&n->lock);
