@@ -29,7 +29,7 @@
 #include "internal/report.h"
 #include "numa/region.h"
 #include "numa/topology.h"
-#include "percpu/cpu.h"
+#include "os/cpu.h"
 #include "percpu/pcpu.h"
 
 bool sp_ready;

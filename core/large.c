@@ -20,7 +20,7 @@
 #include "core/core.h"
 #include "core/hotpath.h"
 #include "numa/mapping.h"
-#include "numa/os.h"
+#include "os/os.h"
 
 struct sp_large {
 	void *addr;			/* start of the mapping, returned to the user */

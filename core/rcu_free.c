@@ -41,9 +41,9 @@
 #include "core/core.h"
 #include "core/rcu.h"
 #include "internal/report.h"
-#include "internal/thread_cpu.h"
-#include "numa/os.h"
-#include "percpu/cpu.h"
+#include "os/thread_cpu.h"
+#include "os/os.h"
+#include "os/cpu.h"
 
 #define SP_RCU_BATCH_OBJS	60
 

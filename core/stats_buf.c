@@ -6,7 +6,7 @@
  * stream after it is released (core/stats_snap.h).  The buffer lives in
  * pages of its own from the OS layer rather than in malloc'ed memory: the
  * library does not depend on the C library's allocator anywhere, and
- * fault injection (internal/fault.h) reaches the statistics calls too.
+ * fault injection (os/faultpoint.h) reaches the statistics calls too.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "core/stats_snap.h"
-#include "numa/os.h"
+#include "os/os.h"
 
 #define SP_SBUF_MIN	(16UL << 10)
 

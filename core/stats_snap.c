@@ -35,7 +35,7 @@
 #include "core/rcu.h"
 #include "core/stats_snap.h"
 #include "internal/rculist.h"
-#include "numa/os.h"
+#include "os/os.h"
 #include "numa/region.h"
 #include "slab/slab.h"
 

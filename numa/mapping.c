@@ -9,7 +9,7 @@
 #include <errno.h>
 
 #include "numa/mapping.h"
-#include "numa/os.h"
+#include "os/os.h"
 #include "numa/topology.h"
 
 void *sp_mapping_create(size_t size, size_t align, int idx)

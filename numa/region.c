@@ -28,7 +28,7 @@
 
 #include "internal/env.h"
 #include "internal/report.h"
-#include "numa/os.h"
+#include "os/os.h"
 #include "numa/region.h"
 
 struct sp_arena sp_arena;

@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "internal/env.h"
-#include "internal/thread_cpu.h"
+#include "os/thread_cpu.h"
 #include "numa/topology.h"
 
 struct sp_topology sp_topo = { .nr_nodes = 1 };

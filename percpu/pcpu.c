@@ -57,7 +57,7 @@
 #include "numa/topology.h"
 #include "percpu/alien.h"
 #include "percpu/pcpu.h"
-#include "percpu/cpu.h"
+#include "os/cpu.h"
 #include "slab/slab.h"
 
 #define SP_RESIZE_WINDOW	256	/* depot ops between sizing/reaping looks */

@@ -14,7 +14,7 @@
 
 #include "segpool_config.h"
 #include "internal/env.h"
-#include "internal/thread_cpu.h"
+#include "os/thread_cpu.h"
 #include "percpu/arch.h"
 #include "percpu/pcpu.h"
 #include "percpu/rseq.h"

@@ -17,7 +17,7 @@
 
 #include "internal/rculist.h"
 #include "internal/report.h"
-#include "numa/os.h"
+#include "os/os.h"
 #include "slab/slab.h"
 
 void *sp_cache_nil_slots;

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * percpu/cpu.h - which CPUs exist, for sizing per-CPU arrays (private).
+ * os/cpu.h - which CPUs exist, for sizing per-CPU arrays (private).
  */
-#ifndef SP_PERCPU_CPU_H
-#define SP_PERCPU_CPU_H
+#ifndef SP_OS_CPU_H
+#define SP_OS_CPU_H
 
 #include "internal/compiler.h"
 
@@ -19,4 +19,4 @@ SP_INTERNAL int sp_cpu_possible_count(void);
  * or -1 when the list is malformed. */
 SP_INTERNAL int sp_cpu_parse_list(const char *list);
 
-#endif /* SP_PERCPU_CPU_H */
+#endif /* SP_OS_CPU_H */

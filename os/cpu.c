@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * percpu/cpu.c - CPU enumeration.
+ * os/cpu.c - CPU enumeration.
  *
  * Per-CPU arrays are indexed by the kernel's CPU id, which is what rseq's
  * cpu_id and sched_getcpu() return; ids run up to the highest *possible* CPU,
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "percpu/cpu.h"
+#include "os/cpu.h"
 
 int sp_cpu_parse_list(const char *list)
 {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * internal/fault.c - fault-injection points for the OS layer.
+ * os/faultpoint.c - fault-injection points for the OS layer.
  *
  * Each point has a "skip" count (calls let through first) and a "fail"
  * count (calls failed after that).  Both are consumed with atomic
@@ -8,7 +8,7 @@
  * Unarmed points cost one relaxed load on paths that already make a system
  * call.
  */
-#include "internal/fault.h"
+#include "os/faultpoint.h"
 
 struct sp_fault_state {
 	unsigned int skip;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * internal/thread_cpu.h - which CPU and node the calling thread runs on.
+ * os/thread_cpu.h - which CPU and node the calling thread runs on.
  *
  * When glibc registered an rseq area for the thread (__rseq_size != 0) the
  * kernel keeps cpu_id (and, with feature size >= 24, node_id) up to date in
@@ -8,8 +8,8 @@
  * The per-CPU layer builds its restartable sequences on the same area; this
  * header only reads it.
  */
-#ifndef SP_INTERNAL_THREAD_CPU_H
-#define SP_INTERNAL_THREAD_CPU_H
+#ifndef SP_OS_THREAD_CPU_H
+#define SP_OS_THREAD_CPU_H
 
 #include <sched.h>
 #include <stdint.h>
@@ -62,4 +62,4 @@ static inline int sp_thread_node_hint(unsigned long feature_size)
 	return -1;
 }
 
-#endif /* SP_INTERNAL_THREAD_CPU_H */
+#endif /* SP_OS_THREAD_CPU_H */

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * numa/os.c - OS memory primitives behind one door.
+ * os/mem.c - OS memory primitives behind one door.
  */
 #include <errno.h>
 #include <numaif.h>
 #include <stdint.h>
 #include <sys/mman.h>
 
-#include "internal/fault.h"
-#include "numa/os.h"
+#include "os/faultpoint.h"
+#include "os/os.h"
 
 /* mmap @size bytes aligned to @align by over-mapping and trimming. */
 static void *sp_os_mmap_aligned(size_t size, size_t align, int prot, int flags)

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * internal/fault.h - fault-injection points for the OS primitives.
+ * os/faultpoint.h - fault-injection points for the OS primitives.
  *
  * Tests arm a point so that its next N calls fail as the OS would (mmap and
  * mprotect and mbind), to prove that every failure turns
  * into NULL/ENOMEM with nothing leaked and the cache still usable.
  * Not exported; the selftests reach it through the static library.
  */
-#ifndef SP_INTERNAL_FAULT_H
-#define SP_INTERNAL_FAULT_H
+#ifndef SP_OS_FAULTPOINT_H
+#define SP_OS_FAULTPOINT_H
 
 #include <stdbool.h>
 #include "internal/compiler.h"
@@ -33,4 +33,4 @@ SP_INTERNAL unsigned long sp_fault_hits(enum sp_fault_point point);
 /* sp_fault_should_fail() - consulted by the OS layer before each call. */
 SP_INTERNAL bool sp_fault_should_fail(enum sp_fault_point point);
 
-#endif /* SP_INTERNAL_FAULT_H */
+#endif /* SP_OS_FAULTPOINT_H */

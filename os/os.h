@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * numa/os.h - the thin layer over mmap, mprotect, madvise and mbind (private).
+ * os/os.h - the thin layer over mmap, mprotect, madvise and mbind (private).
  *
  * Every call into the OS for memory goes through here, so fault injection
- * (internal/fault.h) and error translation happen in one place.  Failures
+ * (os/faultpoint.h) and error translation happen in one place.  Failures
  * return NULL or -1 with errno ENOMEM.
  */
-#ifndef SP_NUMA_OS_H
-#define SP_NUMA_OS_H
+#ifndef SP_OS_OS_H
+#define SP_OS_OS_H
 
 #include <stddef.h>
 #include "internal/compiler.h"
@@ -31,4 +31,4 @@ SP_INTERNAL int sp_os_bind(void *addr, size_t size, int node);
 /* Give the pages' memory back to the OS; the range stays mapped, reads zero. */
 SP_INTERNAL void sp_os_release(void *addr, size_t size);
 
-#endif /* SP_NUMA_OS_H */
+#endif /* SP_OS_OS_H */

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * selftests/test_fault.c - out of memory at each OS primitive.
+ * selftests/test_os_faults.c - out of memory at each OS primitive.
  *
- * The fault points of internal/fault.h make mmap, the commit of reserved
+ * The fault points of os/faultpoint.h make mmap, the commit of reserved
  * pages and mbind fail on purpose.  Every such failure must come out as NULL
  * with errno ENOMEM, leave the accounting as it was, and leave the cache
  * usable once the fault is gone; repeated fail/recover cycles must not leak
@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include <segpool/segpool.h>
-#include "internal/fault.h"
+#include "os/faultpoint.h"
 #include "selftests/harness.h"
 
 #define MiB (1024UL * 1024)
