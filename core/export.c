@@ -55,7 +55,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -69,6 +68,7 @@
 #include "internal/report.h"
 #include "numa/region.h"
 #include "numa/topology.h"
+#include "os/os.h"
 
 #define SP_EXPORT_MIN_CAPACITY	128U		/* cache records, at least */
 #define SP_EXPORT_MAX_CAPACITY	(1U << 20)
@@ -184,20 +184,18 @@ static int sp_export_grow(uint32_t need)
 	if (cap < need)
 		return -ENOSPC;
 	sp_export_layout(&nl, sp_exp.layout.nr_nodes, cap);
-	stage = mmap(NULL, nl.size, PROT_READ | PROT_WRITE,
-		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (stage == MAP_FAILED)
+	stage = sp_os_map_meta(nl.size);
+	if (!stage)
 		return -errno;
 	/* a longer file leaves every reader's shorter mapping valid */
-	if (ftruncate(sp_exp.fd, (off_t)nl.size) ||
-	    (seg = mremap(sp_exp.seg, sp_exp.layout.size, nl.size,
-			  MREMAP_MAYMOVE)) == MAP_FAILED) {
+	if (sp_os_shm_resize(sp_exp.fd, nl.size) ||
+	    !(seg = sp_os_remap(sp_exp.seg, sp_exp.layout.size, nl.size))) {
 		int err = -errno;
 
-		munmap(stage, nl.size);
+		sp_os_unmap(stage, nl.size);
 		return err;
 	}
-	munmap(sp_exp.stage, sp_exp.layout.size);
+	sp_os_unmap(sp_exp.stage, sp_exp.layout.size);
 	sp_exp.seg = seg;
 	sp_exp.stage = stage;
 	sp_exp.layout = nl;
@@ -279,11 +277,11 @@ static void sp_export_fill_header(struct segpool_export_header *h)
 static void sp_export_destroy(void)
 {
 	if (sp_exp.owner == getpid())
-		shm_unlink(sp_exp.name);
+		sp_os_shm_unlink(sp_exp.name);
 	if (sp_exp.seg)
-		munmap(sp_exp.seg, sp_exp.layout.size);
+		sp_os_unmap(sp_exp.seg, sp_exp.layout.size);
 	if (sp_exp.stage)
-		munmap(sp_exp.stage, sp_exp.layout.size);
+		sp_os_unmap(sp_exp.stage, sp_exp.layout.size);
 	if (sp_exp.fd >= 0)
 		close(sp_exp.fd);
 	sp_exp.seg = NULL;
@@ -305,27 +303,19 @@ static int sp_export_create(void)
 	sp_export_layout(l, (uint32_t)sp_arena.nr_regions, cap);
 	snprintf(sp_exp.name, sizeof(sp_exp.name), "%s%d",
 		 SEGPOOL_EXPORT_SHM_PREFIX, (int)getpid());
-	fd = shm_open(sp_exp.name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
-	if (fd < 0 && errno == EEXIST) {
-		/* no live process has our pid: a crashed one left it */
-		shm_unlink(sp_exp.name);
-		fd = shm_open(sp_exp.name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC,
-			      0600);
-	}
+	fd = sp_os_shm_create(sp_exp.name);
 	if (fd < 0)
 		return -errno;
-	stage = MAP_FAILED;
-	seg = MAP_FAILED;
-	if (ftruncate(fd, (off_t)l->size) ||
-	    (seg = mmap(NULL, l->size, PROT_READ | PROT_WRITE, MAP_SHARED,
-			fd, 0)) == MAP_FAILED ||
-	    (stage = mmap(NULL, l->size, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)) == MAP_FAILED) {
+	stage = NULL;
+	seg = NULL;
+	if (sp_os_shm_resize(fd, l->size) ||
+	    !(seg = sp_os_map_shared(fd, l->size, true)) ||
+	    !(stage = sp_os_map_meta(l->size))) {
 		err = -errno;
-		if (seg != MAP_FAILED)
-			munmap(seg, l->size);
+		if (seg)
+			sp_os_unmap(seg, l->size);
 		close(fd);
-		shm_unlink(sp_exp.name);
+		sp_os_shm_unlink(sp_exp.name);
 		return err;
 	}
 	sp_exp.fd = fd;
@@ -359,15 +349,15 @@ static bool sp_export_silent(int dir, const char *name)
 	last = (uint64_t)st.st_mtim.tv_sec * 1000000000ULL +
 	       (uint64_t)st.st_mtim.tv_nsec;
 	if ((size_t)st.st_size >= sizeof(*h)) {
-		h = mmap(NULL, sizeof(*h), PROT_READ, MAP_SHARED, fd, 0);
-		if (h != MAP_FAILED) {
+		h = sp_os_map_shared(fd, sizeof(*h), false);
+		if (h) {
 			/* its writer is gone: nothing changes under us */
 			uint64_t t = __atomic_load_n(&h->realtime_ns,
 						     __ATOMIC_RELAXED);
 
 			if (t)
 				last = t;
-			munmap(h, sizeof(*h));
+			sp_os_unmap(h, sizeof(*h));
 		}
 	}
 	close(fd);
@@ -403,7 +393,7 @@ static void sp_export_sweep(void)
 		if (!sp_export_silent(dirfd(d), de->d_name))
 			continue;
 		snprintf(shm, sizeof(shm), "/%s", de->d_name);
-		shm_unlink(shm);
+		sp_os_shm_unlink(shm);
 	}
 	closedir(d);
 }

@@ -41,9 +41,8 @@
 #include "core/core.h"
 #include "core/rcu.h"
 #include "internal/report.h"
-#include "os/thread_cpu.h"
-#include "os/os.h"
 #include "os/cpu.h"
+#include "os/os.h"
 
 #define SP_RCU_BATCH_OBJS	60
 

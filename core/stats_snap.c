@@ -35,8 +35,8 @@
 #include "core/rcu.h"
 #include "core/stats_snap.h"
 #include "internal/rculist.h"
-#include "os/os.h"
 #include "numa/region.h"
+#include "os/os.h"
 #include "slab/slab.h"
 
 /* --- counter names ------------------------------------------------------ */

@@ -9,8 +9,8 @@
 #include <errno.h>
 
 #include "numa/mapping.h"
-#include "os/os.h"
 #include "numa/topology.h"
+#include "os/os.h"
 
 void *sp_mapping_create(size_t size, size_t align, int idx)
 {

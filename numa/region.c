@@ -28,8 +28,8 @@
 
 #include "internal/env.h"
 #include "internal/report.h"
-#include "os/os.h"
 #include "numa/region.h"
+#include "os/os.h"
 
 struct sp_arena sp_arena;
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * os/faultpoint.c - fault-injection points for the OS layer.
+ * os/faultpoint.c - the OS fault points (os/faultpoint.h).
  *
  * Each point has a "skip" count (calls let through first) and a "fail"
  * count (calls failed after that).  Both are consumed with atomic

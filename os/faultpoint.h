@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * os/faultpoint.h - fault-injection points for the OS primitives.
+ * os/faultpoint.h - the OS fault points: fault injection at the OS door.
  *
- * Tests arm a point so that its next N calls fail as the OS would (mmap and
- * mprotect and mbind), to prove that every failure turns
- * into NULL/ENOMEM with nothing leaked and the cache still usable.
+ * Tests arm a point so that its next N calls fail as the OS would (mmap,
+ * mprotect, mbind, shm_open, the rseq and membarrier system calls), to
+ * prove that every failure turns into NULL/ENOMEM (or the documented
+ * fallback) with nothing leaked and the cache still usable.  Not the
+ * public failslab (segpool/fault.h, failslab/), which fails allocations
+ * of chosen caches; these fail the OS under the library.
  * Not exported; the selftests reach it through the static library.
  */
 #ifndef SP_OS_FAULTPOINT_H
@@ -17,6 +20,12 @@ enum sp_fault_point {
 	SP_FAULT_MMAP,		/* reservations and large mappings */
 	SP_FAULT_COMMIT,	/* making reserved pages accessible */
 	SP_FAULT_MBIND,		/* binding committed pages to their node */
+	SP_FAULT_META,		/* bookkeeping mappings (sp_os_map_meta):
+				 * per-CPU blocks, nil slots, export stage */
+	SP_FAULT_SHM,		/* creating a shared-memory segment */
+	SP_FAULT_MAP_SHARED,	/* mapping a shared-memory segment */
+	SP_FAULT_RSEQ,		/* registering an rseq area */
+	SP_FAULT_MEMBARRIER,	/* membarrier registration and fences */
 	SP_FAULT_NR,
 };
 

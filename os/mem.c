@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * os/mem.c - OS memory primitives behind one door.
+ * os/mem.c - memory mappings behind the OS door (os/os.h).
  */
 #include <errno.h>
 #include <numaif.h>
@@ -92,4 +92,21 @@ int sp_os_bind(void *addr, size_t size, int node)
 void sp_os_release(void *addr, size_t size)
 {
 	madvise(addr, size, MADV_DONTNEED);
+}
+
+void *sp_os_map_meta(size_t size)
+{
+	void *p;
+
+	if (sp_fault_should_fail(SP_FAULT_META)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return p;
 }

@@ -2,11 +2,12 @@
 /*
  * selftests/test_os_faults.c - out of memory at each OS primitive.
  *
- * The fault points of os/faultpoint.h make mmap, the commit of reserved
- * pages and mbind fail on purpose.  Every such failure must come out as NULL
- * with errno ENOMEM, leave the accounting as it was, and leave the cache
- * usable once the fault is gone; repeated fail/recover cycles must not leak
- * slabs or memory.
+ * The OS fault points of os/faultpoint.h make mmap, the commit of reserved
+ * pages, mbind, the bookkeeping mappings and shared memory fail on
+ * purpose.  Every such failure must come out as NULL with errno ENOMEM (or
+ * the errno documented for the call), leave the accounting as it was, and
+ * leave the cache usable once the fault is gone; repeated fail/recover
+ * cycles must not leak slabs or memory.
  *
  * SEGPOOL_NUMA_BIND=always makes the library mbind() even on a single node,
  * so that the mbind fault point is reached on every machine.  It is read once
@@ -14,14 +15,18 @@
  * any allocation a test could make).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <segpool/segpool.h>
+#include <segpool/export.h>
 #include "os/faultpoint.h"
+#include "percpu/pcpu.h"
 #include "selftests/harness.h"
 
 #define MiB (1024UL * 1024)
@@ -32,9 +37,20 @@
 			fail_msg("%s: " fmt, #cond, __VA_ARGS__);	\
 	} while (0)
 
+/*
+ * Set in the children of the start-up tests: the point to fail (by its
+ * number) from the library's first initialisation on, once.
+ */
+#define ENV_INIT_FAULT	"SEGPOOL_TEST_INIT_FAULT"
+
 __attribute__((constructor(101))) static void bind_always(void)
 {
+	const char *p = getenv(ENV_INIT_FAULT);
+
 	setenv("SEGPOOL_NUMA_BIND", "always", 1);
+	/* before the library's constructor (default priority) runs */
+	if (p)
+		sp_fault_arm((enum sp_fault_point)atoi(p), 0, 1);
 }
 
 static const char *point_name(enum sp_fault_point p)
@@ -502,6 +518,151 @@ static void test_large_cycles(void **state)
 	}
 }
 
+
+/* --- the OS door's other points: the export, start-up ------------------------------ */
+
+/* Is this process's export segment there? */
+static bool export_segment_exists(void)
+{
+	char name[64];
+	int fd;
+
+	snprintf(name, sizeof(name), "%s%d", SEGPOOL_EXPORT_SHM_PREFIX,
+		 (int)getpid());
+	fd = shm_open(name, O_RDONLY, 0);
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+/*
+ * segpool_export_start() with @point failing once: the errno of the failed
+ * call, nothing left behind, and the next start works.
+ */
+static void export_fails_at(enum sp_fault_point point, int want)
+{
+	unsigned long hits = sp_fault_hits(point);
+	int ret;
+
+	sp_fault_arm(point, 0, 1);
+	errno = 0;
+	ret = segpool_export_start(50);
+	sp_fault_arm(point, 0, 0);
+	CHECK(ret == -want, "export start returned %d, not %d", ret, -want);
+	CHECK(errno == want, "errno %d, not %d", errno, want);
+	assert_int_equal(sp_fault_hits(point), hits + 1);
+	assert_false(export_segment_exists());
+	assert_int_equal(segpool_export_stop(), -ENOENT);
+
+	assert_int_equal(segpool_export_start(50), 0);
+	assert_true(export_segment_exists());
+	assert_int_equal(segpool_export_stop(), 0);
+	assert_false(export_segment_exists());
+}
+
+static void test_export_shm_fault(void **state)
+{
+	(void)state;
+	export_fails_at(SP_FAULT_SHM, EMFILE);
+}
+
+static void test_export_map_shared_fault(void **state)
+{
+	(void)state;
+	export_fails_at(SP_FAULT_MAP_SHARED, ENOMEM);
+}
+
+static void test_export_stage_fault(void **state)
+{
+	(void)state;
+	export_fails_at(SP_FAULT_META, ENOMEM);
+}
+
+/*
+ * The nil slots (the per-CPU slots of caches without a layer) are the
+ * first bookkeeping mapping of start-up.  Run as a child whose constructor
+ * armed SP_FAULT_META once: the constructor's initialisation failed there,
+ * the next call tried again and the library works.
+ */
+static void test_nil_slots_fault_child(void **state)
+{
+	struct segpool_cache *c;
+	void *p;
+
+	(void)state;
+	if (!getenv(ENV_INIT_FAULT)) {
+		print_message("# runs in the child of test_nil_slots_fault\n");
+		return;
+	}
+	assert_int_equal(sp_fault_hits(SP_FAULT_META), 1);
+	p = segpool_malloc(100);
+	assert_non_null(p);
+	memset(p, 1, 100);
+	segpool_free(p);
+	assert_non_null(sp_pcpu_nil_slots());
+	/* SEGPOOL_INTERLEAVE: no per-CPU layer, the nil slots serve it */
+	c = segpool_cache_create("nil-slots", 48, 0, SEGPOOL_INTERLEAVE, NULL);
+	assert_non_null(c);
+	p = segpool_cache_alloc(c, 0);
+	assert_non_null(p);
+	segpool_cache_free(c, p);
+	segpool_cache_destroy(c);
+}
+
+/* Start-up again in a child with @point failing once from the start. */
+static void rerun_with_init_fault(enum sp_fault_point point, const char *test)
+{
+	char var[64];
+	const char *env[] = { var, NULL };
+
+	snprintf(var, sizeof(var), ENV_INIT_FAULT "=%d", (int)point);
+	assert_int_equal(sp_test_rerun(env, test), 0);
+}
+
+static void test_nil_slots_fault(void **state)
+{
+	(void)state;
+	if (getenv(ENV_INIT_FAULT))
+		return;		/* we are that child */
+	rerun_with_init_fault(SP_FAULT_META, "test_nil_slots_fault_child");
+}
+
+/*
+ * membarrier registration failing at start-up: rseq mode is not chosen
+ * (its fences could not run), lock mode serves, and says why.
+ */
+static void test_membarrier_fault_child(void **state)
+{
+	void *p;
+
+	(void)state;
+	if (!getenv(ENV_INIT_FAULT)) {
+		print_message("# runs in the child of test_membarrier_fault\n");
+		return;
+	}
+	p = segpool_malloc(64);
+	assert_non_null(p);
+	segpool_free(p);
+	if (sp_fault_hits(SP_FAULT_MEMBARRIER) == 0) {
+		/* lock mode for another reason first (TSan, no rseq) */
+		print_message("# skip: %s\n", sp_pcpu_reason);
+		skip();
+	}
+	assert_int_equal(sp_fault_hits(SP_FAULT_MEMBARRIER), 1);
+	assert_int_equal(sp_pcpu_mode, SP_PCPU_LOCK);
+	CHECK(strstr(sp_pcpu_reason, "membarrier") != NULL, "reason \"%s\"",
+	      sp_pcpu_reason);
+}
+
+static void test_membarrier_fault(void **state)
+{
+	(void)state;
+	if (getenv(ENV_INIT_FAULT))
+		return;		/* we are that child */
+	rerun_with_init_fault(SP_FAULT_MEMBARRIER, "test_membarrier_fault_child");
+}
+
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test_teardown(test_commit_fault, sp_test_faults_teardown),
 	cmocka_unit_test_teardown(test_mbind_fault, sp_test_faults_teardown),
@@ -512,6 +673,13 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test_teardown(test_commit_cycles, sp_test_faults_teardown),
 	cmocka_unit_test_teardown(test_mbind_cycles, sp_test_faults_teardown),
 	cmocka_unit_test_teardown(test_large_cycles, sp_test_faults_teardown),
+	cmocka_unit_test_teardown(test_export_shm_fault, sp_test_faults_teardown),
+	cmocka_unit_test_teardown(test_export_map_shared_fault, sp_test_faults_teardown),
+	cmocka_unit_test_teardown(test_export_stage_fault, sp_test_faults_teardown),
+	cmocka_unit_test(test_nil_slots_fault),
+	cmocka_unit_test(test_nil_slots_fault_child),
+	cmocka_unit_test(test_membarrier_fault),
+	cmocka_unit_test(test_membarrier_fault_child),
 };
 
 SP_TEST_MAIN(tests)
