@@ -12,6 +12,7 @@
  */
 #include <ctype.h>
 #include <numa.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -118,6 +119,11 @@ bool sp_os_cpu_allowed(int cpu)
 	if (!all || numa_bitmask_weight(all) == 0)
 		return true;
 	return numa_bitmask_isbitset(all, (unsigned int)cpu);
+}
+
+int sp_os_thread_set_affinity(const cpu_set_t *set, size_t size)
+{
+	return pthread_setaffinity_np(pthread_self(), size, set);
 }
 
 unsigned long sp_os_rseq_feature_size(void)

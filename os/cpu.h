@@ -105,6 +105,11 @@ SP_INTERNAL int sp_os_numa_distance(int a, int b);
  * libnuma read it at start-up; true when libnuma knows none.
  */
 SP_INTERNAL bool sp_os_cpu_allowed(int cpu);
+/*
+ * sp_os_thread_set_affinity() - run the calling thread on the CPUs of
+ * @set (@size bytes, CPU_ALLOC_SIZE) only.  Return: 0 or a positive errno.
+ */
+SP_INTERNAL int sp_os_thread_set_affinity(const cpu_set_t *set, size_t size);
 /* sp_os_rseq_feature_size() - getauxval(AT_RSEQ_FEATURE_SIZE): 0 if none. */
 SP_INTERNAL unsigned long sp_os_rseq_feature_size(void);
 

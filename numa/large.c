@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * core/large.c - allocations above the largest size class.
+ * numa/large.c - allocations above the largest size class, and the
+ * node-placed mappings they (and the arena's large chunks) are made of.
  *
- * Each is a mapping of its own on a node (numa/mapping.c), unmapped on free,
- * so its memory goes back to the OS at once.  A registry (a chained hash
+ * Each is a mapping of its own on a node (sp_mapping_create() below),
+ * unmapped on free, so its memory goes back to the OS at once: outside the
+ * regions on purpose, one mmap and one munmap.  With binding on, the
+ * mapping is mbind()ed to the node before first touch.  A registry (a chained hash
  * table keyed by address, under one leaf mutex) records every live mapping:
  * segpool_free() of an address outside the arena is honoured only if the
  * registry knows it, so a foreign pointer is reported, never munmap()ed.
@@ -19,8 +22,37 @@
 
 #include "core/core.h"
 #include "core/hotpath.h"
-#include "numa/mapping.h"
+#include "numa/large.h"
+#include "numa/topology.h"
 #include "os/os.h"
+
+/* --- node-placed mappings ------------------------------------------------ */
+
+void *sp_mapping_create(size_t size, size_t align, int idx)
+{
+	void *p;
+
+	if (idx < 0 || idx >= sp_topo.nr_nodes) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	p = sp_os_map(size, align);
+	if (!p)
+		return NULL;
+	if (sp_topo.bind && sp_os_bind(p, size, sp_topo.node_id[idx])) {
+		sp_os_unmap(p, size);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return p;
+}
+
+void sp_mapping_destroy(void *addr, size_t size)
+{
+	sp_os_unmap(addr, size);
+}
+
+/* --- the registry of large allocations ------------------------------------ */
 
 struct sp_large {
 	void *addr;			/* start of the mapping, returned to the user */

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * core/numa_policy.c - the interleave rotation of SEGPOOL_INTERLEAVE caches.
+ * numa/policy.c - the interleave rotation of SEGPOOL_INTERLEAVE caches.
  *
  * Each thread keeps its own position, so rotating costs no shared write;
  * threads that allocate alike spread their objects evenly over the nodes.
  */
-#include "core/numa_policy.h"
+#include "numa/policy.h"
 
 static __thread unsigned int sp_interleave_next;
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * core/numa_pin.c - the worker-pool helpers: a node's CPUs, and pinning the
+ * numa/pin.c - the worker-pool helpers: a node's CPUs, and pinning the
  * calling thread to them.
  *
  * A node's CPUs, as segpool means it, are the CPUs whose allocations are
@@ -10,24 +10,13 @@
  * start-up).  A thread pinned to them allocates node-local objects.
  */
 #include <errno.h>
-#include <numa.h>
-#include <pthread.h>
 #include <sched.h>
 
 #include <segpool/segpool.h>
 
 #include "core/core.h"
 #include "numa/topology.h"
-
-/* May the process run on @cpu?  Its cpuset when libnuma knows it. */
-static bool sp_cpu_allowed(int cpu)
-{
-	struct bitmask *all = numa_all_cpus_ptr;
-
-	if (!all || numa_bitmask_weight(all) == 0)
-		return true;
-	return numa_bitmask_isbitset(all, (unsigned int)cpu);
-}
+#include "os/cpu.h"
 
 /* Node index of @node for the calls below; -1 when unknown or no library. */
 static int sp_numa_pin_idx(int node)
@@ -44,7 +33,7 @@ SEGPOOL_API int segpool_numa_node_cpus(int node, int *cpus, size_t max)
 		return -EINVAL;
 	}
 	for (int c = 0; c < sp_topo.nr_cpus; c++) {
-		if (sp_topo.cpu_idx[c] != idx || !sp_cpu_allowed(c))
+		if (sp_topo.cpu_idx[c] != idx || !sp_os_cpu_allowed(c))
 			continue;
 		if ((size_t)n < max)
 			cpus[n] = c;
@@ -71,7 +60,7 @@ SEGPOOL_API int segpool_numa_pin_thread(int node)
 	size = CPU_ALLOC_SIZE((size_t)sp_topo.nr_cpus);
 	CPU_ZERO_S(size, set);
 	for (int c = 0; c < sp_topo.nr_cpus; c++) {
-		if (sp_topo.cpu_idx[c] == idx && sp_cpu_allowed(c)) {
+		if (sp_topo.cpu_idx[c] == idx && sp_os_cpu_allowed(c)) {
 			CPU_SET_S((size_t)c, size, set);
 			n++;
 		}
@@ -79,7 +68,7 @@ SEGPOOL_API int segpool_numa_pin_thread(int node)
 	if (n == 0)
 		ret = -ENODEV;
 	else
-		ret = -pthread_setaffinity_np(pthread_self(), size, set);
+		ret = -sp_os_thread_set_affinity(set, size);
 	CPU_FREE(set);
 	if (ret)
 		errno = -ret;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core/numa_policy.h - which node an allocation goes to, and where it may
+ * numa/policy.h - which node an allocation goes to, and where it may
  * fall back (private).
  *
  *   default              the node asked for, else the calling CPU's; when it
@@ -10,8 +10,8 @@
  *   SEGPOOL_INTERLEAVE   (cache) no node asked for: the next node of the
  *                        calling thread's rotation, then fallback as default
  */
-#ifndef SP_CORE_NUMA_POLICY_H
-#define SP_CORE_NUMA_POLICY_H
+#ifndef SP_NUMA_POLICY_H
+#define SP_NUMA_POLICY_H
 
 #include <stdbool.h>
 
@@ -56,4 +56,4 @@ static inline bool sp_policy_may_fall_back(const struct segpool_cache *c,
 	return !(gfp & SEGPOOL_THISNODE) && !(c->flags & SEGPOOL_NODE_STRICT);
 }
 
-#endif /* SP_CORE_NUMA_POLICY_H */
+#endif /* SP_NUMA_POLICY_H */
