@@ -16,7 +16,7 @@
 #include "core/core.h"
 #include "core/hotpath.h"
 #include "core/failslab.h"
-#include "core/rcu.h"
+#include "rcu/rcu.h"
 #include "internal/report.h"
 #include "numa/policy.h"
 #include "numa/topology.h"

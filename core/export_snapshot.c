@@ -18,7 +18,7 @@
 #include "arena/arena.h"
 #include "core/core.h"
 #include "core/export.h"
-#include "core/rcu.h"
+#include "rcu/rcu.h"
 #include "internal/rculist.h"
 #include "numa/region.h"
 #include "numa/topology.h"

@@ -23,7 +23,7 @@
  * low, never below zero); when the cache is quiet they are exact.
  *
  * Lock order: the caller walks the cache list under RCU (no lock, see
- * core/rcu.c) and takes a node lock or a
+ * rcu/rcu.c) and takes a node lock or a
  * depot lock, never two at once, which fits below the library's order
  * (percpu/pcpu.c: drain_lock -> slot -> depot lock -> slab node lock).
  */
@@ -32,7 +32,7 @@
 #include <string.h>
 
 #include "core/core.h"
-#include "core/rcu.h"
+#include "rcu/rcu.h"
 #include "core/stats_snap.h"
 #include "internal/rculist.h"
 #include "numa/region.h"

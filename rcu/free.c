@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * core/rcu_free.c - segpool_cache_free_rcu(): free after a grace period,
+ * rcu/free.c - segpool_cache_free_rcu(): free after a grace period,
  * with no rcu_head in the object (the kernel's headless kfree_rcu()).
  *
  * Objects wait in batches: one batch being filled per CPU, an array of up
@@ -39,10 +39,10 @@
 #include <segpool/segpool.h>
 
 #include "core/core.h"
-#include "core/rcu.h"
 #include "internal/report.h"
 #include "os/cpu.h"
 #include "os/os.h"
+#include "rcu/rcu.h"
 
 #define SP_RCU_BATCH_OBJS	60
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * core/rcu.c - RCU in segpool: the flavour, thread registration, the
+ * rcu/rcu.c - RCU in segpool: the flavour, thread registration, the
  * read-side sections of the cache-list walkers, grace periods and fork.
  *
  * Flavour: liburcu's urcu-memb.  Readers pay a TLS counter update per
@@ -46,7 +46,7 @@
 
 #include "segpool_config.h"
 #include "core/core.h"
-#include "core/rcu.h"
+#include "rcu/rcu.h"
 
 #ifdef CONFIG_SEGPOOL_TSAN
 void __tsan_acquire(void *addr);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * core/rcu_typesafe.c - SEGPOOL_TYPESAFE_BY_RCU: an empty slab's memory
+ * rcu/typesafe.c - SEGPOOL_TYPESAFE_BY_RCU: an empty slab's memory
  * goes back only after a grace period.
  *
  * The kernel's SLAB_TYPESAFE_BY_RCU: an object of such a cache may be freed
@@ -35,8 +35,8 @@
 
 #include <urcu/urcu-memb.h>
 
-#include "core/rcu.h"
 #include "internal/list.h"
+#include "rcu/rcu.h"
 
 static struct {
 	pthread_mutex_t lock;		/* protects all but done */

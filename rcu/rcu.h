@@ -1,25 +1,25 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core/rcu.h - RCU inside the library (private): liburcu's urcu-memb
+ * rcu/rcu.h - RCU inside the library (private): liburcu's urcu-memb
  * flavour behind a few calls, so that only core/rcu*.c include liburcu.
  *
- *   core/rcu.c           thread registration on demand, the read-side
+ *   rcu/rcu.c           thread registration on demand, the read-side
  *                        sections of the cache-list walkers, grace periods,
  *                        fork, the RCU side of cache destroy
- *   core/rcu_free.c      segpool_cache_free_rcu(): per-CPU batches handed
+ *   rcu/free.c      segpool_cache_free_rcu(): per-CPU batches handed
  *                        whole to call_rcu(), segpool_rcu_barrier()
- *   core/rcu_typesafe.c  SEGPOOL_TYPESAFE_BY_RCU: empty slabs wait for a
+ *   rcu/typesafe.c  SEGPOOL_TYPESAFE_BY_RCU: empty slabs wait for a
  *                        grace period before their memory goes back
  *
  * Lock order, outermost first: the fork lock (read side held across every
  * call into liburcu that takes its locks or a read-side section: see
- * core/rcu.c) -> every other lock of the library -> a CPU's batch lock or
+ * rcu/rcu.c) -> every other lock of the library -> a CPU's batch lock or
  * the deferred-slab lock (leaves: taken under anything, nothing is taken
  * under them but a try of the fork lock).  No segpool lock is held while
  * waiting for a grace period.
  */
-#ifndef SP_CORE_RCU_H
-#define SP_CORE_RCU_H
+#ifndef SP_RCU_RCU_H
+#define SP_RCU_RCU_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -29,7 +29,7 @@
 
 struct rcu_head;
 
-/* --- core/rcu.c --- */
+/* --- rcu/rcu.c --- */
 /* sp_rcu_init() - hook the grace-period release into the slab layer. */
 SP_INTERNAL void sp_rcu_init(void);
 /* sp_rcu_thread_online() - register the calling thread with liburcu if it
@@ -85,7 +85,7 @@ SP_INTERNAL void sp_rcu_fork_parent(void);
 SP_INTERNAL void sp_rcu_fork_child_leaves(void);
 SP_INTERNAL void sp_rcu_fork_child(void);
 
-/* --- core/rcu_free.c --- */
+/* --- rcu/free.c --- */
 /* sp_rcu_free_flush() - hand every CPU's partial batch to call_rcu(). */
 SP_INTERNAL void sp_rcu_free_flush(void);
 /* sp_rcu_cache_quiesce() - wait until no object of @c waits for a grace
@@ -95,7 +95,7 @@ SP_INTERNAL void sp_rcu_free_lock_all(void);
 SP_INTERNAL void sp_rcu_free_unlock_all(void);
 SP_INTERNAL void sp_rcu_free_reinit_locks(void);
 
-/* --- core/rcu_typesafe.c --- */
+/* --- rcu/typesafe.c --- */
 /* sp_rcu_slab_defer() - the slab layer's release hook: release @s after a
  * grace period. */
 SP_INTERNAL void sp_rcu_slab_defer(struct sp_slab *s);
@@ -108,4 +108,4 @@ SP_INTERNAL void sp_rcu_slab_lock(void);
 SP_INTERNAL void sp_rcu_slab_unlock(void);
 SP_INTERNAL void sp_rcu_slab_reinit_lock(void);
 
-#endif /* SP_CORE_RCU_H */
+#endif /* SP_RCU_RCU_H */
