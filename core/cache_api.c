@@ -15,7 +15,7 @@
 
 #include "core/core.h"
 #include "core/hotpath.h"
-#include "core/failslab.h"
+#include "failslab/failslab.h"
 #include "rcu/rcu.h"
 #include "internal/report.h"
 #include "numa/policy.h"

@@ -24,7 +24,7 @@
 #include "core/core.h"
 #include "core/stats_print.h"
 #include "core/export.h"
-#include "core/failslab.h"
+#include "failslab/failslab.h"
 #include "rcu/rcu.h"
 #include "internal/report.h"
 #include "numa/region.h"

@@ -16,7 +16,7 @@
 
 #include "core/core.h"
 #include "core/hotpath.h"
-#include "core/failslab.h"
+#include "failslab/failslab.h"
 #include "internal/report.h"
 #include "numa/topology.h"
 

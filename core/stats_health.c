@@ -14,7 +14,7 @@
 
 #include "segpool_config.h"
 #include "core/core.h"
-#include "core/failslab.h"
+#include "failslab/failslab.h"
 #include "core/stats_snap.h"
 #include "numa/region.h"
 #include "numa/topology.h"

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core/failslab.h - failslab fault injection (private side).
+ * failslab/failslab.h - failslab fault injection (private side).
  */
-#ifndef SP_CORE_FAILSLAB_H
-#define SP_CORE_FAILSLAB_H
+#ifndef SP_FAILSLAB_FAILSLAB_H
+#define SP_FAILSLAB_FAILSLAB_H
 
 #include <stdbool.h>
 
@@ -34,4 +34,4 @@ SP_INTERNAL void sp_failslab_fork_lock(void);
 SP_INTERNAL void sp_failslab_fork_unlock(void);
 SP_INTERNAL void sp_failslab_fork_child(void);
 
-#endif /* SP_CORE_FAILSLAB_H */
+#endif /* SP_FAILSLAB_FAILSLAB_H */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * core/failslab.c - make chosen allocations fail, like the kernel's failslab.
+ * failslab/failslab.c - make chosen allocations fail, like the kernel's failslab.
  *
  * The decision follows the kernel's should_fail() step by step: cache
  * filter, times left, space budget, interval, then a random draw against
@@ -22,7 +22,7 @@
 #include "internal/report.h"
 #include "slab/slab.h"
 #include "core/core.h"
-#include "core/failslab.h"
+#include "failslab/failslab.h"
 
 #define SP_FAILSLAB_DEFAULT_SEED	0x5e9f41150000c0deULL
 
