@@ -22,15 +22,15 @@
 
 #include "segpool_config.h"
 #include "core/core.h"
-#include "core/stats_print.h"
-#include "core/export.h"
 #include "failslab/failslab.h"
-#include "rcu/rcu.h"
 #include "internal/report.h"
 #include "numa/region.h"
 #include "numa/topology.h"
 #include "os/cpu.h"
 #include "percpu/pcpu.h"
+#include "rcu/rcu.h"
+#include "stats/export.h"
+#include "stats/print.h"
 
 bool sp_ready;
 

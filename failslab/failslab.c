@@ -18,11 +18,11 @@
 
 #include <segpool/fault.h>
 
+#include "core/core.h"
+#include "failslab/failslab.h"
 #include "internal/env.h"
 #include "internal/report.h"
 #include "slab/slab.h"
-#include "core/core.h"
-#include "failslab/failslab.h"
 
 #define SP_FAILSLAB_DEFAULT_SEED	0x5e9f41150000c0deULL
 

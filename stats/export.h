@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core/export.h - the statistics export, between its two files (private).
+ * stats/export.h - the statistics export, between its two files (private).
  *
- * core/export.c owns the segment, the publisher thread and the seqlock;
- * core/export_snapshot.c fills a staging area laid out like the segment
+ * stats/export.c owns the segment, the publisher thread and the seqlock;
+ * stats/export_snapshot.c fills a staging area laid out like the segment
  * (include/segpool/export.h) with the figures of every node and cache.
  */
-#ifndef SP_CORE_EXPORT_H
-#define SP_CORE_EXPORT_H
+#ifndef SP_STATS_EXPORT_H
+#define SP_STATS_EXPORT_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -28,7 +28,7 @@ struct sp_export_layout {
 	size_t size;
 };
 
-/* --- core/export.c --- */
+/* --- stats/export.c --- */
 /*
  * sp_export_init() - start the export when the environment asks for it
  * (SEGPOOL_EXPORT, SEGPOOL_EXPORT_INTERVAL_MS).  Called once, at the end of
@@ -36,7 +36,7 @@ struct sp_export_layout {
  */
 SP_INTERNAL void sp_export_init(void);
 
-/* --- core/export_snapshot.c --- */
+/* --- stats/export_snapshot.c --- */
 /* sp_export_layout() - the layout for @nr_nodes nodes and @capacity caches. */
 SP_INTERNAL void sp_export_layout(struct sp_export_layout *l,
 				  uint32_t nr_nodes, uint32_t capacity);
@@ -59,4 +59,4 @@ SP_INTERNAL uint32_t sp_export_collect(void *area,
 SP_INTERNAL uint32_t sp_export_collect_arenas(void *area,
 					      const struct sp_export_layout *l);
 
-#endif /* SP_CORE_EXPORT_H */
+#endif /* SP_STATS_EXPORT_H */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * core/stats_pools.c - the walkers of core/stats_pools.h.
+ * stats/pools.c - the walkers of stats/pools.h.
  *
  * A fixed table filled at most once per walker; a walker is published
  * with a release store and read with acquire loads, so a rendering that
@@ -8,7 +8,7 @@
  */
 #include <stdbool.h>
 
-#include "core/stats_pools.h"
+#include "stats/pools.h"
 
 #define SP_POOL_WALKERS		4
 

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * core/stats_print.c - segpool_stats_print(): the chosen sections through
+ * stats/print.c - segpool_stats_print(): the chosen sections through
  * the caller's callback, and the print at exit (SEGPOOL_STATS_PRINT).
  *
  * Every section is formatted into one buffer under the locks its snapshot
- * needs (core/stats_snap.h), then handed to the callback line group by line
+ * needs (stats/snap.h), then handed to the callback line group by line
  * group with no lock held, so the callback may allocate from segpool or
  * print statistics again.
  *
@@ -36,11 +36,11 @@
 
 #include <segpool/segpool.h>
 
-#include "internal/env.h"
 #include "core/core.h"
-#include "core/stats_print.h"
-#include "core/stats_snap.h"
+#include "internal/env.h"
 #include "internal/report.h"
+#include "stats/print.h"
+#include "stats/snap.h"
 
 #define SP_STATS_TEXT	(SEGPOOL_STATS_SLABINFO | SEGPOOL_STATS_HEALTH | \
 			 SEGPOOL_STATS_DETAIL)

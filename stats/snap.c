@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * core/stats_snap.c - snapshots of the caches, and the field lists every
+ * stats/snap.c - snapshots of the caches, and the field lists every
  * rendering (slabinfo, detail, JSON, the info struct) is made from.
  *
  * A snapshot reads a cache in three passes, each consistent in itself:
@@ -32,12 +32,12 @@
 #include <string.h>
 
 #include "core/core.h"
-#include "rcu/rcu.h"
-#include "core/stats_snap.h"
 #include "internal/rculist.h"
 #include "numa/region.h"
 #include "os/os.h"
+#include "rcu/rcu.h"
 #include "slab/slab.h"
+#include "stats/snap.h"
 
 /* --- counter names ------------------------------------------------------ */
 

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core/stats_print.h - the print of statistics at exit (core/stats_print.c).
+ * stats/print.h - the print of statistics at exit (stats/print.c).
  */
-#ifndef SP_CORE_STATS_PRINT_H
-#define SP_CORE_STATS_PRINT_H
+#ifndef SP_STATS_PRINT_H
+#define SP_STATS_PRINT_H
 
 #include <stddef.h>
 
@@ -40,4 +40,4 @@ SP_INTERNAL int sp_stats_print_configure(const char *sections,
 /* Read the settings from the environment (from sp_init()). */
 SP_INTERNAL void sp_stats_print_init(void);
 
-#endif /* SP_CORE_STATS_PRINT_H */
+#endif /* SP_STATS_PRINT_H */

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * core/export_snapshot.c - gather one snapshot of every cache for the export.
+ * stats/export_snapshot.c - gather one snapshot of every cache for the export.
  *
  * Runs on the publisher thread (and once in segpool_export_start()), into a
- * private staging area laid out like the segment; core/export.c then copies
+ * private staging area laid out like the segment; stats/export.c then copies
  * it into the segment under the seqlock.  The cache-list lock is held for
  * the whole walk, so no cache is created or destroyed under it.  A cache's
  * sums come from segpool_cache_get_info(), so they are what the API says;
@@ -17,14 +17,14 @@
 
 #include "arena/arena.h"
 #include "core/core.h"
-#include "core/export.h"
-#include "rcu/rcu.h"
 #include "internal/rculist.h"
 #include "numa/region.h"
 #include "numa/topology.h"
 #include "percpu/magazine.h"
 #include "percpu/pcpu.h"
+#include "rcu/rcu.h"
 #include "slab/slab.h"
+#include "stats/export.h"
 
 void sp_export_layout(struct sp_export_layout *l, uint32_t nr_nodes,
 		      uint32_t capacity)

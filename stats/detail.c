@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * core/stats_detail.c - every field of every cache, sysfs style.
+ * stats/detail.c - every field of every cache, sysfs style.
  *
  * /sys/kernel/slab/<cache>/ has one file per field; `grep . *` in that
  * folder prints them one per line.  Here a cache is a block of
@@ -11,7 +11,7 @@
  * then "C<slot>=<value>" for every slot where it is not 0, as SLUB's
  * CONFIG_SLUB_STATS files do, and one more line, slot_objs, splits
  * cpu_objs (the objects in each slot's loaded and previous magazines).
- * The keys come from the field lists of core/stats_snap.c, which the JSON
+ * The keys come from the field lists of stats/snap.c, which the JSON
  * rendering uses too.
  */
 #include <errno.h>
@@ -21,9 +21,9 @@
 #include <segpool/segpool.h>
 
 #include "core/core.h"
-#include "core/stats_pools.h"
-#include "core/stats_snap.h"
 #include "numa/topology.h"
+#include "stats/pools.h"
+#include "stats/snap.h"
 
 struct sp_detail {
 	struct sp_sbuf *b;

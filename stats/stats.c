@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * core/stats.c - cache accounting: the info struct and the slabinfo dump.
+ * stats/stats.c - cache accounting: the info struct and the slabinfo dump.
  *
- * Both are renderings of the snapshot of core/stats_snap.c; so are the
- * per-cache detail (core/stats_detail.c) and the JSON (core/stats_json.c),
+ * Both are renderings of the snapshot of stats/snap.c; so are the
+ * per-cache detail (stats/detail.c) and the JSON (stats/json.c),
  * which therefore always agree with these.  The slabinfo dump is formatted
  * in memory while the cache-list lock keeps caches from being destroyed, and
  * written once the lock is released.
@@ -15,7 +15,7 @@
 #include <segpool/segpool.h>
 
 #include "core/core.h"
-#include "core/stats_snap.h"
+#include "stats/snap.h"
 
 /* Fill @info from snapshot @s (field by field: see Documentation/stats.md). */
 static void sp_info_from_snap(const struct sp_cache_snap *s,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core/stats_snap.h - cache snapshots and the output buffer of the
- * statistics calls (private to core/stats*.c).
+ * stats/snap.h - cache snapshots and the output buffer of the
+ * statistics calls (private to the files of stats/).
  *
  * Every statistics call works in two steps.  Under the cache-list lock it
  * takes a snapshot of each cache in turn (struct sp_cache_snap: node
@@ -14,8 +14,8 @@
  * Nothing here writes to a cache, a slot or a depot: the fast paths never
  * see a statistics reader except as a reader of their lines.
  */
-#ifndef SP_CORE_STATS_SNAP_H
-#define SP_CORE_STATS_SNAP_H
+#ifndef SP_STATS_SNAP_H
+#define SP_STATS_SNAP_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -109,7 +109,7 @@ static inline uint64_t sp_node_slabs(const struct sp_node_snap *n)
 	return n->partial + n->full + n->empty;
 }
 
-/* --- core/stats_snap.c --- */
+/* --- stats/snap.c --- */
 
 /*
  * sp_stats_snap_cache() - take the snapshot of @c into @s.  @s->node and
@@ -198,7 +198,7 @@ SP_INTERNAL size_t sp_cache_flag_names(unsigned long flags,
 /* Check a public call's stream and flags; 0 or -EINVAL with errno set. */
 SP_INTERNAL int sp_stats_check_args(FILE *out, unsigned int flags);
 
-/* --- core/stats_buf.c --- */
+/* --- stats/buf.c --- */
 
 /*
  * struct sp_sbuf - text formatted in memory: pages mapped with sp_os_map()
@@ -227,7 +227,7 @@ SP_INTERNAL void sp_sbuf_free(struct sp_sbuf *b);
  */
 SP_INTERNAL int sp_sbuf_finish(struct sp_sbuf *b, FILE *out);
 
-/* --- the sections, formatted into @b (core/stats*.c) --- */
+/* --- the sections, formatted into @b (the files of stats/) --- */
 
 /*
  * Each returns 0 or a negative errno (-ENOMEM; -ENOENT for a named cache
@@ -241,7 +241,7 @@ SP_INTERNAL int sp_stats_fmt_detail(struct sp_sbuf *b, const char *cache,
 				    unsigned int flags);
 SP_INTERNAL int sp_stats_fmt_json(struct sp_sbuf *b, unsigned int flags);
 
-/* --- core/stats_health.c --- */
+/* --- stats/health.c --- */
 
 /* Fill @h (all of it, @h->size included). */
 SP_INTERNAL void sp_stats_health_read(struct segpool_health *h);
@@ -272,9 +272,9 @@ extern SP_INTERNAL const size_t sp_nr_health_fields;
 extern SP_INTERNAL const struct sp_health_node_field sp_health_node_fields[];
 extern SP_INTERNAL const size_t sp_nr_health_node_fields;
 
-/* --- core/stats_arena.c --- */
+/* --- stats/arena.c --- */
 
 /* Every arena as a block of the detail dump (after the caches). */
 SP_INTERNAL void sp_stats_arenas_text(struct sp_sbuf *b);
 
-#endif /* SP_CORE_STATS_SNAP_H */
+#endif /* SP_STATS_SNAP_H */

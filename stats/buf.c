@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * core/stats_buf.c - the memory buffer statistics are formatted into.
+ * stats/buf.c - the memory buffer statistics are formatted into.
  *
  * Formatting happens under the cache-list lock, writing to the caller's
- * stream after it is released (core/stats_snap.h).  The buffer lives in
+ * stream after it is released (stats/snap.h).  The buffer lives in
  * pages of its own from the OS layer rather than in malloc'ed memory: the
  * library does not depend on the C library's allocator anywhere, and
  * fault injection (os/faultpoint.h) reaches the statistics calls too.
@@ -13,8 +13,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/stats_snap.h"
 #include "os/os.h"
+#include "stats/snap.h"
 
 #define SP_SBUF_MIN	(16UL << 10)
 

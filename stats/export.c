@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * core/export.c - publish this process's statistics in shared memory.
+ * stats/export.c - publish this process's statistics in shared memory.
  *
  * Exporting is opt-in: SEGPOOL_EXPORT=1 at start-up (sp_export_init()) or
  * segpool_export_start().  It adds one thread, the publisher, and one POSIX
  * shared-memory segment "/segpool.<pid>" laid out as
  * include/segpool/export.h describes.  Every interval the publisher gathers
  * a snapshot of every cache into a private staging area laid out like the
- * segment (core/export_snapshot.c), then copies it into the segment inside a
+ * segment (stats/export_snapshot.c), then copies it into the segment inside a
  * seqlock write: the sequence counter is odd while the copy runs, so a
  * reader in another process retries rather than use a torn snapshot.
  * Gathering takes the locks segpool_stats_dump() takes; the copy takes none
@@ -63,12 +63,12 @@
 #include <segpool/export.h>
 
 #include "core/core.h"
-#include "core/export.h"
 #include "internal/env.h"
 #include "internal/report.h"
 #include "numa/region.h"
 #include "numa/topology.h"
 #include "os/os.h"
+#include "stats/export.h"
 
 #define SP_EXPORT_MIN_CAPACITY	128U		/* cache records, at least */
 #define SP_EXPORT_MAX_CAPACITY	(1U << 20)

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * core/stats_arena.c - the arenas in the detail dump.
+ * stats/arena.c - the arenas in the detail dump.
  *
  * After the caches, one block per arena, in creation order, in the form of
  * a cache's block: "arena <name>", then "<key> <value>" lines (node, flags
  * and the field list of arena/arena.h, SP_ARENA_FIELDS), then an empty
- * line.  The JSON rendering (core/stats_json.c) uses the same keys.
+ * line.  The JSON rendering (stats/json.c) uses the same keys.
  */
 #include "arena/arena.h"
-#include "core/stats_snap.h"
+#include "stats/snap.h"
 
 static void sp_stats_arena_text(const struct sp_bump_snap *s, void *arg)
 {

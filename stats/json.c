@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * core/stats_json.c - the health section and every cache as one JSON object.
+ * stats/json.c - the health section and every cache as one JSON object.
  *
  *   {
  *     "schema": 2,
@@ -20,7 +20,7 @@
  *     "pools": [ {"kind": "mempool"|"sheaves", "name": "...",
  *                 <counters>}, ... ]
  *     "arenas": [ {"name": "...", "node": <id or -1>, "flags": [...],
- *                  <the arena keys of core/stats_arena.c>}, ... ]
+ *                  <the arena keys of stats/arena.c>}, ... ]
  *   }
  *
  * "cpus" is there with SEGPOOL_STATS_PERCPU, and lists the slots where a
@@ -42,10 +42,10 @@
 
 #include "arena/arena.h"
 #include "core/core.h"
-#include "core/stats_pools.h"
-#include "core/stats_snap.h"
 #include "internal/json.h"
 #include "numa/topology.h"
+#include "stats/pools.h"
+#include "stats/snap.h"
 
 /* Everything the writer produces goes into the statistics buffer. */
 static void sp_json_sbuf_sink(void *arg, const char *str, size_t n)
@@ -186,7 +186,7 @@ static void sp_json_cache(const struct sp_cache_snap *s, void *arg)
 	sp_json_close(j);
 }
 
-/* "pools": a mempool or a cache's sheaves (core/stats_pools.h). */
+/* "pools": a mempool or a cache's sheaves (stats/pools.h). */
 static void sp_json_pool(const struct sp_pool_snap *p, void *arg)
 {
 	struct sp_json *j = arg;

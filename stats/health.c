@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * core/stats_health.c - which modes the library runs in, and why.
+ * stats/health.c - which modes the library runs in, and why.
  *
  * The per-CPU mode and its reason were settled once at start-up
  * (percpu/rseq.c), the topology too (numa/topology.c); only the regions'
@@ -15,12 +15,12 @@
 #include "segpool_config.h"
 #include "core/core.h"
 #include "failslab/failslab.h"
-#include "core/stats_snap.h"
 #include "numa/region.h"
 #include "numa/topology.h"
 #include "percpu/rseq.h"
 #include "slab/debug.h"
 #include "slab/harden.h"
+#include "stats/snap.h"
 
 _Static_assert(SEGPOOL_HEALTH_MAX_NODES >= SP_MAX_NODES,
 	       "struct segpool_health describes every node segpool can use");

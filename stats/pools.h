@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core/stats_pools.h - statistics of things that live above the caches
+ * stats/pools.h - statistics of things that live above the caches
  * (mempool reserves, outstanding sheaves: mempool/), for the detail dump
  * and the JSON (private).
  *
@@ -10,8 +10,8 @@
  * a kind, a name and a few named counters.  A program that never makes a
  * pool has no walker and its dumps have no such section.
  */
-#ifndef SP_CORE_STATS_POOLS_H
-#define SP_CORE_STATS_POOLS_H
+#ifndef SP_STATS_POOLS_H
+#define SP_STATS_POOLS_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -40,4 +40,4 @@ SP_INTERNAL void sp_stats_pools_register(sp_pool_walk_fn *walk);
 /* sp_stats_pools_walk() - run every registered walker. */
 SP_INTERNAL void sp_stats_pools_walk(sp_pool_visit_fn *visit, void *arg);
 
-#endif /* SP_CORE_STATS_POOLS_H */
+#endif /* SP_STATS_POOLS_H */
