@@ -455,8 +455,8 @@ $(objtree)/selftests/test_malloc.o: CPPFLAGS_ALL += \
 	-DSEGPOOL_MALLOC_SO_PATH='"$(objtree)/$(malloc-soname)"' \
 	-DSEGPOOL_MALLOC_DOC_PATH='"$(srctree)/Documentation/malloc.md"'
 
-# selftests/exports checks the shared object: tell it where it is.
-$(objtree)/selftests/test_exports.o: CPPFLAGS_ALL += \
+# selftests/test_symbols checks the shared object: tell it where it is.
+$(objtree)/selftests/test_symbols.o: CPPFLAGS_ALL += \
 	-DSEGPOOL_SO_PATH='"$(objtree)/$(libname).so.$(VERSION)"' \
 	-DSEGPOOL_MAP_PATH='"$(srctree)/scripts/segpool.map"'
 

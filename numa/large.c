@@ -6,10 +6,12 @@
  * Each is a mapping of its own on a node (sp_mapping_create() below),
  * unmapped on free, so its memory goes back to the OS at once: outside the
  * regions on purpose, one mmap and one munmap.  With binding on, the
- * mapping is mbind()ed to the node before first touch.  A registry (a chained hash
- * table keyed by address, under one leaf mutex) records every live mapping:
+ * mapping is bound to the node (mbind) before first touch.
+ *
+ * A registry (a chained hash table keyed by address, under one leaf
+ * mutex) records every live mapping:
  * segpool_free() of an address outside the arena is honoured only if the
- * registry knows it, so a foreign pointer is reported, never munmap()ed.
+ * registry knows it, so a foreign pointer is reported, never unmapped.
  * Registry entries come from a segpool cache of their own.
  *
  * A power-of-two size is mapped at its own alignment (the kernel's

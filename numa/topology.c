@@ -7,7 +7,7 @@
  *
  * Without libnuma support (sp_os_numa_init() false) the machine is one node,
  * index 0, id 0, and every CPU belongs to it.  SEGPOOL_NUMA_BIND chooses
- * whether regions are bound with mbind(): "auto" (default: only with more
+ * whether regions are bound to their node (mbind): "auto" (default: only with more
  * than one node, so one node pays nothing), "always" or "never".
  *
  * Two more switches, read once:

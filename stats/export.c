@@ -40,8 +40,8 @@
  * have not been written for a minute.  The header's constant part is
  * written first and @magic stored last (release); a first snapshot is
  * published before segpool_export_start() returns.
- * When caches outnumber its records the segment grows (ftruncate(), then
- * mremap()); it never shrinks, so a reader's mapping stays valid.
+ * When caches outnumber its records the segment grows (made longer, then
+ * remapped: os/shm.c); it never shrinks, so a reader's mapping stays valid.
  * segpool_export_stop() and exit() unlink it.  In a child of fork() there
  * is no publisher: the child handler drops the child's copies of the
  * mappings and forgets the parent's segment without unlinking it.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * selftests/test_exports.c - the ABI of libsegpool.so as a program sees it.
+ * selftests/test_symbols.c - the ABI of libsegpool.so as a program sees it.
  *
  * The library is built with -fvisibility=hidden, SEGPOOL_API on every public
  * prototype and the version script scripts/segpool.map.  This program checks
@@ -409,7 +409,7 @@ static bool is_version_node(const struct mapfile *map, const char *name)
  * Every defined dynamic symbol is a segpool_* name; the only exception is the
  * absolute symbol ld defines for each version node.
  */
-static void test_exports_prefixed(void **state)
+static void test_symbols_prefixed(void **state)
 {
 	struct exports_state *st = load_exports(state);
 	unsigned int bad = 0;
@@ -431,7 +431,7 @@ static void test_exports_prefixed(void **state)
 }
 
 /* Each export carries a version node of the map and matches a global pattern. */
-static void test_exports_match_map(void **state)
+static void test_symbols_match_map(void **state)
 {
 	struct exports_state *st = load_exports(state);
 	unsigned int bad = 0;
@@ -462,7 +462,7 @@ static void test_exports_match_map(void **state)
 }
 
 /* The entry points every user needs are there, as functions. */
-static void test_exports_required(void **state)
+static void test_symbols_required(void **state)
 {
 	static const char *const required[] = {
 		"segpool_cache_create", "segpool_cache_destroy",
@@ -509,7 +509,7 @@ static void test_header_api_exported(void **state)
 }
 
 /* Every exported segpool_* symbol is declared SEGPOOL_API in a header. */
-static void test_exports_declared(void **state)
+static void test_symbols_declared(void **state)
 {
 	static struct namelist api;
 	struct exports_state *st = load_exports(state);
@@ -703,7 +703,7 @@ static void test_dlopen_calls(void **state)
 	assert_int_equal(p[99], 0xa5);
 	sp_free(p);
 
-	cache = cache_create("test_exports_dl", 48, 0, 0, NULL);
+	cache = cache_create("test_symbols_dl", 48, 0, 0, NULL);
 	assert_non_null(cache);
 	obj = cache_alloc(cache, 0);
 	assert_non_null(obj);
@@ -720,15 +720,15 @@ static void test_dlopen_calls(void **state)
 }
 
 static const struct CMUnitTest tests[] = {
-	cmocka_unit_test_setup_teardown(test_exports_prefixed,
+	cmocka_unit_test_setup_teardown(test_symbols_prefixed,
 					exports_setup, exports_teardown),
-	cmocka_unit_test_setup_teardown(test_exports_match_map,
+	cmocka_unit_test_setup_teardown(test_symbols_match_map,
 					exports_setup, exports_teardown),
-	cmocka_unit_test_setup_teardown(test_exports_required,
+	cmocka_unit_test_setup_teardown(test_symbols_required,
 					exports_setup, exports_teardown),
 	cmocka_unit_test_setup_teardown(test_header_api_exported,
 					exports_setup, exports_teardown),
-	cmocka_unit_test_setup_teardown(test_exports_declared,
+	cmocka_unit_test_setup_teardown(test_symbols_declared,
 					exports_setup, exports_teardown),
 	cmocka_unit_test(test_soname_and_version_nodes),
 	cmocka_unit_test(test_dlopen_version),
