@@ -156,15 +156,23 @@ LDFLAGS_ALL  += $(LDFLAGS)
 
 # --- gather the Kbuild fragments -----------------------------------------------
 # The root Kbuild names the library's folders (obj-y += dir/); each folder's
-# Kbuild names its objects.
+# Kbuild names its objects (obj-y += x.o) and may name folders of its own
+# (obj-y += sub/), read in turn.  No folder is named here: a new one is a
+# line in the Kbuild above it.
 obj-y :=
 include $(srctree)/Kbuild
 lib-dirs := $(patsubst %/,%,$(filter %/,$(obj-y)))
+ifneq ($(filter-out %/,$(obj-y)),)
+$(error Kbuild: the root names folders only (obj-y += dir/): $(filter-out %/,$(obj-y)))
+endif
 
+# collect-objs DIR: DIR's objects into lib-objs, then its sub-folders'
 define collect-objs
 obj-y :=
 include $(srctree)/$(1)/Kbuild
-lib-objs += $$(addprefix $$(objtree)/$(1)/,$$(obj-y))
+lib-objs += $$(addprefix $$(objtree)/$(1)/,$$(filter-out %/,$$(obj-y)))
+subdirs-$(1) := $$(patsubst %/,$(1)/%,$$(filter %/,$$(obj-y)))
+$$(foreach d,$$(subdirs-$(1)),$$(eval $$(call collect-objs,$$(d))))
 endef
 lib-objs :=
 $(foreach d,$(lib-dirs),$(eval $(call collect-objs,$(d))))
