@@ -10,6 +10,7 @@
 #                        segpool.pc
 #   make check           build and run every selftest, then "N passed, N failed"
 #   make check-hotpath   the hit paths' structure and instruction budgets
+#   make check-layout    includes point down the folders; OS calls only in os/
 #   make check-numa      the NUMA selftests on emulated multi-node machines
 #                        (qemu; RIG_ARGS=...; see tools/numa-rig/)
 #   make check-preload   real programs (python3, gcc, git, sort, a C++
@@ -308,6 +309,7 @@ $(man-stamp): $(wildcard $(srctree)/include/segpool/*.h) \
 check: deps
 	$(Q)$(MAKE) --no-print-directory -f $(srctree)/Makefile all tests man
 	$(Q)$(MAKE) --no-print-directory -f $(srctree)/Makefile check-hotpath
+	$(Q)$(MAKE) --no-print-directory -f $(srctree)/Makefile check-layout
 	$(Q)rm -rf $(install-root)
 	$(Q)$(MAKE) --no-print-directory -f $(srctree)/Makefile install \
 		DESTDIR=$(install-root) > /dev/null
