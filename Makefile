@@ -10,6 +10,7 @@
 #                        segpool.pc
 #   make check           build and run every selftest, then "N passed, N failed"
 #   make check-hotpath   the hit paths' structure and instruction budgets
+#   make check-layout    includes point down the folders; OS calls only in os/
 #   make check-numa      the NUMA selftests on emulated multi-node machines
 #                        (qemu; RIG_ARGS=...; see tools/numa-rig/)
 #   make check-preload   real programs (python3, gcc, git, sort, a C++
@@ -156,15 +157,23 @@ LDFLAGS_ALL  += $(LDFLAGS)
 
 # --- gather the Kbuild fragments -----------------------------------------------
 # The root Kbuild names the library's folders (obj-y += dir/); each folder's
-# Kbuild names its objects.
+# Kbuild names its objects (obj-y += x.o) and may name folders of its own
+# (obj-y += sub/), read in turn.  No folder is named here: a new one is a
+# line in the Kbuild above it.
 obj-y :=
 include $(srctree)/Kbuild
 lib-dirs := $(patsubst %/,%,$(filter %/,$(obj-y)))
+ifneq ($(filter-out %/,$(obj-y)),)
+$(error Kbuild: the root names folders only (obj-y += dir/): $(filter-out %/,$(obj-y)))
+endif
 
+# collect-objs DIR: DIR's objects into lib-objs, then its sub-folders'
 define collect-objs
 obj-y :=
 include $(srctree)/$(1)/Kbuild
-lib-objs += $$(addprefix $$(objtree)/$(1)/,$$(obj-y))
+lib-objs += $$(addprefix $$(objtree)/$(1)/,$$(filter-out %/,$$(obj-y)))
+subdirs-$(1) := $$(patsubst %/,$(1)/%,$$(filter %/,$$(obj-y)))
+$$(foreach d,$$(subdirs-$(1)),$$(eval $$(call collect-objs,$$(d))))
 endef
 lib-objs :=
 $(foreach d,$(lib-dirs),$(eval $(call collect-objs,$(d))))
@@ -300,6 +309,7 @@ $(man-stamp): $(wildcard $(srctree)/include/segpool/*.h) \
 check: deps
 	$(Q)$(MAKE) --no-print-directory -f $(srctree)/Makefile all tests man
 	$(Q)$(MAKE) --no-print-directory -f $(srctree)/Makefile check-hotpath
+	$(Q)$(MAKE) --no-print-directory -f $(srctree)/Makefile check-layout
 	$(Q)rm -rf $(install-root)
 	$(Q)$(MAKE) --no-print-directory -f $(srctree)/Makefile install \
 		DESTDIR=$(install-root) > /dev/null
@@ -455,8 +465,8 @@ $(objtree)/selftests/test_malloc.o: CPPFLAGS_ALL += \
 	-DSEGPOOL_MALLOC_SO_PATH='"$(objtree)/$(malloc-soname)"' \
 	-DSEGPOOL_MALLOC_DOC_PATH='"$(srctree)/Documentation/malloc.md"'
 
-# selftests/exports checks the shared object: tell it where it is.
-$(objtree)/selftests/test_exports.o: CPPFLAGS_ALL += \
+# selftests/test_symbols checks the shared object: tell it where it is.
+$(objtree)/selftests/test_symbols.o: CPPFLAGS_ALL += \
 	-DSEGPOOL_SO_PATH='"$(objtree)/$(libname).so.$(VERSION)"' \
 	-DSEGPOOL_MAP_PATH='"$(srctree)/scripts/segpool.map"'
 

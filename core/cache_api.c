@@ -15,11 +15,11 @@
 
 #include "core/core.h"
 #include "core/hotpath.h"
-#include "core/failslab.h"
-#include "core/numa_policy.h"
-#include "core/rcu.h"
+#include "failslab/failslab.h"
 #include "internal/report.h"
+#include "numa/policy.h"
 #include "numa/topology.h"
+#include "rcu/rcu.h"
 
 size_t sp_alloc_objs(struct segpool_cache *c, unsigned int gfp, int node,
 		     size_t n, void **objs)

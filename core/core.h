@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "internal/compiler.h"
+#include "numa/large.h"
 #include "percpu/pcpu.h"
 #include "slab/slab.h"
 
@@ -78,18 +79,5 @@ static inline unsigned int sp_kmalloc_index(size_t size)
 }
 SP_INTERNAL size_t sp_kmalloc_class_size(unsigned int idx);
 SP_INTERNAL struct segpool_cache *sp_kmalloc_cache(unsigned int idx);
-
-/* --- core/large.c --- */
-SP_INTERNAL int sp_large_init(void);
-SP_INTERNAL void *sp_large_alloc(size_t size, size_t align, int idx);
-/* Size of the large allocation at @ptr and its node index; false if none. */
-SP_INTERNAL bool sp_large_lookup(const void *ptr, size_t *size, int *idx);
-/* Free the large allocation at @ptr; false when there is none. */
-SP_INTERNAL bool sp_large_free(void *ptr);
-/* Live large allocations and the bytes they map, read under the lock. */
-SP_INTERNAL void sp_large_totals(size_t *count, size_t *bytes);
-SP_INTERNAL void sp_large_lock(void);
-SP_INTERNAL void sp_large_unlock(void);
-SP_INTERNAL void sp_large_reinit_lock(void);
 
 #endif /* SP_CORE_CORE_H */

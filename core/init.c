@@ -9,7 +9,7 @@
  * before ours ran; after a failure, again from a later call.
  *
  * fork: the prepare handler takes every lock of the library in lock order
- * (RCU first: core/rcu.c; then the cache list, each cache's drain and depot locks and node locks, descriptor
+ * (RCU first: rcu/rcu.c; then the cache list, each cache's drain and depot locks and node locks, descriptor
  * pools, regions, the large registry), so no lock is held mid-update by a thread that will not exist in
  * the child.  The parent releases them; the child re-initialises them, since
  * its only thread is a copy of the one that forked.
@@ -22,15 +22,15 @@
 
 #include "segpool_config.h"
 #include "core/core.h"
-#include "core/stats_print.h"
-#include "core/export.h"
-#include "core/failslab.h"
-#include "core/rcu.h"
+#include "failslab/failslab.h"
 #include "internal/report.h"
 #include "numa/region.h"
 #include "numa/topology.h"
-#include "percpu/cpu.h"
+#include "os/cpu.h"
 #include "percpu/pcpu.h"
+#include "rcu/rcu.h"
+#include "stats/export.h"
+#include "stats/print.h"
 
 bool sp_ready;
 

@@ -16,7 +16,7 @@
  *     SEGPOOL_NOWARN, as the kernel's warn_alloc().
  *
  * Sizes above SEGPOOL_KMALLOC_MAX_CACHE_SIZE are mappings of their own
- * (core/large.c): they read as zero when fresh, are placed on their node
+ * (numa/large.c): they read as zero when fresh, are placed on their node
  * with a strict bind, and power-of-two ones are naturally aligned.
  */
 #include <errno.h>

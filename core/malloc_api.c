@@ -3,7 +3,7 @@
  * core/malloc_api.c - segpool_malloc() and friends.
  *
  * Up to SEGPOOL_KMALLOC_MAX_CACHE_SIZE a request goes to its size-class
- * cache; above, to a node-placed mapping of its own (core/large.c).  A
+ * cache; above, to a node-placed mapping of its own (numa/large.c).  A
  * pointer is told apart on free by where it lies: inside the arena it is a
  * slab object (its slab names its cache), outside it must be a registered
  * large mapping.  Anything else is reported.
@@ -16,7 +16,7 @@
 
 #include "core/core.h"
 #include "core/hotpath.h"
-#include "core/failslab.h"
+#include "failslab/failslab.h"
 #include "internal/report.h"
 #include "numa/topology.h"
 

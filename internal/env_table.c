@@ -55,7 +55,7 @@ const struct sp_env_var sp_env_table[SP_ENV_NR] = {
 		.def = "auto",
 		.accepted = "auto, always or never (or a boolean: true for always, false for never)",
 		.on_bad = "auto, the default",
-		.help = "when regions and large mappings are mbind()ed to their node: auto binds on machines with more than one node (design.md, NUMA)",
+		.help = "when regions and large mappings are bound to their node (mbind): auto binds on machines with more than one node (design.md, NUMA)",
 	},
 	[SP_ENV_NUMA_FAKE_NODES] = {
 		.name = "SEGPOOL_NUMA_FAKE_NODES", .kind = SP_ENV_INT,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * internal/json.h - the one JSON writer: the library's statistics
- * (core/stats_json.c), segpool-top's --json (tools/segpool-top/json.c) and
+ * (stats/json.c), segpool-top's --json (tools/segpool-top/json.c) and
  * the benchmark's results (tools/bench/json.c) all write through it, so
  * there is one string escaper and one layout of commas and indentation.
  *

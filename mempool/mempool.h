@@ -8,7 +8,7 @@
  *                      taken in advance (segpool/sheaf.h)
  *
  * Both use only the public cache and kmalloc calls; what they add to the
- * statistics they report through core/stats_pools.h.
+ * statistics they report through stats/pools.h.
  *
  * Locks: a pool's lock (its reserve), the pool-list lock and the
  * sheaf-list lock are leaves: nothing else of the library is taken under
@@ -19,7 +19,7 @@
 #ifndef SP_MEMPOOL_MEMPOOL_H
 #define SP_MEMPOOL_MEMPOOL_H
 
-#include "core/stats_pools.h"
+#include "stats/pools.h"
 
 #define SP_MEMPOOL_MAGIC	0x3e3b001fU
 #define SP_SHEAF_MAGIC		0x5eaf0b1eU

@@ -5,7 +5,7 @@
  * Memory states of a region, from the top of its address range down:
  *
  *   reserved   PROT_NONE, MAP_NORESERVE: costs address space only
- *   committed  read-write (and mbind()ed to the node when binding is on),
+ *   committed  read-write (and bound to the node, mbind, when binding is on),
  *              in chunks of SP_MAX_BLOCK_SIZE as the bump pointer @top grows
  *   carved     below @top: either handed out or on a buddy free list
  *
@@ -28,8 +28,8 @@
 
 #include "internal/env.h"
 #include "internal/report.h"
-#include "numa/os.h"
 #include "numa/region.h"
+#include "os/os.h"
 
 struct sp_arena sp_arena;
 

@@ -73,7 +73,7 @@ struct sp_region {
 	size_t nr_free[SP_MAX_ORDER + 1];/* free blocks per order */
 	size_t dirty_pages;		/* free pages not yet given back */
 	unsigned long commit_failures;	/* commits or binds that failed */
-	bool bound;			/* every committed chunk is mbind()ed */
+	bool bound;			/* every committed chunk is bound (mbind) */
 } __sp_cacheline_aligned;
 
 _Static_assert(offsetof(struct sp_region, lock) == 0, "lock leads the region");

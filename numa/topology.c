@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * numa/topology.c - discover nodes, CPUs and distances with libnuma.
+ * numa/topology.c - the node model: nodes, their CPUs and distances.
  *
- * Without libnuma support (numa_available() < 0) the machine is one node,
+ * The facts come from the OS layer (os/cpu.c, which asks libnuma); this
+ * file turns them into segpool's dense node indexes and fallback orders.
+ *
+ * Without libnuma support (sp_os_numa_init() false) the machine is one node,
  * index 0, id 0, and every CPU belongs to it.  SEGPOOL_NUMA_BIND chooses
- * whether regions are bound with mbind(): "auto" (default: only with more
+ * whether regions are bound to their node (mbind): "auto" (default: only with more
  * than one node, so one node pays nothing), "always" or "never".
  *
  * Two more switches, read once:
@@ -20,29 +23,15 @@
  *                              Node routing, remote frees, fallback order and
  *                              policies then run on a one-node machine.
  */
-#include <numa.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal/env.h"
-#include "internal/thread_cpu.h"
 #include "numa/topology.h"
+#include "os/cpu.h"
 
 struct sp_topology sp_topo = { .nr_nodes = 1 };
 
-/*
- * libnuma sets itself up in a constructor of its own, numa_init(), and
- * every call that sizes a node or CPU mask needs it to have run.  In a
- * shared link it has: libnuma.so is initialised before the objects that
- * depend on it.  In a static link the constructors run in link order, so
- * segpool's (libsegpool.a comes before -lnuma) runs first and the first
- * mask allocation exits the program ("request to allocate mask for invalid
- * number").  numa_init() returns at once when it has run, so calling it
- * here is always safe; it is global in libnuma.a but not exported by
- * libnuma.so, hence the weak reference: NULL in a dynamic link, where it
- * is not needed.
- */
-extern void numa_init(void) __attribute__((weak));
 _Static_assert(SP_MAX_FAKE_NODES == SP_ENV_FAKE_NODES_MAX,
 	       "SEGPOOL_NUMA_FAKE_NODES: the table's bound");
 
@@ -87,7 +76,7 @@ int sp_numa_distance(int a, int b)
 		return 10 + 10 * (a > b ? a - b : b - a);
 	if (sp_topo.nr_nodes == 1)
 		return 10;
-	d = numa_distance(sp_topo.node_id[a], sp_topo.node_id[b]);
+	d = sp_os_numa_distance(sp_topo.node_id[a], sp_topo.node_id[b]);
 	return d > 0 ? d : (a == b ? 10 : 255);
 }
 
@@ -117,7 +106,7 @@ static int sp_nearest_idx(int node)
 	int best = 0, bestd = 1 << 30;
 
 	for (int i = 0; i < sp_topo.nr_nodes; i++) {
-		int d = numa_distance(node, sp_topo.node_id[i]);
+		int d = sp_os_numa_distance(node, sp_topo.node_id[i]);
 
 		if (d <= 0)
 			d = 1 << 20;
@@ -131,14 +120,11 @@ static int sp_nearest_idx(int node)
 
 static void sp_topology_numa(void)
 {
-	struct bitmask *mems = numa_get_mems_allowed();
-	int maxnode = numa_max_node();
+	int maxnode = sp_os_numa_max_node();
 	int n = 0;
 
 	for (int node = 0; node <= maxnode && node <= SP_MAX_NODE_ID; node++) {
-		if (!mems || !numa_bitmask_isbitset(mems, (unsigned int)node))
-			continue;
-		if (numa_node_size64(node, NULL) <= 0)
+		if (!sp_os_numa_node_usable(node))
 			continue;
 		if (n == SP_MAX_NODES)
 			break;
@@ -146,15 +132,13 @@ static void sp_topology_numa(void)
 		sp_topo.node_idx[node] = (short)n;
 		n++;
 	}
-	if (mems)
-		numa_bitmask_free(mems);
 	if (n == 0) {
 		sp_topology_single();
 		return;
 	}
 	sp_topo.nr_nodes = n;
 	for (int c = 0; c < sp_topo.nr_cpus && c < SP_MAX_CPUS; c++) {
-		int node = numa_node_of_cpu(c);
+		int node = sp_os_numa_node_of_cpu(c);
 		int idx = sp_numa_node_to_idx(node);
 
 		if (idx < 0)
@@ -192,10 +176,8 @@ void sp_topology_init(int nr_cpus)
 
 	for (int i = 0; i <= SP_MAX_NODE_ID; i++)
 		sp_topo.node_idx[i] = -1;
-	sp_topo.rseq_feature_size = getauxval(AT_RSEQ_FEATURE_SIZE);
-	if (numa_init)
-		numa_init();
-	sp_topo.numa_available = numa_available() >= 0;
+	sp_topo.rseq_feature_size = sp_os_rseq_feature_size();
+	sp_topo.numa_available = sp_os_numa_init();
 	sp_topo.nr_cpus = (int)SP_MIN(SP_MAX(ncpu, 1L), (long)SP_MAX_CPUS);
 	sp_topo.off = !sp_env_bool(SP_ENV_NUMA, true);
 

@@ -20,7 +20,7 @@
 enum sp_bind_mode {
 	SP_BIND_AUTO,		/* bind regions when there is more than one node */
 	SP_BIND_ALWAYS,		/* bind even on one node (tests, SEGPOOL_NUMA_BIND=always) */
-	SP_BIND_NEVER,		/* never call mbind (SEGPOOL_NUMA_BIND=never) */
+	SP_BIND_NEVER,		/* never bind, no mbind call (SEGPOOL_NUMA_BIND=never) */
 };
 
 /* Most nodes SEGPOOL_NUMA_FAKE_NODES may emulate. */
@@ -30,7 +30,7 @@ struct sp_topology {
 	int nr_nodes;				/* nodes with memory, >= 1 */
 	int nr_cpus;				/* possible CPUs, sizes cpu tables */
 	bool numa_available;			/* libnuma works here */
-	bool bind;				/* regions are mbind()ed */
+	bool bind;				/* regions are bound (mbind) */
 	bool off;				/* SEGPOOL_NUMA=off: one node */
 	bool fake;				/* SEGPOOL_NUMA_FAKE_NODES: emulated
 						 * nodes on this machine's memory */

@@ -42,14 +42,14 @@
 #include <errno.h>
 #include <sched.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "internal/report.h"
 #include "internal/sanitize.h"
 #include "numa/topology.h"
+#include "os/cpu.h"
+#include "os/os.h"
 #include "percpu/alien.h"
 #include "percpu/pcpu.h"
-#include "percpu/cpu.h"
 #include "slab/slab.h"
 
 #define SP_DEPOT_MAX_DEFAULT	16	/* full magazines kept per node */
@@ -88,16 +88,15 @@ static int sp_nil_slots_init(void)
 
 	if (sp_nil_slots)
 		return 0;
-	s = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (s == MAP_FAILED)
+	s = sp_os_map_meta(bytes);
+	if (!s)
 		return -ENOMEM;
 	for (unsigned long i = 0; i < sp_nr_slots; i++) {
 		s[i].top = sp_mag_top_none;	/* empty and full at once */
 		s[i].expect = 0;		/* no page has tag 0 as its owner */
 	}
 	/* never written again: a stray write faults instead of hiding */
-	mprotect(s, bytes, PROT_READ);
+	sp_os_protect_ro(s, bytes);
 	sp_nil_slots = s;
 	sp_cache_nil_slots = s;
 	return 0;
@@ -569,12 +568,9 @@ struct sp_pcpu_cache *sp_pcpu_cache_create(struct segpool_cache *c)
 	if (sp_pcpu_mode == SP_PCPU_OFF)
 		return NULL;
 	bytes = SP_ALIGN(bytes, SP_PAGE_SIZE);
-	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED) {
-		errno = ENOMEM;
+	p = sp_os_map_meta(bytes);
+	if (!p)
 		return NULL;
-	}
 	pc = (struct sp_pcpu_cache *)p;
 	pc->map_size = bytes;
 	pc->cache = c;
@@ -605,7 +601,7 @@ struct sp_pcpu_cache *sp_pcpu_cache_create(struct segpool_cache *c)
 void sp_pcpu_cache_free(struct sp_pcpu_cache *pc)
 {
 	if (pc)
-		munmap(pc, pc->map_size);
+		sp_os_unmap(pc, pc->map_size);
 }
 
 /*

@@ -1,20 +1,21 @@
 // SPDX-License-Identifier: MIT
 /*
  * percpu/rseq.c - choose the per-CPU mode, register rseq, fence CPUs.
+ *
+ * The system calls themselves are the OS layer's (os/sys.c); this file
+ * decides when to make them and what their failure means.
  */
 #include <errno.h>
-#include <linux/membarrier.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "segpool_config.h"
 #include "internal/env.h"
-#include "internal/thread_cpu.h"
+#include "os/cpu.h"
+#include "os/os.h"
 #include "percpu/arch.h"
 #include "percpu/pcpu.h"
 #include "percpu/rseq.h"
@@ -32,7 +33,6 @@ char sp_pcpu_reason[128] = "not initialised";
 
 #define SP_RSEQ_CPU_ID_OFF	4
 #define SP_RSEQ_LEN		32
-#define SP_RSEQ_FLAG_UNREGISTER	1
 
 /*
  * The area segpool registers when glibc did not (initial-exec TLS: its
@@ -63,20 +63,15 @@ struct sp_pcpu_fast sp_pcpu_fast = {
 static __thread long sp_test_slot = -1;
 static pthread_key_t sp_rseq_key;
 
-static int sp_rseq_syscall(void *area, unsigned int len, int flags)
-{
-	return (int)syscall(__NR_rseq, area, len, flags, RSEQ_SIG);
-}
-
 static void sp_rseq_thread_exit(void *arg)
 {
 	(void)arg;
-	sp_rseq_syscall(SP_RSEQ_AREA(), SP_RSEQ_LEN, SP_RSEQ_FLAG_UNREGISTER);
+	sp_os_rseq_unregister(SP_RSEQ_AREA(), SP_RSEQ_LEN, RSEQ_SIG);
 }
 
 static bool sp_rseq_register_self(void)
 {
-	if (sp_rseq_syscall(SP_RSEQ_AREA(), SP_RSEQ_LEN, 0))
+	if (sp_os_rseq_register(SP_RSEQ_AREA(), SP_RSEQ_LEN, RSEQ_SIG))
 		return false;
 	/* unregister before the TLS block goes away */
 	pthread_setspecific(sp_rseq_key, (void *)1);
@@ -99,11 +94,6 @@ static __sp_printf(1, 2) void sp_set_reason(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(sp_pcpu_reason, sizeof(sp_pcpu_reason), fmt, ap);
 	va_end(ap);
-}
-
-static int sp_membarrier(int cmd, unsigned int flags, int cpu)
-{
-	return (int)syscall(__NR_membarrier, cmd, flags, cpu);
 }
 
 static bool sp_rseq_usable(void)
@@ -134,7 +124,7 @@ static bool sp_rseq_usable(void)
 			      __rseq_size ? "" : ", glibc's is off",
 			      SP_RSEQ_HIT_NOTE);
 	}
-	ret = sp_membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ, 0, 0);
+	ret = sp_os_membarrier_register();
 	if (ret) {
 		sp_set_reason("lock (membarrier rseq unavailable: %s)",
 			      strerror(errno));
@@ -178,7 +168,7 @@ void sp_pcpu_mode_init(void)
 	sp_rseq_id_off = sp_rseq_off + SP_RSEQ_CPU_ID_OFF;
 	sp_pcpu_fast.id_delta = SP_RSEQ_CPU_ID_OFF;
 	if (mm_cid) {
-		if (getauxval(AT_RSEQ_FEATURE_SIZE) >= SP_RSEQ_MM_CID_OFFSET + 4) {
+		if (sp_os_rseq_feature_size() >= SP_RSEQ_MM_CID_OFFSET + 4) {
 			sp_pcpu_use_mm_cid = true;
 			sp_rseq_id_off = sp_rseq_off + SP_RSEQ_MM_CID_OFFSET;
 			sp_pcpu_fast.id_delta = SP_RSEQ_MM_CID_OFFSET;
@@ -214,12 +204,11 @@ int sp_rseq_fence(long cpu)
 	int ret;
 
 	if (cpu >= 0 && !sp_pcpu_use_mm_cid)
-		ret = sp_membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ,
-				    MEMBARRIER_CMD_FLAG_CPU, (int)cpu);
+		ret = sp_os_membarrier_fence((int)cpu);
 	else
-		ret = sp_membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ, 0, 0);
+		ret = sp_os_membarrier_fence(-1);
 	if (ret && cpu >= 0)	/* kernels without the CPU flag: fence all */
-		ret = sp_membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ, 0, 0);
+		ret = sp_os_membarrier_fence(-1);
 	return ret ? -errno : 0;
 }
 

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "segpool_config.h"
-#include "internal/fault.h"
+#include "os/faultpoint.h"
 #include "selftests/harness.h"
 
 #define SP_TEST_DEFAULT_SEED 0x5e69001ULL

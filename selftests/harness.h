@@ -200,7 +200,7 @@ void sp_test_pattern_fill(void *p, size_t size, uint64_t tag);
 size_t sp_test_pattern_check(const void *p, size_t size, uint64_t tag);
 
 /*
- * Fault points (internal/fault.h).  A test that arms one runs with
+ * Fault points (os/faultpoint.h).  A test that arms one runs with
  * sp_test_faults_teardown() as its cmocka teardown, so that a failed
  * assertion does not leave it armed for the tests after it.
  */

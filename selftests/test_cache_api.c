@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include <segpool/segpool.h>
-#include "internal/fault.h"
+#include "os/faultpoint.h"
 #include "selftests/harness.h"
 
 /* fail with a message that says which case broke */

@@ -17,7 +17,7 @@
 
 #include <segpool/segpool.h>
 
-#include "core/failslab.h"
+#include "failslab/failslab.h"
 #include "selftests/harness.h"
 
 static int teardown_disable(void **state)

@@ -43,7 +43,7 @@
 #include <segpool/segpool.h>
 
 #include "core/core.h"
-#include "internal/thread_cpu.h"
+#include "os/cpu.h"
 #include "numa/topology.h"
 #include "percpu/alien.h"
 #include "percpu/pcpu.h"

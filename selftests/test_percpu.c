@@ -41,7 +41,7 @@
 #include "core/core.h"
 #include "numa/region.h"
 #include "numa/topology.h"
-#include "percpu/cpu.h"
+#include "os/cpu.h"
 #include "percpu/pcpu.h"
 #include "selftests/harness.h"
 

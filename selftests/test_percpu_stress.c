@@ -46,7 +46,7 @@
 #include <segpool/segpool.h>
 
 #include "core/core.h"
-#include "internal/thread_cpu.h"
+#include "os/cpu.h"
 #include "numa/region.h"
 #include "percpu/pcpu.h"
 #include "selftests/harness.h"

@@ -14,10 +14,10 @@
 
 #include "selftests/harness.h"
 #include "core/core.h"
-#include "internal/fault.h"
+#include "os/faultpoint.h"
 #include "numa/region.h"
 #include "numa/topology.h"
-#include "percpu/cpu.h"
+#include "os/cpu.h"
 #include "slab/slab.h"
 
 #define OWNER_A ((uintptr_t)0x1000)

@@ -29,7 +29,7 @@
 #include <segpool/segpool.h>
 
 #include "segpool_config.h"
-#include "internal/fault.h"
+#include "os/faultpoint.h"
 #include "selftests/harness.h"
 #include "selftests/json.h"
 

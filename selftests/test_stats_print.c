@@ -23,7 +23,7 @@
 
 #include <segpool/segpool.h>
 
-#include "core/stats_print.h"
+#include "stats/print.h"
 #include "selftests/harness.h"
 #include "selftests/json.h"
 

@@ -4,7 +4,7 @@
  *
  * Every live cache is on sp_cache_list, changed under sp_cache_list_lock
  * (the outermost mutex of the library) and read by the statistics under
- * RCU (core/rcu.c): a cache is published with a release store once it is
+ * RCU (rcu/rcu.c): a cache is published with a release store once it is
  * built, and unlisted before the grace period that precedes its unmapping.  A cache's memory (struct segpool_cache and
  * its per-node structs) is one page-rounded anonymous mapping: caches are
  * few, and a mapping of its own keeps a cache's control block off every
@@ -17,7 +17,7 @@
 
 #include "internal/rculist.h"
 #include "internal/report.h"
-#include "numa/os.h"
+#include "os/os.h"
 #include "slab/slab.h"
 
 void *sp_cache_nil_slots;

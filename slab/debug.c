@@ -39,7 +39,7 @@
 #include <segpool/debug.h>
 
 #include "internal/report.h"
-#include "numa/os.h"
+#include "os/os.h"
 #include "slab/slab.h"
 
 static uint64_t sp_debug_seq;		/* last sequence number (atomic) */

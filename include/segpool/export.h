@@ -29,7 +29,7 @@ SEGPOOL_BEGIN_DECLS
 
 /* --- the segment ---------------------------------------------------------- */
 
-/** SEGPOOL_EXPORT_SHM_PREFIX - shm_open() name of a segment, before the pid. */
+/** SEGPOOL_EXPORT_SHM_PREFIX - POSIX shared-memory name of a segment, before the pid. */
 #define SEGPOOL_EXPORT_SHM_PREFIX	"/segpool."
 /** SEGPOOL_EXPORT_MAGIC - first 8 bytes of a segment ("SPEXPORT" on x86). */
 #define SEGPOOL_EXPORT_MAGIC		0x54524f5058455053ULL
@@ -172,7 +172,7 @@ struct segpool_export_header {
  * struct segpool_export_node - one NUMA node's memory region.
  * @node_id:         the kernel's node id.
  * @bound:           1 when every committed part of the region is bound to
- *                   the node with mbind(), 0 otherwise.
+ *                   the node (mbind), 0 otherwise.
  * @pages_reserved:  pages of address space the region may grow to.
  * @pages_committed: pages made accessible so far.
  * @pages_used:      pages handed out (slabs, descriptors).
@@ -421,8 +421,9 @@ SEGPOOL_STATIC_ASSERT(offsetof(struct segpool_export_cache_node, depot_objs) == 
  * and each cache's node and depot locks in turn, as segpool_stats_dump().
  * Return: 0; -EINVAL (errno EINVAL) for an interval out of range; -ENOMEM
  * when the library could not start; or the errno of the call that failed,
- * negated: shm_open() (-EACCES, -EMFILE, ...), ftruncate() or mmap()
- * (-ENOSPC, -ENOMEM), pthread_create() (-EAGAIN).  Nothing is left behind
+ * negated: creating the shared-memory object (shm_open: -EACCES, -EMFILE,
+ * ...), sizing or mapping it (ftruncate, mmap: -ENOSPC, -ENOMEM), starting
+ * the publisher (pthread_create: -EAGAIN).  Nothing is left behind
  * on failure.
  */
 SEGPOOL_API int segpool_export_start(unsigned int interval_ms);

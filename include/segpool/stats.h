@@ -264,9 +264,9 @@ SEGPOOL_API int segpool_stats_print(segpool_write_cb write_cb, void *arg,
  * struct segpool_health_node - one NUMA node's memory region.
  * @node:            the kernel's node id.
  * @cpus:            possible CPUs whose allocations go to this node first.
- * @bound:           1 when the region is bound to the node with mbind();
- *                   every committed chunk of a bound region is bound (a
- *                   chunk whose mbind() fails is given back at once).
+ * @bound:           1 when the region is bound to the node (mbind); every
+ *                   committed chunk of a bound region is bound (a chunk
+ *                   whose binding fails is given back at once).
  * @reserved:        0.
  * @commit_failures: chunks that could not be committed or bound.
  * @region_bytes:    address space reserved for the node.

@@ -3,7 +3,7 @@
  * tools/segpool-top/slabinfo.c - the snapshot as a /proc/slabinfo 2.1 dump.
  *
  * Byte for byte what segpool_stats_dump() prints in the process itself
- * (core/stats.c), from the same figures, so every slabinfo parser reads
+ * (stats/stats.c), from the same figures, so every slabinfo parser reads
  * the output of "segpool-top --slabinfo" too.  See Documentation/stats.md
  * for the meaning of each column in segpool.
  */

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * os/cpu.h - what the OS says about CPUs and nodes (private).
+ *
+ * Facts only, no policy: which CPU ids exist (for sizing per-CPU arrays),
+ * which CPU and node the calling thread runs on, and what libnuma reads
+ * from sysfs about nodes, their memory, their CPUs and their distances.
+ * numa/topology.c builds segpool's node model from them; percpu/ sizes
+ * its slots by them.
+ *
+ * Which CPU and node the caller runs on: when glibc registered an rseq
+ * area for the thread (__rseq_size != 0) the kernel keeps cpu_id (and,
+ * with feature size >= 24, node_id) up to date in it: reading them is a
+ * plain load.  Otherwise sched_getcpu() (vDSO) answers.  The per-CPU layer
+ * builds its restartable sequences on the same area; this header only
+ * reads it.
+ */
+#ifndef SP_OS_CPU_H
+#define SP_OS_CPU_H
+
+#include <sched.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/auxv.h>
+#include <sys/rseq.h>
+
+#include "internal/compiler.h"
+
+/*
+ * sp_cpu_possible_count() - number of possible CPU ids (highest possible id
+ * plus one), from /sys/devices/system/cpu/possible, falling back to
+ * sysconf(_SC_NPROCESSORS_CONF).  CPUs may be offline or sparse: arrays
+ * indexed by CPU id must have this many slots, not the online count.
+ */
+SP_INTERNAL int sp_cpu_possible_count(void);
+
+/* sp_cpu_parse_list() - highest id in a kernel CPU list ("0-3,8,10-11"),
+ * or -1 when the list is malformed. */
+SP_INTERNAL int sp_cpu_parse_list(const char *list);
+
+/* --- the calling thread's CPU and node --- */
+#ifndef AT_RSEQ_FEATURE_SIZE
+#define AT_RSEQ_FEATURE_SIZE 27
+#endif
+
+/* Offsets in struct rseq of fields newer than glibc 2.36's header. */
+#define SP_RSEQ_NODE_ID_OFFSET	20
+#define SP_RSEQ_MM_CID_OFFSET	24
+
+static inline volatile struct rseq *sp_rseq_area(void)
+{
+	return (volatile struct rseq *)((char *)__builtin_thread_pointer() +
+					__rseq_offset);
+}
+
+/* sp_thread_cpu() - the CPU the caller runs on now (may change at once). */
+static inline int sp_thread_cpu(void)
+{
+	if (likely(__rseq_size != 0)) {
+		int cpu = (int)sp_rseq_area()->cpu_id;
+
+		if (likely(cpu >= 0))
+			return cpu;
+	}
+	return sched_getcpu();
+}
+
+/*
+ * sp_thread_node_hint() - the node the kernel reports in the rseq area, or
+ * -1 when the kernel or libc does not provide it (the caller then maps the
+ * CPU to its node).  @feature_size is getauxval(AT_RSEQ_FEATURE_SIZE), read
+ * once by the caller.
+ */
+static inline int sp_thread_node_hint(unsigned long feature_size)
+{
+	if (__rseq_size != 0 && feature_size >= SP_RSEQ_NODE_ID_OFFSET + 4 &&
+	    (int)sp_rseq_area()->cpu_id >= 0) {
+		const volatile uint32_t *node = (const volatile uint32_t *)
+			((const volatile char *)sp_rseq_area() +
+			 SP_RSEQ_NODE_ID_OFFSET);
+		return (int)*node;
+	}
+	return -1;
+}
+
+/* --- nodes, as libnuma reads them from sysfs (os/cpu.c) --- */
+/*
+ * sp_os_numa_init() - make libnuma usable from any constructor order.
+ * Return: true when the kernel and libnuma support NUMA here.
+ */
+SP_INTERNAL bool sp_os_numa_init(void);
+/* sp_os_numa_max_node() - the highest node id the kernel knows. */
+SP_INTERNAL int sp_os_numa_max_node(void);
+/*
+ * sp_os_numa_node_usable() - may the process allocate on node @node (its
+ * cpuset's mems) and has the node memory?
+ */
+SP_INTERNAL bool sp_os_numa_node_usable(int node);
+/* sp_os_numa_node_of_cpu() - the kernel's node of CPU @cpu, or -1. */
+SP_INTERNAL int sp_os_numa_node_of_cpu(int cpu);
+/* sp_os_numa_distance() - the kernel's distance of nodes @a and @b, or <= 0. */
+SP_INTERNAL int sp_os_numa_distance(int a, int b);
+/*
+ * sp_os_cpu_allowed() - may the process run on @cpu?  Its cpuset as
+ * libnuma read it at start-up; true when libnuma knows none.
+ */
+SP_INTERNAL bool sp_os_cpu_allowed(int cpu);
+/*
+ * sp_os_thread_set_affinity() - run the calling thread on the CPUs of
+ * @set (@size bytes, CPU_ALLOC_SIZE) only.  Return: 0 or a positive errno.
+ */
+SP_INTERNAL int sp_os_thread_set_affinity(const cpu_set_t *set, size_t size);
+/* sp_os_rseq_feature_size() - getauxval(AT_RSEQ_FEATURE_SIZE): 0 if none. */
+SP_INTERNAL unsigned long sp_os_rseq_feature_size(void);
+
+#endif /* SP_OS_CPU_H */

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: MIT
+/*
+ * os/mem.c - memory mappings behind the OS door (os/os.h).
+ */
+#include <errno.h>
+#include <numaif.h>
+#include <stdint.h>
+#include <sys/mman.h>
+
+#include "os/faultpoint.h"
+#include "os/os.h"
+
+/* mmap @size bytes aligned to @align by over-mapping and trimming. */
+static void *sp_os_mmap_aligned(size_t size, size_t align, int prot, int flags)
+{
+	size_t len = align > SP_PAGE_SIZE ? size + align : size;
+	char *p, *a;
+
+	if (sp_fault_should_fail(SP_FAULT_MMAP) || len < size) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	p = mmap(NULL, len, prot, flags | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (len == size)
+		return p;
+	a = (char *)SP_ALIGN((uintptr_t)p, align);
+	if (a > p)
+		munmap(p, (size_t)(a - p));
+	if (p + len > a + size)
+		munmap(a + size, (size_t)(p + len - (a + size)));
+	return a;
+}
+
+void *sp_os_reserve(size_t size, size_t align)
+{
+	return sp_os_mmap_aligned(size, align, PROT_NONE, MAP_NORESERVE);
+}
+
+void *sp_os_map(size_t size, size_t align)
+{
+	return sp_os_mmap_aligned(size, align, PROT_READ | PROT_WRITE,
+				  MAP_NORESERVE);
+}
+
+void sp_os_unmap(void *addr, size_t size)
+{
+	munmap(addr, size);
+}
+
+void sp_os_protect_ro(void *addr, size_t size)
+{
+	(void)mprotect(addr, size, PROT_READ);
+}
+
+int sp_os_commit(void *addr, size_t size)
+{
+	if (sp_fault_should_fail(SP_FAULT_COMMIT) ||
+	    mprotect(addr, size, PROT_READ | PROT_WRITE)) {
+		errno = ENOMEM;
+		return -1;
+	}
+	return 0;
+}
+
+void sp_os_decommit(void *addr, size_t size)
+{
+	mmap(addr, size, PROT_NONE,
+	     MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+}
+
+int sp_os_bind(void *addr, size_t size, int node)
+{
+	unsigned long mask[(SP_MAX_NODE_BITS + 63) / 64] = { 0 };
+
+	if (node < 0 || node >= SP_MAX_NODE_BITS) {
+		errno = EINVAL;
+		return -1;
+	}
+	mask[node / 64] = 1UL << (node % 64);
+	if (sp_fault_should_fail(SP_FAULT_MBIND) ||
+	    mbind(addr, size, MPOL_BIND, mask, SP_MAX_NODE_BITS + 1, 0)) {
+		errno = ENOMEM;
+		return -1;
+	}
+	return 0;
+}
+
+void sp_os_release(void *addr, size_t size)
+{
+	madvise(addr, size, MADV_DONTNEED);
+}
+
+void *sp_os_map_meta(size_t size)
+{
+	void *p;
+
+	if (sp_fault_should_fail(SP_FAULT_META)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return p;
+}

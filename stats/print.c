@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: MIT
+/*
+ * stats/print.c - segpool_stats_print(): the chosen sections through
+ * the caller's callback, and the print at exit (SEGPOOL_STATS_PRINT).
+ *
+ * Every section is formatted into one buffer under the locks its snapshot
+ * needs (stats/snap.h), then handed to the callback line group by line
+ * group with no lock held, so the callback may allocate from segpool or
+ * print statistics again.
+ *
+ * The at-exit print is set up once, at initialisation, when
+ * SEGPOOL_STATS_PRINT names sections:
+ *
+ *   SEGPOOL_STATS_PRINT=slabinfo,health        sections, comma-separated:
+ *                                              slabinfo health detail json
+ *                                              percpu; "all" (or 1, yes, on)
+ *                                              = slabinfo,health,detail;
+ *                                              0, no, off or empty: nothing
+ *   SEGPOOL_STATS_PRINT_FILE=/tmp/stats.%p     where: a file (created or
+ *                                              truncated; %p is the pid, %%
+ *                                              a %), default standard error
+ *
+ * A value that is not understood is reported (sp_warn) and nothing is
+ * printed at exit: a setting is never half applied.  The handler runs from
+ * atexit(), after the program's own handlers registered later, and writes
+ * with write(2), not stdio, so a closed or redirected stdout does not
+ * matter.  A forked child that calls exit() prints its own figures too.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <segpool/segpool.h>
+
+#include "core/core.h"
+#include "internal/env.h"
+#include "internal/report.h"
+#include "stats/print.h"
+#include "stats/snap.h"
+
+#define SP_STATS_TEXT	(SEGPOOL_STATS_SLABINFO | SEGPOOL_STATS_HEALTH | \
+			 SEGPOOL_STATS_DETAIL)
+
+static void sp_stats_write_stderr(void *arg, const char *text)
+{
+	(void)arg;
+	fputs(text, stderr);
+}
+
+/* Hand @b to @cb in pieces that end at a line's end (64 KiB or so each). */
+static void sp_stats_deliver(struct sp_sbuf *b, segpool_write_cb cb, void *arg)
+{
+	const size_t piece = 64UL << 10;
+	size_t off = 0;
+
+	while (off < b->len) {
+		size_t end = off + piece < b->len ? off + piece : b->len;
+		char keep;
+
+		while (end < b->len && b->buf[end - 1] != '\n')
+			end++;
+		keep = b->buf[end];
+		b->buf[end] = '\0';
+		cb(arg, b->buf + off);
+		b->buf[end] = keep;
+		off = end;
+	}
+}
+
+SEGPOOL_API int segpool_stats_print(segpool_write_cb write_cb, void *arg,
+				    unsigned int opts)
+{
+	struct sp_sbuf b = SP_SBUF_INIT;
+	unsigned int pcpu = opts & SEGPOOL_STATS_PERCPU;
+	int ret = 0;
+
+	if ((opts & ~SEGPOOL_STATS_PRINT_VALID) ||
+	    ((opts & SEGPOOL_STATS_JSON) && (opts & SP_STATS_TEXT))) {
+		errno = EINVAL;
+		return -EINVAL;
+	}
+	if (sp_init())
+		return -ENOMEM;
+	if (!(opts & (SP_STATS_TEXT | SEGPOOL_STATS_JSON)))
+		opts |= SP_STATS_TEXT;
+	if (!write_cb)
+		write_cb = sp_stats_write_stderr;
+
+	if (opts & SEGPOOL_STATS_JSON)
+		ret = sp_stats_fmt_json(&b, pcpu);
+	if (!ret && (opts & SEGPOOL_STATS_SLABINFO)) {
+		ret = sp_stats_fmt_slabinfo(&b);
+		if (opts & (SEGPOOL_STATS_HEALTH | SEGPOOL_STATS_DETAIL))
+			sp_sbuf_putc(&b, '\n');
+	}
+	if (!ret && (opts & SEGPOOL_STATS_HEALTH))
+		sp_stats_fmt_health(&b);	/* ends with an empty line */
+	if (!ret && (opts & SEGPOOL_STATS_DETAIL))
+		ret = sp_stats_fmt_detail(&b, NULL, pcpu);
+	if (!ret)
+		ret = b.err;
+	if (!ret)
+		sp_stats_deliver(&b, write_cb, arg);
+	sp_sbuf_free(&b);
+	if (ret)
+		errno = -ret;
+	return ret;
+}
+
+/* --- the print at exit --------------------------------------------------- */
+
+static unsigned int sp_exit_opts;
+static char sp_exit_path[256];		/* "" : standard error */
+
+int sp_stats_print_parse(const char *s, unsigned int *opts)
+{
+	static const struct {
+		const char *word;
+		unsigned int opts;
+	} words[] = {
+		{ "slabinfo", SEGPOOL_STATS_SLABINFO },
+		{ "health", SEGPOOL_STATS_HEALTH },
+		{ "detail", SEGPOOL_STATS_DETAIL },
+		{ "json", SEGPOOL_STATS_JSON },
+		{ "percpu", SEGPOOL_STATS_PERCPU },
+		{ "all", SP_STATS_TEXT },
+		{ "1", SP_STATS_TEXT }, { "yes", SP_STATS_TEXT },
+		{ "on", SP_STATS_TEXT }, { "true", SP_STATS_TEXT },
+	};
+	unsigned int o = 0;
+
+	if (!*s || !strcasecmp(s, "0") || !strcasecmp(s, "no") ||
+	    !strcasecmp(s, "off") || !strcasecmp(s, "false")) {
+		*opts = 0;
+		return 0;
+	}
+	while (*s) {
+		size_t n = strcspn(s, ",");
+		size_t i;
+
+		for (i = 0; i < SP_ARRAY_SIZE(words); i++)
+			if (strlen(words[i].word) == n &&
+			    !strncasecmp(s, words[i].word, n))
+				break;
+		if (i == SP_ARRAY_SIZE(words))
+			return -EINVAL;
+		o |= words[i].opts;
+		s += n;
+		if (*s == ',' && !*++s)
+			return -EINVAL;		/* a trailing comma */
+	}
+	if (!(o & (SP_STATS_TEXT | SEGPOOL_STATS_JSON)))
+		return -EINVAL;			/* "percpu" alone */
+	if ((o & SEGPOOL_STATS_JSON) && (o & SP_STATS_TEXT))
+		return -EINVAL;
+	*opts = o;
+	return 0;
+}
+
+int sp_stats_path_expand(const char *pattern, int pid, char *out, size_t len)
+{
+	size_t o = 0;
+
+	for (const char *p = pattern; *p; p++) {
+		char piece[24];
+		size_t n;
+
+		if (*p == '%' && p[1] == 'p') {
+			snprintf(piece, sizeof(piece), "%d", pid);
+			p++;
+		} else if (*p == '%' && p[1] == '%') {
+			piece[0] = '%';
+			piece[1] = '\0';
+			p++;
+		} else if (*p == '%') {
+			return -EINVAL;
+		} else {
+			piece[0] = *p;
+			piece[1] = '\0';
+		}
+		n = strlen(piece);
+		if (o + n >= len)
+			return -ENAMETOOLONG;
+		memcpy(out + o, piece, n);
+		o += n;
+	}
+	if (!o)
+		return -EINVAL;
+	out[o] = '\0';
+	return 0;
+}
+
+static void sp_exit_write_fd(void *arg, const char *text)
+{
+	int fd = *(int *)arg;
+	size_t len = strlen(text);
+
+	while (len) {
+		ssize_t w = write(fd, text, len);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		text += w;
+		len -= (size_t)w;
+	}
+}
+
+static void sp_stats_print_at_exit(void)
+{
+	char path[sizeof(sp_exit_path) + 16];
+	int fd = STDERR_FILENO, err;
+
+	if (!sp_exit_opts)
+		return;
+	if (sp_exit_path[0]) {
+		err = sp_stats_path_expand(sp_exit_path, (int)getpid(), path,
+					   sizeof(path));
+		fd = err ? -1 : open(path, O_WRONLY | O_CREAT | O_TRUNC |
+				     O_CLOEXEC, 0644);
+		if (fd < 0) {
+			sp_warn("SEGPOOL_STATS_PRINT_FILE=%s: cannot open %s: %s; "
+				"printing to standard error", sp_exit_path,
+				err ? "it" : path, strerror(err ? -err : errno));
+			fd = STDERR_FILENO;
+		}
+	}
+	err = segpool_stats_print(sp_exit_write_fd, &fd, sp_exit_opts);
+	if (err)
+		sp_warn("SEGPOOL_STATS_PRINT: cannot print the statistics: %s",
+			strerror(-err));
+	if (fd != STDERR_FILENO)
+		close(fd);
+}
+
+int sp_stats_print_configure(const char *sections, const char *file)
+{
+	static bool registered;
+	unsigned int opts;
+	char check[sizeof(sp_exit_path) + 16];
+	int err;
+
+	if (!sections)
+		return 0;
+	err = sp_stats_print_parse(sections, &opts);
+	if (err) {
+		sp_warn("SEGPOOL_STATS_PRINT=%s not understood (a list of slabinfo, "
+			"health, detail, percpu, or json alone; all; 0): nothing "
+			"is printed at exit", sections);
+		return err;
+	}
+	if (file && *file && strcmp(file, "-")) {
+		err = strlen(file) >= sizeof(sp_exit_path) ? -ENAMETOOLONG :
+		      sp_stats_path_expand(file, 0, check, sizeof(check));
+		if (err) {
+			sp_warn("SEGPOOL_STATS_PRINT_FILE=%s: %s (%%p is the pid, "
+				"%%%% a %%): nothing is printed at exit", file,
+				err == -ENAMETOOLONG ? "too long" : "not a path");
+			return err;
+		}
+		snprintf(sp_exit_path, sizeof(sp_exit_path), "%s", file);
+	} else {
+		sp_exit_path[0] = '\0';
+	}
+	sp_exit_opts = opts;
+	if (opts && !registered) {
+		if (atexit(sp_stats_print_at_exit)) {
+			sp_warn("SEGPOOL_STATS_PRINT: atexit() failed: nothing is "
+				"printed at exit");
+			sp_exit_opts = 0;
+			return -ENOMEM;
+		}
+		registered = true;
+	}
+	return 0;
+}
+
+/* The two settings, through the table of every variable (internal/env.h). */
+void sp_stats_print_init(void)
+{
+	const char *sections = sp_env_get(SP_ENV_STATS_PRINT);
+	const char *file = sp_env_get(SP_ENV_STATS_PRINT_FILE);
+	char check[sizeof(sp_exit_path) + 16];
+	unsigned int opts;
+
+	if (file && strcmp(file, "-") &&
+	    (strlen(file) >= sizeof(sp_exit_path) ||
+	     sp_stats_path_expand(file, 0, check, sizeof(check)))) {
+		sp_env_bad(SP_ENV_STATS_PRINT_FILE, file, "not a usable path");
+		return;
+	}
+	if (!sections)
+		return;
+	if (sp_stats_print_parse(sections, &opts)) {
+		sp_env_bad(SP_ENV_STATS_PRINT, sections, "not understood");
+		return;
+	}
+	sp_stats_print_configure(sections, file);
+}
