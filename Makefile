@@ -19,7 +19,7 @@
 #   make demo            build and run the example service (examples/logpipe)
 #   make bench           benchmark against glibc, jemalloc, tcmalloc, mimalloc
 #                        (BENCH_ARGS=...; results in bench-results/)
-#   make bench-doc       the same, then refresh Documentation/performance.md
+#   make bench-doc       the same, then refresh Documentation/reference/bench-results.md
 #   make man             the man pages, in $(objtree)/man (scripts/gen-man.sh)
 #   make install         PREFIX=/usr/local LIBDIR=$(PREFIX)/lib DESTDIR=
 #                        (LIBDIR=$(PREFIX)/lib/x86_64-linux-gnu: multiarch);
@@ -42,7 +42,7 @@
 #                        dpkg-buildflags' hardening and -O2 apply)
 
 # The version is stated once, in include/segpool/segpool.h; the soname
-# follows the major number (Documentation/versioning.md).
+# follows the major number (Documentation/reference/versioning.md).
 version-h     := $(dir $(abspath $(lastword $(MAKEFILE_LIST))))include/segpool/segpool.h
 version-of     = $(shell sed -n 's/^\#define SEGPOOL_VERSION_$(1)[^0-9]*\([0-9]*\).*/\1/p' $(version-h))
 VERSION_MAJOR := $(call version-of,MAJOR)
@@ -254,8 +254,9 @@ endif
 tests: $(tests)
 examples: $(examples)
 
-# The environment table of design.md is generated from internal/env_table.c
-# by a small program built for this machine.
+# The environment table of Documentation/reference/environment.md is
+# generated from internal/env_table.c by a small program built for this
+# machine.
 gen-env-doc := $(objtree)/scripts/gen-env-doc
 $(gen-env-doc): $(srctree)/scripts/gen-env-doc.c $(srctree)/internal/env_table.c \
 		$(srctree)/internal/env.h $(srctree)/include/segpool/export.h
@@ -264,27 +265,34 @@ $(gen-env-doc): $(srctree)/scripts/gen-env-doc.c $(srctree)/internal/env_table.c
 	$(Q)$(CC) -std=gnu11 -O1 -I$(srctree) -I$(srctree)/include -o $@ \
 		$(srctree)/scripts/gen-env-doc.c $(srctree)/internal/env_table.c
 
-# Documentation/api.md is generated from the kernel-doc in include/segpool/.
+# The generated pages of Documentation/ (Documentation/README.md lists
+# them): reference/api.md from the kernel-doc in include/segpool/, the
+# table of reference/environment.md from internal/env_table.c.
+api-doc := $(srctree)/Documentation/reference/api.md
+env-doc := $(srctree)/Documentation/reference/environment.md
 docs: $(gen-env-doc)
-	$(quiet) GEN Documentation/api.md
-	$(Q)$(srctree)/scripts/gen-api-doc.sh -W > $(srctree)/Documentation/api.md.tmp
-	$(Q)mv $(srctree)/Documentation/api.md.tmp $(srctree)/Documentation/api.md
-	$(quiet) GEN Documentation/design.md
-	$(Q)$(gen-env-doc) < $(srctree)/Documentation/design.md > $(objtree)/design.md.tmp
-	$(Q)mv $(objtree)/design.md.tmp $(srctree)/Documentation/design.md
+	$(quiet) GEN Documentation/reference/api.md
+	$(Q)$(srctree)/scripts/gen-api-doc.sh -W > $(api-doc).tmp
+	$(Q)mv $(api-doc).tmp $(api-doc)
+	$(quiet) GEN Documentation/reference/environment.md
+	$(Q)$(gen-env-doc) < $(env-doc) > $(objtree)/environment.md.tmp
+	$(Q)mv $(objtree)/environment.md.tmp $(env-doc)
 
 # check-docs: fail when the committed api.md is not what the headers say,
 # when an exported function, an environment variable, or an option, sort
 # order or key of segpool-top has no man page entry, or the page names one
 # the program lacks (with the built .so when there is one),
 # when debian/changelog or NEWS is not at the version of segpool.h, or when
-# design.md's environment table is not what internal/env_table.c says.
+# reference/environment.md's table is not what internal/env_table.c says,
+# or when a relative link of Documentation/ or README.md leads nowhere.
 check-docs: $(gen-env-doc)
-	$(Q)$(srctree)/scripts/gen-api-doc.sh -W | diff -u $(srctree)/Documentation/api.md - \
-		|| { echo "Documentation/api.md is stale: run 'make docs'"; exit 1; }
-	$(Q)$(gen-env-doc) < $(srctree)/Documentation/design.md | \
-		diff -u $(srctree)/Documentation/design.md - \
-		|| { echo "Documentation/design.md's environment table is stale: run 'make docs'"; exit 1; }
+	$(Q)$(srctree)/scripts/gen-api-doc.sh -W | diff -u $(api-doc) - \
+		|| { echo "Documentation/reference/api.md is stale: run 'make docs'"; exit 1; }
+	$(Q)$(gen-env-doc) < $(env-doc) > $(objtree)/environment.md.chk
+	$(Q)diff -u $(env-doc) $(objtree)/environment.md.chk \
+		|| { echo "Documentation/reference/environment.md's table is stale: run 'make docs'"; exit 1; }
+	$(Q)rm -f $(objtree)/environment.md.chk
+	$(Q)$(srctree)/scripts/check-doc-links.sh $(srctree)
 	$(Q)$(srctree)/scripts/gen-man.sh -c $(if $(wildcard $(lib-so)),-s $(lib-so))
 	$(Q)v=$$(sed -n '1s/^segpool (\([^)-]*\).*/\1/p' $(srctree)/debian/changelog); \
 	[ "$$v" = "$(VERSION)" ] || \
@@ -296,7 +304,7 @@ check-docs: $(gen-env-doc)
 man: $(man-stamp)
 $(man-stamp): $(wildcard $(srctree)/include/segpool/*.h) \
 		$(wildcard $(srctree)/Documentation/man/*.in) \
-		$(srctree)/Documentation/design.md $(srctree)/scripts/gen-man.sh \
+		$(env-doc) $(srctree)/scripts/gen-man.sh \
 		$(srctree)/scripts/gen-api-doc.sh $(srctree)/scripts/kernel-doc.awk
 	$(quiet) GEN $(patsubst $(objtree)/%,%,$(man-dir))
 	$(Q)rm -rf $(man-dir)
@@ -463,7 +471,7 @@ endif
 $(objtree)/selftests/test_malloc.o: CFLAGS_ALL += -fno-builtin
 $(objtree)/selftests/test_malloc.o: CPPFLAGS_ALL += \
 	-DSEGPOOL_MALLOC_SO_PATH='"$(objtree)/$(malloc-soname)"' \
-	-DSEGPOOL_MALLOC_DOC_PATH='"$(srctree)/Documentation/malloc.md"'
+	-DSEGPOOL_MALLOC_DOC_PATH='"$(srctree)/Documentation/guide/malloc.md"'
 
 # selftests/test_symbols checks the shared object: tell it where it is.
 $(objtree)/selftests/test_symbols.o: CPPFLAGS_ALL += \
@@ -472,21 +480,24 @@ $(objtree)/selftests/test_symbols.o: CPPFLAGS_ALL += \
 
 # selftests/test_runner runs scripts/run-selftests.sh from the source tree
 $(objtree)/selftests/test_runner.o: CPPFLAGS_ALL += -DSEGPOOL_SRCTREE='"$(srctree)"'
-# selftests/arena checks that Documentation/arenas.md names every field.
+# selftests/arena checks that Documentation/guide/arenas.md names every field.
 # and that segpool-top shows the arenas of a process that exports.
 $(objtree)/selftests/test_arena.o: CPPFLAGS_ALL += \
-	-DSEGPOOL_ARENA_DOC='"$(srctree)/Documentation/arenas.md"' \
+	-DSEGPOOL_ARENA_DOC='"$(srctree)/Documentation/guide/arenas.md"' \
 	-DSEGPOOL_TOP_PATH='"$(top-bin)"'
 $(objtree)/selftests/test_arena: $(top-bin)
 
 # --- install ------------------------------------------------------------------------------
-doc-files := README.md NEWS LICENSE $(patsubst $(srctree)/%,%,$(wildcard $(srctree)/Documentation/*.md))
+doc-dirs  := guide reference internals
+doc-files := README.md NEWS LICENSE Documentation/README.md \
+	$(patsubst $(srctree)/%,%,$(foreach d,$(doc-dirs),$(wildcard $(srctree)/Documentation/$(d)/*.md)))
 doc-images := $(notdir $(wildcard $(srctree)/Documentation/images/*.png))
 
 install: all man
 	$(quiet) INSTALL $(DESTDIR)$(PREFIX)
 	$(Q)install -d $(DESTDIR)$(INCDIR)/segpool $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PCDIR) \
 		$(DESTDIR)$(CMAKEDIR) $(DESTDIR)$(DOCDIR)/Documentation/images \
+		$(addprefix $(DESTDIR)$(DOCDIR)/Documentation/,$(doc-dirs)) \
 		$(addprefix $(DESTDIR)$(MANDIR)/man,1 3 7)
 	$(Q)install -m 644 $(srctree)/include/segpool/*.h \
 		$(srctree)/include/segpool/*.hpp $(DESTDIR)$(INCDIR)/segpool/

@@ -351,7 +351,7 @@ SP_INTERNAL size_t sp_bump_walk(sp_bump_fn fn, void *arg);
 
 /*
  * The numeric fields of an arena in the statistics, in order, after its
- * name, node and flags: one list for the text and JSON renderings and for Documentation/arenas.md (selftests/test_arena
+ * name, node and flags: one list for the text and JSON renderings and for Documentation/guide/arenas.md (selftests/test_arena
  * checks that the page names each one).
  */
 #define SP_ARENA_FIELDS(X)						\

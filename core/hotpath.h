@@ -9,7 +9,7 @@
  * noinline slow path, so a hit needs no stack frame, no call and no lock
  * prefix.  tools/check-hotpath.sh disassembles the built library and fails
  * when a hit grows a frame, a call or a lock prefix, and prints the counts
- * quoted here and in Documentation/percpu.md.
+ * quoted here and in Documentation/internals/percpu.md.
  *
  * Budget, counted from the function's entry to its ret on a hit, ret
  * included (x86-64; gcc 12 and clang 14 -O2 both stay within it):

@@ -1899,7 +1899,7 @@ int main(int argc, char **argv)
 	if (!batch_cache)
 		die("segpool_cache_create(log_batch): %s", strerror(errno));
 
-	/* watch it live: segpool-top -p <pid> (Documentation/stats.md) */
+	/* watch it live: segpool-top -p <pid> (Documentation/guide/statistics.md) */
 	if (segpool_export_start(SEGPOOL_EXPORT_INTERVAL_DEFAULT))
 		fprintf(stderr, "logpipe: warning: no live statistics: %s\n",
 			strerror(errno));

@@ -5,7 +5,7 @@
  * One table (internal/env_table.c) states each variable once: its name,
  * kind, default, what it accepts, what a bad value leads to, and a help
  * line.  Every reader goes through the calls below, which check the value
- * against the table; the environment table of Documentation/design.md is
+ * against the table; the table of Documentation/reference/environment.md is
  * generated from it (make docs; make check-docs fails when they drift).
  *
  * Rules for every variable: unset or empty means the default.  A value

@@ -2,7 +2,7 @@
 /*
  * internal/env_table.c - the SEGPOOL_* environment variables, each once.
  *
- * Documentation/design.md's environment table is generated from this file
+ * Documentation/reference/environment.md's table is generated from this file
  * (scripts/gen-env-doc.c, make docs).  Keep it free of other dependencies:
  * the generator compiles it alone.
  */
@@ -32,7 +32,7 @@ const struct sp_env_var sp_env_table[SP_ENV_NR] = {
 		.def = "rseq where the kernel, libc and architecture allow, else lock (lock in a ThreadSanitizer build)",
 		.accepted = "rseq, lock or off",
 		.on_bad = "the default mode",
-		.help = "the per-CPU mode: restartable sequences, per-CPU spinlocks, or no per-CPU layer; segpool_percpu_mode() says which and why (percpu.md)",
+		.help = "the per-CPU mode: restartable sequences, per-CPU spinlocks, or no per-CPU layer; segpool_percpu_mode() says which and why (guide/tuning.md)",
 	},
 	[SP_ENV_PERCPU_ID] = {
 		.name = "SEGPOOL_PERCPU_ID", .kind = SP_ENV_WORD,
@@ -47,7 +47,7 @@ const struct sp_env_var sp_env_table[SP_ENV_NR] = {
 		.def = "on",
 		.accepted = "a boolean: 1 yes on true, 0 no off false",
 		.on_bad = "NUMA-aware, the default",
-		.help = "off: one node whatever the machine has (numa.md)",
+		.help = "off: one node whatever the machine has (guide/tuning.md)",
 	},
 	[SP_ENV_NUMA_BIND] = {
 		.name = "SEGPOOL_NUMA_BIND", .kind = SP_ENV_WORD,
@@ -55,7 +55,7 @@ const struct sp_env_var sp_env_table[SP_ENV_NR] = {
 		.def = "auto",
 		.accepted = "auto, always or never (or a boolean: true for always, false for never)",
 		.on_bad = "auto, the default",
-		.help = "when regions and large mappings are bound to their node (mbind): auto binds on machines with more than one node (design.md, NUMA)",
+		.help = "when regions and large mappings are bound to their node (mbind): auto binds on machines with more than one node (guide/tuning.md)",
 	},
 	[SP_ENV_NUMA_FAKE_NODES] = {
 		.name = "SEGPOOL_NUMA_FAKE_NODES", .kind = SP_ENV_INT,
@@ -63,7 +63,7 @@ const struct sp_env_var sp_env_table[SP_ENV_NR] = {
 		.def = "unset: the machine's nodes",
 		.accepted = "an integer from 2 to " STR(SP_ENV_FAKE_NODES_MAX),
 		.on_bad = "no emulation: the machine's nodes",
-		.help = "emulate that many nodes on this machine's memory, for tests (numa.md)",
+		.help = "emulate that many nodes on this machine's memory, for tests (internals/numa.md)",
 	},
 	[SP_ENV_REGION_SIZE] = {
 		.name = "SEGPOOL_REGION_SIZE", .kind = SP_ENV_SIZE,
@@ -78,14 +78,14 @@ const struct sp_env_var sp_env_table[SP_ENV_NR] = {
 		.def = "on",
 		.accepted = "a boolean: 1 yes on true, 0 no off false",
 		.on_bad = "hardening stays on",
-		.help = "store free-list links encoded and check them (hardening.md)",
+		.help = "store free-list links encoded and check them (internals/hardening.md)",
 	},
 	[SP_ENV_DEBUG] = {
 		.name = "SEGPOOL_DEBUG", .kind = SP_ENV_TEXT,
 		.def = "unset: no debug flags",
 		.accepted = "<letters>[,<cache>...][;...], letters F Z P U or -, cache names of printable characters up to 47 bytes, a '*' at the end for a prefix",
 		.on_bad = "the parts understood apply, the rest is skipped (a value with a control character is refused whole: no debug flags)",
-		.help = "debug flags for every cache or the caches named (debugging.md)",
+		.help = "debug flags for every cache or the caches named (guide/debugging.md)",
 		.bad_example = "FQ",
 	},
 	[SP_ENV_DEBUG_RESPONSE] = {
@@ -94,14 +94,14 @@ const struct sp_env_var sp_env_table[SP_ENV_NR] = {
 		.def = "abort",
 		.accepted = "abort or continue",
 		.on_bad = "abort, the default",
-		.help = "what a debug cache does after a report (debugging.md)",
+		.help = "what a debug cache does after a report (guide/debugging.md)",
 	},
 	[SP_ENV_FAILSLAB] = {
 		.name = "SEGPOOL_FAILSLAB", .kind = SP_ENV_TEXT,
 		.def = "unset: no fault injection",
 		.accepted = "probability=P,interval=N,times=N,space=B,cache=NAME,verbose=1,seed=S or <interval>,<probability>,<space>,<times>, with NAME a possible cache name",
 		.on_bad = "none: no fault injection",
-		.help = "failslab fault injection (hardening.md)",
+		.help = "failslab fault injection (guide/debugging.md)",
 		.bad_example = "probability=50,cache=no such name",
 	},
 	[SP_ENV_EXPORT] = {
@@ -109,7 +109,7 @@ const struct sp_env_var sp_env_table[SP_ENV_NR] = {
 		.def = "off",
 		.accepted = "a boolean: 1 yes on true, 0 no off false",
 		.on_bad = "not exporting",
-		.help = "publish live statistics in shared memory for segpool-top (stats.md)",
+		.help = "publish live statistics in shared memory for segpool-top (guide/statistics.md)",
 	},
 	[SP_ENV_EXPORT_INTERVAL_MS] = {
 		.name = "SEGPOOL_EXPORT_INTERVAL_MS", .kind = SP_ENV_INT,
@@ -125,7 +125,7 @@ const struct sp_env_var sp_env_table[SP_ENV_NR] = {
 		.def = "unset: nothing printed at exit",
 		.accepted = "comma-separated slabinfo, health, detail, percpu, or json (with percpu at most); all (or 1) for the three text sections; 0 for nothing",
 		.on_bad = "nothing printed at exit",
-		.help = "print those sections of the statistics when the process exits (stats.md)",
+		.help = "print those sections of the statistics when the process exits (guide/statistics.md)",
 		.bad_example = "slabinfo,bogus",
 	},
 	[SP_ENV_STATS_PRINT_FILE] = {

@@ -20,7 +20,7 @@
 
 /*
  * SP_JSON_SCHEMA - the "schema" number of the statistics document that the
- * library and segpool-top both write (Documentation/stats-json.md lists
+ * library and segpool-top both write (Documentation/reference/stats-json.md lists
  * every key).  It changes when a key changes meaning, type or unit, or goes
  * away; keys may be added without a change.
  */

@@ -76,7 +76,7 @@
  * an operation the retry counts again.  Not in the commit either: a 16-byte
  * store of top and counter puts a move from a general register to a vector
  * register on the path from one operation's top to the next one's (it cost
- * 1.3 ns per operation on the hot pair, Documentation/stats.md).  After the
+ * 1.3 ns per operation on the hot pair, Documentation/internals/benchmarks.md).  After the
  * commit the add is outside the critical path and happens exactly once per
  * operation; it lands on the slot where the operation took place.  Every
  * other writer of the counter is also one add instruction (sp_hit_count()),
@@ -88,7 +88,7 @@
  * lost (no lock prefix on the fast path).
  *
  * Built with -DSP_PCPU_NO_HIT_STATS (a benchmark variant only, see
- * Documentation/stats.md, "What the counters cost"), nothing is counted.
+ * Documentation/internals/benchmarks.md, "What the hit counters cost"), nothing is counted.
  */
 #ifdef SP_PCPU_NO_HIT_STATS
 #define SP_RSEQ_HIT(off)	""

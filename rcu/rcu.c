@@ -34,7 +34,7 @@
  * its own thread (sp_rcu_registry_prune()) and restarts the workers
  * (call_rcu_after_fork_child()).  A program must not register liburcu's
  * call_rcu fork handlers itself as well, and must not fork inside a
- * read-side critical section of its own (Documentation/rcu.md).
+ * read-side critical section of its own (Documentation/internals/rcu.md).
  */
 #include <errno.h>
 #include <pthread.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * rcu/rcu.h - RCU inside the library (private): liburcu's urcu-memb
- * flavour behind a few calls, so that only core/rcu*.c include liburcu.
+ * flavour behind a few calls, so that only the files of rcu/ include liburcu.
  *
  *   rcu/rcu.c           thread registration on demand, the read-side
  *                        sections of the cache-list walkers, grace periods,

@@ -1,21 +1,21 @@
 // SPDX-License-Identifier: MIT
 /*
  * scripts/gen-env-doc.c - print the environment table of
- * Documentation/design.md from internal/env_table.c (make docs; make
- * check-docs compares).  Built and run on the build machine; links
+ * Documentation/reference/environment.md from internal/env_table.c (make
+ * docs; make check-docs compares).  Built and run on the build machine; links
  * internal/env_table.c alone.
  *
- * Usage: gen-env-doc < design.md > design.md.new
+ * Usage: gen-env-doc < environment.md > environment.md.new
  * Copies its input, replacing what lies between the marker lines
- * "<!-- env-table: begin -->" and "<!-- env-table: end -->".
+ * "<!-- generated:env begin -->" and "<!-- generated:env end -->".
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "internal/env.h"
 
-#define BEGIN	"<!-- env-table: begin (generated from internal/env_table.c by make docs) -->"
-#define END	"<!-- env-table: end -->"
+#define BEGIN	"<!-- generated:env begin -->"
+#define END	"<!-- generated:env end -->"
 
 static const char *const kind_name[] = {
 	[SP_ENV_BOOL] = "boolean",
@@ -67,7 +67,7 @@ int main(void)
 	int state = 0;		/* 0 before, 1 inside, 2 after the markers */
 
 	while (fgets(line, sizeof(line), stdin)) {
-		if (state == 0 && !strncmp(line, "<!-- env-table: begin", 21)) {
+		if (state == 0 && !strncmp(line, BEGIN, strlen(BEGIN))) {
 			table();
 			state = 1;
 		} else if (state == 1) {
@@ -78,7 +78,7 @@ int main(void)
 		}
 	}
 	if (state != 2) {
-		fprintf(stderr, "gen-env-doc: no env-table markers in the input\n");
+		fprintf(stderr, "gen-env-doc: no '%s' ... '%s' lines in the input\n", BEGIN, END);
 		return 1;
 	}
 	return 0;

@@ -13,7 +13,7 @@
 #   OUTDIR/man1/segpool-top.1  from Documentation/man/segpool-top.1.in
 #   OUTDIR/man7/segpool.7      from Documentation/man/segpool.7.in, its
 #                              ENVIRONMENT section from the table of
-#                              environment variables in Documentation/design.md
+#                              Documentation/reference/environment.md
 # and lists them on stdout.  VERSION defaults to SEGPOOL_VERSION_STRING.
 #
 # -c checks, for `make check-docs` (nothing is written but a temporary
@@ -23,7 +23,7 @@
 #     matches, each literal segpool_* name of those scripts, and, with -s,
 #     each segpool_* function the built shared object exports;
 #   - every SEGPOOL_* variable the library reads (getenv() in the library's
-#     folders, see Kbuild) is a row of the design.md table;
+#     folders, see Kbuild) is a row of the environment.md table;
 #   - segpool-top's page names exactly the program's options (the struct
 #     option table and getopt_long() string of tools/segpool-top/options.c),
 #     sort letters and words (top_sort_keys[], rows.c) and keys (top_keys[]
@@ -77,9 +77,10 @@ if [ -z "$version" ]; then
 		"$srctree/include/segpool/segpool.h")
 fi
 
-# The ENVIRONMENT section: one .TP entry per row of design.md's table
-# "| `NAME` | kind | accepts | default | bad value | effect |" under
-# "## Environment variables" (generated there from internal/env_table.c).
+# The ENVIRONMENT section: one .TP entry per row of environment.md's table
+# "| `NAME` | kind | accepts | default | bad value | effect |" between its
+# "<!-- generated:env begin/end -->" markers (generated from
+# internal/env_table.c).
 env_section() {
 	awk '
 	function roff(s,    out) {
@@ -104,7 +105,8 @@ env_section() {
 			out = "\\&" out
 		return out
 	}
-	/^## / { on = ($0 == "## Environment variables"); next }
+	/^<!-- generated:env begin -->/ { on = 1; next }
+	/^<!-- generated:env end -->/ { on = 0; next }
 	function cell(s) {
 		sub(/^ +/, "", s); sub(/ +$/, "", s)
 		gsub(/&lt;/, "<", s); gsub(/&gt;/, ">", s); gsub(/&amp;/, "\\&", s)
@@ -129,7 +131,7 @@ env_section() {
 		line("Accepts", cell(f[4]))
 		line("Default", cell(f[5]))
 		line("A bad value gives", cell(f[6]))
-	}' "$srctree/Documentation/design.md"
+	}' "$srctree/Documentation/reference/environment.md"
 }
 
 generate() {
@@ -142,7 +144,7 @@ generate() {
 	echo "$out/man1/segpool-top.1"
 	env_section >"$out/env.tmp"
 	if [ ! -s "$out/env.tmp" ]; then
-		echo "$prog: no environment table in Documentation/design.md" >&2
+		echo "$prog: no environment table in Documentation/reference/environment.md" >&2
 		exit 1
 	fi
 	awk -v version="$version" -v envf="$out/env.tmp" '
@@ -242,7 +244,7 @@ nenv=0
 while read -r v; do
 	nenv=$((nenv + 1))
 	if ! grep -q "^\\.B $v\$" "$mandir/man7/segpool.7"; then
-		echo "$prog: the library reads $v, which the environment table of Documentation/design.md does not list" >&2
+		echo "$prog: the library reads $v, which the environment table of Documentation/reference/environment.md does not list" >&2
 		status=1
 	fi
 done <"$tmp/envs"

@@ -3,7 +3,7 @@
 # scripts/kernel-doc.awk - the kernel-doc parser of scripts/gen-api-doc.sh
 # and its back-ends.  One header per run (POSIX awk), with these variables:
 #
-#   fmt      md (default): the header's section of Documentation/api.md on
+#   fmt      md (default): the header's section of Documentation/reference/api.md on
 #            stdout; man: a man page per function, function-like macro and
 #            struct in mandir, their names on stdout; names: only the names
 #   rel      the header's path as reported in warnings
@@ -212,7 +212,7 @@ function emit(    i, l, st, m, word, base) {
 		md_entry()
 }
 
-# ---- Markdown: one entry of Documentation/api.md ------------------------------
+# ---- Markdown: one entry of Documentation/reference/api.md ------------------------------
 
 function md_entry(    m, cur, hdr, level, i) {
 	file_heading()

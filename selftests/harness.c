@@ -29,7 +29,7 @@
  * call_rcu queue, rcu_barrier()'s completion) are invisible to
  * ThreadSanitizer, which would report liburcu's own malloc and free as
  * races; and a child of a threaded parent that used call_rcu() starts a
- * new call_rcu worker (Documentation/rcu.md, "ThreadSanitizer").
+ * new call_rcu worker (Documentation/internals/rcu.md, "ThreadSanitizer").
  * TSAN_OPTIONS from the environment still applies on top of these.
  */
 __attribute__((visibility("default"))) const char *__tsan_default_options(void);

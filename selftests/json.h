@@ -4,7 +4,7 @@
  * (RFC 8259), and independent of the library's writer, so a test never
  * trusts the code it checks.  test_stats reads segpool_stats_json() with
  * it; test_json_schema reads both the library's and segpool-top's
- * documents and checks them against Documentation/stats-json.md.
+ * documents and checks them against Documentation/reference/stats-json.md.
  *
  * Failures are cmocka failures (fail_msg()) naming the byte and the cause.
  */

@@ -744,7 +744,7 @@ static void test_segpool_top_shows_arenas(void **state)
 	assert_int_equal(segpool_arena_destroy(a), 0);
 }
 
-/* Documentation/arenas.md names every key of an arena's block. */
+/* Documentation/guide/arenas.md names every key of an arena's block. */
 static void test_doc_names_every_field(void **state)
 {
 	static const char *const keys[] = {

@@ -3,7 +3,7 @@
  * selftests/test_json_schema.c - both producers of the statistics document
  * against its documented field list.
  *
- * Documentation/stats-json.md holds the one list of keys (path, type,
+ * Documentation/reference/stats-json.md holds the one list of keys (path, type,
  * producer).  This test reads that table, then parses, with the selftests'
  * one JSON parser (selftests/json.c), the document segpool_stats_json()
  * writes (with and without per-CPU figures) and the one segpool-top --json
@@ -34,7 +34,7 @@
 #define SEGPOOL_TOP_PATH ""
 #endif
 
-#define SCHEMA_DOC	SEGPOOL_SRCTREE "/Documentation/stats-json.md"
+#define SCHEMA_DOC	SEGPOOL_SRCTREE "/Documentation/reference/stats-json.md"
 #define MAX_KEYS	512
 
 enum producer { P_LIBRARY = 1, P_EXPORT = 2 };

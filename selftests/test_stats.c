@@ -491,7 +491,7 @@ static void test_slabinfo_kmalloc(void **state)
 	free(blk);
 }
 
-/* Every key of a cache block, in order (Documentation/stats.md). */
+/* Every key of a cache block, in order (Documentation/reference/stats-keys.md). */
 static const char *const detail_keys[] = {
 	"object_size", "slab_size", "align", "objs_per_slab", "order",
 	"pages_per_slab", "ctor", "flags", "max_empty", "percpu", "mag_size",

@@ -3,7 +3,7 @@
  * selftests/test_top.c - segpool-top's pieces, unit by unit: the command
  * line (slabtop's options with slabtop's meanings), the keys, the orders
  * and the natural sort of names, and its manual's tables against the
- * program's (Documentation/segpool-top.md).  test_export drives the whole
+ * program's (Documentation/guide/segpool-top.md).  test_export drives the whole
  * program against a live process; this test links its objects directly.
  */
 #include <stdio.h>
@@ -16,7 +16,7 @@
 #ifndef SEGPOOL_SRCTREE
 #define SEGPOOL_SRCTREE "."
 #endif
-#define TOP_DOC		SEGPOOL_SRCTREE "/Documentation/segpool-top.md"
+#define TOP_DOC		SEGPOOL_SRCTREE "/Documentation/guide/segpool-top.md"
 
 /* slabtop(1), procps-ng: its sort letters and what they sort by */
 static const struct {

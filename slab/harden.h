@@ -61,7 +61,7 @@ static inline uintptr_t sp_freeptr_mix(const struct segpool_cache *c,
 /*
  * sp_freeptr_valid() - @next, decoded from a link in slab @s, is NULL or an
  * object of @s.  Not a proof that it is free: a cycle made by a double free
- * decodes to valid objects (see Documentation/hardening.md).
+ * decodes to valid objects (see Documentation/internals/hardening.md).
  */
 static inline bool sp_freeptr_valid(const struct segpool_cache *c,
 				    const struct sp_slab *s, const void *next)
@@ -79,7 +79,7 @@ static inline bool sp_freeptr_valid(const struct segpool_cache *c,
  * Slab memory poisoned by ASan: every cache the application allocates from,
  * except debug caches (SEGPOOL_DEBUG_FLAGS): their slab layer writes red
  * zones, poison and call sites around and into free objects, and checks
- * them itself (Documentation/debugging.md).
+ * them itself (Documentation/guide/debugging.md).
  */
 static inline bool sp_asan_cache(const struct segpool_cache *c)
 {

@@ -154,7 +154,7 @@ struct segpool_cache {
 	unsigned int *rand_seq;		/* SEGPOOL_FREELIST_RANDOM: a permutation
 					 * of [0, objs_per_slab), or NULL */
 	uint64_t rand_state;		/* its per-slab start picker (atomic) */
-	/* RCU accounting (core/rcu*.c), all atomic */
+	/* RCU accounting (rcu/), all atomic */
 	uint64_t rcu_objs_pending;	/* freed by RCU, grace period not over */
 	uint64_t rcu_objs_freed;	/* freed by RCU and back in the cache */
 	uint64_t rcu_slabs_pending;	/* empty slabs waiting for a grace period */

@@ -27,7 +27,7 @@
  * value is not 0.  Keys are the detail's keys, so a field has one name in
  * every rendering, and segpool-top --json writes the same document from a
  * process's export segment ("source": "export", the keys the segment
- * carries).  Documentation/stats-json.md lists every key, its type and
+ * carries).  Documentation/reference/stats-json.md lists every key, its type and
  * unit; selftests/test_json_schema checks both producers against that
  * list.  "schema" (SP_JSON_SCHEMA) changes when a key changes meaning or
  * goes away (new keys may appear without it).  Numbers are unsigned integers printed

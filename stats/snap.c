@@ -81,7 +81,7 @@ const unsigned char sp_ctr_order[SP_CTR_NR] = {
 _Static_assert(SP_ARRAY_SIZE(sp_ctr_name) == SP_CTR_NR &&
 	       SP_STAT_MAG_SHRINK + 1 == SP_STAT_NR,
 	       "a new per-CPU counter needs a name here and a place in "
-	       "sp_ctr_order and Documentation/stats.md");
+	       "sp_ctr_order and Documentation/reference/stats-keys.md");
 
 /* --- flag names --------------------------------------------------------- */
 

@@ -17,7 +17,7 @@
 #include "core/core.h"
 #include "stats/snap.h"
 
-/* Fill @info from snapshot @s (field by field: see Documentation/stats.md). */
+/* Fill @info from snapshot @s (field by field: see Documentation/reference/stats-keys.md). */
 static void sp_info_from_snap(const struct sp_cache_snap *s,
 			      struct segpool_cache_info *info)
 {

@@ -16,7 +16,7 @@
  * allocated after a point; an arena may start in a buffer of the caller's.
  *
  * Arenas are listed in segpool_stats_dump_detail() and segpool_stats_json()
- * ("arena <name>" blocks, an "arenas" array).  See Documentation/arenas.md.
+ * ("arena <name>" blocks, an "arenas" array).  See Documentation/guide/arenas.md.
  */
 #ifndef SEGPOOL_ARENA_H
 #define SEGPOOL_ARENA_H

@@ -9,7 +9,7 @@
  * rebuild, like the kernel's slub_debug.  Every problem found is reported on
  * stderr as one block whose first line reads
  * "segpool: BUG <kind> in cache <name>: object <address> offset <n>"
- * (Documentation/debugging.md lists the kinds).
+ * (Documentation/guide/debugging.md lists the kinds).
  */
 #ifndef SEGPOOL_DEBUG_H
 #define SEGPOOL_DEBUG_H

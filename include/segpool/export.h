@@ -237,7 +237,7 @@ struct segpool_export_node {
  *
  * The fields named after struct segpool_cache_info hold what
  * segpool_cache_get_info() returned for the cache when the snapshot was
- * taken; see Documentation/stats.md.  The per-CPU event counters are 0 for
+ * taken; see Documentation/reference/stats-keys.md.  The per-CPU event counters are 0 for
  * caches without per-CPU magazines.
  */
 struct segpool_export_cache {

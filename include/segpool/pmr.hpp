@@ -25,7 +25,7 @@
  *
  * Allocation failures throw std::bad_alloc, as memory resources must.
  * Usable with g++ and clang++; the C headers it includes are C++-safe.
- * See Documentation/arenas.md.
+ * See Documentation/guide/arenas.md.
  */
 #ifndef SEGPOOL_PMR_HPP
 #define SEGPOOL_PMR_HPP

@@ -15,7 +15,7 @@
  * This header includes no liburcu header (it declares the three liburcu
  * calls it makes).  Under ThreadSanitizer the wrappers also tell it about
  * the grace period (liburcu's own barriers are invisible to it); readers
- * that call liburcu directly are not seen.  See Documentation/rcu.md.
+ * that call liburcu directly are not seen.  See Documentation/guide/rcu.md.
  */
 #ifndef SEGPOOL_RCU_H
 #define SEGPOOL_RCU_H

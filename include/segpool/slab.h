@@ -36,7 +36,7 @@ struct segpool_cache;
  * of a slab goes back to the OS or to another cache only after an RCU grace
  * period (urcu-memb, segpool/rcu.h), so a reader in a read-side critical
  * section always finds a constructed object of this cache, though maybe not
- * the one it looked for: it must re-check (Documentation/rcu.md).  The
+ * the one it looked for: it must re-check (Documentation/guide/rcu.md).  The
  * free-list link is kept outside the object's bytes.
  */
 #define SEGPOOL_TYPESAFE_BY_RCU		(1UL << 2)
@@ -62,7 +62,7 @@ struct segpool_cache;
 #define SEGPOOL_INTERLEAVE		(1UL << 9)
 
 /*
- * Debug flags (Documentation/debugging.md).  A cache with any of them takes
+ * Debug flags (Documentation/guide/debugging.md).  A cache with any of them takes
  * the debug path: no per-CPU magazines, every allocation and free checked
  * in the slab layer.  SEGPOOL_DEBUG=<letters>[,<cache>...] sets them from the
  * environment; the letter of each is given below.
@@ -124,7 +124,7 @@ struct segpool_cache;
  * More gfp bits, for the kernel-semantics calls below (segpool_kmalloc()
  * and friends, segpool_alloc_failed(), segpool/mempool.h); the cache calls
  * above take only SEGPOOL_GFP_VALID.  The kernel overlay (include/segpool/
- * kernel/, Documentation/kernel-api.md) gives the kernel's __GFP_ names
+ * kernel/, Documentation/guide/kernel-api.md) gives the kernel's __GFP_ names
  * these values, so its gfp masks reach these calls unchanged.
  */
 /**
@@ -287,7 +287,7 @@ segpool_cache_set_tunables(struct segpool_cache *cache,
  * destroyed cache ("segpool: alloc from destroyed cache <handle> (cache
  * <name>)") and the process aborts; a cache created later never gets the
  * same address while the handle is recognised (the last 1024 destroyed
- * caches; Documentation/design.md).
+ * caches; Documentation/guide/using.md).
  *
  * Context: any thread outside an RCU read-side critical section (it may
  * wait for a grace period); no other thread may use @cache during or after
@@ -342,7 +342,7 @@ segpool_cache_alloc_node(struct segpool_cache *cache, unsigned int gfp,
  * magazine (an immediate repeat), or at slab level the slab's free-list
  * head, or its slab holds no allocated object.  A double free with other
  * frees in between can go unseen, except in a cache with debug flags,
- * which keeps the state of every object (Documentation/debugging.md).
+ * which keeps the state of every object (Documentation/guide/debugging.md).
  *
  * Context: any thread, not only the allocating one.
  */

@@ -106,7 +106,7 @@ SEGPOOL_API const char *segpool_percpu_mode(void);
  *
  * One "slabinfo - version: 2.1" line, the "# name ..." header and one row per
  * cache (named caches and the kmalloc size classes), so existing slabinfo
- * parsers and tools read it unchanged.  See Documentation/stats.md.
+ * parsers and tools read it unchanged.  See Documentation/reference/stats-keys.md.
  *
  * Context: any thread; takes the cache-list lock and each cache's node and
  * depot locks one at a time, formats the dump in memory and writes it to
@@ -146,7 +146,7 @@ SEGPOOL_API int segpool_stats_dump(FILE *out);
  * SEGPOOL_STATS_PERCPU the per-CPU counters are also split by slot
  * ("C<slot>=<value>", slots with a non-zero value only) and one more line,
  * slot_objs, gives each slot's magazine occupancy.  Every key, its unit and meaning are
- * in Documentation/stats.md.
+ * in Documentation/reference/stats-keys.md.
  *
  * Context: any thread.  Figures are read as by segpool_stats_dump(); the
  * output is formatted in memory and written after every lock is released.
@@ -166,7 +166,7 @@ SEGPOOL_API int segpool_stats_dump_detail(FILE *out, const char *cache,
  * version>", "health": {...}, "caches": [{"name": ..., "slabinfo": {...},
  * <the detail fields>, "nodes": [...], "cpus": [...]}, ...]}.  Keys are
  * those of segpool_stats_health() and segpool_stats_dump_detail(), and
- * Documentation/stats-json.md lists each (segpool-top --json writes the
+ * Documentation/reference/stats-json.md lists each (segpool-top --json writes the
  * same schema from outside the process); numbers are
  * integers, flags are arrays of names, yes/no fields are true/false,
  * strings are escaped (bytes that are not UTF-8 become U+FFFD).
@@ -236,7 +236,7 @@ typedef void (*segpool_write_cb)(void *arg, const char *text);
  * exactly what segpool_stats_dump(), segpool_stats_health(),
  * segpool_stats_dump_detail() and segpool_stats_json() print.  The setting
  * SEGPOOL_STATS_PRINT (a list such as "slabinfo,health", see
- * Documentation/stats.md) prints the chosen sections when the process exits,
+ * Documentation/guide/statistics.md) prints the chosen sections when the process exits,
  * to standard error or to the file SEGPOOL_STATS_PRINT_FILE names.
  *
  * Context: any thread.  Every section is formatted in memory first, then
@@ -355,7 +355,7 @@ SEGPOOL_API int segpool_health_get(struct segpool_health *h);
  * A block opened by the line "health" and closed by an empty line, with one
  * "<key> <value>" line for each field of struct segpool_health (per-node
  * figures as a total followed by "N<node>=<value>").  See
- * Documentation/stats.md.
+ * Documentation/reference/stats-keys.md.
  *
  * Context: any thread.
  * Return: 0, -EINVAL (NULL stream), -ENOMEM or -EIO, with errno set.

@@ -578,7 +578,7 @@ struct bench_run {
 	bool smoke, quiet, plots;
 	const char *out_dir;
 	const char *format;		/* text, json, md */
-	const char *doc;		/* performance.md to update */
+	const char *doc;		/* bench-results.md to update */
 	const char *srctree;		/* the sources, for their git revision */
 	const char *gp_dir;		/* where the gnuplot scripts are */
 	char *self;			/* this program, to re-execute */

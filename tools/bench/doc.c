@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * tools/bench/doc.c - put the latest results into Documentation/performance.md.
+ * tools/bench/doc.c - put the latest results into
+ * Documentation/reference/bench-results.md.
  *
  * The page holds its results between two marker lines; everything between
  * them is replaced, everything around them (the method, the explanations)
@@ -13,8 +14,8 @@
 
 #include "tools/bench/bench.h"
 
-#define BENCH_DOC_BEGIN "<!-- segpool-bench results: begin -->"
-#define BENCH_DOC_END	"<!-- segpool-bench results: end -->"
+#define BENCH_DOC_BEGIN "<!-- generated:bench-results begin -->"
+#define BENCH_DOC_END	"<!-- generated:bench-results end -->"
 
 static char *bench_slurp(const char *path, size_t *len)
 {

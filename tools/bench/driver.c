@@ -417,10 +417,13 @@ static void bench_write_outputs(struct bench_run *run)
 	}
 	if (!run->doc)
 		return;
-	/* the copy for Documentation/ links its images under images/ */
+	/*
+	 * the copy for Documentation/reference/bench-results.md links its
+	 * images in Documentation/images/
+	 */
 	if ((f = bench_open_out(run->out_dir, "results-doc.md", path,
 				sizeof(path)))) {
-		bench_report(f, run, true, "images/");
+		bench_report(f, run, true, "../images/");
 		fclose(f);
 		if (bench_doc_update(run->doc, path))
 			run->errors++;

@@ -3,7 +3,7 @@
  * tools/bench/main.c - segpool-bench: options, and which mode to run.
  *
  * segpool side by side with glibc malloc, jemalloc, tcmalloc and mimalloc.
- * See Documentation/performance.md for the method and the numbers, and
+ * See Documentation/internals/benchmarks.md for the method and the numbers, and
  * bench.h for how the parts fit.
  */
 #include <errno.h>

@@ -12,14 +12,14 @@
 # miss is a forward jump past it, core/hotpath.h).  Fails when that path
 # holds a stack operation (push, pop, an %rsp adjustment), a call, or a lock
 # prefix, or is longer than the budget stated in core/hotpath.h; then
-# checks that Documentation/percpu.md quotes the counts it found.  Prints
+# checks that Documentation/internals/percpu.md quotes the counts it found.  Prints
 # one line per function and a summary: "N passed, N failed".
 set -u
 
 lib=${1:?usage: hotpath.sh LIBRARY.so SRCTREE}
 src=${2:?usage: hotpath.sh LIBRARY.so SRCTREE}
 budget_file=$src/core/hotpath.h
-doc=$src/Documentation/percpu.md
+doc=$src/Documentation/internals/percpu.md
 pass=0
 fail=0
 
@@ -86,10 +86,10 @@ if readelf -p .comment "$lib" 2>/dev/null | grep -q clang; then
 fi
 line="Hit-path instructions (tools/check/hotpath.sh): segpool_cache_alloc ${count[segpool_cache_alloc]:-?}, segpool_cache_free ${count[segpool_cache_free]:-?}, segpool_malloc ${count[segpool_malloc]:-?}, segpool_free ${count[segpool_free]:-?}."
 if grep -qF -- "$line" "$doc"; then
-	echo "ok Documentation/percpu.md quotes these counts"
+	echo "ok Documentation/internals/percpu.md quotes these counts"
 	pass=$((pass + 1))
 else
-	echo "not ok Documentation/percpu.md does not quote the counts; it should say:"
+	echo "not ok Documentation/internals/percpu.md does not quote the counts; it should say:"
 	echo "#   $line"
 	fail=$((fail + 1))
 fi

@@ -4,7 +4,7 @@
  * statistics document.
  *
  * segpool-top writes the document segpool_stats_json() writes (schema
- * SP_JSON_SCHEMA, Documentation/stats-json.md), with the same writer
+ * SP_JSON_SCHEMA, Documentation/reference/stats-json.md), with the same writer
  * (internal/json.c), the same key names and the same units (bytes, not
  * pages; true/false for yes/no), filled from the export segment: the keys
  * the segment carries, "source": "export", and an "export" object saying

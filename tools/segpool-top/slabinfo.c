@@ -4,7 +4,8 @@
  *
  * Byte for byte what segpool_stats_dump() prints in the process itself
  * (stats/stats.c), from the same figures, so every slabinfo parser reads
- * the output of "segpool-top --slabinfo" too.  See Documentation/stats.md
+ * the output of "segpool-top --slabinfo" too.  See
+ * Documentation/reference/stats-keys.md
  * for the meaning of each column in segpool.
  */
 #include "tools/segpool-top/top.h"

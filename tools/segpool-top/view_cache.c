@@ -6,7 +6,7 @@
  * their rate over the last refresh; below, its slabs and objects on each
  * NUMA node, with the objects taken out of the node's slabs and given back
  * since creation (for the application directly or through magazines).  The field names are those of struct segpool_cache_info and
- * SLUB's counters (Documentation/stats.md explains each).
+ * SLUB's counters (Documentation/reference/stats-keys.md explains each).
  */
 #include <string.h>
 

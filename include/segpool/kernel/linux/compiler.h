@@ -2,7 +2,7 @@
 /*
  * <linux/compiler.h> - segpool's kernel overlay: the compiler helpers
  * kernel code takes for granted.  Each is defined only when the program
- * has not defined it already.  See Documentation/kernel-api.md.
+ * has not defined it already.  See Documentation/guide/kernel-api.md.
  */
 #ifndef SEGPOOL_KERNEL_LINUX_COMPILER_H
 #define SEGPOOL_KERNEL_LINUX_COMPILER_H

@@ -13,7 +13,7 @@
  *   __GFP_NOWARN          no warning line on failure   (SEGPOOL_NOWARN)
  *
  * Every other flag is accepted and does nothing (bits 8 and up, dropped
- * before segpool's calls); Documentation/kernel-api.md says why for each.
+ * before segpool's calls); Documentation/guide/kernel-api.md says why for each.
  */
 #ifndef SEGPOOL_KERNEL_LINUX_GFP_TYPES_H
 #define SEGPOOL_KERNEL_LINUX_GFP_TYPES_H

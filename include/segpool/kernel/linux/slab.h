@@ -14,7 +14,7 @@
  * struct kmem_cache is segpool's struct segpool_cache, seen through an
  * incomplete type of its own; struct slab_sheaf likewise is a
  * struct segpool_sheaf.  What differs from the kernel is in
- * Documentation/kernel-api.md.
+ * Documentation/guide/kernel-api.md.
  */
 #ifndef SEGPOOL_KERNEL_LINUX_SLAB_H
 #define SEGPOOL_KERNEL_LINUX_SLAB_H
