@@ -255,27 +255,48 @@ $(gen-env-doc): $(srctree)/scripts/gen-env-doc.c $(srctree)/internal/env_table.c
 	$(Q)$(CC) -std=gnu11 -O1 -I$(srctree) -I$(srctree)/include -o $@ \
 		$(srctree)/scripts/gen-env-doc.c $(srctree)/internal/env_table.c
 
+# The per-CPU counter tables of stats.md and stats-json.md are generated
+# from include/segpool/counters.h, the same way.
+gen-counters-doc := $(objtree)/scripts/gen-counters-doc
+counters-docs := $(srctree)/Documentation/stats.md $(srctree)/Documentation/stats-json.md
+$(gen-counters-doc): $(srctree)/scripts/gen-counters-doc.c \
+		$(srctree)/include/segpool/counters.h
+	$(quiet) HOSTCC $(patsubst $(objtree)/%,%,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) -std=gnu11 -O1 -I$(srctree)/include -o $@ $<
+
 # Documentation/api.md is generated from the kernel-doc in include/segpool/.
-docs: $(gen-env-doc)
+docs: $(gen-env-doc) $(gen-counters-doc)
 	$(quiet) GEN Documentation/api.md
 	$(Q)$(srctree)/scripts/gen-api-doc.sh -W > $(srctree)/Documentation/api.md.tmp
 	$(Q)mv $(srctree)/Documentation/api.md.tmp $(srctree)/Documentation/api.md
 	$(quiet) GEN Documentation/design.md
 	$(Q)$(gen-env-doc) < $(srctree)/Documentation/design.md > $(objtree)/design.md.tmp
 	$(Q)mv $(objtree)/design.md.tmp $(srctree)/Documentation/design.md
+	$(Q)for f in $(counters-docs); do \
+		printf '  %-7s %s\n' GEN Documentation/$${f##*/}; \
+		$(gen-counters-doc) < $$f > $(objtree)/counters.md.tmp && \
+		mv $(objtree)/counters.md.tmp $$f || exit 1; \
+	done
 
 # check-docs: fail when the committed api.md is not what the headers say,
 # when an exported function, an environment variable, or an option, sort
 # order or key of segpool-top has no man page entry, or the page names one
 # the program lacks (with the built .so when there is one),
 # when debian/changelog or NEWS is not at the version of segpool.h, or when
-# design.md's environment table is not what internal/env_table.c says.
-check-docs: $(gen-env-doc)
+# design.md's environment table is not what internal/env_table.c says, or
+# the counter tables of stats.md and stats-json.md are not what
+# include/segpool/counters.h says.
+check-docs: $(gen-env-doc) $(gen-counters-doc)
 	$(Q)$(srctree)/scripts/gen-api-doc.sh -W | diff -u $(srctree)/Documentation/api.md - \
 		|| { echo "Documentation/api.md is stale: run 'make docs'"; exit 1; }
 	$(Q)$(gen-env-doc) < $(srctree)/Documentation/design.md | \
 		diff -u $(srctree)/Documentation/design.md - \
 		|| { echo "Documentation/design.md's environment table is stale: run 'make docs'"; exit 1; }
+	$(Q)for f in $(counters-docs); do \
+		$(gen-counters-doc) < $$f | diff -u $$f - || \
+		{ echo "Documentation/$${f##*/}'s counter table is stale: run 'make docs'"; exit 1; }; \
+	done
 	$(Q)$(srctree)/scripts/gen-man.sh -c $(if $(wildcard $(lib-so)),-s $(lib-so))
 	$(Q)v=$$(sed -n '1s/^segpool (\([^)-]*\).*/\1/p' $(srctree)/debian/changelog); \
 	[ "$$v" = "$(VERSION)" ] || \
