@@ -181,14 +181,12 @@ static void sp_export_cache_nodes(struct segpool_cache *c,
 		o->slabs_released = n->slabs_released;
 		pthread_mutex_unlock(&n->lock);
 		if (pc) {
-			struct sp_depot *d = &pc->depot[i];
+			struct sp_pcpu_depot_stats ds;
 
-			pthread_mutex_lock(&d->lock);
-			for (struct sp_mag *m = d->full; m; m = m->next)
-				o->depot_objs += m->count;
-			o->depot_full_mags = d->nr_full;
-			o->depot_empty_mags = d->nr_empty;
-			pthread_mutex_unlock(&d->lock);
+			sp_pcpu_depot_read(pc, (int)i, &ds);
+			o->depot_objs = ds.objs;
+			o->depot_full_mags = ds.full;
+			o->depot_empty_mags = ds.empty;
 		}
 	}
 }

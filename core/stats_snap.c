@@ -279,14 +279,12 @@ static void sp_snap_slot(struct sp_pcpu_cache *pc, unsigned long i,
 /* Pass 3: node index @i's depot, added to @n. */
 static void sp_snap_depot(struct sp_pcpu_cache *pc, int i, struct sp_node_snap *n)
 {
-	struct sp_depot *d = &pc->depot[i];
+	struct sp_pcpu_depot_stats ds;
 
-	pthread_mutex_lock(&d->lock);
-	for (struct sp_mag *m = d->full; m; m = m->next)
-		n->depot_objs += m->count;
-	n->depot_full += d->nr_full;
-	n->depot_empty += d->nr_empty;
-	pthread_mutex_unlock(&d->lock);
+	sp_pcpu_depot_read(pc, i, &ds);
+	n->depot_objs += ds.objs;
+	n->depot_full += ds.full;
+	n->depot_empty += ds.empty;
 }
 
 /*

@@ -902,6 +902,20 @@ unsigned int sp_pcpu_slot_objects(struct sp_pcpu_cache *pc, unsigned long i)
 	return n > 0 ? (unsigned int)n : 0;
 }
 
+void sp_pcpu_depot_read(struct sp_pcpu_cache *pc, int node,
+			struct sp_pcpu_depot_stats *ds)
+{
+	struct sp_depot *d = &pc->depot[node];
+
+	ds->objs = 0;
+	pthread_mutex_lock(&d->lock);
+	for (struct sp_mag *m = d->full; m; m = m->next)
+		ds->objs += m->count;
+	ds->full = d->nr_full;
+	ds->empty = d->nr_empty;
+	pthread_mutex_unlock(&d->lock);
+}
+
 void sp_pcpu_read_stats(struct sp_pcpu_cache *pc, struct sp_pcpu_stats *st)
 {
 	int64_t in_mags = 0;
@@ -922,14 +936,12 @@ void sp_pcpu_read_stats(struct sp_pcpu_cache *pc, struct sp_pcpu_stats *st)
 	st->alien_flushes = sp_alien_flushes(pc);
 	st->stat[SP_STAT_BYPASS] += SP_READ_ONCE(pc->bypass);
 	for (int n = 0; n < sp_topo.nr_nodes; n++) {
-		struct sp_depot *d = &pc->depot[n];
+		struct sp_pcpu_depot_stats ds;
 
-		pthread_mutex_lock(&d->lock);
-		for (struct sp_mag *m = d->full; m; m = m->next)
-			st->objs_in_depot += m->count;
-		st->full_in_depot += d->nr_full;
-		st->empty_in_depot += d->nr_empty;
-		pthread_mutex_unlock(&d->lock);
+		sp_pcpu_depot_read(pc, n, &ds);
+		st->objs_in_depot += ds.objs;
+		st->full_in_depot += ds.full;
+		st->empty_in_depot += ds.empty;
 	}
 	st->mag_size = sp_mag_class_cap(SP_READ_ONCE(pc->cls));
 	st->depot_max = SP_READ_ONCE(pc->depot_max);

@@ -173,6 +173,21 @@ struct sp_pcpu_stats {
 };
 SP_INTERNAL void sp_pcpu_read_stats(struct sp_pcpu_cache *pc,
 				    struct sp_pcpu_stats *st);
+
+/* struct sp_pcpu_depot_stats - what node index @node's depot holds now. */
+struct sp_pcpu_depot_stats {
+	uint64_t objs;			/* objects in its full magazines */
+	uint64_t full;			/* full magazines */
+	uint64_t empty;			/* empty magazines */
+};
+/*
+ * sp_pcpu_depot_read() - the figures of @pc's depot on node index @node
+ * into @ds, read under that depot's lock, which is taken and released
+ * here: the statistics never touch the depot themselves.
+ * Context: no depot lock held (lock order: see core/init.c, level 6).
+ */
+SP_INTERNAL void sp_pcpu_depot_read(struct sp_pcpu_cache *pc, int node,
+				    struct sp_pcpu_depot_stats *ds);
 /*
  * Objects held in slot @i's magazines, from its counters alone (objects in
  * minus objects out), never from the magazines the owner is changing: a
