@@ -22,10 +22,10 @@
  * cached but not yet as taken out of the slabs, so sp_node_active() reads
  * low, never below zero); when the cache is quiet they are exact.
  *
- * Lock order: the caller walks the cache list under RCU (no lock, see
- * core/rcu.c) and takes a node lock or a
- * depot lock, never two at once, which fits below the library's order
- * (percpu/pcpu.c: drain_lock -> slot -> depot lock -> slab node lock).
+ * Locks: the caller walks the cache list under RCU (no mutex, see
+ * core/rcu.c) and takes a node lock or (through sp_pcpu_depot_read()) a
+ * depot lock, never two at once (lock order: see core/init.c, levels 2,
+ * 6 and 7).
  */
 #include <errno.h>
 #include <pthread.h>

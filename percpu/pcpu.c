@@ -45,7 +45,8 @@
  * path never blocks while owning it for long: it takes only the depot and
  * slab locks).  In lock mode the drainer takes the slot's spinlock.
  *
- * Lock order: drain_lock -> slot (owned) -> depot lock -> slab node lock.
+ * Lock order: see core/init.c, levels 4 to 7 (drain lock, slot, depot lock,
+ * node lock).
  */
 #include <errno.h>
 #include <sched.h>

@@ -146,8 +146,9 @@ SP_INTERNAL struct sp_pcpu_cache *sp_pcpu_cache_create(struct segpool_cache *c);
 SP_INTERNAL void sp_pcpu_drain(struct sp_pcpu_cache *pc);
 /* Free the layer's memory; the caller drained it first. */
 SP_INTERNAL void sp_pcpu_cache_free(struct sp_pcpu_cache *pc);
-/* fork: take / release the drain and depot locks; in the child, reset
- * them and every slot a thread that did not survive the fork owned. */
+/* fork: take / release the depot locks (lock order: see core/init.c,
+ * level 6); in the child, reset them, the drain lock and every slot a
+ * thread that did not survive the fork owned. */
 SP_INTERNAL void sp_pcpu_fork_lock(struct sp_pcpu_cache *pc);
 SP_INTERNAL void sp_pcpu_fork_unlock(struct sp_pcpu_cache *pc);
 SP_INTERNAL void sp_pcpu_fork_child(struct sp_pcpu_cache *pc);
