@@ -27,10 +27,9 @@
  *   debug flags        every allocation under @lock (the red-zone records
  *                      form a list through the chunk)
  *
- * Lock order: an arena's @lock, then a region lock (sp_region_alloc()
- * takes it), never the other way; sp_bump_list_lock, then an arena's @lock
- * (the statistics walk).  No arena lock is held while the list lock is
- * taken.
+ * Lock order: see core/init.c, level 1 (sp_bump_list_lock, then an
+ * arena's @lock: the statistics walk) and level 10 (sp_region_alloc()
+ * takes a region lock under an arena's @lock).
  */
 #ifndef SP_ARENA_ARENA_H
 #define SP_ARENA_ARENA_H

@@ -12,8 +12,7 @@
  * and then every arena's lock before fork() and release (parent) or
  * re-initialise (child) them after.  They are registered after the
  * library's own handlers (core/init.c), so they run before them in the
- * prepare step: arena locks come before region locks in the lock order
- * (arena/arena.h), and so they are taken.
+ * prepare step, as the lock order wants (see core/init.c, level 1).
  */
 #include <pthread.h>
 #include <string.h>

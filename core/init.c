@@ -8,11 +8,55 @@
  * constructor, or from the first call should another constructor allocate
  * before ours ran; after a failure, again from a later call.
  *
- * fork: the prepare handler takes every lock of the library in lock order
- * (RCU first: rcu/rcu.c; then the cache list, each cache's drain and depot locks and node locks, descriptor
- * pools, regions, the large registry), so no lock is held mid-update by a thread that will not exist in
- * the child.  The parent releases them; the child re-initialises them, since
- * its only thread is a copy of the one that forked.
+ * Lock order, outermost first.  This is the library's one statement of
+ * it (every other file refers here by level).  It is stated here because
+ * the fork handlers below take the locks in exactly this order, which is
+ * what binds every other path: a thread that took two of these the other
+ * way round could deadlock with a fork.  Per-node locks of one kind are
+ * taken in node-index order.
+ *
+ *  1. Subsystems with fork handlers of their own, registered after the
+ *     library's (so their prepare step runs before it): the live export's
+ *     op_lock -> lock -> pub_lock (stats/export.c); the arena list lock ->
+ *     each arena's lock (arena/list.c); a mempool's resize lock (never
+ *     taken at fork) -> the mempool list lock -> each pool's lock
+ *     (mempool/mempool.c); the sheaf list lock (mempool/sheaf.c).  Each is
+ *     taken with no lock of the levels below held.
+ *  2. RCU: segpool's worker lock (rcu/rcu.c, never held with another
+ *     segpool lock) -> liburcu's call_rcu mutex (fork holds it from
+ *     call_rcu_before_fork(), which pauses the workers) -> the RCU fork
+ *     lock: read side held across every call into liburcu that takes a
+ *     liburcu lock or a read-side section (register, unregister,
+ *     call_rcu, synchronize_rcu, the cache-list walks), write side by
+ *     fork.  rcu_barrier() runs outside it (sp_rcu_barrier_raw()).
+ *  3. The cache-list lock (slab/cache.c).
+ *  4. A per-CPU layer's drain lock (percpu/pcpu.c): one drainer at a time.
+ *     Not taken by fork (it guards no data); the child re-initialises it.
+ *     Never held with the cache-list lock.
+ *  5. A CPU slot, owned (busy marker in rseq mode, the slot's spinlock in
+ *     lock mode; percpu/pcpu.h).  Not taken by fork: the child resets the
+ *     slots other threads owned.  Only a drainer ever waits for one.
+ *  6. A per-CPU layer's depot mutexes (percpu/depot.c): the sizing window,
+ *     drains and fork, never a magazine exchange (the stacks are lock-free);
+ *     fork takes them per cache, in cache-list order, each cache's before
+ *     its node locks.
+ *  7. A cache's node locks (slab/slab.c).
+ *  8. The failslab lock (failslab/failslab.c).
+ *  9. The descriptor pool locks (slab/desc.c).
+ * 10. The region locks (numa/region.c).
+ * 11. The large-allocation registry lock (numa/large.c).
+ * 12. Leaves, taken under anything, nothing under them but a try of the
+ *     RCU fork lock (level 2): each CPU's RCU batch lock -> the RCU spill
+ *     lock (rcu/free.c); the deferred-slab lock (rcu/typesafe.c); a depot's
+ *     spinlock in builds without cas16 (percpu/depot.c).
+ *
+ * sp_init_lock is not in the order: it is never taken once the library is
+ * ready.  No segpool lock is held while a grace period is waited for.
+ *
+ * fork: sp_atfork_prepare() takes levels 2, 3, 6 to 12 as above, so no
+ * lock is held mid-update by a thread that will not exist in the child.
+ * The parent releases them in reverse; the child re-initialises them,
+ * since its only thread is a copy of the one that forked.
  */
 #include <errno.h>
 #include <pthread.h>

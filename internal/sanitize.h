@@ -28,10 +28,10 @@
  *   sp_san_link_open()/_close()   around each read or write of an in-object
  *                                 free-list link by the slab layer itself.
  *
- * Build switches: ASan is detected from the compiler (__SANITIZE_ADDRESS__,
- * or clang's __has_feature(address_sanitizer)); the valgrind hooks are built
- * when <valgrind/memcheck.h> is there (Debian package valgrind) unless
- * SEGPOOL_NO_VALGRIND is defined.
+ * Build switches (the config header, documented with the others in the
+ * Makefile): CONFIG_SEGPOOL_ASAN builds the ASan hooks, and
+ * CONFIG_SEGPOOL_VALGRIND the valgrind ones (<valgrind/memcheck.h> was
+ * found, Debian package valgrind, and NO_VALGRIND was not asked for).
  */
 #ifndef SP_INTERNAL_SANITIZE_H
 #define SP_INTERNAL_SANITIZE_H
@@ -39,42 +39,28 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "segpool_config.h"
 #include "internal/compiler.h"
 
-#if defined(__SANITIZE_ADDRESS__)
+/* 0 or 1, for #if and for plain C conditions alike */
+#ifdef CONFIG_SEGPOOL_ASAN
 #define SP_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SP_ASAN 1
-#endif
-#endif
-#ifndef SP_ASAN
+#include <sanitizer/asan_interface.h>
+#else
 #define SP_ASAN 0
 #endif
 
-#if SP_ASAN
-#include <sanitizer/asan_interface.h>
-#endif
-
-/* ThreadSanitizer: lock-free code it cannot follow takes a locked path. */
-#if defined(__SANITIZE_THREAD__)
+/* ThreadSanitizer: lock-free code it cannot follow takes a locked path */
+#ifdef CONFIG_SEGPOOL_TSAN
 #define SP_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define SP_TSAN 1
-#endif
-#endif
-#ifndef SP_TSAN
+#else
 #define SP_TSAN 0
 #endif
 
-#if !defined(SEGPOOL_NO_VALGRIND) && defined(__has_include)
-#if __has_include(<valgrind/memcheck.h>)
-#include <valgrind/memcheck.h>
+#ifdef CONFIG_SEGPOOL_VALGRIND
 #define SP_VALGRIND 1
-#endif
-#endif
-#ifndef SP_VALGRIND
+#include <valgrind/memcheck.h>
+#else
 #define SP_VALGRIND 0
 #endif
 

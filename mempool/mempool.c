@@ -24,13 +24,12 @@
  * (or the next free) within its one-second timeout, as the kernel's
  * five-second io_schedule_timeout() does.
  *
- * Pools are on one list (the statistics walk it).  Lock order: a pool's
- * resize lock (held while a resize allocates: never taken at fork, only
- * re-initialised in the child), then the list lock, then a pool's lock;
- * the last two are leaves below everything else, since nothing is
- * allocated or freed while either is held.  Across fork the
- * handlers take both (list, then every pool) so that the child's copies
- * are consistent; the child re-initialises them.
+ * Pools are on one list (the statistics walk it).  Lock order: see
+ * core/init.c, level 1.  A pool's resize lock is held while a resize
+ * allocates (never taken at fork, only re-initialised in the child);
+ * nothing is allocated or freed while the list lock or a pool's lock is
+ * held.  Across fork the handlers take both (list, then every pool) so
+ * that the child's copies are consistent; the child re-initialises them.
  */
 #include <errno.h>
 #include <pthread.h>

@@ -10,7 +10,8 @@
  * Taking an object (segpool_sheaf_alloc(), inline in the header) touches
  * only the sheaf, which the caller owns: no lock, no atomic.
  *
- * Outstanding sheaves are on one list, under a leaf mutex taken only by
+ * Outstanding sheaves are on one list, under a mutex (lock order: see
+ * core/init.c, level 1; nothing is taken under it) taken only by
  * prefill, oversize refill, return and the statistics walk, so that the
  * detail dump and the JSON can show per cache how many sheaves are out
  * and how many objects they hold.  Fork: the list lock is taken by the

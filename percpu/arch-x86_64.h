@@ -87,10 +87,11 @@
  * of the thread now running on the slot's CPU, one of the two counts is
  * lost (no lock prefix on the fast path).
  *
- * Built with -DSP_PCPU_NO_HIT_STATS (a benchmark variant only, see
- * Documentation/internals/benchmarks.md, "What the hit counters cost"), nothing is counted.
+ * Built with CONFIG_SEGPOOL_NO_HIT_STATS (make NO_HIT_STATS=1, a benchmark
+ * variant only, see Documentation/internals/benchmarks.md, "What the hit counters cost"),
+ * nothing is counted.
  */
-#ifdef SP_PCPU_NO_HIT_STATS
+#ifdef CONFIG_SEGPOOL_NO_HIT_STATS
 #define SP_RSEQ_HIT(off)	""
 #define SP_RSEQ_HIT_NOTE	", no hit counters"
 #else

@@ -13,6 +13,8 @@
 
 #include <stdint.h>
 
+#include "segpool_config.h"
+
 #define SP_PERCPU_ARCH_H_INSIDE
 #if defined(__x86_64__)
 #include "percpu/arch-x86_64.h"

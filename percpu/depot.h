@@ -24,7 +24,8 @@
  *
  * The depot's mutex is never taken by an exchange.  It serialises the
  * rare whole-depot work: the sizing window (every SP_DEPOT_WINDOW stack
- * operations), drains and fork.  Lock order: see percpu/pcpu.c.
+ * operations), drains and fork.  Lock order: see core/init.c, levels 6
+ * and 12.
  */
 #ifndef SP_PERCPU_DEPOT_H
 #define SP_PERCPU_DEPOT_H

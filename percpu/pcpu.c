@@ -36,8 +36,9 @@
  * path never blocks while owning it for long: it takes only the slab
  * locks, and the depot's mutex for a sizing window).  In lock mode the drainer takes the slot's spinlock.
  *
- * Lock order: drain_lock -> slot (owned) -> depot lock -> slab node lock;
- * the depot's spinlock (builds without cas16) is innermost, held alone.
+ * Lock order: see core/init.c, levels 4 to 7 (drain lock, slot, depot
+ * mutex, node lock); the depot's spinlock of builds without cas16 is a
+ * leaf (level 12).
  */
 #include <errno.h>
 #include <sched.h>

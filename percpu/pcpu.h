@@ -30,36 +30,28 @@
 #include "percpu/rseq.h"
 #include <sys/rseq.h>
 
+#include <segpool/counters.h>
+
 #ifndef SP_PCPU_SHIFT
 #define SP_PCPU_SHIFT 8
 #endif
 
-/* Events counted per slot; summed on read.  SLUB's names where they match. */
+/*
+ * Events counted per slot; summed on read.  The list, with each counter's
+ * meaning, is SEGPOOL_PCPU_COUNTERS() (segpool/counters.h): every class
+ * but the fast-path hits (slot->alloc_hits, slot->free_hits) is an index
+ * of slot->stat[], in list order.
+ */
+#define SP_STAT_ENUM_SEGPOOL_CTR_HIT(id)
+#define SP_STAT_ENUM_SEGPOOL_CTR_INFO(id)	SP_STAT_##id,
+#define SP_STAT_ENUM_SEGPOOL_CTR_EXPORT(id)	SP_STAT_##id,
+#define SP_STAT_ENUM_SEGPOOL_CTR_LIBRARY(id)	SP_STAT_##id,
+#define SP_STAT_ENUM(key, id, class, unit, doc)	SP_STAT_ENUM_##class(id)
 enum sp_pcpu_stat {
-	SP_STAT_ALLOC_SLOWPATH,		/* allocs served by a magazine after a miss */
-	SP_STAT_FREE_SLOWPATH,		/* frees put in a magazine after a miss */
-	SP_STAT_MAG_SWAP,		/* loaded and previous exchanged */
-	SP_STAT_DEPOT_GET_FULL,		/* full magazine taken from the depot */
-	SP_STAT_DEPOT_PUT_FULL,		/* full magazine given to the depot */
-	SP_STAT_DEPOT_GET_EMPTY,	/* empty magazine taken from the depot */
-	SP_STAT_DEPOT_PUT_EMPTY,	/* empty magazine given to the depot */
-	SP_STAT_MAG_FILL,		/* magazine filled from slabs */
-	SP_STAT_MAG_FLUSH,		/* magazine emptied into slabs */
-	SP_STAT_BYPASS,			/* slot owned by another: went to slabs */
-	SP_STAT_REMOTE_FREE,		/* object of another node sent home */
-	SP_STAT_RSEQ_ABORT,		/* slow-path sequences aborted */
-	/* objects moved, for the slot's occupancy (see sp_pcpu_slot_objects) */
-	SP_STAT_FILL_OBJS,		/* into the slot from the slabs */
-	SP_STAT_FLUSH_OBJS,		/* out of the slot into the slabs */
-	SP_STAT_DEPOT_GET_OBJS,		/* into the slot from the depot */
-	SP_STAT_DEPOT_PUT_OBJS,		/* out of the slot into the depot */
-	/* use-driven sizing (percpu/pcpu.c, sp_trip()) */
-	SP_STAT_TRIP,			/* slow paths that went to the depot or
-					 * the slabs (left the slot's magazines) */
-	SP_STAT_MAG_GROW,		/* magazine class grown by use */
-	SP_STAT_MAG_SHRINK,		/* magazine class shrunk by disuse */
+	SEGPOOL_PCPU_COUNTERS(SP_STAT_ENUM)
 	SP_STAT_NR,
 };
+#undef SP_STAT_ENUM
 
 /*
  * struct sp_pcpu_slot - one CPU's magazines for one cache.
@@ -132,8 +124,9 @@ SP_INTERNAL struct sp_pcpu_cache *sp_pcpu_cache_create(struct segpool_cache *c);
 SP_INTERNAL void sp_pcpu_drain(struct sp_pcpu_cache *pc);
 /* Free the layer's memory; the caller drained it first. */
 SP_INTERNAL void sp_pcpu_cache_free(struct sp_pcpu_cache *pc);
-/* fork: take / release the drain and depot locks; in the child, reset
- * them and every slot a thread that did not survive the fork owned. */
+/* fork: take / release the depot locks (lock order: see core/init.c,
+ * level 6); in the child, reset them, the drain lock and every slot a
+ * thread that did not survive the fork owned. */
 SP_INTERNAL void sp_pcpu_fork_lock(struct sp_pcpu_cache *pc);
 SP_INTERNAL void sp_pcpu_fork_unlock(struct sp_pcpu_cache *pc);
 SP_INTERNAL void sp_pcpu_fork_child(struct sp_pcpu_cache *pc);
@@ -171,6 +164,7 @@ struct sp_pcpu_stats {
 };
 SP_INTERNAL void sp_pcpu_read_stats(struct sp_pcpu_cache *pc,
 				    struct sp_pcpu_stats *st);
+
 /*
  * Objects held in slot @i's magazines, from its counters alone (objects in
  * minus objects out), never from the magazines the owner is changing: a

@@ -26,11 +26,11 @@
  * would be copied into the child in whatever state another thread left
  * them.  sp_rcu_fork_lock is held for reading across every call the
  * library makes into liburcu that takes one of its locks or a read-side
- * section (register, unregister, call_rcu, synchronize_rcu, rcu_barrier,
- * the walks; not rcu_barrier(), see there), and for writing by the fork
- * prepare handler, after
- * call_rcu_before_fork() has paused the call_rcu workers between two
- * batches of callbacks.  The child prunes liburcu's reader registry to
+ * section (register, unregister, call_rcu, synchronize_rcu, the walks;
+ * rcu_barrier() is the exception, see sp_rcu_barrier_raw()), and for
+ * writing by the fork prepare handler, after call_rcu_before_fork() has
+ * paused the call_rcu workers between two batches of callbacks (lock
+ * order: see core/init.c, level 2).  The child prunes liburcu's reader registry to
  * its own thread (sp_rcu_registry_prune()) and restarts the workers
  * (call_rcu_after_fork_child()).  A program must not register liburcu's
  * call_rcu fork handlers itself as well, and must not fork inside a
@@ -225,11 +225,6 @@ void sp_rcu_call(struct rcu_head *head, void (*func)(struct rcu_head *head))
 }
 
 /*
- * Not under the fork lock: rcu_barrier() waits for the workers, which the
- * prepare handler pauses before it takes that lock for writing; liburcu's
- * own call_rcu mutex keeps a barrier and a fork apart.
- */
-/*
  * As sp_rcu_call(), but never waits for the fork lock: false (nothing done)
  * while a fork is being prepared.  For callers that may hold segpool locks
  * the fork prepare handler takes after the fork lock.
@@ -256,6 +251,11 @@ bool sp_rcu_call_try(struct rcu_head *head, void (*func)(struct rcu_head *head))
 	return true;
 }
 
+/*
+ * Not under the fork lock: rcu_barrier() waits for the workers, which the
+ * prepare handler pauses before it takes that lock for writing; liburcu's
+ * own call_rcu mutex keeps a barrier and a fork apart.
+ */
 void sp_rcu_barrier_raw(void)
 {
 	urcu_memb_barrier();

@@ -11,12 +11,9 @@
  *   rcu/typesafe.c  SEGPOOL_TYPESAFE_BY_RCU: empty slabs wait for a
  *                        grace period before their memory goes back
  *
- * Lock order, outermost first: the fork lock (read side held across every
- * call into liburcu that takes its locks or a read-side section: see
- * rcu/rcu.c) -> every other lock of the library -> a CPU's batch lock or
- * the deferred-slab lock (leaves: taken under anything, nothing is taken
- * under them but a try of the fork lock).  No segpool lock is held while
- * waiting for a grace period.
+ * Lock order: see core/init.c, level 2 (the worker lock, liburcu's
+ * call_rcu mutex, the fork lock) and level 12 (the batch, spill and
+ * deferred-slab locks, leaves).
  */
 #ifndef SP_RCU_RCU_H
 #define SP_RCU_RCU_H

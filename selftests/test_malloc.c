@@ -29,9 +29,10 @@
 #include <unistd.h>
 
 #include <segpool/segpool.h>
+#include "segpool_config.h"
 #include "selftests/harness.h"
 
-#ifdef SP_TEST_MALLOC_SANITIZED
+#ifdef CONFIG_SEGPOOL_SANITIZED
 /*
  * A sanitizer brings its own malloc, which every call must reach: the
  * Makefile links no malloc/ objects into a sanitized build of this test.
@@ -877,4 +878,4 @@ int main(int argc, char **argv)
 			   argc, argv);
 }
 
-#endif /* SP_TEST_MALLOC_SANITIZED */
+#endif /* CONFIG_SEGPOOL_SANITIZED */

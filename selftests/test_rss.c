@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <segpool/segpool.h>
+#include "segpool_config.h"
 #include "selftests/harness.h"
 
 #define MiB (1024UL * 1024)
@@ -34,12 +35,8 @@
  * memory, which the process keeps when segpool gives the object's pages
  * back: RSS then says nothing about segpool, so the release tests skip.
  */
-#if defined(__SANITIZE_THREAD__)
+#ifdef CONFIG_SEGPOOL_TSAN
 #define SP_TSAN_BUILD 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define SP_TSAN_BUILD 1
-#endif
 #endif
 
 static void skip_if_rss_is_not_segpools(void)

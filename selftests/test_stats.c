@@ -502,11 +502,10 @@ static const char *const detail_keys[] = {
 	"depot_full_mags", "depot_empty_mags", "slab_bytes", "active_bytes",
 	"cpu_bytes", "depot_bytes", "allocs", "frees", "alloc_direct",
 	"free_direct", "fill_objs", "flush_objs", "alloc_slab", "free_slab",
-	"alloc_fastpath", "alloc_slowpath", "free_fastpath", "free_slowpath",
-	"mag_swap", "depot_get_full", "depot_put_full", "depot_get_empty",
-	"depot_put_empty", "mag_fill", "mag_flush", "bypass", "remote_free",
-	"rseq_abort", "mag_fill_objs", "mag_flush_objs", "depot_get_objs",
-	"depot_put_objs", "mag_trip", "mag_grow", "mag_shrink",
+	/* the per-CPU counters, as <segpool/counters.h> lists them */
+#define CTR_KEY(key, id, class, unit, doc)	#key,
+	SEGPOOL_PCPU_COUNTERS(CTR_KEY)
+#undef CTR_KEY
 };
 
 /* Where the keys with a per-node split start, and the per-CPU counters. */

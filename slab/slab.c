@@ -14,8 +14,8 @@
  * States of an object: constructed and free (on its slab's freelist, or
  * in the slab's never-used tail), or handed out (to the application, or to a layer above that caches it).
  *
- * Lock order (outermost first):
- *   sp_cache_list_lock -> cache node lock -> descriptor pool lock -> region lock
+ * Lock order: see core/init.c, levels 3, 7, 9 and 10 (cache list, node,
+ * descriptor pool, region).
  * Populating a new slab (page allocation and the ctor calls) and releasing one
  * (madvise) happen with no cache node lock held, so a slow ctor or a system
  * call never stalls other CPUs on the node, and a ctor may itself allocate

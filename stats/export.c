@@ -14,15 +14,14 @@
  * and is a few dozen kilobytes.  The allocation paths never look at any of
  * this, and a process that does not export runs none of it.
  *
- * Locks, outermost first:
+ * Locks (lock order: see core/init.c, level 1):
  *   op_lock     serialises start, stop, exit and fork; held across the
  *               join of the publisher
  *   lock        the run state and the interval; the publisher sleeps on
  *               @wake under it
  *   pub_lock    one snapshot at a time: the staging area, the mapping of
  *               the segment and its layout
- *   then the library's own locks (cache list, nodes, depots, regions),
- *   which only the gathering takes.
+ * Only the gathering, under pub_lock, takes the library's own locks.
  * The publisher holds lock or pub_lock, never both.
  *
  * The seqlock, writer side (sp_export_write()): store seq + 1 (odd), copy

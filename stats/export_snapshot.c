@@ -144,16 +144,13 @@ static void sp_export_cache_sums(struct segpool_cache *c,
 		struct sp_pcpu_stats st;
 
 		sp_pcpu_read_stats(pc, &st);
-		rec->mag_swap = st.stat[SP_STAT_MAG_SWAP];
-		rec->depot_get_full = st.stat[SP_STAT_DEPOT_GET_FULL];
-		rec->depot_put_full = st.stat[SP_STAT_DEPOT_PUT_FULL];
-		rec->depot_get_empty = st.stat[SP_STAT_DEPOT_GET_EMPTY];
-		rec->depot_put_empty = st.stat[SP_STAT_DEPOT_PUT_EMPTY];
-		rec->mag_fill = st.stat[SP_STAT_MAG_FILL];
-		rec->mag_flush = st.stat[SP_STAT_MAG_FLUSH];
-		rec->bypass = st.stat[SP_STAT_BYPASS];
-		rec->remote_free = st.stat[SP_STAT_REMOTE_FREE];
-		rec->rseq_abort = st.stat[SP_STAT_RSEQ_ABORT];
+#define SP_EXPORT_CTR_SEGPOOL_CTR_HIT(key, id)
+#define SP_EXPORT_CTR_SEGPOOL_CTR_INFO(key, id)
+#define SP_EXPORT_CTR_SEGPOOL_CTR_EXPORT(key, id) rec->key = st.stat[SP_STAT_##id];
+#define SP_EXPORT_CTR_SEGPOOL_CTR_LIBRARY(key, id)
+#define SP_EXPORT_CTR(key, id, class, unit, doc) SP_EXPORT_CTR_##class(key, id)
+		SEGPOOL_PCPU_COUNTERS(SP_EXPORT_CTR)
+#undef SP_EXPORT_CTR
 		rec->depot_full_mags = st.full_in_depot;
 		rec->depot_empty_mags = st.empty_in_depot;
 	}

@@ -23,10 +23,10 @@
  * cached but not yet as taken out of the slabs, so sp_node_active() reads
  * low, never below zero); when the cache is quiet they are exact.
  *
- * Lock order: the caller walks the cache list under RCU (no lock, see
- * rcu/rcu.c) and takes one node lock at a time, never two at once (depots
- * are read without a lock), which fits below the library's order
- * (percpu/pcpu.c: drain_lock -> slot -> depot lock -> slab node lock).
+ * Locks: the caller walks the cache list under RCU (no mutex, see
+ * rcu/rcu.c) and takes one node lock at a time, never two at once; depots
+ * are read without a lock (sp_depot_read()).  Lock order: see
+ * core/init.c, levels 2 and 7.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -42,46 +42,23 @@
 
 /* --- counter names ------------------------------------------------------ */
 
+#define SP_CTR_NAME(key, id, class, unit, doc)	[SP_CTR_INDEX(class, id)] = #key,
 const char *const sp_ctr_name[SP_CTR_NR] = {
-	[SP_STAT_ALLOC_SLOWPATH]	= "alloc_slowpath",
-	[SP_STAT_FREE_SLOWPATH]		= "free_slowpath",
-	[SP_STAT_MAG_SWAP]		= "mag_swap",
-	[SP_STAT_DEPOT_GET_FULL]	= "depot_get_full",
-	[SP_STAT_DEPOT_PUT_FULL]	= "depot_put_full",
-	[SP_STAT_DEPOT_GET_EMPTY]	= "depot_get_empty",
-	[SP_STAT_DEPOT_PUT_EMPTY]	= "depot_put_empty",
-	[SP_STAT_MAG_FILL]		= "mag_fill",
-	[SP_STAT_MAG_FLUSH]		= "mag_flush",
-	[SP_STAT_BYPASS]		= "bypass",
-	[SP_STAT_REMOTE_FREE]		= "remote_free",
-	[SP_STAT_RSEQ_ABORT]		= "rseq_abort",
-	[SP_STAT_FILL_OBJS]		= "mag_fill_objs",
-	[SP_STAT_FLUSH_OBJS]		= "mag_flush_objs",
-	[SP_STAT_DEPOT_GET_OBJS]	= "depot_get_objs",
-	[SP_STAT_DEPOT_PUT_OBJS]	= "depot_put_objs",
-	[SP_STAT_TRIP]			= "mag_trip",
-	[SP_STAT_MAG_GROW]		= "mag_grow",
-	[SP_STAT_MAG_SHRINK]		= "mag_shrink",
-	[SP_CTR_ALLOC_FASTPATH]		= "alloc_fastpath",
-	[SP_CTR_FREE_FASTPATH]		= "free_fastpath",
+	SEGPOOL_PCPU_COUNTERS(SP_CTR_NAME)
 };
+#undef SP_CTR_NAME
 
-/* SLUB's order: the four path counters first. */
+/* SLUB's order: the four path counters first (the list's order). */
+#define SP_CTR_ORDER(key, id, class, unit, doc)	SP_CTR_INDEX(class, id),
 const unsigned char sp_ctr_order[SP_CTR_NR] = {
-	SP_CTR_ALLOC_FASTPATH, SP_STAT_ALLOC_SLOWPATH,
-	SP_CTR_FREE_FASTPATH, SP_STAT_FREE_SLOWPATH,
-	SP_STAT_MAG_SWAP, SP_STAT_DEPOT_GET_FULL, SP_STAT_DEPOT_PUT_FULL,
-	SP_STAT_DEPOT_GET_EMPTY, SP_STAT_DEPOT_PUT_EMPTY, SP_STAT_MAG_FILL,
-	SP_STAT_MAG_FLUSH, SP_STAT_BYPASS, SP_STAT_REMOTE_FREE,
-	SP_STAT_RSEQ_ABORT, SP_STAT_FILL_OBJS, SP_STAT_FLUSH_OBJS,
-	SP_STAT_DEPOT_GET_OBJS, SP_STAT_DEPOT_PUT_OBJS,
-	SP_STAT_TRIP, SP_STAT_MAG_GROW, SP_STAT_MAG_SHRINK,
+	SEGPOOL_PCPU_COUNTERS(SP_CTR_ORDER)
 };
+#undef SP_CTR_ORDER
 
-_Static_assert(SP_ARRAY_SIZE(sp_ctr_name) == SP_CTR_NR &&
-	       SP_STAT_MAG_SHRINK + 1 == SP_STAT_NR,
-	       "a new per-CPU counter needs a name here and a place in "
-	       "sp_ctr_order and Documentation/reference/stats-keys.md");
+#define SP_CTR_ONE(key, id, class, unit, doc)	+ 1
+_Static_assert(0 SEGPOOL_PCPU_COUNTERS(SP_CTR_ONE) == SP_CTR_NR,
+	       "every slot counter is listed once");
+#undef SP_CTR_ONE
 
 /* --- flag names --------------------------------------------------------- */
 

@@ -30,13 +30,27 @@
 
 /*
  * Counters of a CPU slot, by index: the slot's event counters (enum
- * sp_pcpu_stat, same values), then its two magazine-hit counters.
+ * sp_pcpu_stat, same values), then its two magazine-hit counters (class
+ * SEGPOOL_CTR_HIT of SEGPOOL_PCPU_COUNTERS(): slot->alloc_hits,
+ * slot->free_hits).  SP_CTR_INDEX() gives a listed counter's index.
  */
+#define SP_CTR_ENUM_SEGPOOL_CTR_HIT(id)		SP_CTR_##id,
+#define SP_CTR_ENUM_SEGPOOL_CTR_INFO(id)
+#define SP_CTR_ENUM_SEGPOOL_CTR_EXPORT(id)
+#define SP_CTR_ENUM_SEGPOOL_CTR_LIBRARY(id)
+#define SP_CTR_ENUM(key, id, class, unit, doc)	SP_CTR_ENUM_##class(id)
 enum sp_ctr {
-	SP_CTR_ALLOC_FASTPATH = SP_STAT_NR,	/* slot->alloc_hits */
-	SP_CTR_FREE_FASTPATH,			/* slot->free_hits */
+	SP_CTR_BEFORE_HITS = SP_STAT_NR - 1,	/* not a counter */
+	SEGPOOL_PCPU_COUNTERS(SP_CTR_ENUM)
 	SP_CTR_NR,
 };
+#undef SP_CTR_ENUM
+
+#define SP_CTR_INDEX_SEGPOOL_CTR_HIT(id)	SP_CTR_##id
+#define SP_CTR_INDEX_SEGPOOL_CTR_INFO(id)	SP_STAT_##id
+#define SP_CTR_INDEX_SEGPOOL_CTR_EXPORT(id)	SP_STAT_##id
+#define SP_CTR_INDEX_SEGPOOL_CTR_LIBRARY(id)	SP_STAT_##id
+#define SP_CTR_INDEX(class, id)			SP_CTR_INDEX_##class(id)
 
 /* struct sp_node_snap - one node's figures of one cache. */
 struct sp_node_snap {
@@ -132,7 +146,8 @@ typedef void (*sp_stats_fn)(const struct sp_cache_snap *s, void *arg);
 SP_INTERNAL int sp_stats_walk(const char *name, bool slots, sp_stats_fn fn,
 			      void *arg);
 
-/* Names of the slot counters, and the order they are printed in. */
+/* Names of the slot counters, and the order they are printed in (both
+ * from SEGPOOL_PCPU_COUNTERS()). */
 extern SP_INTERNAL const char *const sp_ctr_name[SP_CTR_NR];
 extern SP_INTERNAL const unsigned char sp_ctr_order[SP_CTR_NR];
 

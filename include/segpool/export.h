@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <segpool/compiler.h>
+#include <segpool/counters.h>
 
 SEGPOOL_BEGIN_DECLS
 
@@ -189,6 +190,18 @@ struct segpool_export_node {
 	uint64_t reserved[3];		/* 40 */
 };
 
+/*
+ * SEGPOOL_EXPORT_CTR_FIELD() - the record field of a counter of
+ * SEGPOOL_PCPU_COUNTERS(): a uint64_t named @key for class
+ * SEGPOOL_CTR_EXPORT, nothing for the others.
+ */
+#define SEGPOOL_EXPORT_CTR_FIELD_SEGPOOL_CTR_HIT(key)
+#define SEGPOOL_EXPORT_CTR_FIELD_SEGPOOL_CTR_INFO(key)
+#define SEGPOOL_EXPORT_CTR_FIELD_SEGPOOL_CTR_EXPORT(key)	uint64_t key;
+#define SEGPOOL_EXPORT_CTR_FIELD_SEGPOOL_CTR_LIBRARY(key)
+#define SEGPOOL_EXPORT_CTR_FIELD(key, id, class, unit, doc)	\
+	SEGPOOL_EXPORT_CTR_FIELD_##class(key)
+
 /**
  * struct segpool_export_cache - one cache in a snapshot.
  * @name:             the cache's name, NUL-terminated.
@@ -219,17 +232,6 @@ struct segpool_export_node {
  * @free_slowpath:    as struct segpool_cache_info.
  * @cpu_objs:         as struct segpool_cache_info.
  * @depot_objs:       as struct segpool_cache_info.
- * @mag_swap:         slow paths that swapped the loaded and previous magazines.
- * @depot_get_full:   full magazines taken from a depot.
- * @depot_put_full:   full magazines given to a depot.
- * @depot_get_empty:  empty magazines taken from a depot.
- * @depot_put_empty:  empty magazines given to a depot.
- * @mag_fill:         magazines filled from the slabs.
- * @mag_flush:        magazines emptied into the slabs.
- * @bypass:           slow paths that found their CPU slot owned and went to
- *                    the slabs directly.
- * @remote_free:      objects of another node sent back to it.
- * @rseq_abort:       restartable sequences aborted.
  * @depot_full_mags:  full magazines in the depots now, all nodes.
  * @depot_empty_mags: empty magazines in the depots now, all nodes.
  * @alloc_failslab:   as struct segpool_cache_info.
@@ -237,8 +239,12 @@ struct segpool_export_node {
  *
  * The fields named after struct segpool_cache_info hold what
  * segpool_cache_get_info() returned for the cache when the snapshot was
- * taken; see Documentation/reference/stats-keys.md.  The per-CPU event counters are 0 for
- * caches without per-CPU magazines.
+ * taken; see Documentation/reference/stats-keys.md.  After @depot_objs come the per-CPU
+ * event counters, summed over the CPUs: one uint64_t for each counter of
+ * class SEGPOOL_CTR_EXPORT of SEGPOOL_PCPU_COUNTERS() (segpool/counters.h,
+ * which names and explains them), in its order, from mag_swap at offset
+ * 248 to rseq_abort at 320.  They are 0 for caches without per-CPU
+ * magazines.
  */
 struct segpool_export_cache {
 	char name[SEGPOOL_EXPORT_NAME_LEN];	/* 0 */
@@ -268,17 +274,8 @@ struct segpool_export_cache {
 	uint64_t free_slowpath;		/* 224 */
 	uint64_t cpu_objs;		/* 232 */
 	uint64_t depot_objs;		/* 240 */
-	/* --- per-CPU layer events, summed over the CPUs --- */
-	uint64_t mag_swap;		/* 248 */
-	uint64_t depot_get_full;	/* 256 */
-	uint64_t depot_put_full;	/* 264 */
-	uint64_t depot_get_empty;	/* 272 */
-	uint64_t depot_put_empty;	/* 280 */
-	uint64_t mag_fill;		/* 288 */
-	uint64_t mag_flush;		/* 296 */
-	uint64_t bypass;		/* 304 */
-	uint64_t remote_free;		/* 312 */
-	uint64_t rseq_abort;		/* 320 */
+	/* --- per-CPU layer events, summed over the CPUs: 248 to 327 --- */
+	SEGPOOL_PCPU_COUNTERS(SEGPOOL_EXPORT_CTR_FIELD)
 	uint64_t depot_full_mags;	/* 328 */
 	uint64_t depot_empty_mags;	/* 336 */
 	uint64_t alloc_failslab;	/* 344 */
@@ -383,8 +380,19 @@ SEGPOOL_STATIC_ASSERT(sizeof(struct segpool_export_node) == 64, "node record: 64
 SEGPOOL_STATIC_ASSERT(sizeof(struct segpool_export_cache) == 384, "cache record: 384 bytes");
 SEGPOOL_STATIC_ASSERT(offsetof(struct segpool_export_cache, object_size) == 96,
 	       "cache record: layout 1 offsets");
-SEGPOOL_STATIC_ASSERT(offsetof(struct segpool_export_cache, mag_swap) == 248,
-	       "cache record: layout 1 offsets");
+/* the generated per-CPU event fields: layout 1, field by field */
+SEGPOOL_STATIC_ASSERT(offsetof(struct segpool_export_cache, mag_swap) == 248 &&
+		      offsetof(struct segpool_export_cache, depot_get_full) == 256 &&
+		      offsetof(struct segpool_export_cache, depot_put_full) == 264 &&
+		      offsetof(struct segpool_export_cache, depot_get_empty) == 272 &&
+		      offsetof(struct segpool_export_cache, depot_put_empty) == 280 &&
+		      offsetof(struct segpool_export_cache, mag_fill) == 288 &&
+		      offsetof(struct segpool_export_cache, mag_flush) == 296 &&
+		      offsetof(struct segpool_export_cache, bypass) == 304 &&
+		      offsetof(struct segpool_export_cache, remote_free) == 312 &&
+		      offsetof(struct segpool_export_cache, rseq_abort) == 320 &&
+		      offsetof(struct segpool_export_cache, depot_full_mags) == 328,
+	       "cache record: layout 1 offsets of the per-CPU events");
 SEGPOOL_STATIC_ASSERT(offsetof(struct segpool_export_cache, alloc_failslab) == 344,
 	       "cache record: layout 1 offsets (alloc_failslab was reserved, 0)");
 SEGPOOL_STATIC_ASSERT(offsetof(struct segpool_export_cache, reserved) == 352,

@@ -31,6 +31,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "segpool_config.h"
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
 #define BENCH_HAVE_TSC 1
@@ -50,14 +52,9 @@
  */
 
 /* A sanitized build: its malloc serves every call, nothing can be preloaded. */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(CONFIG_SEGPOOL_ASAN) || defined(CONFIG_SEGPOOL_TSAN)
 #define BENCH_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define BENCH_SANITIZED 1
-#endif
-#endif
-#ifndef BENCH_SANITIZED
+#else
 #define BENCH_SANITIZED 0
 #endif
 

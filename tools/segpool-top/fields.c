@@ -17,6 +17,20 @@
 	  (unsigned char)sizeof(((type *)0)->field), (counter) }
 
 #define C(field, counter)	F(struct segpool_export_cache, field, counter)
+/*
+ * The per-CPU counters the record has (segpool/counters.h): those it
+ * copies from struct segpool_cache_info, then its per-CPU events.
+ */
+#define TOP_INFO_SEGPOOL_CTR_HIT(key)		C(key, 1),
+#define TOP_INFO_SEGPOOL_CTR_INFO(key)		C(key, 1),
+#define TOP_INFO_SEGPOOL_CTR_EXPORT(key)
+#define TOP_INFO_SEGPOOL_CTR_LIBRARY(key)
+#define TOP_CTR_INFO(key, id, class, unit, doc)	TOP_INFO_##class(key)
+#define TOP_EXPORT_SEGPOOL_CTR_HIT(key)
+#define TOP_EXPORT_SEGPOOL_CTR_INFO(key)
+#define TOP_EXPORT_SEGPOOL_CTR_EXPORT(key)	C(key, 1),
+#define TOP_EXPORT_SEGPOOL_CTR_LIBRARY(key)
+#define TOP_CTR_EXPORT(key, id, class, unit, doc) TOP_EXPORT_##class(key)
 const struct top_field top_cache_fields[] = {
 	C(object_size, 0),
 	C(stride, 0),
@@ -36,24 +50,12 @@ const struct top_field top_cache_fields[] = {
 	C(depot_max, 0),
 	C(allocs, 1),
 	C(frees, 1),
-	C(alloc_fastpath, 1),
-	C(alloc_slowpath, 1),
-	C(free_fastpath, 1),
-	C(free_slowpath, 1),
+	SEGPOOL_PCPU_COUNTERS(TOP_CTR_INFO)
 	C(slabs_created, 1),
 	C(slabs_released, 1),
 	C(alloc_failures, 1),
 	C(alloc_failslab, 1),
-	C(mag_swap, 1),
-	C(depot_get_full, 1),
-	C(depot_put_full, 1),
-	C(depot_get_empty, 1),
-	C(depot_put_empty, 1),
-	C(mag_fill, 1),
-	C(mag_flush, 1),
-	C(bypass, 1),
-	C(remote_free, 1),
-	C(rseq_abort, 1),
+	SEGPOOL_PCPU_COUNTERS(TOP_CTR_EXPORT)
 };
 const size_t top_cache_nfields = sizeof(top_cache_fields) /
 				 sizeof(top_cache_fields[0]);

@@ -135,20 +135,14 @@ static void top_json_cache(struct sp_json *j, const struct top_snap *s,
 	sp_json_u64(j, "flush_objs", flush);
 	sp_json_u64(j, "alloc_slab", c->slabs_created);
 	sp_json_u64(j, "free_slab", c->slabs_released);
-	sp_json_u64(j, "alloc_fastpath", c->alloc_fastpath);
-	sp_json_u64(j, "alloc_slowpath", c->alloc_slowpath);
-	sp_json_u64(j, "free_fastpath", c->free_fastpath);
-	sp_json_u64(j, "free_slowpath", c->free_slowpath);
-	sp_json_u64(j, "mag_swap", c->mag_swap);
-	sp_json_u64(j, "depot_get_full", c->depot_get_full);
-	sp_json_u64(j, "depot_put_full", c->depot_put_full);
-	sp_json_u64(j, "depot_get_empty", c->depot_get_empty);
-	sp_json_u64(j, "depot_put_empty", c->depot_put_empty);
-	sp_json_u64(j, "mag_fill", c->mag_fill);
-	sp_json_u64(j, "mag_flush", c->mag_flush);
-	sp_json_u64(j, "bypass", c->bypass);
-	sp_json_u64(j, "remote_free", c->remote_free);
-	sp_json_u64(j, "rseq_abort", c->rseq_abort);
+	/* the per-CPU counters the record has, in the library's order */
+#define TOP_JSON_CTR_SEGPOOL_CTR_HIT(key)	sp_json_u64(j, #key, c->key);
+#define TOP_JSON_CTR_SEGPOOL_CTR_INFO(key)	sp_json_u64(j, #key, c->key);
+#define TOP_JSON_CTR_SEGPOOL_CTR_EXPORT(key)	sp_json_u64(j, #key, c->key);
+#define TOP_JSON_CTR_SEGPOOL_CTR_LIBRARY(key)
+#define TOP_JSON_CTR(key, id, class, unit, doc)	TOP_JSON_CTR_##class(key)
+	SEGPOOL_PCPU_COUNTERS(TOP_JSON_CTR)
+#undef TOP_JSON_CTR
 	sp_json_open(j, "nodes", '[', false);
 	for (uint32_t n = 0; n < s->hdr.nr_nodes; n++)
 		top_json_cnode(j, &cn[n]);
