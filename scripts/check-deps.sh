@@ -7,8 +7,8 @@
 #   scripts/check-deps.sh [CC=cc] [CXX=g++]
 #       one line per missing piece, with the Debian package that brings it
 #       and what goes without it; "deps: all present" when nothing is.
-#       Exit status 1 when a build dependency is missing (nothing of the
-#       library or its selftests builds without it), 0 otherwise.
+#       Exit status 1 when a build dependency is missing (the library or
+#       the selftests cannot be built without it), 0 otherwise.
 #   scripts/check-deps.sh --skips [CXX=g++]
 #       the tests that cannot run here, as NAME=TOOL words on one line (the
 #       Makefile does not build them; scripts/run-selftests.sh reports them
@@ -54,21 +54,22 @@ fi
 missing_build=()
 lines=()
 
-# header FILE PACKAGE: can $cc include FILE?
+# header FILE PACKAGE WHAT: can $cc include FILE?  WHAT does not build
+# without it.
 header() {
 	printf '#include <%s>\n' "$1" |
 		$cc -E -x c - -o /dev/null >/dev/null 2>&1 && return 0
 	missing_build+=("$2")
-	lines+=("deps: missing $2 (<$1>): nothing builds without it")
+	lines+=("deps: missing $2 (<$1>): $3 cannot be built without it")
 }
 
 if ! have "$cc_cmd"; then
 	missing_build+=(gcc)
 	lines+=("deps: missing the C compiler '$cc_cmd' (package gcc, or set CC=)")
 else
-	header numa.h libnuma-dev
-	header urcu/urcu-memb.h liburcu-dev
-	header cmocka.h libcmocka-dev
+	header numa.h libnuma-dev "the library"
+	header urcu/urcu-memb.h liburcu-dev "the library"
+	header cmocka.h libcmocka-dev "the selftests"
 fi
 
 # optional TOOL PACKAGE WHAT-GOES-WITHOUT-IT
