@@ -108,14 +108,15 @@ marker=SEGPOOL_SELFTEST_HAS_VARIANTS
 e_test=()
 e_name=()
 e_env=()
+e_why=()	# why an entry cannot run ("" when it can)
 for test in "$@"; do
 	name=${test##*/}
 	if [[ -f "$test" && -x "$test" ]] && grep -q -a -F "$marker" "$test" 2>/dev/null; then
 		if ! list=$("$test" --list-variants 2>&1) || [[ -z "$list" ]]; then
-			echo "# $name: cannot list its variants: ${list:-no output}"
 			e_test+=("$test")
 			e_name+=("$name [variants?]")
-			e_env+=("-")
+			e_env+=("")
+			e_why+=("cannot list its variants: ${list:-no output}")
 			continue
 		fi
 		while read -r vname vset; do
@@ -123,11 +124,13 @@ for test in "$@"; do
 			e_test+=("$test")
 			e_name+=("$name [$vname]")
 			e_env+=("${vset:+$vset }SEGPOOL_TEST_VARIANT=$vname")
+			e_why+=("")
 		done <<<"$list"
 	else
 		e_test+=("$test")
 		e_name+=("$name")
 		e_env+=("")
+		e_why+=("")
 	fi
 done
 
@@ -167,8 +170,9 @@ for i in "${!e_test[@]}"; do
 	fi
 	echo "# [$n/$total] $name"
 
-	if [[ ! -x "$test" || ${e_env[i]} == - ]]; then
-		[[ -x "$test" ]] || echo "# $name: $test is missing or not executable"
+	[[ -x "$test" ]] || e_why[i]="$test is missing or not executable"
+	if [[ -n ${e_why[i]} ]]; then
+		echo "# $name: ${e_why[i]}"
 		echo "not ok $n $name"
 		failed=$((failed + 1))
 		failed_names+=("$name")
