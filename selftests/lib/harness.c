@@ -6,16 +6,12 @@
  * Child processes are lib/child.c's.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <fnmatch.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "segpool_config.h"
