@@ -8,7 +8,13 @@
 #   make                 libraries (libsegpool.a, libsegpool.so and the
 #                        malloc replacement libsegpool-malloc.so) and
 #                        segpool.pc
-#   make check           build and run every selftest, then "N passed, N failed"
+#   make check           the unit and API selftests, the script tests, the
+#                        hit-path and documentation checks (60 s a program),
+#                        then "N passed, N failed"; installs nothing
+#                        (check-deps says what is missing, its tests skip)
+#   make stress          the stress selftests (600 s a program)
+#   make deps            install the missing Debian packages
+#                        (scripts/install-deps.sh): `make deps check`
 #   make check-hotpath   the hit paths' structure and instruction budgets
 #   make check-layout    includes point down the folders; OS calls only in os/
 #   make check-numa      the NUMA selftests on emulated multi-node machines
@@ -37,7 +43,10 @@
 #   CC=clang             any C11 compiler with GNU extensions
 #   CXX=clang++          the C++17 compiler of the C++ parts (default: g++,
 #                        clang++ with CC=clang); -std=c++17
-#   NODEPS=1             do not run scripts/install-deps.sh before check/demo
+#   NODEPS=1             do not run scripts/install-deps.sh before demo
+#                        (or make deps); check never runs it
+#   CHECK_TIMEOUT=60, STRESS_TIMEOUT=600   seconds each program of check,
+#                        stress may run (SEGPOOL_TEST_TIMEOUT overrides both)
 #   NO_VALGRIND=1        no valgrind annotations even with <valgrind/memcheck.h>
 #   NO_HIT_STATS=1       no fast-path hit counters (a benchmark variant)
 #                        (these and the sanitizers are the build switches of
@@ -187,20 +196,54 @@ malloc-y :=
 include $(srctree)/malloc/Kbuild
 malloc-objs := $(addprefix $(objtree)/malloc/,$(malloc-y))
 
+# selftests/: the tiers (selftests/Kbuild names the folders, each folder's
+# Kbuild its programs) and the test library every program links.
+test-lib-dirs :=
+test-check-dirs :=
+test-stress-dirs :=
+include $(srctree)/selftests/Kbuild
+
+define collect-tests
 test-y :=
 test-script-y :=
 test-cxx-y :=
-include $(srctree)/selftests/Kbuild
+include $(srctree)/selftests/$(1)/Kbuild
+tests-$(1) := $$(addprefix $$(objtree)/selftests/$(1)/,$$(test-y))
+cxx-tests-$(1) := $$(addprefix $$(objtree)/selftests/$(1)/,$$(test-cxx-y))
+script-tests-$(1) := $$(addprefix $$(srctree)/selftests/$(1)/,$$(test-script-y))
+endef
+$(foreach d,$(test-check-dirs) $(test-stress-dirs),$(eval $(call collect-tests,$(d))))
+
+define collect-test-lib
+test-lib-y :=
+include $(srctree)/selftests/$(1)/Kbuild
+test-harness += $$(addprefix $$(objtree)/selftests/$(1)/,$$(test-lib-y))
+endef
+test-harness :=
+$(foreach d,$(test-lib-dirs),$(eval $(call collect-test-lib,$(d))))
+
+# What this machine lacks for some tests (scripts/check-deps.sh --skips):
+# those are not built, and the runner reports them skipped.
+test-missing := $(shell $(srctree)/scripts/check-deps.sh --skips CXX='$(CXX)')
+test-missing-names := $(foreach m,$(test-missing),$(firstword $(subst =, ,$(m))))
+drop-missing = $(filter-out $(addprefix %/,$(test-missing-names)),$(1))
+
+cxx-tests := $(foreach d,$(test-check-dirs) $(test-stress-dirs),$(cxx-tests-$(d)))
 ifeq ($(SANITIZE)$(findstring clang,$(CXX)),)
 ifneq ($(shell command -v $(CLANGXX) 2>/dev/null),)
-test-clangxx-y := $(addsuffix _clang,$(test-cxx-y))
+clangxx-tests := $(addsuffix _clang,$(call drop-missing,$(cxx-tests)))
 endif
 endif
-cxx-tests := $(addprefix $(objtree)/selftests/,$(test-cxx-y))
-clangxx-tests := $(addprefix $(objtree)/selftests/,$(test-clangxx-y))
-tests := $(addprefix $(objtree)/selftests/,$(test-y)) $(cxx-tests) $(clangxx-tests)
-script-tests := $(addprefix $(srctree)/selftests/,$(test-script-y))
-test-harness := $(objtree)/selftests/harness.o $(objtree)/selftests/json.o
+# check-tests: the unit and API tiers (more are added by the included
+# makefiles: the kernel overlay's, the tools' smoke runs); stress-tests:
+# the stress tier.  Both as the runner gets them, the missing included.
+check-tests := $(foreach d,$(test-check-dirs),$(tests-$(d)) $(cxx-tests-$(d)) \
+	$(filter $(objtree)/selftests/$(d)/%,$(clangxx-tests)))
+stress-tests := $(foreach d,$(test-stress-dirs),$(tests-$(d)) $(cxx-tests-$(d)) \
+	$(filter $(objtree)/selftests/$(d)/%,$(clangxx-tests)))
+script-tests := $(foreach d,$(test-check-dirs),$(script-tests-$(d)))
+# every program, for the pattern rules and clean
+tests = $(check-tests) $(stress-tests)
 
 example-y :=
 example-cxx-y :=
@@ -212,8 +255,8 @@ include $(srctree)/examples/Kbuild
 -include $(srctree)/tools/numa-rig/Makefile.inc
 -include $(srctree)/tools/check/Makefile.inc
 -include $(srctree)/tools/bench-pmr/Makefile.inc
-# the benchmark's smoke mode runs with the selftests
-tests += $(tools-tests)
+# the benchmark's smoke mode runs with the unit and API tiers
+check-tests += $(tools-tests)
 examples := $(addprefix $(objtree)/examples/,$(example-y) $(example-cxx-y))
 cxx-examples := $(addprefix $(objtree)/examples/,$(example-cxx-y))
 
@@ -226,7 +269,7 @@ cmake-cfg := $(objtree)/segpoolConfig.cmake
 cmake-ver := $(objtree)/segpoolConfigVersion.cmake
 man-dir   := $(objtree)/man
 man-stamp := $(man-dir)/.stamp
-# make check installs here (DESTDIR) for selftests/test_install.sh
+# make check installs here (DESTDIR) for selftests/api/test_install.sh
 install-root := $(objtree)/install-root
 malloc-name   := libsegpool-malloc
 malloc-so     := $(objtree)/$(malloc-name).so.$(VERSION)
@@ -239,7 +282,8 @@ include $(srctree)/scripts/kernel-overlay.mk
 all-deps := $(lib-objs:.o=.d) $(malloc-objs:.o=.d) $(tests:=.d) $(test-harness:.o=.d) $(examples:=.d)
 
 # --- top-level targets ----------------------------------------------------------
-.PHONY: all check check-preload demo deps docs check-docs man install uninstall clean tests examples help
+.PHONY: all check stress check-deps check-preload demo deps docs check-docs man install \
+	uninstall clean tests tests-check tests-stress examples help
 .DEFAULT_GOAL := all
 # objects are never intermediate: keep them for incremental builds
 .SECONDARY:
@@ -255,7 +299,10 @@ ifeq ($(NODEPS),)
 	$(Q)$(srctree)/scripts/install-deps.sh
 endif
 
-tests: $(tests)
+# (what check-deps.sh --skips names is not built)
+tests: tests-check tests-stress
+tests-check: $(call drop-missing,$(check-tests))
+tests-stress: $(call drop-missing,$(stress-tests))
 examples: $(examples)
 
 # The environment table of Documentation/reference/environment.md is
@@ -337,20 +384,41 @@ $(man-stamp): $(wildcard $(srctree)/include/segpool/*.h) \
 	$(Q)$(srctree)/scripts/gen-man.sh -v $(VERSION) $(man-dir) > /dev/null
 	$(Q)touch $@
 
-# check: install what is missing, build, run every selftest.
-# The script tests (test-script-y of selftests/Kbuild) get the build's
+# check-deps: say what this machine lacks (scripts/check-deps.sh); fails
+# only when a build dependency is missing.  Installs nothing.
+check-deps:
+	$(Q)$(srctree)/scripts/check-deps.sh CC='$(CC)' CXX='$(CXX)'
+
+# The runner's settings: the build's compiler, sanitizers, trees and
+# install image (for the script tests), and the tests that cannot run here.
+run-selftests = SEGPOOL_OBJTREE=$(objtree) SEGPOOL_SRCTREE=$(srctree) \
+	SEGPOOL_CC='$(CC)' SEGPOOL_SANITIZE='$(SANITIZE)' \
+	SEGPOOL_INSTALL_ROOT=$(install-root) SEGPOOL_TEST_MISSING='$(test-missing)' \
+	SEGPOOL_TEST_TIMEOUT=$${SEGPOOL_TEST_TIMEOUT:-$(1)} \
+	$(srctree)/scripts/run-selftests.sh
+
+# check: the unit and API tiers, the script tests, the hit-path and
+# documentation checks; each program at most CHECK_TIMEOUT seconds
+# (SEGPOOL_TEST_TIMEOUT overrides).  Installs nothing: check-deps says
+# what is missing, and what needs it is skipped.
+# The script tests (test-script-y of the tiers' Kbuild) get the build's
 # compiler, sanitizers and install directories.
-check: deps
-	$(Q)$(MAKE) --no-print-directory -f $(srctree)/Makefile all tests man
+CHECK_TIMEOUT  ?= 60
+STRESS_TIMEOUT ?= 600
+check: check-deps
+	$(Q)$(MAKE) --no-print-directory -f $(srctree)/Makefile all tests-check man
 	$(Q)$(MAKE) --no-print-directory -f $(srctree)/Makefile check-hotpath
 	$(Q)$(MAKE) --no-print-directory -f $(srctree)/Makefile check-layout
+	$(Q)$(MAKE) --no-print-directory -f $(srctree)/Makefile check-docs
 	$(Q)rm -rf $(install-root)
 	$(Q)$(MAKE) --no-print-directory -f $(srctree)/Makefile install \
 		DESTDIR=$(install-root) > /dev/null
-	$(Q)SEGPOOL_OBJTREE=$(objtree) SEGPOOL_SRCTREE=$(srctree) \
-		SEGPOOL_CC='$(CC)' SEGPOOL_SANITIZE='$(SANITIZE)' \
-		SEGPOOL_INSTALL_ROOT=$(install-root) \
-		$(srctree)/scripts/run-selftests.sh $(tests) $(script-tests)
+	$(Q)$(call run-selftests,$(CHECK_TIMEOUT)) $(check-tests) $(script-tests)
+
+# stress: the stress tier, each program at most STRESS_TIMEOUT seconds
+stress: check-deps
+	$(Q)$(MAKE) --no-print-directory -f $(srctree)/Makefile all tests-stress
+	$(Q)$(call run-selftests,$(STRESS_TIMEOUT)) $(stress-tests)
 
 # check-preload: the real-program tier of the malloc replacement (slow: ~1 min)
 check-preload: deps
@@ -522,34 +590,34 @@ $(objtree)/examples/%: $(objtree)/examples/%.o $(lib-a)
 	$(quiet) LD $(patsubst $(objtree)/%,%,$@)
 	$(Q)$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(lib-a) $(LDLIBS_LIB)
 
-# selftests/test_malloc links malloc/'s objects too (malloc() is segpool's in
+# selftests/unit/test_malloc links malloc/'s objects too (malloc() is segpool's in
 # the whole program) and preloads the shared object into real programs.
-$(objtree)/selftests/test_malloc: $(malloc-objs) $(malloc-so)
+$(objtree)/selftests/unit/test_malloc: $(malloc-objs) $(malloc-so)
 # (not in a sanitized build: the sanitizer's malloc must serve every call)
 # (CONFIG_SEGPOOL_SANITIZED tells the test)
 ifeq ($(SANITIZE),)
-$(objtree)/selftests/test_malloc: test-extra-objs := $(malloc-objs)
+$(objtree)/selftests/unit/test_malloc: test-extra-objs := $(malloc-objs)
 endif
 # (-fno-builtin: the compiler must not fold away the malloc()/free() pairs
 # and misuse the tests are made of)
-$(objtree)/selftests/test_malloc.o: CFLAGS_ALL += -fno-builtin
-$(objtree)/selftests/test_malloc.o: CPPFLAGS_ALL += \
+$(objtree)/selftests/unit/test_malloc.o: CFLAGS_ALL += -fno-builtin
+$(objtree)/selftests/unit/test_malloc.o: CPPFLAGS_ALL += \
 	-DSEGPOOL_MALLOC_SO_PATH='"$(objtree)/$(malloc-soname)"' \
 	-DSEGPOOL_MALLOC_DOC_PATH='"$(srctree)/Documentation/guide/malloc.md"'
 
-# selftests/test_symbols checks the shared object: tell it where it is.
-$(objtree)/selftests/test_symbols.o: CPPFLAGS_ALL += \
+# selftests/api/test_symbols checks the shared object: tell it where it is.
+$(objtree)/selftests/api/test_symbols.o: CPPFLAGS_ALL += \
 	-DSEGPOOL_SO_PATH='"$(objtree)/$(libname).so.$(VERSION)"' \
 	-DSEGPOOL_MAP_PATH='"$(srctree)/scripts/segpool.map"'
 
-# selftests/test_runner runs scripts/run-selftests.sh from the source tree
-$(objtree)/selftests/test_runner.o: CPPFLAGS_ALL += -DSEGPOOL_SRCTREE='"$(srctree)"'
-# selftests/arena checks that Documentation/guide/arenas.md names every field.
+# selftests/unit/test_runner runs scripts/run-selftests.sh from the source tree
+$(objtree)/selftests/unit/test_runner.o: CPPFLAGS_ALL += -DSEGPOOL_SRCTREE='"$(srctree)"'
+# selftests/unit/test_arena checks that Documentation/guide/arenas.md names every field.
 # and that segpool-top shows the arenas of a process that exports.
-$(objtree)/selftests/test_arena.o: CPPFLAGS_ALL += \
+$(objtree)/selftests/unit/test_arena.o: CPPFLAGS_ALL += \
 	-DSEGPOOL_ARENA_DOC='"$(srctree)/Documentation/guide/arenas.md"' \
 	-DSEGPOOL_TOP_PATH='"$(top-bin)"'
-$(objtree)/selftests/test_arena: $(top-bin)
+$(objtree)/selftests/unit/test_arena: $(top-bin)
 
 # --- install ------------------------------------------------------------------------------
 doc-dirs  := guide reference internals

@@ -3,8 +3,10 @@
 #
 # scripts/install-deps.sh - install the Debian packages segpool needs.
 #
-# The one place that knows which packages the project uses.  `make check` and
-# `make demo` run it first (unless NODEPS=1); CI runs it with extra groups.
+# The one place that knows which packages the project uses.  `make deps` and
+# `make demo` run it (demo unless NODEPS=1), the README's test command runs it
+# before `make check`; CI runs it with extra groups.  `make check` itself
+# never installs: scripts/check-deps.sh says what is missing there.
 #
 #   scripts/install-deps.sh [-n] [GROUP...]
 #
@@ -39,7 +41,7 @@ set -euo pipefail
 prog=${0##*/}
 
 usage() {
-	sed -n '4,32p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '4,34p' "$0" | sed 's/^# \{0,1\}//'
 }
 
 group_packages() {

@@ -8,23 +8,23 @@
 #                        segpool and liburcu-memb (the RCU wrappers)
 #   make install         also installs <includedir>/segpool/kernel/linux/*.h
 #                        and segpool-kernel.pc
-#   selftests/test_kernel_api            the kernel-style selftest against
+#   selftests/api/test_kernel_api            the kernel-style selftest against
 #                        the tree (-Iinclude/segpool/kernel, libsegpool.a)
-#   selftests/test_kernel_api_installed  the same source against an image
+#   selftests/api/test_kernel_api_installed  the same source against an image
 #                        made with `make install DESTDIR=...` in
-#                        selftests/kernel-image/, through
+#                        selftests/api/kernel-image/, through
 #                        `pkg-config --cflags --libs segpool-kernel`
 
 kernel-hdrs   := $(wildcard $(srctree)/include/segpool/kernel/linux/*.h)
 kernel-pc     := $(objtree)/segpool-kernel.pc
-kapi-test     := $(objtree)/selftests/test_kernel_api
-kapi-inst     := $(objtree)/selftests/test_kernel_api_installed
-kapi-image    := $(objtree)/selftests/kernel-image
+kapi-test     := $(objtree)/selftests/api/test_kernel_api
+kapi-inst     := $(objtree)/selftests/api/test_kernel_api_installed
+kapi-image    := $(objtree)/selftests/api/kernel-image
 kapi-stamp    := $(kapi-image)/.installed
 KAPI_PC_ENV   := PKG_CONFIG_SYSROOT_DIR=$(kapi-image) \
 	PKG_CONFIG_PATH=$(kapi-image)$(PCDIR)
 
-tests += $(kapi-test) $(kapi-inst)
+check-tests += $(kapi-test) $(kapi-inst)
 
 .PHONY: install-kernel uninstall-kernel kernel-clean
 
@@ -53,10 +53,10 @@ uninstall-kernel:
 		$(DESTDIR)$(INCDIR)/segpool/kernel 2>/dev/null || true
 
 # in the tree: the overlay folder first, as pkg-config would put it
-$(objtree)/selftests/test_kernel_api.o: CPPFLAGS_ALL += \
+$(objtree)/selftests/api/test_kernel_api.o: CPPFLAGS_ALL += \
 	-I$(srctree)/include/segpool/kernel
 
-$(kapi-test): $(objtree)/selftests/test_kernel_api.o $(lib-a)
+$(kapi-test): $(objtree)/selftests/api/test_kernel_api.o $(lib-a)
 	$(quiet) LD $(patsubst $(objtree)/%,%,$@)
 	$(Q)$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(lib-a) $(TEST_LDLIBS)
 
@@ -72,7 +72,7 @@ $(kapi-stamp): $(lib-a) $(lib-so) $(malloc-so) $(lib-pc) $(kernel-pc) \
 		DESTDIR=$(kapi-image) > /dev/null
 	$(Q)touch $@
 
-$(kapi-inst): $(srctree)/selftests/test_kernel_api.c $(kapi-stamp)
+$(kapi-inst): $(srctree)/selftests/api/test_kernel_api.c $(kapi-stamp)
 	$(quiet) CC/LD $(patsubst $(objtree)/%,%,$@)
 	$(Q)flags=$$($(KAPI_PC_ENV) pkg-config --cflags --libs segpool-kernel) && \
 	$(CC) $(CSTD) $(OPT) -g -gdwarf-4 -pthread $(WARN) \

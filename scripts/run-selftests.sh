@@ -5,8 +5,13 @@
 #
 #   scripts/run-selftests.sh TEST...
 #
-# `make check` calls it with every test binary.  Each one runs in turn.  As
-# it starts, a line "# [K/N] name" says which it is of how many; its output
+# `make check` and `make stress` call it with their test programs.  A
+# program built with SP_TEST_MAIN_VARIANTS (selftests/lib/harness.h) holds a
+# marker; the runner asks it for its variants (PROG --list-variants) and
+# runs it once per variant with the variant's environment and
+# SEGPOOL_TEST_VARIANT=NAME set, each run its own entry "PROG [NAME]".
+# Each entry runs in turn.  As it starts, a line "# [K/N] name" says which it
+# is of how many; its output
 # (stdout and stderr) is printed after it ends, each line prefixed with "# ",
 # followed by a TAP result line:
 #
@@ -23,11 +28,15 @@
 # Environment:
 #   SEGPOOL_TEST_EXCLUDE  test names (white-space separated) reported as
 #                         skipped without running, with the reason given in
-#                         SEGPOOL_TEST_EXCLUDE_WHY
+#                         SEGPOOL_TEST_EXCLUDE_WHY; a program's name excludes
+#                         all its variants
+#   SEGPOOL_TEST_MISSING  NAME=TOOL words (scripts/check-deps.sh --skips): the
+#                         test NAME reported as skipped, TOOL not installed
 #   SEGPOOL_TEST_WRAPPER  a command put before each test, split on white space
 #                         (no quoting), e.g. "valgrind -q --error-exitcode=99";
 #                         not before a script test (NAME.sh)
-#   SEGPOOL_TEST_TIMEOUT  seconds each test may run, default 600; 0 = no limit
+#   SEGPOOL_TEST_TIMEOUT  seconds each entry may run, default 600; 0 = no limit
+#                         (make check sets 60, make stress 600)
 #   SEGPOOL_OBJTREE       the build tree (set by make; passed on to tests)
 
 set -u
@@ -94,7 +103,38 @@ describe_status() {
 	fi
 }
 
-total=$#
+# The entries: each program once, or once per variant.
+marker=SEGPOOL_SELFTEST_HAS_VARIANTS
+e_test=()
+e_name=()
+e_env=()
+e_why=()	# why an entry cannot run ("" when it can)
+for test in "$@"; do
+	name=${test##*/}
+	if [[ -f "$test" && -x "$test" ]] && grep -q -a -F "$marker" "$test" 2>/dev/null; then
+		if ! list=$("$test" --list-variants 2>&1) || [[ -z "$list" ]]; then
+			e_test+=("$test")
+			e_name+=("$name [variants?]")
+			e_env+=("")
+			e_why+=("cannot list its variants: ${list:-no output}")
+			continue
+		fi
+		while read -r vname vset; do
+			[[ -n "$vname" ]] || continue
+			e_test+=("$test")
+			e_name+=("$name [$vname]")
+			e_env+=("${vset:+$vset }SEGPOOL_TEST_VARIANT=$vname")
+			e_why+=("")
+		done <<<"$list"
+	else
+		e_test+=("$test")
+		e_name+=("$name")
+		e_env+=("")
+		e_why+=("")
+	fi
+done
+
+total=${#e_test[@]}
 passed=0
 failed=0
 skipped=0
@@ -106,25 +146,44 @@ echo "1..$total"
 if [[ ${#wrapper[@]} -gt 0 ]]; then
 	echo "# wrapper: ${wrapper[*]}"
 fi
-
 n=0
-for test in "$@"; do
+for i in "${!e_test[@]}"; do
 	n=$((n + 1))
-	name=${test##*/}
-	if [[ " ${SEGPOOL_TEST_EXCLUDE:-} " == *" $name "* ]]; then
+	test=${e_test[i]}
+	name=${e_name[i]}
+	prog=${test##*/}
+	if [[ " ${SEGPOOL_TEST_EXCLUDE:-} " == *" $prog "* ]]; then
 		echo "# $name: excluded here: ${SEGPOOL_TEST_EXCLUDE_WHY:-no reason given}"
 		echo "ok $n $name # SKIP excluded"
 		skipped=$((skipped + 1))
 		continue
 	fi
+	tool=
+	for m in ${SEGPOOL_TEST_MISSING:-}; do
+		[[ ${m%%=*} != "$prog" ]] || tool=${m#*=}
+	done
+	if [[ -n "$tool" ]]; then
+		echo "# $name: needs $tool, which is not installed (scripts/check-deps.sh)"
+		echo "ok $n $name # SKIP $tool not installed"
+		skipped=$((skipped + 1))
+		continue
+	fi
 	echo "# [$n/$total] $name"
 
-	if [[ ! -x "$test" ]]; then
-		echo "# $name: $test is missing or not executable"
+	[[ -x "$test" ]] || e_why[i]="$test is missing or not executable"
+	if [[ -n ${e_why[i]} ]]; then
+		echo "# $name: ${e_why[i]}"
 		echo "not ok $n $name"
 		failed=$((failed + 1))
 		failed_names+=("$name")
 		continue
+	fi
+	# a variant: its settings through env(1), before the wrapper
+	venv=()
+	if [[ -n ${e_env[i]} ]]; then
+		read -r -a venv <<<"${e_env[i]}"
+		venv=(env "${venv[@]}")
+		echo "# ${venv[*]} $test"
 	fi
 
 	start=$(date +%s%N)
@@ -133,8 +192,8 @@ for test in "$@"; do
 	# a script test (selftests/*.sh) runs compilers and tools, not code of
 	# segpool's: no wrapper
 	w=("${wrapper[@]}")
-	[[ $name != *.sh ]] || w=()
-	"${limiter[@]}" "${w[@]}" "$test" </dev/null >"$log" 2>&1 &
+	[[ $prog != *.sh ]] || w=()
+	"${limiter[@]}" "${venv[@]}" "${w[@]}" "$test" </dev/null >"$log" 2>&1 &
 	child=$!
 	# (bash's own "Segmentation fault" notice would only repeat ours)
 	{ wait "$child"; } 2>/dev/null
@@ -142,7 +201,7 @@ for test in "$@"; do
 	child=
 	ms=$((($(date +%s%N) - start) / 1000000))
 	took=$(printf '%d.%02ds' $((ms / 1000)) $((ms % 1000 / 10)))
-	times+=("$ms $name $took")
+	times+=("$ms	$name	$took")
 
 	sed -e 's/^/# /' "$log"
 	# A last line without a newline still ends its line.
@@ -167,8 +226,8 @@ for test in "$@"; do
 done
 
 if [[ ${#times[@]} -gt 0 ]]; then
-	slowest=$(printf '%s\n' "${times[@]}" | sort -k1,1nr | head -n 5 |
-		  awk '{ printf "%s%s %s", (NR > 1 ? ", " : ""), $2, $3 }')
+	slowest=$(printf '%s\n' "${times[@]}" | sort -t '	' -k1,1nr | head -n 5 |
+		  awk -F '\t' '{ printf "%s%s %s", (NR > 1 ? ", " : ""), $2, $3 }')
 	echo "# slowest: $slowest"
 fi
 if [[ $failed -gt 0 ]]; then

@@ -76,8 +76,8 @@ fi
 objtree=$(cd "$1" && pwd)
 
 # The programs run in the guest: name, command line (relative to /rig).
-# test_numa runs all its variants (this machine's topology, lock mode,
-# emulated nodes, 16 MiB regions); the others are the selftests whose areas
+# test_numa runs once per variant (this machine's topology, lock mode,
+# emulated nodes, 16 MiB regions), test_percpu once per mode; the others are the selftests whose areas
 # change with several nodes (test_percpu at a fifth of its load: TCG is
 # slow); logpipe is the demo with its per-node figures.
 programs=(
@@ -121,14 +121,47 @@ prog_bin() {
 	done
 }
 
+# bin_path BIN: where the build tree has program BIN
+bin_dirs=(selftests/unit selftests/api selftests/stress examples)
+bin_path() {
+	local d
+
+	for d in "${bin_dirs[@]}"; do
+		if [[ -x $objtree/$d/$1 ]]; then
+			echo "$objtree/$d/$1"
+			return 0
+		fi
+	done
+	return 1
+}
+
 for p in "${programs[@]}"; do
 	bin=$(prog_bin "$p")
-	for d in selftests examples; do
-		[[ -x $objtree/$d/$bin ]] && continue 2
-	done
+	bin_path "$bin" >/dev/null && continue
 	echo "$prog: $objtree has no $bin: build it first (make all tests examples)" >&2
 	exit 2
 done
+
+# A selftest with variants (selftests/lib/harness.h) runs once per variant,
+# as scripts/run-selftests.sh runs it: "NAME [VARIANT]", its settings
+# through env(1) before the command.
+expanded=()
+for p in "${programs[@]}"; do
+	path=$(bin_path "$(prog_bin "$p")")
+	if ! grep -q -a -F SEGPOOL_SELFTEST_HAS_VARIANTS "$path"; then
+		expanded+=("$p")
+		continue
+	fi
+	if ! list=$("$path" --list-variants) || [[ -z "$list" ]]; then
+		echo "$prog: $path --list-variants failed" >&2
+		exit 2
+	fi
+	while read -r vname vset; do
+		[[ -n "$vname" ]] || continue
+		expanded+=("${p%%|*} [$vname]|env ${vset:+$vset }SEGPOOL_TEST_VARIANT=$vname ${p#*|}")
+	done <<<"$list"
+done
+programs=("${expanded[@]}")
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/numa-rig.XXXXXX")
 cleanup() {
@@ -199,12 +232,7 @@ build_initramfs() {
 	mkdir -p "$root"/{bin,sbin,proc,sys,dev,tmp,rig,usr/bin,usr/sbin}
 	cp "$busybox" "$root/bin/busybox"
 	for p in "${programs[@]}"; do
-		bin=$(prog_bin "$p")
-		if [[ -x $objtree/selftests/$bin ]]; then
-			copy_with_libs "$objtree/selftests/$bin"
-		else
-			copy_with_libs "$objtree/examples/$bin"
-		fi
+		copy_with_libs "$(bin_path "$(prog_bin "$p")")"
 	done
 	# /init: each program's status goes through a file, since a
 	# pipeline's status is its last command's.
@@ -324,7 +352,7 @@ for cfg in "${config_list[@]}"; do
 	fail=0
 	for p in "${programs[@]}"; do
 		name=${p%%|*}
-		line=$(grep -a -E "^$tag result $name [0-9]+ " "$log.txt" | tail -n 1 || true)
+		line=$(grep -a -F "$tag result $name " "$log.txt" | tail -n 1 || true)
 		status=${line#"$tag result $name "}
 		status=${status%% *}
 		if [[ -n "$line" && "$status" == 0 ]]; then

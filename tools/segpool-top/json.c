@@ -9,7 +9,7 @@
  * pages; true/false for yes/no), filled from the export segment: the keys
  * the segment carries, "source": "export", and an "export" object saying
  * which process and snapshot it was.  So one reader reads both, and the
- * schema test (selftests/test_json_schema.c) checks both against the one
+ * schema test (selftests/api/test_json_schema.c) checks both against the one
  * documented list.
  */
 #include <errno.h>

@@ -1,0 +1,732 @@
+// SPDX-License-Identifier: MIT
+/*
+ * selftests/unit/test_numa.c - node placement, checked against the kernel.
+ *
+ * Every test runs on any number of nodes: on a one-node machine each check
+ * holds trivially for node 0 (and must), on the emulated multi-node machine
+ * of tools/numa-rig it is the real proof.  Placement is read back from the
+ * kernel with move_pages(2) in query mode, never from segpool alone:
+ *
+ *  - a thread pinned with segpool_numa_pin_thread(N) gets objects on node
+ *    N, for every node N with CPUs, from a cache and from segpool_malloc();
+ *  - segpool_cache_alloc_node() / segpool_malloc_node() honour the node,
+ *    memory-only nodes included;
+ *  - SEGPOOL_THISNODE and SEGPOOL_NODE_STRICT fail with ENOMEM when the node
+ *    is full, the default falls back to the nearest node, and nothing is
+ *    lost (variants region=16M: 16 MiB regions, so a node fills quickly);
+ *  - remote frees go home: after one node's thread freed another node's
+ *    objects, each node's thread still gets only its own node's objects;
+ *  - remote frees wait in a per-node batch and go home in bulk (lock mode,
+ *    the CPU slot injected);
+ *  - per-node counts of the slab layer match the pages' placement;
+ *  - SEGPOOL_INTERLEAVE spreads objects evenly over the nodes.
+ *
+ * Variants: the machine's own topology with the default per-CPU mode and
+ * in lock mode; three emulated nodes (SEGPOOL_NUMA_FAKE_NODES=3: sparse ids
+ * 0, 2, 4, the third without CPUs on a two-CPU machine) and two, the latter
+ * also without the per-CPU layer, where placement is
+ * checked through segpool_obj_node() only, since emulated nodes share the
+ * machine's memory; and 16 MiB regions for the full-node tests.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <numa.h>
+#include <numaif.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <segpool/segpool.h>
+
+#include "core/core.h"
+#include "os/cpu.h"
+#include "numa/topology.h"
+#include "percpu/alien.h"
+#include "percpu/pcpu.h"
+#include "selftests/lib/harness.h"
+
+#define CHECK(cond, ...)						\
+	do {								\
+		if (!(cond))						\
+			fail_msg(__VA_ARGS__);				\
+	} while (0)
+
+#define SKIP_IF(cond, why)						\
+	do {								\
+		if (cond) {						\
+			print_message("# skipped: %s\n", why);		\
+			skip();						\
+		}							\
+	} while (0)
+
+/* --- variants ------------------------------------------------------------ */
+
+static const char *const env_machine[] = {
+	"SEGPOOL_NUMA_FAKE_NODES", "SEGPOOL_REGION_SIZE", "SEGPOOL_NUMA", NULL,
+};
+static const char *const env_machine_lock[] = {
+	"SEGPOOL_PERCPU=lock", "SEGPOOL_PERCPU_ID", "SEGPOOL_NUMA_FAKE_NODES",
+	"SEGPOOL_REGION_SIZE", "SEGPOOL_NUMA", NULL,
+};
+static const char *const env_fake3_lock[] = {
+	"SEGPOOL_NUMA_FAKE_NODES=3", "SEGPOOL_PERCPU=lock", "SEGPOOL_PERCPU_ID",
+	"SEGPOOL_REGION_SIZE", "SEGPOOL_NUMA", NULL,
+};
+static const char *const env_fake2[] = {
+	"SEGPOOL_NUMA_FAKE_NODES=2", "SEGPOOL_REGION_SIZE", "SEGPOOL_NUMA", NULL,
+};
+static const char *const env_fake2_off[] = {
+	"SEGPOOL_NUMA_FAKE_NODES=2", "SEGPOOL_PERCPU=off", "SEGPOOL_PERCPU_ID",
+	"SEGPOOL_REGION_SIZE", "SEGPOOL_NUMA", NULL,
+};
+static const char *const env_region16m[] = {
+	"SEGPOOL_REGION_SIZE=16M", "SEGPOOL_NUMA_FAKE_NODES", "SEGPOOL_NUMA",
+	NULL,
+};
+static const char *const env_fake3_region16m[] = {
+	"SEGPOOL_REGION_SIZE=16M", "SEGPOOL_NUMA_FAKE_NODES=3", "SEGPOOL_NUMA",
+	NULL,
+};
+
+static const struct sp_test_variant variants[] = {
+	{ "nodes=machine", env_machine },
+	{ "nodes=machine,mode=lock", env_machine_lock },
+	{ "nodes=3_emulated,mode=lock", env_fake3_lock },
+	{ "nodes=2_emulated", env_fake2 },
+	{ "nodes=2_emulated,mode=off", env_fake2_off },
+	{ "region=16M", env_region16m },
+	{ "region=16M,nodes=3_emulated", env_fake3_region16m },
+};
+
+static bool small_regions(void)
+{
+	const char *v = sp_test_variant();
+
+	return v && strstr(v, "region=16M");
+}
+
+/* --- placement ------------------------------------------------------------ */
+
+/* Can the kernel's page placement be compared with segpool's node ids? */
+static bool placement_checkable(void)
+{
+	return !sp_topo.fake;
+}
+
+/* The node the kernel placed @p's page on (touched first), or -errno. */
+static int page_node(void *p)
+{
+	void *page = (void *)((uintptr_t)p & ~(uintptr_t)(SP_PAGE_SIZE - 1));
+	int status = -1;
+
+	*(volatile char *)p = *(volatile char *)p;
+	if (move_pages(0, 1, &page, NULL, &status, 0))
+		return -errno;
+	return status;
+}
+
+/*
+ * Is @p on node @node, by segpool's pagemap and (when real) by the kernel?
+ * Returns 0, or 1 with a message in @why.
+ */
+static int wrong_node(void *p, int node, char *why, size_t len)
+{
+	int n = segpool_obj_node(p);
+
+	if (n != node) {
+		snprintf(why, len, "%p: segpool_obj_node %d, want %d", p, n, node);
+		return 1;
+	}
+	if (placement_checkable()) {
+		n = page_node(p);
+		if (n != node) {
+			snprintf(why, len, "%p: kernel placed it on %d, want %d",
+				 p, n, node);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Node ids with CPUs (segpool_numa_node_cpus() > 0); how many. */
+static int nodes_with_cpus(int *ids)
+{
+	int n = 0;
+
+	for (int i = 0; i < segpool_numa_node_count(); i++) {
+		int id = segpool_numa_node_id(i);
+
+		if (segpool_numa_node_cpus(id, NULL, 0) > 0)
+			ids[n++] = id;
+	}
+	return n;
+}
+
+/* --- workers pinned to a node --------------------------------------------- */
+
+struct worker {
+	int node;			/* where it runs */
+	int pin_err;			/* segpool_numa_pin_thread() result */
+	void (*fn)(struct worker *);
+	struct segpool_cache *cache;
+	void **objs;
+	size_t n;
+	unsigned long bad;		/* objects on the wrong node */
+	unsigned long failed;		/* allocations that returned NULL */
+	char why[160];			/* the first bad one */
+};
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+
+	w->pin_err = segpool_numa_pin_thread(w->node);
+	if (w->pin_err == 0)
+		w->fn(w);
+	return NULL;
+}
+
+static void run_on_node(struct worker *w)
+{
+	pthread_t t;
+
+	assert_int_equal(pthread_create(&t, NULL, worker_main, w), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	CHECK(w->pin_err == 0, "pinning to node %d: %d", w->node, w->pin_err);
+	CHECK(w->bad == 0, "node %d: %lu objects elsewhere; first: %s",
+	      w->node, w->bad, w->why);
+	CHECK(w->failed == 0, "node %d: %lu allocations failed", w->node,
+	      w->failed);
+}
+
+static void note(struct worker *w, void *p)
+{
+	char why[160];
+
+	if (!p) {
+		w->failed++;
+		return;
+	}
+	if (wrong_node(p, w->node, why, sizeof(why)) && w->bad++ == 0)
+		memcpy(w->why, why, sizeof(why));
+}
+
+static void alloc_cache_objs(struct worker *w)
+{
+	for (size_t i = 0; i < w->n; i++) {
+		w->objs[i] = segpool_cache_alloc(w->cache, 0);
+		note(w, w->objs[i]);
+	}
+}
+
+static void free_cache_objs(struct worker *w)
+{
+	for (size_t i = 0; i < w->n; i++)
+		segpool_cache_free(w->cache, w->objs[i]);
+}
+
+/* a mix of size classes and two large (own mapping) allocations */
+static size_t malloc_size(size_t i)
+{
+	static const size_t sizes[] = { 8, 24, 100, 500, 2000, 8192, 30000 };
+
+	if (i == 0)
+		return 64 << 10;
+	if (i == 1)
+		return 1 << 20;
+	return sizes[i % SP_ARRAY_SIZE(sizes)];
+}
+
+static void malloc_objs(struct worker *w)
+{
+	for (size_t i = 0; i < w->n; i++) {
+		w->objs[i] = segpool_malloc(malloc_size(i));
+		note(w, w->objs[i]);
+	}
+	for (size_t i = 0; i < w->n; i++)
+		segpool_free(w->objs[i]);
+}
+
+/* --- tests ------------------------------------------------------------------ */
+
+static void test_topology(void **state)
+{
+	int nr = segpool_numa_node_count(), prev = -1, cpus_seen = 0;
+	int ncpu = sp_test_nr_cpus();
+
+	(void)state;
+	print_message("# %d node(s), %s, per-CPU %s, rseq feature size %lu\n",
+		      nr, sp_topo.fake ? "emulated" : "this machine's",
+		      segpool_percpu_mode(), sp_topo.rseq_feature_size);
+	assert_true(nr >= 1);
+	for (int i = 0; i < nr; i++) {
+		int id = segpool_numa_node_id(i), n, cpus[SP_MAX_CPUS];
+
+		CHECK(id > prev, "node ids not increasing: %d after %d", id, prev);
+		prev = id;
+		n = segpool_numa_node_cpus(id, cpus, SP_ARRAY_SIZE(cpus));
+		assert_true(n >= 0);
+		print_message("# node %d: %d CPU(s)\n", id, n);
+		cpus_seen += n;
+		for (int k = 0; k < n; k++) {
+			assert_true(cpus[k] >= 0 && cpus[k] < sp_topo.nr_cpus);
+			assert_int_equal(sp_topo.node_id[sp_topo.cpu_idx[cpus[k]]], id);
+			if (k)
+				assert_true(cpus[k] > cpus[k - 1]);
+		}
+		if (n == 0) {
+			/* a memory-only node: nothing to pin to */
+			errno = 0;
+			assert_int_equal(segpool_numa_pin_thread(id), -ENODEV);
+			assert_int_equal(errno, ENODEV);
+			continue;
+		}
+		assert_int_equal(segpool_numa_pin_thread(id), 0);
+		CHECK(segpool_numa_current_node() == id,
+		      "pinned to node %d, current node says %d", id,
+		      segpool_numa_current_node());
+		/* the kernel's rseq node_id, where it fills it, is the CPU's node */
+		if (!sp_topo.fake && sp_thread_node_hint(sp_topo.rseq_feature_size) >= 0) {
+			int cpu = sched_getcpu();
+
+			CHECK(sp_thread_node_hint(sp_topo.rseq_feature_size) ==
+			      numa_node_of_cpu(cpu), "rseq node_id %d, CPU %d is on %d",
+			      sp_thread_node_hint(sp_topo.rseq_feature_size), cpu,
+			      numa_node_of_cpu(cpu));
+			print_message("# node %d: rseq node_id read and right\n", id);
+		}
+		sp_test_unpin();
+	}
+	/* every CPU the program may use is some node's */
+	CHECK(cpus_seen >= ncpu, "%d CPUs over all nodes, the process has %d",
+	      cpus_seen, ncpu);
+
+	errno = 0;
+	assert_int_equal(segpool_numa_node_cpus(-2, NULL, 0), -EINVAL);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(segpool_numa_node_cpus(SP_MAX_NODE_ID + 1, NULL, 0),
+			 -EINVAL);
+	assert_int_equal(segpool_numa_node_cpus(segpool_numa_node_id(0), NULL, 1),
+			 -EINVAL);
+	errno = 0;
+	assert_int_equal(segpool_numa_pin_thread(-1), -EINVAL);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(segpool_numa_pin_thread(4096), -EINVAL);
+	if (sp_topo.fake)
+		assert_int_equal(segpool_numa_pin_thread(1), -EINVAL); /* sparse */
+}
+
+static void test_local_objects_on_every_node(void **state)
+{
+	int ids[SP_MAX_NODES], n = nodes_with_cpus(ids);
+	struct segpool_cache *c;
+	void **objs;
+	size_t count = 3000;
+
+	(void)state;
+	c = segpool_cache_create("numa-local", 96, 0, 0, NULL);
+	assert_non_null(c);
+	objs = calloc(count, sizeof(*objs));
+	assert_non_null(objs);
+	for (int k = 0; k < n; k++) {
+		struct worker w = { .node = ids[k], .fn = alloc_cache_objs,
+				    .cache = c, .objs = objs, .n = count };
+
+		run_on_node(&w);
+		print_message("# node %d: %zu cache objects, all local\n",
+			      ids[k], count);
+		free_cache_objs(&w);
+
+		memset(&w, 0, sizeof(w));
+		w = (struct worker){ .node = ids[k], .fn = malloc_objs,
+				     .objs = objs, .n = 500 };
+		run_on_node(&w);
+	}
+	free(objs);
+	assert_int_equal(segpool_cache_destroy(c), 0);
+}
+
+static void test_alloc_node_honours_the_node(void **state)
+{
+	struct segpool_cache *c;
+	char why[160];
+	void *objs[400];
+
+	(void)state;
+	c = segpool_cache_create("numa-alloc-node", 200, 0, 0, NULL);
+	assert_non_null(c);
+	for (int i = 0; i < segpool_numa_node_count(); i++) {
+		int id = segpool_numa_node_id(i);
+
+		for (size_t k = 0; k < SP_ARRAY_SIZE(objs); k++) {
+			objs[k] = segpool_cache_alloc_node(c, k & 1 ?
+							   SEGPOOL_THISNODE : 0, id);
+			assert_non_null(objs[k]);
+			CHECK(!wrong_node(objs[k], id, why, sizeof(why)), "%s", why);
+		}
+		for (size_t k = 0; k < SP_ARRAY_SIZE(objs); k++)
+			segpool_cache_free(c, objs[k]);
+		for (size_t k = 0; k < 60; k++) {
+			objs[k] = segpool_malloc_node(malloc_size(k), id);
+			assert_non_null(objs[k]);
+			CHECK(!wrong_node(objs[k], id, why, sizeof(why)), "%s", why);
+		}
+		for (size_t k = 0; k < 60; k++)
+			segpool_free(objs[k]);
+	}
+	/* a node id with no memory behind it */
+	errno = 0;
+	assert_null(segpool_cache_alloc_node(c, 0, SP_MAX_NODE_ID));
+	assert_int_equal(errno, EINVAL);
+	errno = 0;
+	assert_null(segpool_malloc_node(64, -7));
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(segpool_cache_destroy(c), 0);
+}
+
+/* Live objects per node index, from the slab layer (magazines drained). */
+static void node_counts(struct segpool_cache *c, uint64_t *live)
+{
+	assert_true(segpool_cache_shrink(c) >= 0);
+	for (int i = 0; i < sp_topo.nr_nodes; i++) {
+		pthread_mutex_lock(&c->node[i].lock);
+		live[i] = c->node[i].active_objs;
+		pthread_mutex_unlock(&c->node[i].lock);
+	}
+}
+
+static void test_remote_frees_go_home(void **state)
+{
+	int ids[SP_MAX_NODES], n = nodes_with_cpus(ids);
+	struct segpool_cache *c;
+	struct sp_pcpu_stats st;
+	size_t count = 2000;
+	void **a, **b;
+	uint64_t live[SP_MAX_NODES];
+
+	(void)state;
+	c = segpool_cache_create("numa-remote", 64, 0, 0, NULL);
+	assert_non_null(c);
+	a = calloc(count, sizeof(*a));
+	b = calloc(count, sizeof(*b));
+	assert_non_null(a);
+	assert_non_null(b);
+	for (int k = 0; k < n; k++) {
+		int home = ids[k], away = ids[(k + 1) % n];
+		struct worker wa = { .node = home, .fn = alloc_cache_objs,
+				     .cache = c, .objs = a, .n = count };
+		struct worker wf = { .node = away, .fn = free_cache_objs,
+				     .cache = c, .objs = a, .n = count };
+		struct worker wb = { .node = away, .fn = alloc_cache_objs,
+				     .cache = c, .objs = b, .n = count };
+		struct worker wh = { .node = home, .fn = alloc_cache_objs,
+				     .cache = c, .objs = a, .n = count };
+
+		run_on_node(&wa);	/* home allocates */
+		run_on_node(&wf);	/* away frees them: remote frees */
+		run_on_node(&wb);	/* away allocates: only its own node's */
+		run_on_node(&wh);	/* home allocates: only its own node's */
+		for (size_t i = 0; i < count; i++) {
+			segpool_cache_free(c, a[i]);
+			segpool_cache_free(c, b[i]);
+		}
+	}
+	if (c->pcpu) {
+		sp_pcpu_read_stats(c->pcpu, &st);
+		print_message("# %d node(s) with CPUs: %" PRIu64 " remote frees, "
+			      "%" PRIu64 " alien batches sent home\n", n,
+			      st.stat[SP_STAT_REMOTE_FREE], st.alien_flushes);
+		if (n > 1) {
+			/* the away thread's frees at least; the main thread's
+			 * frees of other nodes' objects may add to them */
+			assert_true(st.stat[SP_STAT_REMOTE_FREE] >= count * (uint64_t)n);
+			assert_true(st.alien_flushes > 0);
+		} else if (sp_topo.nr_nodes == 1) {
+			assert_int_equal(st.stat[SP_STAT_REMOTE_FREE], 0);
+		}
+	}
+	/* nothing lost: every object is back on its slab */
+	node_counts(c, live);
+	for (int i = 0; i < sp_topo.nr_nodes; i++)
+		CHECK(live[i] == 0, "node index %d: %" PRIu64 " objects still live",
+		      i, live[i]);
+	free(a);
+	free(b);
+	assert_int_equal(segpool_cache_destroy(c), 0);
+}
+
+/*
+ * Remote frees wait in the freeing CPU's batch for their node and go home
+ * SP_ALIEN_BATCH at a time: watched on the slab layer's counters of the
+ * home node, with the CPU slot and the node injected (lock mode).
+ */
+static void test_alien_batches(void **state)
+{
+	struct segpool_cache *c;
+	struct sp_cache_node *home;
+	void *objs[2 * SP_ALIEN_BATCH + 3];
+	uint64_t frees0;
+	int far;
+
+	(void)state;
+	SKIP_IF(sp_topo.nr_nodes < 2, "one node: no remote frees");
+	SKIP_IF(sp_pcpu_mode != SP_PCPU_LOCK, "slot injection needs lock mode");
+	c = segpool_cache_create("numa-alien", 48, 0, 0, NULL);
+	assert_non_null(c);
+	assert_non_null(c->pcpu);
+	assert_non_null(c->pcpu->alien);
+	/* slot 0 is CPU 0's, of node index cpu_idx[0]; free objects of another */
+	sp_pcpu_test_inject_slot(0);
+	sp_numa_test_inject_node(sp_topo.cpu_idx[0]);
+	far = sp_topo.fallback[sp_topo.cpu_idx[0]][1];
+	home = &c->node[far];
+	for (size_t i = 0; i < SP_ARRAY_SIZE(objs); i++) {
+		objs[i] = segpool_cache_alloc_node(c, SEGPOOL_THISNODE,
+						   sp_topo.node_id[far]);
+		assert_non_null(objs[i]);
+	}
+	frees0 = home->xfer_frees;
+	for (size_t i = 0; i < SP_ALIEN_BATCH; i++)
+		segpool_cache_free(c, objs[i]);
+	/* all of them wait in the batch, counted as held per CPU */
+	assert_int_equal(home->xfer_frees, frees0);
+	assert_int_equal(sp_alien_objects(c->pcpu, 0), SP_ALIEN_BATCH);
+	assert_int_equal(sp_pcpu_slot_objects(c->pcpu, 0), SP_ALIEN_BATCH);
+	assert_int_equal(sp_test_info(c).active_objs,
+			 SP_ARRAY_SIZE(objs) - SP_ALIEN_BATCH);
+	/* one more: the full batch goes home in one go */
+	segpool_cache_free(c, objs[SP_ALIEN_BATCH]);
+	assert_int_equal(home->xfer_frees, frees0 + SP_ALIEN_BATCH);
+	assert_int_equal(sp_alien_objects(c->pcpu, 0), 1);
+	for (size_t i = SP_ALIEN_BATCH + 1; i < SP_ARRAY_SIZE(objs); i++)
+		segpool_cache_free(c, objs[i]);
+	assert_int_equal(home->xfer_frees, frees0 + 2 * SP_ALIEN_BATCH);
+	sp_pcpu_test_inject_slot(-1);
+	sp_numa_test_inject_node(-1);
+	assert_int_equal(segpool_cache_destroy(c), 0);
+}
+
+static void test_stats_match_placement(void **state)
+{
+	struct segpool_cache *c;
+	uint64_t live[SP_MAX_NODES], placed[SP_MAX_NODES] = { 0 };
+	struct segpool_cache_info info;
+	size_t total = 0, k = 0;
+	void **objs;
+
+	(void)state;
+	for (int i = 0; i < sp_topo.nr_nodes; i++)
+		total += 150 * (size_t)(i + 1);
+	objs = calloc(total, sizeof(*objs));
+	assert_non_null(objs);
+	c = segpool_cache_create("numa-stats", 256, 0, 0, NULL);
+	assert_non_null(c);
+	for (int i = 0; i < sp_topo.nr_nodes; i++)
+		for (size_t j = 0; j < 150 * (size_t)(i + 1); j++) {
+			objs[k] = segpool_cache_alloc_node(c, 0, sp_topo.node_id[i]);
+			assert_non_null(objs[k]);
+			k++;
+		}
+	for (k = 0; k < total; k++) {
+		int node = placement_checkable() ? page_node(objs[k]) :
+						   segpool_obj_node(objs[k]);
+		int idx = sp_numa_node_to_idx(node);
+
+		CHECK(idx >= 0, "object %p on node %d, not one of segpool's",
+		      objs[k], node);
+		placed[idx]++;
+	}
+	node_counts(c, live);
+	for (int i = 0; i < sp_topo.nr_nodes; i++) {
+		print_message("# node %d: %" PRIu64 " live by the stats, %" PRIu64
+			      " by page placement\n", sp_topo.node_id[i], live[i],
+			      placed[i]);
+		CHECK(live[i] == placed[i], "node %d: stats say %" PRIu64
+		      ", pages say %" PRIu64, sp_topo.node_id[i], live[i],
+		      placed[i]);
+		assert_int_equal(placed[i], 150 * (uint64_t)(i + 1));
+	}
+	info = sp_test_info(c);
+	assert_int_equal(info.active_objs, total);
+	for (k = 0; k < total; k++)
+		segpool_cache_free(c, objs[k]);
+	free(objs);
+	assert_int_equal(segpool_cache_destroy(c), 0);
+}
+
+static void test_interleave(void **state)
+{
+	struct segpool_cache *c;
+	uint64_t per[SP_MAX_NODES] = { 0 };
+	int nr = sp_topo.nr_nodes;
+	size_t count = 64 * (size_t)nr;
+	void **objs;
+	char why[160];
+
+	(void)state;
+	errno = 0;
+	assert_null(segpool_cache_create("numa-both", 64, 0, SEGPOOL_INTERLEAVE |
+					 SEGPOOL_NODE_STRICT, NULL));
+	assert_int_equal(errno, EINVAL);
+	c = segpool_cache_create("numa-interleave", 512, 0, SEGPOOL_INTERLEAVE,
+				 NULL);
+	assert_non_null(c);
+	CHECK(c->pcpu == NULL, "an interleaved cache has per-CPU magazines");
+	objs = calloc(count, sizeof(*objs));
+	assert_non_null(objs);
+	for (size_t k = 0; k < count; k++) {
+		int node;
+
+		objs[k] = segpool_cache_alloc(c, 0);
+		assert_non_null(objs[k]);
+		node = placement_checkable() ? page_node(objs[k]) :
+					       segpool_obj_node(objs[k]);
+		assert_int_equal(node, segpool_obj_node(objs[k]));
+		assert_true(sp_numa_node_to_idx(node) >= 0);
+		per[sp_numa_node_to_idx(node)]++;
+	}
+	for (int i = 0; i < nr; i++)
+		CHECK(per[i] == 64, "node %d got %" PRIu64 " of %zu objects",
+		      sp_topo.node_id[i], per[i], count);
+	/* a node asked for is honoured */
+	for (int i = 0; i < nr; i++) {
+		void *p = segpool_cache_alloc_node(c, 0, sp_topo.node_id[i]);
+
+		assert_non_null(p);
+		CHECK(!wrong_node(p, sp_topo.node_id[i], why, sizeof(why)), "%s", why);
+		segpool_cache_free(c, p);
+	}
+	for (size_t k = 0; k < count; k++)
+		segpool_cache_free(c, objs[k]);
+	free(objs);
+	assert_int_equal(segpool_cache_destroy(c), 0);
+}
+
+/* Allocate from node @id with @gfp until it fails; how many, errno saved. */
+static size_t fill_node(struct segpool_cache *c, unsigned int gfp, int id,
+			void **objs, size_t max, int *err)
+{
+	size_t n = 0;
+	char why[160];
+
+	*err = 0;
+	while (n < max) {
+		void *p = segpool_cache_alloc_node(c, gfp, id);
+
+		if (!p) {
+			*err = errno;
+			break;
+		}
+		CHECK(!wrong_node(p, id, why, sizeof(why)), "%s", why);
+		objs[n++] = p;
+	}
+	return n;
+}
+
+/*
+ * A full node (its 16 MiB region used up): THISNODE and a strict cache fail
+ * cleanly with ENOMEM, the default falls back to the nearest node, and once
+ * everything is freed the node holds as many objects again.
+ */
+static void test_full_node(void **state)
+{
+	const size_t osize = 60 << 10, max = (32UL << 20) / osize;
+	struct segpool_cache *c, *strict;
+	void **objs;
+
+	(void)state;
+	SKIP_IF(!small_regions(), "needs SEGPOOL_REGION_SIZE=16M (variant)");
+	c = segpool_cache_create("numa-full", osize, 0, 0, NULL);
+	strict = segpool_cache_create("numa-full-strict", osize, 0,
+				      SEGPOOL_NODE_STRICT, NULL);
+	assert_non_null(c);
+	assert_non_null(strict);
+	objs = calloc(max, sizeof(*objs));
+	assert_non_null(objs);
+	for (int i = 0; i < sp_topo.nr_nodes; i++) {
+		int id = sp_topo.node_id[i], err, err2;
+		size_t n, again;
+		void *p;
+
+		n = fill_node(c, SEGPOOL_THISNODE, id, objs, max, &err);
+		CHECK(err == ENOMEM, "node %d: THISNODE stopped with errno %d "
+		      "after %zu objects", id, err, n);
+		CHECK(n > 0 && n * osize <= (16UL << 20),
+		      "node %d: %zu objects of %zu bytes in a 16 MiB region",
+		      id, n, osize);
+		/* strict caches never fall back either */
+		errno = 0;
+		assert_null(segpool_cache_alloc_node(strict, 0, id));
+		assert_int_equal(errno, ENOMEM);
+		/* the default falls back to the nearest node */
+		p = segpool_cache_alloc_node(c, 0, id);
+		if (sp_topo.nr_nodes == 1) {
+			assert_null(p);
+			assert_int_equal(errno, ENOMEM);
+		} else {
+			int near = sp_topo.node_id[sp_topo.fallback[i][1]];
+
+			assert_non_null(p);
+			CHECK(segpool_obj_node(p) == near,
+			      "node %d full: fell back to %d, nearest is %d", id,
+			      segpool_obj_node(p), near);
+			segpool_cache_free(c, p);
+		}
+		/* nothing lost: everything back, and room for as many again */
+		for (size_t k = 0; k < n; k++)
+			segpool_cache_free(c, objs[k]);
+		assert_true(segpool_cache_shrink(c) >= 0);
+		again = fill_node(c, SEGPOOL_THISNODE, id, objs, max, &err2);
+		print_message("# node %d: full after %zu objects of %zu KiB, "
+			      "%zu again after freeing\n", id, n, osize >> 10,
+			      again);
+		CHECK(again >= n, "node %d: %zu objects, then only %zu", id, n,
+		      again);
+		for (size_t k = 0; k < again; k++)
+			segpool_cache_free(c, objs[k]);
+		assert_true(segpool_cache_shrink(c) >= 0);
+	}
+	free(objs);
+	assert_int_equal(segpool_cache_destroy(strict), 0);
+	assert_int_equal(segpool_cache_destroy(c), 0);
+}
+
+/* The node injection hook steers everything that asks for "the current node". */
+static void test_injected_node(void **state)
+{
+	char why[160];
+
+	(void)state;
+	SKIP_IF(sp_topo.nr_nodes < 2, "one node: nothing to inject");
+	for (int i = 0; i < sp_topo.nr_nodes; i++) {
+		int id = sp_topo.node_id[i];
+		void *big;
+
+		sp_numa_test_inject_node(i);
+		assert_int_equal(segpool_numa_current_node(), id);
+		/* large allocations follow the current node */
+		big = segpool_malloc(256 << 10);
+		assert_non_null(big);
+		CHECK(!wrong_node(big, id, why, sizeof(why)), "%s", why);
+		segpool_free(big);
+	}
+	sp_numa_test_inject_node(-1);
+}
+
+static const struct CMUnitTest tests[] = {
+	cmocka_unit_test(test_topology),
+	cmocka_unit_test(test_local_objects_on_every_node),
+	cmocka_unit_test(test_alloc_node_honours_the_node),
+	cmocka_unit_test(test_remote_frees_go_home),
+	cmocka_unit_test(test_alien_batches),
+	cmocka_unit_test(test_stats_match_placement),
+	cmocka_unit_test(test_interleave),
+	cmocka_unit_test(test_full_node),
+	cmocka_unit_test(test_injected_node),
+};
+
+SP_TEST_MAIN_VARIANTS(tests, variants)

@@ -1,0 +1,685 @@
+// SPDX-License-Identifier: MIT
+/*
+ * selftests/unit/test_os_faults.c - out of memory at each OS primitive.
+ *
+ * The OS fault points of os/faultpoint.h make mmap, the commit of reserved
+ * pages, mbind, the bookkeeping mappings and shared memory fail on
+ * purpose.  Every such failure must come out as NULL with errno ENOMEM (or
+ * the errno documented for the call), leave the accounting as it was, and
+ * leave the cache usable once the fault is gone; repeated fail/recover
+ * cycles must not leak slabs or memory.
+ *
+ * SEGPOOL_NUMA_BIND=always makes the library mbind() even on a single node,
+ * so that the mbind fault point is reached on every machine.  It is read once
+ * at initialisation, so it is set in a constructor before main() (and before
+ * any allocation a test could make).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <segpool/segpool.h>
+#include <segpool/export.h>
+#include "os/faultpoint.h"
+#include "percpu/pcpu.h"
+#include "selftests/lib/harness.h"
+
+#define MiB (1024UL * 1024)
+
+#define CHECK(cond, fmt, ...)						\
+	do {								\
+		if (!(cond))						\
+			fail_msg("%s: " fmt, #cond, __VA_ARGS__);	\
+	} while (0)
+
+/*
+ * Set in the children of the start-up tests: the point to fail (by its
+ * number) from the library's first initialisation on, once.
+ */
+#define ENV_INIT_FAULT	"SEGPOOL_TEST_INIT_FAULT"
+
+__attribute__((constructor(101))) static void bind_always(void)
+{
+	const char *p = getenv(ENV_INIT_FAULT);
+
+	setenv("SEGPOOL_NUMA_BIND", "always", 1);
+	/* before the library's constructor (default priority) runs */
+	if (p)
+		sp_fault_arm((enum sp_fault_point)atoi(p), 0, 1);
+}
+
+static const char *point_name(enum sp_fault_point p)
+{
+	return p == SP_FAULT_MMAP ? "mmap" : p == SP_FAULT_COMMIT ? "commit" :
+	       "mbind";
+}
+
+/*
+ * A filler (struct sp_test_filler) takes all the memory the regions have
+ * committed and bound while a commit or mbind fault is armed, so that the
+ * next slab needs a new commit (and mbind).
+ */
+static void filler_fill(struct sp_test_filler *f, const char *name,
+			size_t size)
+{
+	int e = sp_test_filler_fill(f, name, size);
+
+	CHECK(e == ENOMEM, "%s: filler stopped with errno %d", name, e);
+}
+
+/*
+ * A new cache whose first slab cannot be set up: NULL, ENOMEM, nothing
+ * allocated, nothing leaked; then, without the fault, it works.
+ */
+static void first_slab_fails(enum sp_fault_point point, size_t size)
+{
+	struct segpool_cache_info info;
+	struct segpool_cache *c;
+	struct sp_test_filler f;
+	unsigned long hits = sp_fault_hits(point);
+	void *p, *objs[8];
+	char name[48];
+	int e, i;
+
+	snprintf(name, sizeof(name), "tf-%s-%zu", point_name(point), size);
+	c = segpool_cache_create(name, size, 0, 0, NULL);
+	assert_non_null(c);
+
+	sp_fault_arm(point, 0, 1000000);
+	snprintf(name, sizeof(name), "tf-%s-%zu-filler", point_name(point), size);
+	filler_fill(&f, name, SP_TEST_FILLER_SIZE);
+	snprintf(name, sizeof(name), "tf-%s-%zu", point_name(point), size);
+	errno = 0;
+	p = segpool_cache_alloc(c, 0);
+	e = errno;
+	if (p) {
+		sp_test_disarm_faults();
+		fail_msg("%s: allocation succeeded with %s failing", name,
+			 point_name(point));
+	}
+	CHECK(e == ENOMEM, "%s: errno %d (%s)", name, e, strerror(e));
+	errno = 0;
+	p = segpool_cache_alloc_node(c, 0, segpool_numa_node_id(0));
+	e = errno;
+	CHECK(p == NULL && e == ENOMEM, "%s: alloc_node: %p, errno %d", name,
+	      p, e);
+	errno = 0;
+	i = segpool_cache_alloc_bulk(c, 0, 8, objs);
+	e = errno;
+	CHECK(i == 0 && e == ENOMEM, "%s: alloc_bulk: %d, errno %d", name, i, e);
+	sp_fault_arm(point, 0, 0);
+
+	CHECK(sp_fault_hits(point) > hits, "%s: the %s fault point was never reached",
+	      name, point_name(point));
+	info = sp_test_info(c);
+	assert_int_equal(info.active_objs, 0);
+	assert_int_equal(info.total_slabs, 0);
+	assert_int_equal(info.slab_bytes, 0);
+	assert_int_equal(info.allocs, 0);
+	/* alloc, alloc_node, and the bulk (counted once or per object) */
+	CHECK(info.alloc_failures >= 3 && info.alloc_failures <= 10,
+	      "%s: alloc_failures %llu after 3 failed calls", name,
+	      (unsigned long long)info.alloc_failures);
+
+	/* the fault is gone: the cache works (with the filler still full) */
+	for (i = 0; i < 8; i++) {
+		objs[i] = segpool_cache_alloc(c, 0);
+		assert_non_null(objs[i]);
+		memset(objs[i], i, size);
+	}
+	info = sp_test_info(c);
+	assert_int_equal(info.active_objs, 8);
+	for (i = 0; i < 8; i++)
+		segpool_cache_free(c, objs[i]);
+	assert_int_equal(segpool_cache_destroy(c), 0);
+	sp_test_filler_done(&f);
+}
+
+static void test_commit_fault(void **state)
+{
+	(void)state;
+	first_slab_fails(SP_FAULT_COMMIT, 64);
+	first_slab_fails(SP_FAULT_COMMIT, 3000);
+	first_slab_fails(SP_FAULT_COMMIT, 100000);
+}
+
+static void test_mbind_fault(void **state)
+{
+	(void)state;
+	first_slab_fails(SP_FAULT_MBIND, 64);
+	first_slab_fails(SP_FAULT_MBIND, 3000);
+	first_slab_fails(SP_FAULT_MBIND, 100000);
+}
+
+/* The size classes run out of slabs the same way. */
+static void kmalloc_runs_dry(enum sp_fault_point point, size_t size)
+{
+	size_t cap = (1024 * MiB) / size, n = 0, i;
+	void **objs = calloc(cap, sizeof(*objs));
+	unsigned long hits = sp_fault_hits(point);
+	void *p;
+	int e = 0;
+
+	assert_non_null(objs);
+	sp_fault_arm(point, 0, 1000000);
+	while (n < cap) {
+		errno = 0;
+		p = segpool_malloc(size);
+		if (!p) {
+			e = errno;
+			break;
+		}
+		objs[n++] = p;
+	}
+	sp_fault_arm(point, 0, 0);
+	CHECK(n < cap, "%zu allocations of %zu bytes never needed a new slab",
+	      n, size);
+	CHECK(e == ENOMEM, "segpool_malloc(%zu) failed with errno %d", size, e);
+	CHECK(sp_fault_hits(point) > hits, "%s fault point never reached",
+	      point_name(point));
+	/* and recover */
+	p = segpool_malloc(size);
+	assert_non_null(p);
+	memset(p, 1, size);
+	segpool_free(p);
+	for (i = 0; i < n; i++)
+		segpool_free(objs[i]);
+	free(objs);
+}
+
+static void test_kmalloc_commit_fault(void **state)
+{
+	(void)state;
+	kmalloc_runs_dry(SP_FAULT_COMMIT, 96);
+	kmalloc_runs_dry(SP_FAULT_COMMIT, 2048);
+}
+
+static void test_kmalloc_mbind_fault(void **state)
+{
+	(void)state;
+	kmalloc_runs_dry(SP_FAULT_MBIND, 192);
+}
+
+static void test_large_mmap_fault(void **state)
+{
+	unsigned long hits = sp_fault_hits(SP_FAULT_MMAP);
+	unsigned char *p, *small;
+	size_t i;
+	int e;
+
+	(void)state;
+	sp_fault_arm(SP_FAULT_MMAP, 0, 100000);
+	errno = 0;
+	p = segpool_malloc(MiB);
+	e = errno;
+	CHECK(p == NULL && e == ENOMEM, "malloc(1 MiB): %p, errno %d", (void *)p, e);
+	errno = 0;
+	p = segpool_calloc(1, 2 * MiB);
+	e = errno;
+	CHECK(p == NULL && e == ENOMEM, "calloc(2 MiB): %p, errno %d", (void *)p, e);
+	errno = 0;
+	p = segpool_aligned_alloc(65536, 100000);
+	e = errno;
+	CHECK(p == NULL && e == ENOMEM, "aligned_alloc(64K, 100000): %p, errno %d",
+	      (void *)p, e);
+	errno = 0;
+	p = segpool_malloc_node(MiB, segpool_numa_node_id(0));
+	e = errno;
+	CHECK(p == NULL && e == ENOMEM, "malloc_node(1 MiB): %p, errno %d",
+	      (void *)p, e);
+
+	/* realloc that cannot grow leaves the old block as it was */
+	sp_fault_arm(SP_FAULT_MMAP, 0, 0);
+	small = segpool_malloc(1000);
+	assert_non_null(small);
+	for (i = 0; i < 1000; i++)
+		small[i] = (unsigned char)(i * 7);
+	sp_fault_arm(SP_FAULT_MMAP, 0, 100000);
+	errno = 0;
+	p = segpool_realloc(small, 4 * MiB);
+	e = errno;
+	sp_fault_arm(SP_FAULT_MMAP, 0, 0);
+	CHECK(p == NULL && e == ENOMEM, "realloc(1000 -> 4 MiB): %p, errno %d",
+	      (void *)p, e);
+	for (i = 0; i < 1000; i++)
+		CHECK(small[i] == (unsigned char)(i * 7),
+		      "byte %zu of the block changed by the failed realloc", i);
+	assert_true(segpool_usable_size(small) >= 1000);
+	CHECK(sp_fault_hits(SP_FAULT_MMAP) > hits, "%s", "mmap fault never reached");
+
+	/* and all of it works again */
+	p = segpool_realloc(small, 4 * MiB);
+	assert_non_null(p);
+	for (i = 0; i < 1000; i++)
+		assert_int_equal(p[i], (unsigned char)(i * 7));
+	memset(p, 0, 4 * MiB);
+	segpool_free(p);
+	p = segpool_malloc(MiB);
+	assert_non_null(p);
+	memset(p, 1, MiB);
+	segpool_free(p);
+}
+
+/* The size of the address space, to see that failures leak no mapping. */
+static size_t vm_size(void)
+{
+	unsigned long size = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%lu", &size) != 1)
+		size = 0;
+	fclose(f);
+	return size * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+/*
+ * What the fail/recover cycles leave mapped: the resident set and the address
+ * space after cycle 1 (cycle 0 warms up), against which later cycles are
+ * checked.
+ */
+struct footprint {
+	size_t rss_first, vm_first;
+};
+
+/*
+ * After cycle @cyc: the resident set within 4 MiB, and the address space
+ * within @vm_slack bytes, of what they were after cycle 1.
+ */
+static void check_footprint(struct footprint *fp, int cyc, size_t vm_slack)
+{
+	size_t rss = sp_test_rss(), vm = vm_size();
+
+	if (cyc == 1) {
+		fp->rss_first = rss;
+		fp->vm_first = vm;
+	} else if (cyc > 1) {
+		CHECK(rss <= fp->rss_first + 4 * MiB,
+		      "cycle %d: RSS %zu KiB, was %zu KiB", cyc,
+		      rss >> 10, fp->rss_first >> 10);
+		CHECK(vm <= fp->vm_first + vm_slack,
+		      "cycle %d: address space %zu MiB, was %zu MiB", cyc,
+		      vm / MiB, fp->vm_first / MiB);
+	}
+}
+
+static void test_hits_count(void **state)
+{
+	unsigned long h0 = sp_fault_hits(SP_FAULT_MMAP), h;
+	void *p = NULL;
+	int tries = 0;
+
+	(void)state;
+	/* exactly @count calls fail, whatever the number of retries */
+	sp_fault_arm(SP_FAULT_MMAP, 0, 3);
+	while (!p && tries < 20) {
+		p = segpool_malloc(MiB);
+		tries++;
+	}
+	sp_fault_arm(SP_FAULT_MMAP, 0, 0);
+	assert_non_null(p);
+	h = sp_fault_hits(SP_FAULT_MMAP);
+	CHECK(h == h0 + 3, "%lu hits after arming 3 (%d tries)", h - h0, tries);
+	segpool_free(p);
+
+	/* skipped calls succeed and are not counted */
+	sp_fault_arm(SP_FAULT_MMAP, 1000000, 1);
+	p = segpool_malloc(MiB);
+	sp_fault_arm(SP_FAULT_MMAP, 0, 0);
+	assert_non_null(p);
+	segpool_free(p);
+	assert_int_equal(sp_fault_hits(SP_FAULT_MMAP), h);
+
+	/* disarmed, nothing fails */
+	p = segpool_malloc(2 * MiB);
+	assert_non_null(p);
+	segpool_free(p);
+	assert_int_equal(sp_fault_hits(SP_FAULT_MMAP), h);
+}
+
+/*
+ * Many cycles of: hold a base set, allocate until the fault bites (all the
+ * committed memory is in use then), recover, free the extra, shrink.  Slabs,
+ * accounting and the resident set must come back to the same figures every
+ * time, and every cycle must find room for as many objects as the one
+ * before.  A filler of the same geometry holds all committed memory but a
+ * few MiB, so that a cycle is quick.
+ */
+#define CYCLE_SIZE	2048
+
+static void fault_cycles(enum sp_fault_point point)
+{
+	struct segpool_cache_info info, base;
+	struct segpool_cache *c;
+	struct sp_test_filler f;
+	void **extra = NULL, **held;
+	unsigned long failures_seen = 0;
+	struct footprint fp = { 0, 0 };
+	size_t nbase, i, cap = 0;
+	size_t most = 0, least = SIZE_MAX, n_first = 0;
+	int cycles = sp_test_under_valgrind() ? 4 : 20, cyc;
+	char name[48];
+
+	snprintf(name, sizeof(name), "tf-cycle-%s", point_name(point));
+	/*
+	 * 2 KiB objects: slabs of several pages, fewer madvise calls.  The
+	 * magazine size is fixed: grown magazines would pin a different
+	 * number of objects from one cycle to the next.
+	 */
+	c = segpool_cache_create_tuned(name, CYCLE_SIZE, 0, 0, NULL,
+				       &(struct segpool_cache_tunables){
+					       .mag_size = 28 });
+	assert_non_null(c);
+	info = sp_test_info(c);
+	nbase = (size_t)info.objs_per_slab * 5 / 2;
+	held = calloc(nbase, sizeof(*held));
+	assert_non_null(held);
+	for (i = 0; i < nbase; i++) {
+		held[i] = segpool_cache_alloc(c, 0);
+		assert_non_null(held[i]);
+		memset(held[i], 0x42, CYCLE_SIZE);
+	}
+	segpool_cache_shrink(c);
+	base = sp_test_info(c);
+
+	snprintf(name, sizeof(name), "tf-cycle-%s-filler", point_name(point));
+	sp_fault_arm(point, 0, 1000000);
+	filler_fill(&f, name, CYCLE_SIZE);
+	sp_fault_arm(point, 0, 0);
+	for (i = 0; i < MiB / CYCLE_SIZE && f.n; i++)
+		segpool_cache_free(f.c, f.objs[--f.n]);
+	segpool_cache_shrink(f.c);
+
+	for (cyc = 0; cyc < cycles; cyc++) {
+		size_t n = 0;
+		int e = 0;
+
+		sp_fault_arm(point, 0, 1000000);
+		for (;;) {
+			if (n + 1 >= cap) {
+				cap = cap ? 2 * cap : 65536;
+				extra = realloc(extra, cap * sizeof(*extra));
+				assert_non_null(extra);
+			}
+			errno = 0;
+			extra[n] = segpool_cache_alloc(c, 0);
+			if (!extra[n]) {
+				e = errno;
+				break;
+			}
+			memset(extra[n], 0x17, CYCLE_SIZE);
+			if (++n * CYCLE_SIZE > (1024 * MiB)) {
+				sp_test_disarm_faults();
+				fail_msg("cycle %d: 1 GiB allocated, the fault never bit",
+					 cyc);
+			}
+		}
+		sp_fault_arm(point, 0, 0);
+		failures_seen++;
+		CHECK(e == ENOMEM, "cycle %d: errno %d", cyc, e);
+		most = n > most ? n : most;
+		least = n < least ? n : least;
+		if (cyc == 0)
+			n_first = n;
+		else
+			CHECK(n + 2 * (size_t)base.objs_per_slab >= n_first,
+			      "cycle %d: room for %zu objects, %zu in cycle 0: memory leaked",
+			      cyc, n, n_first);
+		info = sp_test_info(c);
+		CHECK(info.active_objs == nbase + n,
+		      "cycle %d: %llu active, holding %zu", cyc,
+		      (unsigned long long)info.active_objs, nbase + n);
+		CHECK(info.alloc_failures == failures_seen,
+		      "cycle %d: alloc_failures %llu, seen %lu", cyc,
+		      (unsigned long long)info.alloc_failures, failures_seen);
+		/*
+		 * Recovered: allocation works again.  (Recovering while all
+		 * committed memory is in use would commit a new chunk each
+		 * cycle; first_slab_fails() covers that case.)
+		 */
+		for (i = 0; i < n; i++)
+			segpool_cache_free(c, extra[i]);
+		extra[0] = segpool_cache_alloc(c, 0);
+		CHECK(extra[0] != NULL, "cycle %d: no recovery", cyc);
+		segpool_cache_free(c, extra[0]);
+		segpool_cache_shrink(c);
+		info = sp_test_info(c);
+		CHECK(info.active_objs == nbase && info.total_slabs == base.total_slabs &&
+		      info.slab_bytes == base.slab_bytes,
+		      "cycle %d: %llu active in %llu slabs (%llu bytes), base %zu in %llu (%llu)",
+		      cyc, (unsigned long long)info.active_objs,
+		      (unsigned long long)info.total_slabs,
+		      (unsigned long long)info.slab_bytes, nbase,
+		      (unsigned long long)base.total_slabs,
+		      (unsigned long long)base.slab_bytes);
+		check_footprint(&fp, cyc, 64 * MiB);
+	}
+	print_message("# %s: %d cycles, %zu to %zu objects before the fault bit\n",
+		      point_name(point), cycles, least, most);
+	for (i = 0; i < nbase; i++) {
+		unsigned char *o = held[i];
+
+		CHECK(o[0] == 0x42 && o[CYCLE_SIZE - 1] == 0x42,
+		      "base object %zu corrupted", i);
+		segpool_cache_free(c, held[i]);
+	}
+	assert_int_equal(segpool_cache_destroy(c), 0);
+	sp_test_filler_done(&f);
+	free(held);
+	free(extra);
+}
+
+static void test_commit_cycles(void **state)
+{
+	(void)state;
+	fault_cycles(SP_FAULT_COMMIT);
+}
+
+static void test_mbind_cycles(void **state)
+{
+	(void)state;
+	fault_cycles(SP_FAULT_MBIND);
+}
+
+static void test_large_cycles(void **state)
+{
+	struct footprint fp = { 0, 0 };
+	int cycles = sp_test_under_valgrind() ? 10 : 60, cyc;
+
+	(void)state;
+	for (cyc = 0; cyc < cycles; cyc++) {
+		size_t size = MiB + (size_t)cyc * 4096;
+		void *p;
+		int e;
+
+		sp_fault_arm(SP_FAULT_MMAP, 0, 1);
+		errno = 0;
+		p = segpool_malloc(size);
+		e = errno;
+		sp_fault_arm(SP_FAULT_MMAP, 0, 0);
+		if (p) {
+			/* a retry got through: allowed, but it must be whole */
+			memset(p, 3, size);
+			segpool_free(p);
+		} else {
+			CHECK(e == ENOMEM, "cycle %d: errno %d", cyc, e);
+		}
+		p = segpool_malloc(size);
+		CHECK(p != NULL, "cycle %d: no recovery", cyc);
+		memset(p, 4, size);
+		segpool_free(p);
+		check_footprint(&fp, cyc, 16 * MiB);
+	}
+}
+
+
+/* --- the OS door's other points: the export, start-up ------------------------------ */
+
+/* Is this process's export segment there? */
+static bool export_segment_exists(void)
+{
+	char name[64];
+	int fd;
+
+	snprintf(name, sizeof(name), "%s%d", SEGPOOL_EXPORT_SHM_PREFIX,
+		 (int)getpid());
+	fd = shm_open(name, O_RDONLY, 0);
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+/*
+ * segpool_export_start() with @point failing once: the errno of the failed
+ * call, nothing left behind, and the next start works.
+ */
+static void export_fails_at(enum sp_fault_point point, int want)
+{
+	unsigned long hits = sp_fault_hits(point);
+	int ret;
+
+	sp_fault_arm(point, 0, 1);
+	errno = 0;
+	ret = segpool_export_start(50);
+	sp_fault_arm(point, 0, 0);
+	CHECK(ret == -want, "export start returned %d, not %d", ret, -want);
+	CHECK(errno == want, "errno %d, not %d", errno, want);
+	assert_int_equal(sp_fault_hits(point), hits + 1);
+	assert_false(export_segment_exists());
+	assert_int_equal(segpool_export_stop(), -ENOENT);
+
+	assert_int_equal(segpool_export_start(50), 0);
+	assert_true(export_segment_exists());
+	assert_int_equal(segpool_export_stop(), 0);
+	assert_false(export_segment_exists());
+}
+
+static void test_export_shm_fault(void **state)
+{
+	(void)state;
+	export_fails_at(SP_FAULT_SHM, EMFILE);
+}
+
+static void test_export_map_shared_fault(void **state)
+{
+	(void)state;
+	export_fails_at(SP_FAULT_MAP_SHARED, ENOMEM);
+}
+
+static void test_export_stage_fault(void **state)
+{
+	(void)state;
+	export_fails_at(SP_FAULT_META, ENOMEM);
+}
+
+/*
+ * The nil slots (the per-CPU slots of caches without a layer) are the
+ * first bookkeeping mapping of start-up.  Run as a child whose constructor
+ * armed SP_FAULT_META once: the constructor's initialisation failed there,
+ * the next call tried again and the library works.
+ */
+static void test_nil_slots_fault_child(void **state)
+{
+	struct segpool_cache *c;
+	void *p;
+
+	(void)state;
+	if (!getenv(ENV_INIT_FAULT)) {
+		print_message("# runs in the child of test_nil_slots_fault\n");
+		return;
+	}
+	assert_int_equal(sp_fault_hits(SP_FAULT_META), 1);
+	p = segpool_malloc(100);
+	assert_non_null(p);
+	memset(p, 1, 100);
+	segpool_free(p);
+	assert_non_null(sp_pcpu_nil_slots());
+	/* SEGPOOL_INTERLEAVE: no per-CPU layer, the nil slots serve it */
+	c = segpool_cache_create("nil-slots", 48, 0, SEGPOOL_INTERLEAVE, NULL);
+	assert_non_null(c);
+	p = segpool_cache_alloc(c, 0);
+	assert_non_null(p);
+	segpool_cache_free(c, p);
+	segpool_cache_destroy(c);
+}
+
+/* Start-up again in a child with @point failing once from the start. */
+static void rerun_with_init_fault(enum sp_fault_point point, const char *test)
+{
+	char var[64];
+	const char *env[] = { var, NULL };
+
+	snprintf(var, sizeof(var), ENV_INIT_FAULT "=%d", (int)point);
+	assert_int_equal(sp_test_rerun(env, test), 0);
+}
+
+static void test_nil_slots_fault(void **state)
+{
+	(void)state;
+	if (getenv(ENV_INIT_FAULT))
+		return;		/* we are that child */
+	rerun_with_init_fault(SP_FAULT_META, "test_nil_slots_fault_child");
+}
+
+/*
+ * membarrier registration failing at start-up: rseq mode is not chosen
+ * (its fences could not run), lock mode serves, and says why.
+ */
+static void test_membarrier_fault_child(void **state)
+{
+	void *p;
+
+	(void)state;
+	if (!getenv(ENV_INIT_FAULT)) {
+		print_message("# runs in the child of test_membarrier_fault\n");
+		return;
+	}
+	p = segpool_malloc(64);
+	assert_non_null(p);
+	segpool_free(p);
+	if (sp_fault_hits(SP_FAULT_MEMBARRIER) == 0) {
+		/* lock mode for another reason first (TSan, no rseq) */
+		print_message("# skip: %s\n", sp_pcpu_reason);
+		skip();
+	}
+	assert_int_equal(sp_fault_hits(SP_FAULT_MEMBARRIER), 1);
+	assert_int_equal(sp_pcpu_mode, SP_PCPU_LOCK);
+	CHECK(strstr(sp_pcpu_reason, "membarrier") != NULL, "reason \"%s\"",
+	      sp_pcpu_reason);
+}
+
+static void test_membarrier_fault(void **state)
+{
+	(void)state;
+	if (getenv(ENV_INIT_FAULT))
+		return;		/* we are that child */
+	rerun_with_init_fault(SP_FAULT_MEMBARRIER, "test_membarrier_fault_child");
+}
+
+static const struct CMUnitTest tests[] = {
+	cmocka_unit_test_teardown(test_commit_fault, sp_test_faults_teardown),
+	cmocka_unit_test_teardown(test_mbind_fault, sp_test_faults_teardown),
+	cmocka_unit_test_teardown(test_kmalloc_commit_fault, sp_test_faults_teardown),
+	cmocka_unit_test_teardown(test_kmalloc_mbind_fault, sp_test_faults_teardown),
+	cmocka_unit_test_teardown(test_large_mmap_fault, sp_test_faults_teardown),
+	cmocka_unit_test_teardown(test_hits_count, sp_test_faults_teardown),
+	cmocka_unit_test_teardown(test_commit_cycles, sp_test_faults_teardown),
+	cmocka_unit_test_teardown(test_mbind_cycles, sp_test_faults_teardown),
+	cmocka_unit_test_teardown(test_large_cycles, sp_test_faults_teardown),
+	cmocka_unit_test_teardown(test_export_shm_fault, sp_test_faults_teardown),
+	cmocka_unit_test_teardown(test_export_map_shared_fault, sp_test_faults_teardown),
+	cmocka_unit_test_teardown(test_export_stage_fault, sp_test_faults_teardown),
+	cmocka_unit_test(test_nil_slots_fault),
+	cmocka_unit_test(test_nil_slots_fault_child),
+	cmocka_unit_test(test_membarrier_fault),
+	cmocka_unit_test(test_membarrier_fault_child),
+};
+
+SP_TEST_MAIN(tests)

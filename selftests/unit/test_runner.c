@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: MIT
+/*
+ * selftests/unit/test_runner.c - scripts/run-selftests.sh, the runner of `make
+ * check`, on made-up tests: a "[k/N] name" line as each starts (before its
+ * output), the TAP results by exit status, the summary of the slowest, a
+ * program's variants as entries of their own, and a test whose tool is
+ * missing reported skipped.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "selftests/lib/harness.h"
+
+#ifndef SEGPOOL_SRCTREE
+#define SEGPOOL_SRCTREE "."
+#endif
+
+static void write_script(const char *dir, const char *name, const char *body)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "#!/bin/sh\n%s\n", body);
+	fclose(f);
+	assert_int_equal(chmod(path, 0755), 0);
+}
+
+static const char *after(const char *text, const char *from, const char *s)
+{
+	const char *p = strstr(from ? from : text, s);
+
+	if (!p)
+		fail_msg("no \"%s\" in the runner's output:\n%s", s, text);
+	return p + strlen(s);
+}
+
+static void test_progress_lines(void **state)
+{
+	char dir[] = "/tmp/segpool-runner.XXXXXX";
+	char cmd[1024], out[1 << 14];
+	const char *p;
+	size_t len;
+	FILE *f;
+	int status;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	write_script(dir, "t_slow", "sleep 0.3; echo slow-output");
+	write_script(dir, "t_skip", "exit 4");
+	write_script(dir, "t_fail", "echo fail-output; exit 1");
+	snprintf(cmd, sizeof(cmd), "cd %s && SEGPOOL_TEST_EXCLUDE= "
+		 "%s/scripts/run-selftests.sh ./t_slow ./t_skip ./t_fail 2>&1; "
+		 "rm -f t_slow t_skip t_fail", dir, SEGPOOL_SRCTREE);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	len = fread(out, 1, sizeof(out) - 1, f);
+	out[len] = '\0';
+	status = pclose(f);
+	rmdir(dir);
+	assert_true(WIFEXITED(status));
+
+	/* each test announced as it starts, before its output and result */
+	p = after(out, NULL, "1..3\n");
+	p = after(out, p, "# [1/3] t_slow\n");
+	p = after(out, p, "# slow-output\n");
+	p = after(out, p, "ok 1 t_slow\n");
+	p = after(out, p, "# [2/3] t_skip\n");
+	p = after(out, p, "ok 2 t_skip # SKIP\n");
+	p = after(out, p, "# [3/3] t_fail\n");
+	p = after(out, p, "# fail-output\n");
+	p = after(out, p, "not ok 3 t_fail\n");
+	/* the slowest first, with its time */
+	p = after(out, p, "# slowest: t_slow ");
+	assert_true(strstr(p, "t_skip") && strstr(p, "t_fail"));
+	after(out, p, "1 passed, 1 failed\n");
+}
+
+/*
+ * A program with variants (one that holds the marker of
+ * SP_TEST_MAIN_VARIANTS): the runner lists them with --list-variants and
+ * runs it once per variant, each with its environment and its own TAP line;
+ * SEGPOOL_TEST_MISSING turns a test into a skip without running it.
+ */
+static void test_variant_lines(void **state)
+{
+	char dir[] = "/tmp/segpool-runner.XXXXXX";
+	char cmd[2048], body[1024], out[1 << 14];
+	const char *p;
+	size_t len;
+	FILE *f;
+	int status;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	/* the marker pieced together, so this program does not hold it */
+	snprintf(body, sizeof(body),
+		 "# %s%s\n"
+		 "if [ \"$1\" = --list-variants ]; then\n"
+		 "  echo 'a=1 V=one'; echo 'b -u GONE V=two'; exit 0\n"
+		 "fi\n"
+		 "echo \"in $SEGPOOL_TEST_VARIANT V=$V GONE=${GONE-unset}\"\n"
+		 "[ \"$SEGPOOL_TEST_VARIANT\" = a=1 ]",
+		 "SEGPOOL_SELFTEST_", "HAS_VARIANTS");
+	write_script(dir, "t_var", body);
+	write_script(dir, "t_none", "echo must-not-run; exit 1");
+	snprintf(cmd, sizeof(cmd), "cd %s && GONE=here SEGPOOL_TEST_EXCLUDE= "
+		 "SEGPOOL_TEST_MISSING='t_none=sometool' "
+		 "%s/scripts/run-selftests.sh ./t_var ./t_none 2>&1; "
+		 "rm -f t_var t_none", dir, SEGPOOL_SRCTREE);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	len = fread(out, 1, sizeof(out) - 1, f);
+	out[len] = '\0';
+	status = pclose(f);
+	rmdir(dir);
+	assert_true(WIFEXITED(status));
+	p = after(out, NULL, "1..3\n");
+	p = after(out, p, "# [1/3] t_var [a=1]\n");
+	p = after(out, p, "# in a=1 V=one GONE=here\n");
+	p = after(out, p, "ok 1 t_var [a=1]\n");
+	p = after(out, p, "# [2/3] t_var [b]\n");
+	p = after(out, p, "# in b V=two GONE=unset\n");
+	p = after(out, p, "not ok 2 t_var [b]\n");
+	p = after(out, p, "ok 3 t_none # SKIP sometool not installed\n");
+	assert_null(strstr(out, "must-not-run"));
+	after(out, p, "1 passed, 1 failed\n");
+}
+
+static const struct CMUnitTest tests[] = {
+	cmocka_unit_test(test_progress_lines),
+	cmocka_unit_test(test_variant_lines),
+};
+
+SP_TEST_MAIN(tests)

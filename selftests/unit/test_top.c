@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: MIT
+/*
+ * selftests/unit/test_top.c - segpool-top's pieces, unit by unit: the command
+ * line (slabtop's options with slabtop's meanings), the keys, the orders
+ * and the natural sort of names, and its manual's tables against the
+ * program's (Documentation/guide/segpool-top.md).  test_export drives the whole
+ * program against a live process; this test links its objects directly.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "selftests/lib/harness.h"
+#include "tools/segpool-top/top.h"
+
+#ifndef SEGPOOL_SRCTREE
+#define SEGPOOL_SRCTREE "."
+#endif
+#define TOP_DOC		SEGPOOL_SRCTREE "/Documentation/guide/segpool-top.md"
+
+/* slabtop(1), procps-ng: its sort letters and what they sort by */
+static const struct {
+	char key;
+	const char *what;
+} slabtop_sorts[] = {
+	{ 'a', "number of active objects" }, { 'b', "objects per slab" },
+	{ 'c', "cache size" }, { 'l', "number of slabs" },
+	{ 'v', "number of active slabs" }, { 'n', "name" },
+	{ 'o', "number of objects" }, { 'p', "pages per slab" },
+	{ 's', "object size" }, { 'u', "cache utilization" },
+};
+
+static void test_natural_sort(void **state)
+{
+	static const char *const sorted[] = {
+		"kmalloc-8", "kmalloc-16", "kmalloc-96", "kmalloc-112",
+		"kmalloc-1k", "kmalloc-2k", "kmalloc-10k", "kmalloc-32k",
+		"kmalloc-1m", "log", "log2", "log10", "log10x", "logpipe",
+	};
+	const size_t n = sizeof(sorted) / sizeof(sorted[0]);
+
+	(void)state;
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(top_natcmp(sorted[i], sorted[i]), 0);
+		for (size_t j = i + 1; j < n; j++) {
+			if (top_natcmp(sorted[i], sorted[j]) >= 0)
+				fail_msg("%s is not before %s", sorted[i], sorted[j]);
+			if (top_natcmp(sorted[j], sorted[i]) <= 0)
+				fail_msg("%s is not after %s", sorted[j], sorted[i]);
+		}
+	}
+	/* a suffix counts only at a word's end: "10kb" is 10 then "kb" */
+	assert_true(top_natcmp("x-10kb", "x-11") < 0);
+	/* equal values, other spellings: still a strict order */
+	assert_true(top_natcmp("k010", "k10") != 0);
+	assert_true((top_natcmp("k010", "k10") < 0) ==
+		    (top_natcmp("k10", "k010") > 0));
+	/* digits that overflow saturate instead of wrapping */
+	assert_true(top_natcmp("a99999999999999999999999", "a1") > 0);
+}
+
+static void test_sort_keys(void **state)
+{
+	enum top_sort s;
+
+	(void)state;
+	/* slabtop's letters, in either case, mean what they mean there */
+	for (size_t i = 0; i < sizeof(slabtop_sorts) / sizeof(slabtop_sorts[0]);
+	     i++) {
+		char lower[2] = { slabtop_sorts[i].key, 0 };
+		char upper[2] = { (char)(slabtop_sorts[i].key - 'a' + 'A'), 0 };
+		enum top_sort t;
+
+		assert_int_equal(top_sort_parse(lower, &s), 0);
+		assert_string_equal(top_sort_name(s), slabtop_sorts[i].what);
+		assert_true(top_sort_keys[s].slabtop);
+		assert_int_equal(top_sort_parse(upper, &t), 0);
+		assert_int_equal(t, s);
+		assert_int_equal(top_sort_of_key(slabtop_sorts[i].key, &t), 0);
+		assert_int_equal(t, s);
+		/* the word works too */
+		assert_int_equal(top_sort_parse(top_sort_keys[s].word, &t), 0);
+		assert_int_equal(t, s);
+	}
+	/* every entry is slabtop's but growth, on a letter slabtop leaves free */
+	for (int i = 0; i < TOP_SORT_NR; i++) {
+		bool theirs = false;
+
+		for (size_t k = 0; k < sizeof(slabtop_sorts) /
+		     sizeof(slabtop_sorts[0]); k++)
+			theirs |= slabtop_sorts[k].key == top_sort_keys[i].key;
+		assert_int_equal(theirs, top_sort_keys[i].slabtop);
+	}
+	assert_int_equal(top_sort_parse("g", &s), 0);
+	assert_int_equal(s, TOP_SORT_GROWTH);
+	assert_int_equal(top_sort_parse("c", &s), 0);
+	assert_int_equal(s, TOP_SORT_CACHE_SIZE);
+	assert_int_equal(top_sort_parse("G", &s), -1);
+	assert_int_equal(top_sort_parse("x", &s), -1);
+	assert_int_equal(top_sort_parse("", &s), -1);
+	assert_int_equal(top_sort_parse("cache", &s), -1);
+	assert_int_equal(top_sort_of_key(TOP_KEY_UP, &s), -1);
+}
+
+/* Parse a command line given as one string split on spaces. */
+static int parse(const char *line, struct top_opts *o, char *msg, size_t len)
+{
+	char buf[256], *argv[32], *save = NULL;
+	int argc = 0;
+
+	snprintf(buf, sizeof(buf), "segpool-top %s", line);
+	for (char *t = strtok_r(buf, " ", &save); t && argc < 31;
+	     t = strtok_r(NULL, " ", &save))
+		argv[argc++] = t;
+	argv[argc] = NULL;
+	return top_parse_args(argc, argv, o, msg, len);
+}
+
+static void expect_usage(const char *line, const char *needle)
+{
+	struct top_opts o;
+	char msg[TOP_MSG_LEN];
+
+	if (parse(line, &o, msg, sizeof(msg)) != TOP_EXIT_USAGE)
+		fail_msg("'%s' was accepted", line);
+	if (!strstr(msg, needle))
+		fail_msg("'%s': \"%s\" does not say \"%s\"", line, msg, needle);
+}
+
+static void test_options(void **state)
+{
+	struct top_opts o;
+	char msg[TOP_MSG_LEN];
+
+	(void)state;
+	/* slabtop's defaults: order o, every 3 seconds */
+	assert_int_equal(parse("-p 42", &o, msg, sizeof(msg)), 0);
+	assert_int_equal(o.pid, 42);
+	assert_int_equal(o.sort, TOP_SORT_OBJS);
+	assert_true(o.delay == 3.0);
+	assert_int_equal(o.mode, TOP_RUN_WATCH);
+	assert_false(o.batch);
+
+	assert_int_equal(parse("-o -s c 42", &o, msg, sizeof(msg)), 0);
+	assert_int_equal(o.mode, TOP_RUN_ONCE);
+	assert_int_equal(o.sort, TOP_SORT_CACHE_SIZE);
+	assert_int_equal(o.pid, 42);
+	assert_int_equal(parse("--once --sort=objsize 7", &o, msg, sizeof(msg)), 0);
+	assert_int_equal(o.sort, TOP_SORT_OBJ_SIZE);
+	assert_int_equal(parse("--delay=0.5 -b -n 3 -p 9", &o, msg, sizeof(msg)), 0);
+	assert_true(o.delay == 0.5 && o.batch && o.iterations == 3);
+	assert_int_equal(parse("--slabinfo 5", &o, msg, sizeof(msg)), 0);
+	assert_int_equal(o.mode, TOP_RUN_SLABINFO);
+	assert_int_equal(parse("--json 5", &o, msg, sizeof(msg)), 0);
+	assert_int_equal(o.mode, TOP_RUN_JSON);
+	assert_int_equal(parse("-h", &o, msg, sizeof(msg)), 0);
+	assert_int_equal(o.mode, TOP_RUN_HELP);
+	assert_int_equal(parse("-V", &o, msg, sizeof(msg)), 0);
+	assert_int_equal(o.mode, TOP_RUN_VERSION);
+
+	expect_usage("-o -d 1 5", "-d cannot be combined with -o");
+	expect_usage("-s x 5", "-s wants a sort key");
+	expect_usage("-s G 5", "-s wants a sort key");
+	expect_usage("-d 0.05 5", "-d wants seconds");
+	expect_usage("-d 3x 5", "-d wants seconds");
+	expect_usage("-n 0 5", "-n wants a positive count");
+	expect_usage("-n -2 5", "-n wants a positive count");
+	expect_usage("-o --json 5", "choose one");
+	expect_usage("--slabinfo --json 5", "choose one");
+	expect_usage("-n 2 --json 5", "-n goes with the live view");
+	expect_usage("-o", "give its pid with -p PID");
+	expect_usage("-p 12x", "is not a pid");
+	expect_usage("-p 0", "is not a pid");
+	expect_usage("-z 5", "unknown option '-z'");
+	expect_usage("-p", "wants a value");
+	expect_usage("5 6", "unexpected argument '5'");
+}
+
+/* A snapshot of made-up caches, for the keys and the orders. */
+static struct segpool_export_cache fake[5];
+static struct top_snap snap;
+
+static void fake_snapshot(void)
+{
+	static const struct {
+		const char *name;
+		uint64_t objs, active, size, bytes;
+	} c[] = {
+		{ "kmalloc-10k", 3, 1, 10240, 32768 },
+		{ "kmalloc-112", 36, 30, 112, 4096 },
+		{ "conn", 128, 100, 200, 65536 },
+		{ "kmalloc-8", 512, 2, 8, 4096 },
+		{ "zeta", 0, 0, 64, 0 },
+	};
+
+	memset(fake, 0, sizeof(fake));
+	memset(&snap, 0, sizeof(snap));
+	for (size_t i = 0; i < 5; i++) {
+		snprintf(fake[i].name, sizeof(fake[i].name), "%s", c[i].name);
+		fake[i].total_objs = c[i].objs;
+		fake[i].active_objs = c[i].active;
+		fake[i].object_size = c[i].size;
+		fake[i].stride = c[i].size;
+		fake[i].slab_bytes = c[i].bytes;
+		fake[i].total_slabs = c[i].bytes / 4096;
+	}
+	snap.hdr.nr_caches = 5;
+	snap.caches = fake;
+}
+
+static void expect_order(enum top_sort sort, bool reverse, bool hide,
+			 const char *want)
+{
+	struct top_row *rows = NULL;
+	size_t cap = 0;
+	char got[256] = "";
+	long n = top_rows_build(&rows, &cap, &snap, NULL, sort, reverse, hide);
+
+	assert_true(n >= 0);
+	for (long i = 0; i < n; i++) {
+		strcat(got, rows[i].c->name);
+		if (i + 1 < n)
+			strcat(got, " ");
+	}
+	free(rows);
+	if (strcmp(got, want))
+		fail_msg("order %s%s: \"%s\", not \"%s\"", top_sort_name(sort),
+			 reverse ? " reversed" : "", got, want);
+}
+
+static void test_orders(void **state)
+{
+	(void)state;
+	fake_snapshot();
+	expect_order(TOP_SORT_NAME, false, false,
+		     "conn kmalloc-8 kmalloc-112 kmalloc-10k zeta");
+	expect_order(TOP_SORT_NAME, true, false,
+		     "zeta kmalloc-10k kmalloc-112 kmalloc-8 conn");
+	expect_order(TOP_SORT_OBJS, false, false,
+		     "kmalloc-8 conn kmalloc-112 kmalloc-10k zeta");
+	expect_order(TOP_SORT_ACTIVE, false, false,
+		     "conn kmalloc-112 kmalloc-8 kmalloc-10k zeta");
+	expect_order(TOP_SORT_CACHE_SIZE, false, false,
+		     "conn kmalloc-10k kmalloc-8 kmalloc-112 zeta");
+	expect_order(TOP_SORT_OBJ_SIZE, false, false,
+		     "kmalloc-10k conn kmalloc-112 zeta kmalloc-8");
+	expect_order(TOP_SORT_USE, false, false,
+		     "kmalloc-112 conn kmalloc-10k kmalloc-8 zeta");
+	expect_order(TOP_SORT_NAME, false, true,
+		     "conn kmalloc-8 kmalloc-112 kmalloc-10k");
+}
+
+static void test_keys(void **state)
+{
+	struct top_ctx ctx;
+	const long page = 10;
+
+	(void)state;
+	fake_snapshot();
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.cur = &snap;
+	ctx.sort = TOP_SORT_DEFAULT;
+	ctx.nrows = 5;
+
+	/* slabtop's keys */
+	assert_int_equal(top_handle_key(&ctx, 'c', page), TOP_ACT_REDRAW);
+	assert_int_equal(ctx.sort, TOP_SORT_CACHE_SIZE);
+	assert_int_equal(ctx.mode, TOP_VIEW_LIST);	/* c sorts, no view */
+	assert_int_equal(top_handle_key(&ctx, 'S', page), TOP_ACT_REDRAW);
+	assert_int_equal(ctx.sort, TOP_SORT_OBJ_SIZE);
+	assert_int_equal(top_handle_key(&ctx, 'N', page), TOP_ACT_REDRAW);
+	assert_int_equal(ctx.sort, TOP_SORT_NAME);	/* N is a sort too */
+	assert_int_equal(ctx.mode, TOP_VIEW_LIST);
+	assert_int_equal(top_handle_key(&ctx, 'o', page), TOP_ACT_REDRAW);
+	assert_int_equal(ctx.sort, TOP_SORT_OBJS);
+	assert_int_equal(top_handle_key(&ctx, ' ', page), TOP_ACT_REFRESH);
+	assert_int_equal(top_handle_key(&ctx, 'Q', page), TOP_ACT_QUIT);
+
+	/* r reverses the order on screen; a new order starts unreversed */
+	assert_int_equal(top_handle_key(&ctx, 'r', page), TOP_ACT_REDRAW);
+	assert_true(ctx.reverse);
+	assert_int_equal(top_handle_key(&ctx, 'a', page), TOP_ACT_REDRAW);
+	assert_int_equal(ctx.sort, TOP_SORT_ACTIVE);
+	assert_false(ctx.reverse);
+	assert_int_equal(top_handle_key(&ctx, 'r', page), TOP_ACT_REDRAW);
+	assert_int_equal(top_handle_key(&ctx, 'r', page), TOP_ACT_REDRAW);
+	assert_false(ctx.reverse);
+
+	/* segpool-top's own keys, on letters slabtop leaves free */
+	assert_int_equal(top_handle_key(&ctx, 'g', page), TOP_ACT_REDRAW);
+	assert_int_equal(ctx.sort, TOP_SORT_GROWTH);
+	assert_int_equal(top_handle_key(&ctx, 'e', page), TOP_ACT_REDRAW);
+	assert_true(ctx.hide_empty);
+	assert_int_equal(top_handle_key(&ctx, 'i', page), TOP_ACT_REDRAW);
+	assert_int_equal(ctx.mode, TOP_VIEW_CACHE);
+	assert_int_equal(top_handle_key(&ctx, TOP_KEY_ESC, page), TOP_ACT_REDRAW);
+	assert_int_equal(ctx.mode, TOP_VIEW_LIST);
+	assert_int_equal(top_handle_key(&ctx, TOP_KEY_ENTER, page), TOP_ACT_REDRAW);
+	assert_int_equal(ctx.mode, TOP_VIEW_CACHE);
+	assert_int_equal(top_handle_key(&ctx, TOP_KEY_ENTER, page), TOP_ACT_REDRAW);
+	assert_int_equal(ctx.mode, TOP_VIEW_LIST);
+	assert_int_equal(top_handle_key(&ctx, 'm', page), TOP_ACT_REDRAW);
+	assert_int_equal(ctx.mode, TOP_VIEW_NODES);
+	assert_int_equal(top_handle_key(&ctx, 'm', page), TOP_ACT_REDRAW);
+	assert_int_equal(ctx.mode, TOP_VIEW_LIST);
+	assert_int_equal(top_handle_key(&ctx, 'h', page), TOP_ACT_REDRAW);
+	assert_int_equal(ctx.mode, TOP_VIEW_HELP);
+	/* in help any key goes back, and does nothing else */
+	assert_int_equal(top_handle_key(&ctx, 'c', page), TOP_ACT_REDRAW);
+	assert_int_equal(ctx.mode, TOP_VIEW_LIST);
+	assert_int_equal(ctx.sort, TOP_SORT_GROWTH);
+	/* selection */
+	assert_int_equal(top_handle_key(&ctx, 'j', page), TOP_ACT_REDRAW);
+	assert_int_equal(ctx.sel, 1);
+	assert_int_equal(top_handle_key(&ctx, TOP_KEY_END, page), TOP_ACT_REDRAW);
+	assert_int_equal(ctx.sel, 4);
+	assert_int_equal(top_handle_key(&ctx, TOP_KEY_PGUP, page), TOP_ACT_REDRAW);
+	assert_int_equal(ctx.sel, 0);
+	/* a letter nobody uses does nothing */
+	assert_int_equal(top_handle_key(&ctx, 'z', page), TOP_ACT_NONE);
+}
+
+/* The manual's SORT CRITERIA table is the program's. */
+static void test_manual_tables(void **state)
+{
+	FILE *f = fopen(TOP_DOC, "r");
+	char line[512];
+	bool in_sort = false;
+	int rows = 0;
+
+	(void)state;
+	if (!f)
+		fail_msg("cannot open %s", TOP_DOC);
+	while (fgets(line, sizeof(line), f)) {
+		char key, word[32], what[64], col[32], theirs[16];
+		enum top_sort s;
+
+		if (!strncmp(line, "## ", 3))
+			in_sort = !strncmp(line, "## SORT CRITERIA", 16);
+		if (!in_sort || strncmp(line, "| `", 3))
+			continue;
+		if (sscanf(line, "| `%c` | `%31[^`]` | %63[^|]| %31[^|]| %15[^ |]",
+			   &key, word, what, col, theirs) != 5)
+			fail_msg("%s: a sort row it cannot read: %s", TOP_DOC, line);
+		what[strcspn(what, "|")] = '\0';
+		while (what[0] && what[strlen(what) - 1] == ' ')
+			what[strlen(what) - 1] = '\0';
+		assert_int_equal(top_sort_of_key(key, &s), 0);
+		assert_string_equal(top_sort_keys[s].word, word);
+		assert_string_equal(top_sort_keys[s].what, what);
+		assert_int_equal(!strcmp(theirs, "same"), top_sort_keys[s].slabtop);
+		rows++;
+	}
+	fclose(f);
+	assert_int_equal(rows, TOP_SORT_NR);
+}
+
+static const struct CMUnitTest tests[] = {
+	cmocka_unit_test(test_natural_sort),
+	cmocka_unit_test(test_sort_keys),
+	cmocka_unit_test(test_options),
+	cmocka_unit_test(test_orders),
+	cmocka_unit_test(test_keys),
+	cmocka_unit_test(test_manual_tables),
+};
+
+SP_TEST_MAIN(tests)
