@@ -28,6 +28,7 @@
 #error "include percpu/arch.h, not percpu/arch-x86_64.h"
 #endif
 
+#include <cpuid.h>
 #include <stdint.h>
 #include <stdbool.h>
 
@@ -115,8 +116,16 @@ static inline __attribute__((always_inline)) void sp_hit_count(uint64_t *ctr)
  * it holds @old, store @nw and return true; otherwise load what it holds
  * into @old and return false.  lock cmpxchg16b: a full barrier either way.
  * The depot's lock-free magazine stacks (percpu/depot.c) are built on it;
- * never on a hit path.
+ * never on a hit path.  Not every x86-64 CPU has it (the first AMD64 ones
+ * and qemu's default model lack it): sp_cas16_usable() asks CPUID once.
  */
+static inline bool sp_cas16_usable(void)
+{
+	unsigned int a, b, c, d;
+
+	return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_CMPXCHG16B);
+}
+
 #define SP_CAS16_ARCH		1
 static inline bool sp_cas16(uint64_t *word, uint64_t old[2],
 			    const uint64_t nw[2])

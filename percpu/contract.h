@@ -86,8 +86,9 @@
  *   SP_RSEQ_ARCH 1, SP_RSEQ_SIG, the three sequences above;
  *   optionally SP_HIT_COUNT_ARCH 1 and sp_hit_count() (one add instruction
  *   on a counter: the slow path's plain hit, percpu/arch.h has a fallback),
- *   and SP_CAS16_ARCH 1 and sp_cas16() (a 16-byte compare-and-swap: the
- *   depot's stacks are lock-free with it, percpu/depot.c).
+ *   and SP_CAS16_ARCH 1, sp_cas16() and sp_cas16_usable() (a 16-byte
+ *   compare-and-swap, and whether this CPU has it: the depot's stacks are
+ *   lock-free with it, percpu/depot.c).
  * Without an arch header the per-CPU layer runs in lock mode only.
  */
 #ifndef SP_PERCPU_CONTRACT_H
