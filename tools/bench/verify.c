@@ -100,7 +100,11 @@ const char *bench_peer_path(const struct bench_contender *c, char *buf,
 	return NULL;
 }
 
-/* The allocator libraries mapped now, as "a b" (basenames), into @out. */
+/*
+ * The allocator libraries mapped now, as "a b" into @out: basenames, and
+ * the whole path for a --peer library (its soname is a path), so that a
+ * peer named libmimalloc.so is not taken for Debian's libmimalloc.so.2.
+ */
 static void bench_mapped_peers(char *out, size_t len)
 {
 	char line[512];
@@ -118,14 +122,23 @@ static void bench_mapped_peers(char *out, size_t len)
 		path[strcspn(path, "\n")] = '\0';
 		for (unsigned int i = 0; i < bench_nr_contenders; i++) {
 			const struct bench_contender *c = &bench_contenders[i];
-			const char *base = bench_basename(path);
+			const char *name;
 
-			if (!c->soname ||
-			    !bench_is_lib(path, bench_basename(c->soname)) ||
-			    strstr(out, base))
+			if (!c->soname)
+				continue;
+			if (c->soname[0] == '/') {
+				if (strcmp(path, c->soname))
+					continue;
+				name = path;
+			} else {
+				if (!bench_is_lib(path, bench_basename(c->soname)))
+					continue;
+				name = bench_basename(path);
+			}
+			if (strstr(out, name))
 				continue;
 			used += (size_t)snprintf(out + used, len - used, "%s%s",
-						 used ? " " : "", base);
+						 used ? " " : "", name);
 			if (used >= len)
 				used = len - 1;
 		}
@@ -160,7 +173,8 @@ int bench_verify_heap(const struct bench_contender *c, char *served,
 		if (p != c && c->soname &&
 		    !strcmp(bench_basename(p->soname), bench_basename(c->soname)))
 			continue;
-		present = strstr(mapped, bench_basename(p->soname)) != NULL;
+		present = strstr(mapped, p->soname[0] == '/' ? p->soname :
+				 bench_basename(p->soname)) != NULL;
 		if (present != wanted) {
 			bench_warn("%s: %s is %smapped: refusing to report",
 				   c->name, p->soname, present ? "" : "not ");
