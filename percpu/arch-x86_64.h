@@ -21,24 +21,24 @@
  * The hit paths' budgets are stated beside their sequences below; no lock
  * prefix, no atomic read-modify-write.
  *
- * Slot layout assumed here (percpu/pcpu.h asserts it): each CPU slot is
- * 1 << SP_PCPU_SHIFT bytes; free_hits at 0, top at 8, alloc_hits at 16,
- * the expected page tag at 24.
+ * The contract these sequences implement, in pseudocode, and the layout
+ * constants they use (SP_SLOT_*, SP_PC_*, SP_PCPU_SHIFT): percpu/contract.h.
  */
 #ifndef SP_PERCPU_ARCH_H_INSIDE
 #error "include percpu/arch.h, not percpu/arch-x86_64.h"
 #endif
 
+#include <cpuid.h>
 #include <stdint.h>
 #include <stdbool.h>
 
+#include "percpu/contract.h"
+
 #define SP_RSEQ_ARCH		1
 #define SP_RSEQ_SIG		0x53053053
-#define SP_RSEQ_ABORTED		((uintptr_t)1)
-#define SP_PCPU_SHIFT		8	/* 256-byte slots */
 
-#define SP_STR_(x)		#x
-#define SP_STR(x)		SP_STR_(x)
+/* an offset of the contract as an assembly operand: "8(%%rax)" */
+#define SP_AT(off, reg)		SP_STR(off) "(" reg ")"
 
 /* Descriptor and abort handler of one critical section. */
 #define SP_RSEQ_CS_DESC(start, post, abort)				\
@@ -54,9 +54,9 @@
 
 /* Point the thread's rseq_cs at this section's descriptor (before start). */
 #define SP_RSEQ_ENTER							\
-	"movq 16(%[pc]), %%rcx\n\t"					\
+	"movq " SP_AT(SP_PC_RSEQ_OFF, "%[pc]") ", %%rcx\n\t"		\
 	"leaq 99b(%%rip), %%rax\n\t"					\
-	"movq %%rax, %%fs:8(%%rcx)\n\t"
+	"movq %%rax, %%fs:" SP_AT(SP_RSEQ_CS_OFF, "%%rcx") "\n\t"
 
 #define SP_RSEQ_ABORT_HANDLER(abort, out)				\
 	".pushsection __rseq_failure, \"ax\"\n\t"			\
@@ -116,8 +116,16 @@ static inline __attribute__((always_inline)) void sp_hit_count(uint64_t *ctr)
  * it holds @old, store @nw and return true; otherwise load what it holds
  * into @old and return false.  lock cmpxchg16b: a full barrier either way.
  * The depot's lock-free magazine stacks (percpu/depot.c) are built on it;
- * never on a hit path.
+ * never on a hit path.  Not every x86-64 CPU has it (the first AMD64 ones
+ * and qemu's default model lack it): sp_cas16_usable() asks CPUID once.
  */
+static inline bool sp_cas16_usable(void)
+{
+	unsigned int a, b, c, d;
+
+	return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_CMPXCHG16B);
+}
+
 #define SP_CAS16_ARCH		1
 static inline bool sp_cas16(uint64_t *word, uint64_t old[2],
 			    const uint64_t nw[2])
@@ -156,7 +164,7 @@ static inline bool sp_cas16(uint64_t *word, uint64_t old[2],
  */
 #define SP_RSEQ_FAST_ENTER						\
 	"leaq 99b(%%rip), %%rax\n\t"					\
-	"movq %%rax, %%fs:8(%[base])\n\t"				\
+	"movq %%rax, %%fs:" SP_AT(SP_RSEQ_CS_OFF, "%[base]") "\n\t"				\
 	"1:\n\t"							\
 	"movl %%fs:(%[base],%[delta]), %%eax\n\t"			\
 	"cmpl %[nr], %%eax\n\t"						\
@@ -168,7 +176,7 @@ static inline bool sp_cas16(uint64_t *word, uint64_t old[2],
  * read from memory into the register the slot address then takes. */
 #define SP_RSEQ_FAST_ENTER_M						\
 	"leaq 99b(%%rip), %%rax\n\t"					\
-	"movq %%rax, %%fs:8(%[base])\n\t"				\
+	"movq %%rax, %%fs:" SP_AT(SP_RSEQ_CS_OFF, "%[base]") "\n\t"				\
 	"1:\n\t"							\
 	"movq %[delta], %%rax\n\t"					\
 	"addq %[base], %%rax\n\t"					\
@@ -196,14 +204,14 @@ static inline bool sp_cas16(uint64_t *word, uint64_t old[2],
 	__asm__ goto(							\
 		SP_RSEQ_CS_DESC(1, 2, 4)				\
 		SP_RSEQ_FAST_ENTER					\
-		"movq 8(%%rax), %%rdx\n\t"	/* top */		\
+		"movq " SP_AT(SP_SLOT_TOP, "%%rax") ", %%rdx\n\t"		\
 		"movq -8(%%rdx), %[obj]\n\t"	/* the round */		\
 		"testb $1, %b[obj]\n\t"		/* guard: empty */	\
 		"jnz %l[miss]\n\t"					\
 		"subq $8, %%rdx\n\t"					\
-		"movq %%rdx, 8(%%rax)\n\t"	/* commit */		\
+		"movq %%rdx, " SP_AT(SP_SLOT_TOP, "%%rax") "\n\t" /* commit */ \
 		"2:\n\t"						\
-		SP_RSEQ_HIT(16)			/* alloc_hits */	\
+		SP_RSEQ_HIT(SP_SLOT_ALLOC_HITS)				\
 		SP_RSEQ_FAST_ABORT(4)					\
 		: [obj] "=&r"(__obj)					\
 		: [slots] "r"(_slots), [base] "r"(_base),		\
@@ -228,17 +236,17 @@ static inline bool sp_cas16(uint64_t *word, uint64_t old[2],
 	__asm__ goto(							\
 		SP_RSEQ_CS_DESC(1, 2, 4)				\
 		SP_RSEQ_FAST_ENTER_M					\
-		"cmpq %[tag], 24(%%rax)\n\t"	/* cache and node */	\
-		"jne %l[miss]\n\t"					\
-		"movq 8(%%rax), %%rdx\n\t"	/* top */		\
+		"cmpq %[tag], " SP_AT(SP_SLOT_EXPECT, "%%rax") "\n\t"	\
+		"jne %l[miss]\n\t"		/* other cache or node */ \
+		"movq " SP_AT(SP_SLOT_TOP, "%%rax") ", %%rdx\n\t"		\
 		"testb $1, (%%rdx)\n\t"		/* guard: full */	\
 		"jnz %l[miss]\n\t"					\
 		"movq %[mark], (%[obj],%[koff])\n\t"			\
 		"movq %[obj], (%%rdx)\n\t"	/* above top: unseen */	\
 		"addq $8, %%rdx\n\t"					\
-		"movq %%rdx, 8(%%rax)\n\t"	/* commit */		\
+		"movq %%rdx, " SP_AT(SP_SLOT_TOP, "%%rax") "\n\t" /* commit */ \
 		"2:\n\t"						\
-		SP_RSEQ_HIT(0)			/* free_hits */		\
+		SP_RSEQ_HIT(SP_SLOT_FREE_HITS)				\
 		SP_RSEQ_FAST_ABORT(4)					\
 		:							\
 		: [slots] "r"(_slots), [base] "r"(_base),		\
@@ -266,19 +274,19 @@ sp_rseq_steal(const void *pc, void *busy, unsigned long *slotp)
 		SP_RSEQ_CS_DESC(1, 2, 4)
 		SP_RSEQ_ENTER
 		"1:\n\t"
-		"movq 24(%[pc]), %%rcx\n\t"
+		"movq " SP_AT(SP_PC_ID_OFF, "%[pc]") ", %%rcx\n\t"
 		"movl %%fs:(%%rcx), %k[slot]\n\t"
-		"cmpq 8(%[pc]), %[slot]\n\t"
+		"cmpq " SP_AT(SP_PC_NR_SLOTS, "%[pc]") ", %[slot]\n\t"
 		"jae 5f\n\t"
 		"movq %[slot], %%rax\n\t"
 		"shlq $" SP_STR(SP_PCPU_SHIFT) ", %%rax\n\t"
-		"addq (%[pc]), %%rax\n\t"
-		"movq 8(%%rax), %[res]\n\t"
+		"addq " SP_AT(SP_PC_SLOTS, "%[pc]") ", %%rax\n\t"
+		"movq " SP_AT(SP_SLOT_TOP, "%%rax") ", %[res]\n\t"
 		"movq %[res], %%rcx\n\t"
 		"subq %[busy], %%rcx\n\t"
-		"cmpq $8, %%rcx\n\t"			/* busy or busy + 8 */
+		"cmpq $" SP_STR(SP_MARKER_REMOTE_DELTA) ", %%rcx\n\t" /* busy, remote */
 		"jbe 5f\n\t"
-		"movq %[busy], 8(%%rax)\n\t"		/* commit */
+		"movq %[busy], " SP_AT(SP_SLOT_TOP, "%%rax") "\n\t" /* commit */
 		"2:\n\t"
 		"jmp 6f\n\t"
 		"5:\n\t"

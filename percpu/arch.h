@@ -1,12 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * percpu/arch.h - pick the restartable-sequence primitives for this CPU
- * architecture.  Each arch header defines SP_RSEQ_ARCH 1 and the three
- * critical sections (pop, push, steal) of percpu/pcpu.h; without one, the
- * per-CPU layer runs in lock mode only and the build still works.  An arch
- * header may also define SP_CAS16_ARCH 1 and sp_cas16(), a 16-byte
- * compare-and-swap: the depot's magazine stacks are lock-free with it and
- * take a spinlock per operation without it (percpu/depot.c).
+ * architecture.  What each arch header must define, the pseudocode of its
+ * three sequences (pop, push, steal) and the layout they may assume are in
+ * percpu/contract.h; without an arch header the per-CPU layer runs in lock
+ * mode only and the build still works.
  */
 #ifndef SP_PERCPU_ARCH_H
 #define SP_PERCPU_ARCH_H
@@ -14,6 +12,7 @@
 #include <stdint.h>
 
 #include "segpool_config.h"
+#include "percpu/contract.h"
 
 #define SP_PERCPU_ARCH_H_INSIDE
 #if defined(__x86_64__)

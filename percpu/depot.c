@@ -32,7 +32,14 @@
 _Static_assert((SP_DEPOT_WINDOW & (SP_DEPOT_WINDOW - 1)) == 0,
 	       "a window ends where a generation crosses a multiple");
 
-const bool sp_depot_lockfree = SP_CAS16_ARCH && !SP_TSAN;
+bool sp_depot_lockfree;
+
+void sp_depot_setup(void)
+{
+#if SP_CAS16_ARCH && !SP_TSAN
+	sp_depot_lockfree = sp_cas16_usable();
+#endif
+}
 
 bool sp_depot_test_no_reap;
 
@@ -92,13 +99,14 @@ static inline bool sp_stack_cas(union sp_mag_stack *s, union sp_mag_stack *old,
 				const union sp_mag_stack *nw)
 {
 #if SP_CAS16_ARCH && !SP_TSAN
-	return sp_cas16(s->w, old->w, nw->w);
-#else
+	if (likely(sp_depot_lockfree))
+		return sp_cas16(s->w, old->w, nw->w);
+#endif
+	/* under the depot's spinlock: the word is ours */
 	(void)old;
 	__atomic_store_n(&s->w[0], nw->w[0], __ATOMIC_RELAXED);
 	__atomic_store_n(&s->w[1], nw->w[1], __ATOMIC_RELAXED);
 	return true;
-#endif
 }
 
 /*

@@ -18,9 +18,10 @@
  * moved on, so the compare-and-swap fails and the pop starts again.  The
  * read is not instrumented by ASan (it may land in a freed object).
  *
- * Without a 16-byte compare-and-swap (percpu/arch.h), and in ThreadSanitizer
- * builds, whose checker cannot follow it, each push and pop takes the
- * depot's spinlock instead: the same stacks, the same counts.
+ * Without a 16-byte compare-and-swap (percpu/arch.h; on x86-64 CPUID says,
+ * qemu's default CPU model lacks it), and in ThreadSanitizer builds, whose
+ * checker cannot follow it, each push and pop takes the depot's spinlock
+ * instead: the same stacks, the same counts.
  *
  * The depot's mutex is never taken by an exchange.  It serialises the
  * rare whole-depot work: the sizing window (every SP_DEPOT_WINDOW stack
@@ -84,8 +85,12 @@ _Static_assert(offsetof(struct sp_depot, full) == 0 &&
 _Static_assert(sizeof(struct sp_depot) % SP_CACHE_LINE == 0,
 	       "depots never share a line");
 
-/* Whether this build's stacks are lock-free (cas16 and not TSan). */
-SP_INTERNAL extern const bool sp_depot_lockfree;
+/*
+ * Whether the stacks are lock-free: a build with cas16 (not TSan) on a CPU
+ * that has it.  Set once by sp_depot_setup() at start-up, before any depot.
+ */
+SP_INTERNAL extern bool sp_depot_lockfree;
+SP_INTERNAL void sp_depot_setup(void);
 
 /* Tests: windows size but reap nothing (a race keeps all its magazines). */
 SP_INTERNAL extern bool sp_depot_test_no_reap;

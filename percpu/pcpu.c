@@ -110,6 +110,7 @@ int sp_pcpu_init(void)
 
 	if (!mode_chosen) {
 		sp_pcpu_mode_init();
+		sp_depot_setup();
 		sp_nr_slots = (unsigned int)sp_cpu_possible_count();
 		mode_chosen = true;
 	}

@@ -32,9 +32,6 @@
 
 #include <segpool/counters.h>
 
-#ifndef SP_PCPU_SHIFT
-#define SP_PCPU_SHIFT 8
-#endif
 
 /*
  * Events counted per slot; summed on read.  The list, with each counter's
@@ -80,10 +77,13 @@ struct sp_pcpu_slot {
 	uint64_t pad1[((1UL << SP_PCPU_SHIFT) - SP_CACHE_LINE) / 8 - SP_STAT_NR - 2];
 };
 
-_Static_assert(offsetof(struct sp_pcpu_slot, free_hits) == 0, "asm: free_hits");
-_Static_assert(offsetof(struct sp_pcpu_slot, top) == 8, "asm: top");
-_Static_assert(offsetof(struct sp_pcpu_slot, alloc_hits) == 16, "asm: alloc_hits");
-_Static_assert(offsetof(struct sp_pcpu_slot, expect) == 24, "asm: expect");
+_Static_assert(offsetof(struct sp_pcpu_slot, free_hits) == SP_SLOT_FREE_HITS, "asm: free_hits");
+_Static_assert(offsetof(struct sp_pcpu_slot, top) == SP_SLOT_TOP, "asm: top");
+_Static_assert(offsetof(struct sp_pcpu_slot, alloc_hits) == SP_SLOT_ALLOC_HITS, "asm: alloc_hits");
+_Static_assert(offsetof(struct sp_pcpu_slot, expect) == SP_SLOT_EXPECT, "asm: expect");
+_Static_assert(offsetof(struct rseq, rseq_cs) == SP_RSEQ_CS_OFF, "asm: rseq_cs");
+/* sp_mag_top_remote is the word after sp_mag_top_busy (percpu/magazine.h) */
+_Static_assert(sizeof(void *) == SP_MARKER_REMOTE_DELTA, "asm: remote marker");
 _Static_assert(sizeof(struct sp_pcpu_slot) == (1UL << SP_PCPU_SHIFT),
 	       "slots are 1 << SP_PCPU_SHIFT bytes, whole cache lines");
 
@@ -112,10 +112,10 @@ struct sp_pcpu_cache {
 					 * one node */
 };
 
-_Static_assert(offsetof(struct sp_pcpu_cache, slots) == 0, "asm: slots");
-_Static_assert(offsetof(struct sp_pcpu_cache, nr_slots) == 8, "asm: nr_slots");
-_Static_assert(offsetof(struct sp_pcpu_cache, rseq_off) == 16, "asm: rseq_off");
-_Static_assert(offsetof(struct sp_pcpu_cache, id_off) == 24, "asm: id_off");
+_Static_assert(offsetof(struct sp_pcpu_cache, slots) == SP_PC_SLOTS, "asm: slots");
+_Static_assert(offsetof(struct sp_pcpu_cache, nr_slots) == SP_PC_NR_SLOTS, "asm: nr_slots");
+_Static_assert(offsetof(struct sp_pcpu_cache, rseq_off) == SP_PC_RSEQ_OFF, "asm: rseq_off");
+_Static_assert(offsetof(struct sp_pcpu_cache, id_off) == SP_PC_ID_OFF, "asm: id_off");
 
 /* --- percpu/pcpu.c --- */
 SP_INTERNAL int sp_pcpu_init(void);

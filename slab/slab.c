@@ -372,6 +372,27 @@ size_t sp_slab_fill(struct segpool_cache *c, int idx, size_t want, void **objs)
 }
 
 /*
+ * After a free made @s empty: when the node keeps more empty slabs than its
+ * reserve, take the coldest off its list and return it for the caller to
+ * release once the node lock is dropped (the one just used stays).
+ */
+static struct sp_slab *sp_node_victim(struct segpool_cache *c,
+				      struct sp_cache_node *n,
+				      struct sp_slab *s)
+{
+	struct sp_slab *victim;
+
+	if (s->list != SP_SLAB_EMPTY || n->nr_empty <= sp_keep_empty(c, n))
+		return NULL;
+	victim = sp_list_entry(n->empty.prev, struct sp_slab, lru);
+	sp_list_del(&victim->lru);
+	victim->list = SP_SLAB_NONE;
+	n->nr_empty--;
+	sp_slab_released(c, n);
+	return victim;
+}
+
+/*
  * Put @obj back on @s (node lock held).  Return the slab to release, if
  * freeing @obj left one empty slab too many on the node.
  */
@@ -379,8 +400,6 @@ static struct sp_slab *sp_node_put(struct segpool_cache *c,
 				   struct sp_cache_node *n, struct sp_slab *s,
 				   void *obj, bool xfer)
 {
-	struct sp_slab *victim = NULL;
-
 	if (unlikely(c->flags & SP_CACHE_DEBUG) && !sp_debug_on_free(c, s, obj))
 		return NULL;	/* a bad free, reported: ignored */
 	if (unlikely(s->inuse == 0 || obj == s->freelist)) {
@@ -402,15 +421,7 @@ static struct sp_slab *sp_node_put(struct segpool_cache *c,
 	else
 		n->frees++;
 	sp_slab_relist(c, n, s);
-	if (s->list == SP_SLAB_EMPTY && n->nr_empty > sp_keep_empty(c, n)) {
-		/* release the coldest empty slab, keep the one just used */
-		victim = sp_list_entry(n->empty.prev, struct sp_slab, lru);
-		sp_list_del(&victim->lru);
-		victim->list = SP_SLAB_NONE;
-		n->nr_empty--;
-		sp_slab_released(c, n);
-	}
-	return victim;
+	return sp_node_victim(c, n, s);
 }
 
 void sp_slab_free_one(struct segpool_cache *c, struct sp_slab *s, void *obj)
@@ -437,7 +448,6 @@ static struct sp_slab *sp_node_put_run(struct segpool_cache *c,
 				       struct sp_slab *s, void **objs,
 				       size_t k, bool xfer)
 {
-	struct sp_slab *victim = NULL;
 	void *head = s->freelist;
 
 	for (size_t i = 0; i < k; i++) {
@@ -466,14 +476,7 @@ static struct sp_slab *sp_node_put_run(struct segpool_cache *c,
 	else
 		n->frees += k;
 	sp_slab_relist(c, n, s);
-	if (s->list == SP_SLAB_EMPTY && n->nr_empty > sp_keep_empty(c, n)) {
-		victim = sp_list_entry(n->empty.prev, struct sp_slab, lru);
-		sp_list_del(&victim->lru);
-		victim->list = SP_SLAB_NONE;
-		n->nr_empty--;
-		sp_slab_released(c, n);
-	}
-	return victim;
+	return sp_node_victim(c, n, s);
 }
 
 /* How many of @objs[0..@cnt) from the first on lie in slab @s. */

@@ -344,45 +344,39 @@ static unsigned int swing_cycles(struct segpool_cache *c, unsigned int nfull,
 	return nr_full;
 }
 
-static void test_reap_idle_magazines(void **state)
+/* @nfull full magazines, @swing of them in use: @want stay, the rest reaped. */
+static void reap_case(const char *name, unsigned int nfull, unsigned int swing,
+		      unsigned int cycles, unsigned int want)
 {
-	struct segpool_cache *c = depot_cache("depot-reap", NR_MAGS);
+	struct segpool_cache *c = depot_cache(name, NR_MAGS);
 	unsigned int kept;
 	uint64_t reaped;
 
-	(void)state;
 	if (!c->pcpu) {
 		segpool_cache_destroy(c);
 		skip();
 	}
-	/* nobody takes the 8 full ones: two windows (1024 operations) reap them */
-	kept = swing_cycles(c, 8, 0, 1100, &reaped);
-	print_message("# idle: %u of 8 full magazines left, %" PRIu64
-		      " reaped\n", kept, reaped);
-	assert_int_equal(kept, 0);
-	assert_int_equal(reaped, 8);
+	kept = swing_cycles(c, nfull, swing, cycles, &reaped);
+	print_message("# swing of %u: %u of %u full magazines left, %" PRIu64
+		      " reaped\n", swing, kept, nfull, reaped);
+	assert_int_equal(kept, want);
+	assert_int_equal(reaped, nfull - want);
 	assert_int_equal(sp_test_info(c).active_objs, 0);
 	assert_int_equal(segpool_cache_destroy(c), 0);
 }
 
+/* Nobody takes the 8 full ones: two windows (1024 operations) reap them. */
+static void test_reap_idle_magazines(void **state)
+{
+	(void)state;
+	reap_case("depot-reap", 8, 0, 1100, 0);
+}
+
+/* A swing of 3 out of 12: the other 9 were never needed. */
 static void test_reap_keeps_working_set(void **state)
 {
-	struct segpool_cache *c = depot_cache("depot-ws", NR_MAGS);
-	unsigned int kept;
-	uint64_t reaped;
-
 	(void)state;
-	if (!c->pcpu) {
-		segpool_cache_destroy(c);
-		skip();
-	}
-	/* a swing of 3 out of 12: the other 9 were never needed */
-	kept = swing_cycles(c, 12, 3, 400, &reaped);
-	print_message("# swing of 3: %u of 12 full magazines left, %" PRIu64
-		      " reaped\n", kept, reaped);
-	assert_int_equal(kept, 3);
-	assert_int_equal(reaped, 9);
-	assert_int_equal(segpool_cache_destroy(c), 0);
+	reap_case("depot-ws", 12, 3, 400, 3);
 }
 
 static const struct CMUnitTest tests[] = {

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * percpu/contract.h - what an architecture's restartable sequences must do
+ * (private).  Arch-neutral, in the manner of librseq's pseudocode.h: the
+ * sequences themselves live in percpu/arch-<arch>.h, which percpu/arch.h
+ * picks; this file states their contract, the layout they may assume, and
+ * what an arch header must define.  A port is one new arch header that
+ * implements the pseudocode below against these constants.
+ *
+ * --- Layout the sequences may bake in (percpu/pcpu.h asserts each) ---
+ *
+ * A CPU slot (struct sp_pcpu_slot) is 1 << SP_PCPU_SHIFT bytes; slot i of a
+ * slot array starts at slots + (i << SP_PCPU_SHIFT).  In it:
+ *   SP_SLOT_FREE_HITS   u64    frees served by the loaded magazine
+ *   SP_SLOT_TOP         void** next free round of the loaded magazine
+ *   SP_SLOT_ALLOC_HITS  u64    allocations served by it
+ *   SP_SLOT_EXPECT      word   page tag of the objects the slot takes
+ * A magazine's rounds are object pointers, never odd; the words just below
+ * its first round and just above its last are odd guards (percpu/
+ * magazine.h), so "empty" is: the word at top - 8 is odd, and "full" is:
+ * the word at top is odd.  Tops that hold no magazine point into static
+ * arrays of guards (sp_mag_none, sp_mag_busy) and so read as both.
+ *
+ * A per-CPU layer (struct sp_pcpu_cache) starts with:
+ *   SP_PC_SLOTS         the slot array
+ *   SP_PC_NR_SLOTS      its length
+ *   SP_PC_RSEQ_OFF      the thread's rseq area, from the thread pointer
+ *   SP_PC_ID_OFF        the slot id field (cpu_id or mm_cid), from the
+ *                       thread pointer
+ * The rseq area is the kernel's struct rseq; its rseq_cs field is at
+ * SP_RSEQ_CS_OFF (the kernel ABI).
+ *
+ * --- The sequences (each one restartable sequence on the calling CPU) ---
+ *
+ * Every sequence arms the thread's rseq_cs with its descriptor, then, inside
+ * the critical section, reads the slot id and ends in exactly one store,
+ * the commit.  Preemption, migration or a signal between the start and the
+ * commit sends the thread to the abort handler, which is preceded by the
+ * signature SP_RSEQ_SIG that the thread's area was registered with.
+ *
+ *   sp_rseq_pop_fast(slots, base, delta, nr, miss)   -> object
+ *	id = *(u32 *)(tp + base + delta)
+ *	if id >= nr: goto miss
+ *	s = slots + (id << SP_PCPU_SHIFT)
+ *	top = s->top
+ *	obj = top[-1]
+ *	if obj is odd: goto miss			(empty)
+ *	s->top = top - 1				(commit)
+ *	s->alloc_hits += 1				(after the commit)
+ *	return obj
+ *     abort: goto miss.  @base is __rseq_offset, @delta the id field's offset
+ *     in the area, @nr the slot bound (sp_pcpu_fast.nr: 0 closes every hit
+ *     path).  The hit count is one add instruction outside the section.
+ *
+ *   sp_rseq_push_fast(slots, base, delta, nr, obj, tag, mark, koff, miss)
+ *	id and s as above
+ *	if s->expect != tag: goto miss			(other cache or node)
+ *	top = s->top
+ *	if *top is odd: goto miss			(full)
+ *	*(word *)(obj + koff) = mark			(idempotent)
+ *	*top = obj					(above top: unseen)
+ *	s->top = top + 1				(commit)
+ *	s->free_hits += 1				(after the commit)
+ *     abort: goto miss.  Nothing before the commit is seen by anyone: the
+ *     mark store is one the slow path makes again, and the word above top
+ *     is not in the magazine until the commit.
+ *
+ *   sp_rseq_steal(pc, busy, &slot)  -> old top, 0, or SP_RSEQ_ABORTED
+ *	arm (rseq area from pc's SP_PC_RSEQ_OFF word)
+ *	id = *(u32 *)(tp + pc->id_off); *slot = id
+ *	if id >= pc->nr_slots: return 0
+ *	s = pc->slots + (id << SP_PCPU_SHIFT)
+ *	old = s->top
+ *	if old - busy <= SP_MARKER_REMOTE_DELTA (unsigned): return 0
+ *						(busy, or the remote marker)
+ *	s->top = busy					(commit)
+ *	return old
+ *     abort: return SP_RSEQ_ABORTED; the caller retries.
+ *
+ * None of them may take a lock, make a call, use the stack or loop; the hit
+ * paths (pop and push) state their instruction budget beside their code,
+ * and tools/check/hotpath.sh checks the x86-64 ones in the built library.
+ *
+ * --- What an arch header defines ---
+ *
+ *   SP_RSEQ_ARCH 1, SP_RSEQ_SIG, the three sequences above;
+ *   optionally SP_HIT_COUNT_ARCH 1 and sp_hit_count() (one add instruction
+ *   on a counter: the slow path's plain hit, percpu/arch.h has a fallback),
+ *   and SP_CAS16_ARCH 1, sp_cas16() and sp_cas16_usable() (a 16-byte
+ *   compare-and-swap, and whether this CPU has it: the depot's stacks are
+ *   lock-free with it, percpu/depot.c).
+ * Without an arch header the per-CPU layer runs in lock mode only.
+ */
+#ifndef SP_PERCPU_CONTRACT_H
+#define SP_PERCPU_CONTRACT_H
+
+#include <stdint.h>
+
+#define SP_PCPU_SHIFT		8	/* 256-byte slots, whole cache lines */
+
+#define SP_SLOT_FREE_HITS	0
+#define SP_SLOT_TOP		8
+#define SP_SLOT_ALLOC_HITS	16
+#define SP_SLOT_EXPECT		24
+
+#define SP_PC_SLOTS		0
+#define SP_PC_NR_SLOTS		8
+#define SP_PC_RSEQ_OFF		16
+#define SP_PC_ID_OFF		24
+
+#define SP_RSEQ_CS_OFF		8	/* offsetof(struct rseq, rseq_cs) */
+
+/* The remote drainer's marker is the word after the local busy marker. */
+#define SP_MARKER_REMOTE_DELTA	8
+
+/* sp_rseq_steal()'s report of an abort (never a top: tops are even). */
+#define SP_RSEQ_ABORTED		((uintptr_t)1)
+
+/* A constant's value as a string, for the sequences' assembly text. */
+#define SP_STR_(x)		#x
+#define SP_STR(x)		SP_STR_(x)
+
+#endif /* SP_PERCPU_CONTRACT_H */
