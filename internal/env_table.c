@@ -83,7 +83,7 @@ const struct sp_env_var sp_env_table[SP_ENV_NR] = {
 	[SP_ENV_DEBUG] = {
 		.name = "SEGPOOL_DEBUG", .kind = SP_ENV_TEXT,
 		.def = "unset: no debug flags",
-		.accepted = "<letters>[,<cache>...][;...], letters F Z P U or -, cache names of printable characters up to 47 bytes, a '*' at the end for a prefix",
+		.accepted = "<letters>[,<cache>...][;...], letters F Z P U or -, cache names of printable characters up to 63 bytes, a '*' at the end for a prefix",
 		.on_bad = "the parts understood apply, the rest is skipped (a value with a control character is refused whole: no debug flags)",
 		.help = "debug flags for every cache or the caches named (guide/debugging.md)",
 		.bad_example = "FQ",

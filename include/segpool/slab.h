@@ -213,10 +213,11 @@ segpool_cache_create(const char *name, size_t size, size_t align,
 /**
  * struct segpool_cache_tunables - per-CPU magazine limits of a cache.
  * @mag_size:  most objects one magazine may hold (magazines come in 12, 28,
- *             60, 124 and 252 rounds; the largest class not above this is
- *             the limit), or 0 to keep the current limit.  Each CPU holds up
- *             to two magazines; contention on the depot grows magazines up
- *             to this limit, quiet shrinks them back.
+ *             60, 124, 252, 508 and 1020 rounds; the largest class not above
+ *             this is the limit), or 0 to keep the current limit.  Each CPU
+ *             holds up to two magazines; frequent trips to the depot and
+ *             depot contention grow magazines up to this limit, quiet
+ *             shrinks them back.
  * @depot_max: most full (and most empty) magazines a node's depot keeps,
  *             or 0 to keep the current value.
  */

@@ -4,7 +4,8 @@
  * against its documented field list.
  *
  * Documentation/reference/stats-json.md holds the one list of keys (path, type,
- * producer).  This test reads that table, then parses, with the selftests'
+ * producer; a row may name several leaves of one parent in braces).  This
+ * test reads that table, then parses, with the selftests'
  * one JSON parser (selftests/lib/json.c), the document segpool_stats_json()
  * writes (with and without per-CPU figures) and the one segpool-top --json
  * writes about this very process (which exports for the occasion), and
@@ -72,17 +73,64 @@ static char *cell(char **p, char *out, size_t len)
 	return out;
 }
 
+/*
+ * Record the key(s) of one row.  A path may name several leaves of one
+ * parent at once, "caches[].{allocs, frees}": each gets the row's type and
+ * producer, as if it had a row of its own.
+ */
+static void add_keys(const char *path, const char *type, unsigned int in,
+		     bool optional)
+{
+	const char *open = strchr(path, '{'), *close, *w;
+	char one[128];
+
+	if (!open) {
+		assert_true(nkeys < MAX_KEYS);
+		if (strlen(path) >= sizeof(keys[nkeys].path))
+			fail_msg("%s: key path too long: %s", SCHEMA_DOC, path);
+		for (size_t i = 0; i < nkeys; i++)
+			if (!strcmp(keys[i].path, path))
+				fail_msg("%s: key %s listed twice", SCHEMA_DOC, path);
+		snprintf(keys[nkeys].path, sizeof(keys[nkeys].path), "%s", path);
+		snprintf(keys[nkeys].type, sizeof(keys[nkeys].type), "%s", type);
+		keys[nkeys].in = in;
+		keys[nkeys].optional = optional;
+		nkeys++;
+		return;
+	}
+	close = strchr(open, '}');
+	if (!close || close[1] || strchr(open + 1, '{'))
+		fail_msg("%s: a path with braces it cannot read: %s", SCHEMA_DOC,
+			 path);
+	for (w = open + 1; w < close;) {
+		const char *e = memchr(w, ',', (size_t)(close - w));
+		const char *ws = w, *we = e ? e : close;
+
+		while (ws < we && *ws == ' ')
+			ws++;
+		while (we > ws && we[-1] == ' ')
+			we--;
+		if (ws == we ||
+		    snprintf(one, sizeof(one), "%.*s%.*s", (int)(open - path),
+			     path, (int)(we - ws), ws) >= (int)sizeof(one))
+			fail_msg("%s: a bad leaf in %s", SCHEMA_DOC, path);
+		add_keys(one, type, in, optional);
+		w = e ? e + 1 : close;
+	}
+}
+
 static void load_schema(void)
 {
 	FILE *f = fopen(SCHEMA_DOC, "r");
-	char line[1024];
+	char line[4096];
 	bool in_table = false;
 
 	if (!f)
 		fail_msg("cannot open %s: %s", SCHEMA_DOC, strerror(errno));
 	nkeys = 0;
 	while (fgets(line, sizeof(line), f)) {
-		char path[128], type[32], in[64], *p = line;
+		char path[1024], type[32], in[64], *p = line;
+		unsigned int bits = 0;
 
 		if (!strncmp(line, "| Path | Type | In |", 20)) {
 			in_table = true;
@@ -94,24 +142,16 @@ static void load_schema(void)
 		    !cell(&p, in, sizeof(in)))
 			fail_msg("%s: a row with fewer than 3 cells: %s", SCHEMA_DOC,
 				 line);
-		assert_true(nkeys < MAX_KEYS);
-		snprintf(keys[nkeys].path, sizeof(keys[nkeys].path), "%s", path);
-		snprintf(keys[nkeys].type, sizeof(keys[nkeys].type), "%s", type);
-		keys[nkeys].in = 0;
 		if (!strncmp(in, "both", 4))
-			keys[nkeys].in = P_LIBRARY | P_EXPORT;
+			bits = P_LIBRARY | P_EXPORT;
 		else if (!strncmp(in, "library", 7))
-			keys[nkeys].in = P_LIBRARY;
+			bits = P_LIBRARY;
 		else if (!strncmp(in, "export", 6))
-			keys[nkeys].in = P_EXPORT;
+			bits = P_EXPORT;
 		else
 			fail_msg("%s: key %s: producer '%s' is not both, library "
 				 "or export", SCHEMA_DOC, path, in);
-		keys[nkeys].optional = strstr(in, "optional") != NULL;
-		for (size_t i = 0; i < nkeys; i++)
-			if (!strcmp(keys[i].path, path))
-				fail_msg("%s: key %s listed twice", SCHEMA_DOC, path);
-		nkeys++;
+		add_keys(path, type, bits, strstr(in, "optional") != NULL);
 	}
 	fclose(f);
 	if (nkeys < 50)

@@ -2,8 +2,8 @@
 /*
  * selftests/unit/test_top.c - segpool-top's pieces, unit by unit: the command
  * line (slabtop's options with slabtop's meanings), the keys, the orders
- * and the natural sort of names, and its manual's tables against the
- * program's (Documentation/guide/segpool-top.md).  test_export drives the whole
+ * and the natural sort of names, and its manual's sort criteria against the
+ * program's (Documentation/man/segpool-top.1.in).  test_export drives the whole
  * program against a live process; this test links its objects directly.
  */
 #include <stdio.h>
@@ -16,7 +16,7 @@
 #ifndef SEGPOOL_SRCTREE
 #define SEGPOOL_SRCTREE "."
 #endif
-#define TOP_DOC		SEGPOOL_SRCTREE "/Documentation/guide/segpool-top.md"
+#define TOP_DOC		SEGPOOL_SRCTREE "/Documentation/man/segpool-top.1.in"
 
 /* slabtop(1), procps-ng: its sort letters and what they sort by */
 static const struct {
@@ -320,36 +320,73 @@ static void test_keys(void **state)
 	assert_int_equal(top_handle_key(&ctx, 'z', page), TOP_ACT_NONE);
 }
 
-/* The manual's SORT CRITERIA table is the program's. */
+/*
+ * The manual's SORT CRITERIA are the program's: each ".TP" entry's tag line
+ * (".BR a \", \" active") names a letter and its word, the text after it
+ * starts with what the order sorts by, names its column ("no column" when
+ * it has none) and says "not in slabtop" exactly for segpool-top's own.
+ */
+static void check_sort_entry(const char *tag, const char *desc)
+{
+	char key, word[32];
+	const char *what, *col;
+	enum top_sort s;
+
+	if (sscanf(tag, ".BR %c \", \" %31s", &key, word) != 2)
+		fail_msg("%s: a sort entry it cannot read: %s", TOP_DOC, tag);
+	assert_int_equal(top_sort_of_key(key, &s), 0);
+	assert_string_equal(top_sort_keys[s].word, word);
+	what = top_sort_keys[s].what;
+	if (!strncmp(desc, "the ", 4) && strncmp(desc, what, strlen(what)))
+		desc += 4;
+	if (strncmp(desc, what, strlen(what)) ||
+	    !strchr(" .,;(", desc[strlen(what)]))
+		fail_msg("%s: sort %c is \"%s\", the page says: %s", TOP_DOC,
+			 key, what, desc);
+	col = top_sort_keys[s].column;
+	if (!strstr(desc, col ? col : "no column"))
+		fail_msg("%s: sort %c does not name its column %s", TOP_DOC, key,
+			 col ? col : "(none)");
+	assert_int_equal(!strstr(desc, "not in slabtop"), top_sort_keys[s].slabtop);
+}
+
 static void test_manual_tables(void **state)
 {
 	FILE *f = fopen(TOP_DOC, "r");
-	char line[512];
-	bool in_sort = false;
+	char line[512], tag[512] = "", desc[2048] = "";
+	bool in_sort = false, in_tag = false;
 	int rows = 0;
 
 	(void)state;
 	if (!f)
 		fail_msg("cannot open %s", TOP_DOC);
 	while (fgets(line, sizeof(line), f)) {
-		char key, word[32], what[64], col[32], theirs[16];
-		enum top_sort s;
-
-		if (!strncmp(line, "## ", 3))
-			in_sort = !strncmp(line, "## SORT CRITERIA", 16);
-		if (!in_sort || strncmp(line, "| `", 3))
+		line[strcspn(line, "\n")] = '\0';
+		if (!strncmp(line, ".SH ", 4) || !strcmp(line, ".TP")) {
+			if (in_sort && tag[0]) {
+				check_sort_entry(tag, desc);
+				rows++;
+			}
+			tag[0] = desc[0] = '\0';
+			in_tag = !strcmp(line, ".TP");
+			if (line[1] == 'S')
+				in_sort = !strcmp(line, ".SH SORT CRITERIA");
 			continue;
-		if (sscanf(line, "| `%c` | `%31[^`]` | %63[^|]| %31[^|]| %15[^ |]",
-			   &key, word, what, col, theirs) != 5)
-			fail_msg("%s: a sort row it cannot read: %s", TOP_DOC, line);
-		what[strcspn(what, "|")] = '\0';
-		while (what[0] && what[strlen(what) - 1] == ' ')
-			what[strlen(what) - 1] = '\0';
-		assert_int_equal(top_sort_of_key(key, &s), 0);
-		assert_string_equal(top_sort_keys[s].word, word);
-		assert_string_equal(top_sort_keys[s].what, what);
-		assert_int_equal(!strcmp(theirs, "same"), top_sort_keys[s].slabtop);
-		rows++;
+		}
+		if (!in_sort)
+			continue;
+		if (in_tag) {
+			memcpy(tag, line, strlen(line) + 1);
+			in_tag = false;
+		} else if (tag[0]) {
+			size_t n = strlen(desc), l = strlen(line);
+
+			if (n + l + 2 > sizeof(desc))
+				fail_msg("%s: sort entry too long: %s", TOP_DOC, tag);
+			if (n)
+				desc[n++] = ' ';
+			memcpy(desc + n, line, l + 1);
+		}
 	}
 	fclose(f);
 	assert_int_equal(rows, TOP_SORT_NR);

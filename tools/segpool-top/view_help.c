@@ -14,7 +14,7 @@ void top_view_help(struct top_ctx *ctx, struct top_screen *scr)
 		" holds, USE their share, OBJ SIZE the size asked for, STRIDE bytes from",
 		" one object to the next (bytes), SLABS all slabs, OBJ/SLAB objects in a",
 		" slab, CACHE SIZE memory in slabs, GROWTH its change since the last",
-		" refresh (K = 1024 bytes).  Documentation/guide/segpool-top.md has it all.",
+		" refresh (K = 1024 bytes).  man segpool-top has it all.",
 	};
 
 	top_view_title(ctx, scr, "help");
