@@ -3,10 +3,11 @@
  * percpu/magazine.c - magazine memory.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
-
 #include <string.h>
 
+#include "internal/report.h"
 #include "percpu/magazine.h"
 #include "slab/slab.h"
 
@@ -27,9 +28,14 @@ int sp_mag_init(void)
 		snprintf(name, sizeof(name), "segpool-magazine-%u",
 			 sp_mag_class_cap(cls));
 		sp_mag_caches[cls] = sp_cache_create(name, 128U << cls, 0,
-						     SP_CACHE_INTERNAL, NULL);
+						     SP_CACHE_INTERNAL |
+						     SP_CACHE_ZEROED, NULL);
 		if (!sp_mag_caches[cls])
 			return -ENOMEM;
+		/* link and free mark stay out of the rounds (sp_mag_alloc()) */
+		SP_BUG_ON(sp_mag_caches[cls]->fp_offset != 0 ||
+			  sp_mag_caches[cls]->key_off + SP_FREEMARK_SIZE >
+			  offsetof(struct sp_mag, slot));
 	}
 	return 0;
 }
@@ -50,9 +56,14 @@ struct sp_mag *sp_mag_alloc(unsigned int cls)
 	 * even.  The memory may come from a slab another cache gave back, with
 	 * the program's bytes in it: an odd word there read as "full" and
 	 * made the free path count a third-full magazine as full, handing out
-	 * whatever the stale words held.
+	 * whatever the stale words held.  So a magazine cache's new slabs
+	 * start zeroed (SP_CACHE_ZEROED), and afterwards its rounds only ever
+	 * hold objects, which are even: the slab's link and free mark sit in
+	 * @next and @cap/@count, outside the rounds (fp_offset 0, key_off 8),
+	 * and no debug option reaches an internal cache.  No 8 KiB memset on
+	 * every magazine made, which was the free path's p99.9 on the pool
+	 * pattern.
 	 */
-	memset(sp_mag_base(m), 0, (size_t)m->cap * sizeof(void *));
 	m->slot[m->cap + 1] = SP_MAG_GUARD;
 	return m;
 }

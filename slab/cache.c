@@ -76,7 +76,7 @@ struct segpool_cache *sp_cache_create(const char *name, size_t size,
 	    size > SEGPOOL_CACHE_MAX_SIZE ||
 	    (align && (!SP_IS_POW2(align) || align > SEGPOOL_CACHE_MAX_ALIGN)) ||
 	    (flags & ~(SEGPOOL_CACHE_FLAGS_VALID | SP_CACHE_KMALLOC |
-		       SP_CACHE_INTERNAL)) ||
+		       SP_CACHE_INTERNAL | SP_CACHE_ZEROED)) ||
 	    sp_geometry_compute(&proto, size, align)) {
 		errno = EINVAL;
 		return NULL;

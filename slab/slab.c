@@ -26,6 +26,7 @@
  * through a hook under the node lock.
  */
 #include <errno.h>
+#include <string.h>
 
 #include "internal/report.h"
 #include "slab/slab.h"
@@ -40,6 +41,9 @@ static void sp_slab_populate(struct segpool_cache *c, struct sp_slab *s)
 	s->freelist = NULL;
 	s->fresh = 0;
 	s->rand_pos = c->rand_seq ? sp_harden_rand_pos(c) : 0;
+	/* its pages may come from another cache's slab, with its bytes */
+	if (c->flags & SP_CACHE_ZEROED)
+		memset(s->base, 0, (size_t)c->objs_per_slab * c->stride);
 	if (c->ctor)
 		for (unsigned int i = 0; i < c->objs_per_slab; i++)
 			c->ctor(s->base + (size_t)i * c->stride);

@@ -44,6 +44,7 @@ struct sp_pcpu_cache;
 #define SP_CACHE_KMALLOC	(1UL << 31)	/* a segpool_malloc size class */
 #define SP_CACHE_FREEPTR_OUT	(1UL << 30)	/* link stored after the object */
 #define SP_CACHE_INTERNAL	(1UL << 29)	/* the library's own bookkeeping */
+#define SP_CACHE_ZEROED		(1UL << 28)	/* a new slab's objects start zeroed */
 
 /* Owner token of pages that hold slab descriptors (not objects). */
 #define SP_OWNER_META		((uintptr_t)2)
