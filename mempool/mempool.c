@@ -127,6 +127,17 @@ static void sp_mempool_free_elems(struct segpool_mempool *pool, void **elems,
 		pool->free_fn(elems[i], pool->pool_data);
 }
 
+/* Give back a pool's elements, locks and memory (it is off every list). */
+static void sp_mempool_teardown(struct segpool_mempool *pool)
+{
+	sp_mempool_free_elems(pool, pool->elements, pool->curr_nr);
+	pthread_cond_destroy(&pool->wait);
+	pthread_mutex_destroy(&pool->lock);
+	pthread_mutex_destroy(&pool->resize_lock);
+	segpool_kfree(pool->elements);
+	segpool_kfree(pool);
+}
+
 static int sp_mempool_init_cond(pthread_cond_t *c)
 {
 	pthread_condattr_t a;
@@ -176,12 +187,7 @@ sp_mempool_new(int min_nr, segpool_mempool_alloc_fn *alloc_fn,
 		void *e = alloc_fn(gfp & ~SEGPOOL_NOFAIL, pool_data);
 
 		if (!e) {
-			sp_mempool_free_elems(pool, pool->elements, pool->curr_nr);
-			pthread_cond_destroy(&pool->wait);
-			pthread_mutex_destroy(&pool->lock);
-			pthread_mutex_destroy(&pool->resize_lock);
-			segpool_kfree(pool->elements);
-			segpool_kfree(pool);
+			sp_mempool_teardown(pool);
 			errno = ENOMEM;
 			return NULL;
 		}
@@ -421,12 +427,7 @@ SEGPOOL_API void segpool_mempool_destroy(struct segpool_mempool *pool)
 	sp_list_del(&pool->list);
 	pthread_mutex_unlock(&sp_mempools_lock);
 	pool->magic = 0;
-	sp_mempool_free_elems(pool, pool->elements, pool->curr_nr);
-	pthread_cond_destroy(&pool->wait);
-	pthread_mutex_destroy(&pool->lock);
-	pthread_mutex_destroy(&pool->resize_lock);
-	segpool_kfree(pool->elements);
-	segpool_kfree(pool);
+	sp_mempool_teardown(pool);
 }
 
 SEGPOOL_API int segpool_mempool_get_stats(struct segpool_mempool *pool,

@@ -18,12 +18,7 @@ static void sp_stats_arena_text(const struct sp_bump_snap *s, void *arg)
 
 	sp_sbuf_printf(b, "arena %s\n", s->name);
 	sp_sbuf_printf(b, "node %d\n", s->info.node);
-	sp_sbuf_printf(b, "flags ");
-	if (!n)
-		sp_sbuf_printf(b, "none");
-	for (size_t i = 0; i < n; i++)
-		sp_sbuf_printf(b, "%s%s", i ? "," : "", names[i]);
-	sp_sbuf_putc(b, '\n');
+	sp_sbuf_names(b, "flags", names, n);
 	for (size_t i = 0; i < sp_nr_bump_fields; i++)
 		sp_sbuf_printf(b, "%s %llu\n", sp_bump_fields[i].name,
 			       (unsigned long long)sp_bump_fields[i].get(&s->info));

@@ -85,6 +85,17 @@ void sp_sbuf_putc(struct sp_sbuf *b, char c)
 	b->buf[b->len] = '\0';
 }
 
+void sp_sbuf_names(struct sp_sbuf *b, const char *key,
+		   const char *const *names, size_t n)
+{
+	sp_sbuf_printf(b, "%s ", key);
+	if (!n)
+		sp_sbuf_printf(b, "none");
+	for (size_t i = 0; i < n; i++)
+		sp_sbuf_printf(b, "%s%s", i ? "," : "", names[i]);
+	sp_sbuf_putc(b, '\n');
+}
+
 void sp_sbuf_write(struct sp_sbuf *b, const char *s, size_t n)
 {
 	if (!sp_sbuf_reserve(b, n + 1))

@@ -35,12 +35,7 @@ static void sp_detail_flags(struct sp_sbuf *b, unsigned long flags)
 	const char *names[16];
 	size_t n = sp_cache_flag_names(flags, names, SP_ARRAY_SIZE(names));
 
-	sp_sbuf_printf(b, "flags ");
-	if (!n)
-		sp_sbuf_printf(b, "none");
-	for (size_t i = 0; i < n; i++)
-		sp_sbuf_printf(b, "%s%s", i ? "," : "", names[i]);
-	sp_sbuf_putc(b, '\n');
+	sp_sbuf_names(b, "flags", names, n);
 }
 
 /* "<key> <total>" and, for each slot of @s with a non-zero value, " C<i>=v". */

@@ -234,6 +234,9 @@ SP_INTERNAL __sp_printf(2, 3) void sp_sbuf_printf(struct sp_sbuf *b,
 SP_INTERNAL void sp_sbuf_putc(struct sp_sbuf *b, char c);
 /* @n bytes at @s, which need not end with a NUL. */
 SP_INTERNAL void sp_sbuf_write(struct sp_sbuf *b, const char *s, size_t n);
+/* "<key> a,b,c\n" from @n names, or "<key> none\n" when there are none. */
+SP_INTERNAL void sp_sbuf_names(struct sp_sbuf *b, const char *key,
+			       const char *const *names, size_t n);
 SP_INTERNAL void sp_sbuf_free(struct sp_sbuf *b);
 /*
  * sp_sbuf_finish() - write @b to @out, flush @out and free @b.

@@ -41,14 +41,26 @@ static const char *after(const char *text, const char *from, const char *s)
 	return p + strlen(s);
 }
 
+/* Run @cmd (which cleans up its scripts) and keep its output; @dir goes. */
+static void run_in(char *dir, const char *cmd, char *out, size_t cap)
+{
+	FILE *f = popen(cmd, "r");
+	size_t len;
+	int status;
+
+	assert_non_null(f);
+	len = fread(out, 1, cap - 1, f);
+	out[len] = '\0';
+	status = pclose(f);
+	rmdir(dir);
+	assert_true(WIFEXITED(status));
+}
+
 static void test_progress_lines(void **state)
 {
 	char dir[] = "/tmp/segpool-runner.XXXXXX";
 	char cmd[1024], out[1 << 14];
 	const char *p;
-	size_t len;
-	FILE *f;
-	int status;
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
@@ -58,13 +70,7 @@ static void test_progress_lines(void **state)
 	snprintf(cmd, sizeof(cmd), "cd %s && SEGPOOL_TEST_EXCLUDE= "
 		 "%s/scripts/run-selftests.sh ./t_slow ./t_skip ./t_fail 2>&1; "
 		 "rm -f t_slow t_skip t_fail", dir, SEGPOOL_SRCTREE);
-	f = popen(cmd, "r");
-	assert_non_null(f);
-	len = fread(out, 1, sizeof(out) - 1, f);
-	out[len] = '\0';
-	status = pclose(f);
-	rmdir(dir);
-	assert_true(WIFEXITED(status));
+	run_in(dir, cmd, out, sizeof(out));
 
 	/* each test announced as it starts, before its output and result */
 	p = after(out, NULL, "1..3\n");
@@ -93,9 +99,6 @@ static void test_variant_lines(void **state)
 	char dir[] = "/tmp/segpool-runner.XXXXXX";
 	char cmd[2048], body[1024], out[1 << 14];
 	const char *p;
-	size_t len;
-	FILE *f;
-	int status;
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
@@ -114,13 +117,7 @@ static void test_variant_lines(void **state)
 		 "SEGPOOL_TEST_MISSING='t_none=sometool' "
 		 "%s/scripts/run-selftests.sh ./t_var ./t_none 2>&1; "
 		 "rm -f t_var t_none", dir, SEGPOOL_SRCTREE);
-	f = popen(cmd, "r");
-	assert_non_null(f);
-	len = fread(out, 1, sizeof(out) - 1, f);
-	out[len] = '\0';
-	status = pclose(f);
-	rmdir(dir);
-	assert_true(WIFEXITED(status));
+	run_in(dir, cmd, out, sizeof(out));
 	p = after(out, NULL, "1..3\n");
 	p = after(out, p, "# [1/3] t_var [a=1]\n");
 	p = after(out, p, "# in a=1 V=one GONE=here\n");
