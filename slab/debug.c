@@ -30,6 +30,7 @@
  */
 #include <errno.h>
 #include <execinfo.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -487,6 +488,34 @@ bool sp_debug_bad_free(struct segpool_cache *c, void *obj)
 
 /* --- validation ----------------------------------------------------------- */
 
+/*
+ * Say in @what that the free list of @s went wrong after @count links at
+ * @p.  The list's head is the descriptor's plain pointer; a link inside an
+ * object (@prev's) is shown as the word stored there, never decoded: the
+ * decoded value next to the stored word gives the cache's secret away.
+ */
+static void sp_debug_bad_link(const struct segpool_cache *c,
+			      const struct sp_slab *s, void *prev, void *p,
+			      unsigned int count, char *what, size_t len)
+{
+	char *at;
+	uintptr_t raw;
+
+	if (!prev) {
+		snprintf(what, len, "free list of the slab starts at %p, not a "
+			 "free object of the slab", p);
+		return;
+	}
+	at = (char *)prev + c->fp_offset;
+	sp_san_link_open(c, at);
+	memcpy(&raw, at, sizeof(raw));
+	sp_san_link_close(c, at);
+	snprintf(what, len, "the link of free object %p (offset %u holds "
+		 "%#018" PRIxPTR ") leads to no other free object of the slab "
+		 "(after %u links)", prev, c->fp_offset, raw, count);
+	(void)s;
+}
+
 static int sp_debug_validate_slab(struct segpool_cache *c, struct sp_slab *s)
 {
 	unsigned int count = 0, alloc = 0, limit = c->objs_per_slab;
@@ -520,13 +549,13 @@ static int sp_debug_validate_slab(struct segpool_cache *c, struct sp_slab *s)
 			bad++;
 		}
 	}
-	for (void *p = s->freelist; p; p = sp_get_freeptr(c, p)) {
-		if (!sp_debug_valid_obj(c, s, p) ||
+	for (void *prev = NULL, *p = s->freelist; p;
+	     prev = p, p = sp_get_freeptr(c, p)) {
+		if (!sp_debug_valid_obj(c, s, p) || p == prev ||
 		    sp_obj_index(c, s, p) >= s->fresh || count == limit ||
 		    (debug && sp_debug_state(c, p) != SP_DEBUG_STATE_FREE)) {
-			snprintf(what, sizeof(what), "free list of the slab "
-				 "reaches %p, not a free object of the slab "
-				 "(after %u links)", p, count);
+			sp_debug_bad_link(c, s, prev, p, count, what,
+					  sizeof(what));
 			sp_debug_bug_slab(c, s, "freelist-corrupt", what);
 			return bad + 1;
 		}

@@ -15,6 +15,7 @@
  * mapping, after the per-node structs.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -108,14 +109,21 @@ unsigned int sp_harden_rand_pos(struct segpool_cache *c)
 }
 
 void sp_report_bad_freeptr(const struct segpool_cache *c,
-			   const struct sp_slab *s, const void *obj,
-			   const void *next)
+			   const struct sp_slab *s, void *obj)
 {
-	sp_warn("bad free-list pointer %p in free object %p (cache %s, "
-		"slab %p-%p, link at offset %u): written after free or "
-		"overrun by the object before it", next, obj, c->name,
-		(void *)s->base, (void *)(s->base + sp_slab_bytes(c)),
-		c->fp_offset);
+	char *at = (char *)obj + c->fp_offset;
+	uintptr_t raw;
+
+	/* the stored word as it is: decoding it here would print the
+	 * secret's worth to whoever reads the message */
+	sp_san_link_open(c, at);
+	memcpy(&raw, at, sizeof(raw));
+	sp_san_link_close(c, at);
+	sp_warn("bad free-list pointer in free object %p (cache %s, "
+		"slab %p-%p, link at offset %u holds %#018" PRIxPTR "): "
+		"written after free or overrun by the object before it",
+		obj, c->name, (void *)s->base,
+		(void *)(s->base + sp_slab_bytes(c)), c->fp_offset, raw);
 	abort();
 }
 

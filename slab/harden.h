@@ -36,10 +36,15 @@ SP_INTERNAL size_t sp_harden_extra_bytes(const struct segpool_cache *c);
 SP_INTERNAL void sp_harden_cache_init(struct segpool_cache *c, void *extra);
 /* A fresh random start in the cache's random sequence, for a slab. */
 SP_INTERNAL unsigned int sp_harden_rand_pos(struct segpool_cache *c);
-/* Report a link of @obj (a free object of @s) that decodes to @next. */
+/*
+ * Report the link of @obj (a free object of @s) that sp_freeptr_valid()
+ * refused.  It prints the word stored in the object, never the decoded
+ * link: the decoded value, the stored word and the link's address together
+ * give the cache's secret.
+ */
 SP_INTERNAL __sp_cold __sp_noreturn void
 sp_report_bad_freeptr(const struct segpool_cache *c, const struct sp_slab *s,
-		      const void *obj, const void *next);
+		      void *obj);
 /*
  * Report slab @s of @c whose free list ran out while its counters say
  * objects are free in it (a link overwritten with NULL: with hardening
@@ -59,15 +64,22 @@ static inline uintptr_t sp_freeptr_mix(const struct segpool_cache *c,
 }
 
 /*
- * sp_freeptr_valid() - @next, decoded from a link in slab @s, is NULL or an
- * object of @s.  Not a proof that it is free: a cycle made by a double free
- * decodes to valid objects (see Documentation/internals/hardening.md).
+ * sp_freeptr_valid() - @next, decoded from the link of free object @obj of
+ * slab @s, is NULL or another object of @s.  A link to its own object
+ * (SLUB's naive check) is refused in every cache: followed, it would hand
+ * that object out on every allocation.  With hardened links, a link outside
+ * the slab or off an object boundary is refused too.  Not a proof that
+ * @next is free: a cycle made by a double free through other objects
+ * decodes to valid ones (see Documentation/internals/hardening.md).
  */
 static inline bool sp_freeptr_valid(const struct segpool_cache *c,
-				    const struct sp_slab *s, const void *next)
+				    const struct sp_slab *s, const void *obj,
+				    const void *next)
 {
 	uintptr_t off = (uintptr_t)next - (uintptr_t)s->base;
 
+	if (unlikely(next == obj))
+		return false;
 	return !next || !c->fl_secret ||
 	       (off < ((size_t)c->objs_per_slab * c->stride) &&
 		sp_obj_index(c, s, next) < c->objs_per_slab);

@@ -90,9 +90,9 @@ static inline void *sp_slab_next(struct segpool_cache *c, struct sp_slab *s)
 
 		/* with consistency checks, the debug hook reports it instead,
 		 * with the response the cache is set to */
-		if (unlikely(!sp_freeptr_valid(c, s, next)) &&
+		if (unlikely(!sp_freeptr_valid(c, s, obj, next)) &&
 		    !(c->flags & SEGPOOL_CONSISTENCY_CHECKS))
-			sp_report_bad_freeptr(c, s, obj, next);
+			sp_report_bad_freeptr(c, s, obj);
 		s->freelist = next;
 		return obj;
 	}

@@ -14,6 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 
 #include <segpool/segpool.h>
 
@@ -209,6 +212,107 @@ static void test_link_after_object(void **state)
 					 "link at offset 40"));
 }
 
+/*
+ * The report shows the word stored in the object, never what it decodes
+ * to: the decoded link with the stored word and its address gives the
+ * cache's secret.  The child writes the decoded values of the two bad
+ * links into a shared page before it allocates through them.
+ */
+static uintptr_t *decoded_seen;
+
+static void corrupt_note_decoded(void *arg)
+{
+	const struct plant *p = arg;
+	struct segpool_cache *c = segpool_cache_create("hd-raw", p->size, 0, 0,
+						       NULL);
+	void *objs[6], *more[4];
+
+	if (!c || segpool_cache_alloc_bulk(c, 0, 6, objs) != 6)
+		_exit(2);
+	segpool_cache_free(c, objs[1]);
+	segpool_cache_free(c, objs[2]);
+	if (segpool_cache_shrink(c) < 0)
+		_exit(3);
+	plant_link(c, objs[1], p->value);
+	plant_link(c, objs[2], p->value);
+	decoded_seen[0] = (uintptr_t)sp_get_freeptr(c, objs[1]);
+	decoded_seen[1] = (uintptr_t)sp_get_freeptr(c, objs[2]);
+	if (segpool_cache_alloc_bulk(c, 0, 3, more))
+		_exit(4);
+}
+
+static void test_report_prints_raw_word(void **state)
+{
+	struct plant garbage = { .value = 0x4141414141414141UL, .size = 64 };
+	char buf[4096], dec[32];
+	int status;
+
+	(void)state;
+	if (!want_hardened())
+		skip();
+	decoded_seen = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+			    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	assert_true(decoded_seen != MAP_FAILED);
+	assert_int_equal(sp_test_run_child(corrupt_note_decoded, &garbage, buf,
+					   sizeof(buf), &status), 0);
+	if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGABRT)
+		fail_msg("child did not abort (status %#x): %s", status, buf);
+	if (!strstr(buf, "bad free-list pointer") ||
+	    !strstr(buf, "holds 0x4141414141414141)"))
+		fail_msg("report lacks the stored word: %s", buf);
+	for (int i = 0; i < 2; i++) {
+		assert_true(decoded_seen[i] != 0);
+		assert_true(decoded_seen[i] != garbage.value);
+		snprintf(dec, sizeof(dec), "%#lx", (unsigned long)decoded_seen[i]);
+		if (strstr(buf, dec))
+			fail_msg("report shows the decoded link %s: %s", dec, buf);
+		snprintf(dec, sizeof(dec), "%lx", (unsigned long)decoded_seen[i]);
+		if (strstr(buf, dec))
+			fail_msg("report shows the decoded link %s: %s", dec, buf);
+	}
+	munmap(decoded_seen, 4096);
+}
+
+/*
+ * A link that decodes to its own object (forged with the secret, or a
+ * plain self-pointer without hardening) is refused: followed, the object
+ * would come back on every allocation.
+ */
+static void self_link_and_alloc(void *arg)
+{
+	struct segpool_cache *c = segpool_cache_create("hd-self", 64, 0, 0,
+						       NULL);
+	void *objs[6], *more[4], *head;
+	struct sp_slab *s;
+
+	(void)arg;
+	if (!c || segpool_cache_alloc_bulk(c, 0, 6, objs) != 6)
+		_exit(2);
+	segpool_cache_free(c, objs[1]);
+	segpool_cache_free(c, objs[2]);
+	if (segpool_cache_shrink(c) < 0)
+		_exit(3);
+	s = sp_obj_to_slab(objs[3]);
+	head = s ? s->freelist : NULL;
+	if (!head)
+		_exit(5);
+	/* the encoding the cache itself would store for a link to @head */
+	sp_set_freeptr(c, head, head);
+	if (sp_get_freeptr(c, head) != head)
+		_exit(6);
+	if (segpool_cache_alloc_bulk(c, 0, 3, more))
+		_exit(more[0] == more[1] ? 7 : 4);	/* handed out */
+}
+
+static void test_self_link_reported(void **state)
+{
+	(void)state;
+	assert_true(sp_test_expect_death(self_link_and_alloc, NULL,
+					 "bad free-list pointer in free object"));
+	assert_true(sp_test_expect_death(self_link_and_alloc, NULL,
+					 "(cache hd-self, slab "));
+}
+
 /* Seeded churn with object contents checked: correct either way. */
 static void test_churn_correct(void **state)
 {
@@ -361,6 +465,8 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_bad_link_reported),
 	cmocka_unit_test(test_forged_link_reported),
 	cmocka_unit_test(test_link_after_object),
+	cmocka_unit_test(test_report_prints_raw_word),
+	cmocka_unit_test(test_self_link_reported),
 	cmocka_unit_test(test_churn_correct),
 	cmocka_unit_test(test_random_order),
 	cmocka_unit_test(test_random_flag),
