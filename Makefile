@@ -527,6 +527,23 @@ $(lib-so): $(lib-objs) $(srctree)/scripts/segpool.map
 # $(PREFIX) are written relative to it (${prefix}/..., or to the CMake file's
 # own directory), so pkg-config --define-prefix and a moved tree work.
 under-prefix = $(patsubst $(PREFIX)/%,$(2)/%,$(patsubst $(PREFIX),$(2),$(1)))
+# The .pc files (segpool.pc, segpool-kernel.pc): pkg-config --define-prefix
+# takes the prefix to be two levels above the .pc's directory (<prefix>/lib/
+# pkgconfig).  Where that holds, directories are ${prefix}-relative; where
+# it does not (a multiarch <prefix>/lib/<triplet>/pkgconfig), they are
+# written relative to ${pcfiledir}, which pkg-config always knows, and
+# --define-prefix has nothing wrong to move.  Outside $(PREFIX), or with
+# the .pc outside it: as given.
+pc-guess   := $(patsubst %/,%,$(dir $(patsubst %/,%,$(dir $(PCDIR)))))
+pc-dir     = $(if $(filter $(PREFIX) $(PREFIX)/%,$(1)),$(if $(filter \
+	$(PREFIX),$(pc-guess)),$(call under-prefix,$(1),$${prefix}),$(if $(filter \
+	$(PREFIX)/%,$(PCDIR)),$${pcfiledir}/$(shell realpath -m \
+	--relative-to=$(PCDIR) $(1)),$(1))),$(1))
+pc-prefix  = $(if $(filter $(PREFIX),$(pc-guess)),$(PREFIX),$(if $(filter \
+	$(PREFIX)/%,$(PCDIR)),$${pcfiledir}/$(shell realpath -m \
+	--relative-to=$(PCDIR) $(PREFIX)),$(PREFIX)))
+pc-sed     = sed -e 's|@PREFIX@|$(pc-prefix)|' -e 's|@LIBDIR@|$(call pc-dir,$(LIBDIR))|' \
+	-e 's|@INCDIR@|$(call pc-dir,$(INCDIR))|' -e 's|@VERSION@|$(VERSION)|'
 # The malloc replacement: the library's objects and malloc/'s in one shared
 # object, so malloc() reaches segpool_malloc()'s hit path by a direct call
 # (-Bsymbolic-functions binds every call inside it locally, no PLT).
@@ -542,10 +559,7 @@ $(malloc-so): $(lib-objs) $(malloc-objs) $(srctree)/malloc/exports.map
 $(lib-pc): $(srctree)/scripts/segpool.pc.in $(srctree)/Makefile $(dirs-file)
 	$(quiet) GEN $(patsubst $(objtree)/%,%,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' \
-		-e 's|@LIBDIR@|$(call under-prefix,$(LIBDIR),$${prefix})|' \
-		-e 's|@INCDIR@|$(call under-prefix,$(INCDIR),$${prefix})|' \
-		-e 's|@VERSION@|$(VERSION)|' $< > $@
+	$(Q)$(pc-sed) $< > $@
 
 # from the CMake package's directory back to $(PREFIX) ("../../.."), or
 # $(PREFIX) itself when CMAKEDIR is not under it

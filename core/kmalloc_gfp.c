@@ -179,6 +179,20 @@ SEGPOOL_API void segpool_kfree(const void *ptr)
 	segpool_free((void *)(uintptr_t)ptr);
 }
 
+SEGPOOL_API void segpool_kfree_sensitive(const void *ptr)
+{
+	void *p = (void *)(uintptr_t)ptr;
+	size_t n;
+
+	if (unlikely(SEGPOOL_ZERO_OR_NULL_PTR(ptr)))
+		return;
+	/* checks @ptr as free does: an interior pointer is reported here */
+	n = segpool_usable_size(ptr);
+	if (n)
+		explicit_bzero(p, n);
+	segpool_free(p);
+}
+
 SEGPOOL_API void *segpool_krealloc(void *ptr, size_t size, unsigned int gfp)
 {
 	size_t old;

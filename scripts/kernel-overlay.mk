@@ -5,7 +5,8 @@
 # its selftest, built twice.
 #
 #   segpool-kernel.pc    Cflags -I<includedir>/segpool/kernel, Requires
-#                        segpool and liburcu-memb (the RCU wrappers)
+#                        segpool and liburcu-memb (the RCU wrappers);
+#                        relocatable as segpool.pc (pc-sed of the Makefile)
 #   make install         also installs <includedir>/segpool/kernel/linux/*.h
 #                        and segpool-kernel.pc
 #   selftests/api/test_kernel_api            the kernel-style selftest against
@@ -38,8 +39,7 @@ clean: kernel-clean
 $(kernel-pc): $(srctree)/scripts/segpool-kernel.pc.in $(srctree)/Makefile $$(dirs-file)
 	$(quiet) GEN $(patsubst $(objtree)/%,%,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
-		-e 's|@INCDIR@|$(INCDIR)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
+	$(Q)$(pc-sed) $< > $@
 
 install-kernel: $(kernel-pc)
 	$(Q)install -d $(DESTDIR)$(INCDIR)/segpool/kernel/linux $(DESTDIR)$(PCDIR)
@@ -52,9 +52,15 @@ uninstall-kernel:
 	$(Q)-rmdir $(DESTDIR)$(INCDIR)/segpool/kernel/linux \
 		$(DESTDIR)$(INCDIR)/segpool/kernel 2>/dev/null || true
 
+# Both built with -D_FORTIFY_SOURCE=2, as Debian's build flags build them:
+# kfree_sensitive() must not clear more than the compiler knows of (not
+# under a sanitizer, nor without optimisation, where it means nothing).
+kapi-fortify  := $(if $(or $(SANITIZE),$(filter -O0,$(OPT))),,\
+	-U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=2)
+
 # in the tree: the overlay folder first, as pkg-config would put it
 $(objtree)/selftests/api/test_kernel_api.o: CPPFLAGS_ALL += \
-	-I$(srctree)/include/segpool/kernel
+	-I$(srctree)/include/segpool/kernel $(kapi-fortify)
 
 $(kapi-test): $(objtree)/selftests/api/test_kernel_api.o $(lib-a)
 	$(quiet) LD $(patsubst $(objtree)/%,%,$@)
@@ -77,7 +83,7 @@ $(kapi-inst): $(srctree)/selftests/api/test_kernel_api.c $(kapi-stamp)
 	$(Q)flags=$$($(KAPI_PC_ENV) pkg-config --cflags --libs segpool-kernel) && \
 	$(CC) $(CSTD) $(OPT) -g -gdwarf-4 -pthread $(WARN) \
 		$(filter -fsanitize=% -fno-%,$(CFLAGS_ALL)) $(LDFLAGS_ALL) \
-		-DKAPI_INSTALLED -o $@ $< $$flags -lcmocka \
+		$(kapi-fortify) -DKAPI_INSTALLED -o $@ $< $$flags -lcmocka \
 		-Wl,-rpath,$(kapi-image)$(LIBDIR)
 
 kernel-clean:

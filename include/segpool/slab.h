@@ -557,6 +557,23 @@ segpool_krealloc(void *ptr, size_t size, unsigned int gfp);
 SEGPOOL_API void segpool_kfree(const void *ptr);
 
 /**
+ * segpool_kfree_sensitive() - the kernel's kfree_sensitive(): clear, then free.
+ * @ptr: NULL, SEGPOOL_ZERO_SIZE_PTR (both no-ops), or anything
+ *       segpool_free() takes.
+ *
+ * Every byte segpool_usable_size() gives for @ptr is cleared, in a way the
+ * compiler cannot drop, before the memory is freed: the slack past the size
+ * asked for may hold secrets too (a krealloc() that shrank, say).  Out of
+ * line, as the kernel's: the caller's compiler sees neither the clearing
+ * nor the usable size, so a build with -D_FORTIFY_SOURCE does not take the
+ * clearing of more than the allocation's declared size for an overflow.
+ * Misuse is reported as for segpool_free().
+ *
+ * Context: any thread.
+ */
+SEGPOOL_API void segpool_kfree_sensitive(const void *ptr);
+
+/**
  * segpool_alloc_failed() - the failure path of an allocation under gfp rules.
  * @cache: the cache the failed allocation was from, or NULL for the size
  *         classes (segpool_kmalloc()).

@@ -16,6 +16,11 @@
 #     segpool::segpool_static; find_package(segpool 1.0) must not be
 #     satisfied (segpoolConfigVersion.cmake).
 #  4. The installed man pages are where man finds them.
+#  5. The .pc files of a Debian-style layout (PREFIX=/usr, a multiarch
+#     LIBDIR), made by the Makefile in a folder of their own and put in an
+#     image of that shape: pkg-config, with --define-prefix and without,
+#     must name the folders that hold the headers and the library
+#     (segpool-kernel.pc too).
 #
 # Skipped (status 4) in a sanitized build (the consumers would need the
 # sanitizer runtime; the plain build runs this) and when the image is
@@ -183,6 +188,41 @@ elif command -v man >/dev/null 2>&1; then
 			fail=1
 		fi
 	done
+fi
+
+# 5. a multiarch layout: -I and -L must name folders that hold the files
+triplet=x86_64-linux-gnu
+ma=$tmp/ma/usr
+if ! make -s --no-print-directory -f "$srctree/Makefile" O="$tmp/pcgen" \
+	PREFIX=/usr LIBDIR=/usr/lib/$triplet "$tmp/pcgen/segpool.pc" \
+	"$tmp/pcgen/segpool-kernel.pc" >"$tmp/pcgen.log" 2>&1; then
+	echo "FAIL: making the multiarch .pc files: $(head -c 300 "$tmp/pcgen.log")"
+	fail=1
+else
+	mkdir -p "$ma/lib/$triplet/pkgconfig"
+	cp "$tmp/pcgen/segpool.pc" "$tmp/pcgen/segpool-kernel.pc" \
+		"$ma/lib/$triplet/pkgconfig/"
+	ln -s "$prefix/include" "$ma/include"
+	ln -s "$libdir/libsegpool.so" "$ma/lib/$triplet/libsegpool.so"
+	for mode in --define-prefix --dont-define-prefix; do
+		flags=$(PKG_CONFIG_PATH=$ma/lib/$triplet/pkgconfig pkg-config \
+			$mode --cflags --libs segpool-kernel)
+		inc=0 kinc=0 lib=0
+		for w in $flags; do
+			case $w in
+			-I"$tmp"/*)
+				[[ -e ${w#-I}/segpool/segpool.h ]] && inc=1
+				[[ -e ${w#-I}/linux/slab.h ]] && kinc=1 ;;
+			-L"$tmp"/*)
+				[[ -e ${w#-L}/libsegpool.so ]] && lib=1 ;;
+			esac
+		done
+		if [[ $inc$kinc$lib != 111 ]]; then
+			echo "FAIL: pkg-config $mode segpool-kernel in a multiarch image: no folder with segpool.h ($inc), linux/slab.h ($kinc) or libsegpool.so ($lib) in: $flags"
+			fail=1
+		fi
+	done
+	[[ $fail -ne 0 ]] || echo "multiarch .pc: segpool and segpool-kernel found"
 fi
 
 exit "$fail"

@@ -419,17 +419,14 @@ static inline size_t ksize(const void *objp)
 	return segpool_usable_size(objp);
 }
 
-/* kfree_sensitive() - kfree() after clearing every usable byte. */
+/*
+ * kfree_sensitive() - kfree() after clearing every usable byte.  Out of
+ * line, as the kernel's: clearing ksize() bytes here, where the compiler
+ * knows the size kmalloc() was asked for, aborts under -D_FORTIFY_SOURCE.
+ */
 static inline void kfree_sensitive(const void *objp)
 {
-	size_t n = ksize(objp);
-
-	if (n) {
-		memset((void *)(uintptr_t)objp, 0, n);
-		/* as the kernel's memzero_explicit(): the stores stay */
-		__asm__ __volatile__("" : : "r"(objp) : "memory");
-	}
-	kfree(objp);
+	segpool_kfree_sensitive(objp);
 }
 
 static inline void *kmemdup(const void *src, size_t len, gfp_t gfp)
@@ -520,10 +517,14 @@ static __always_inline void kvfree(const void *addr)
 	kfree(addr);
 }
 
+/*
+ * kvfree_sensitive() - the kernel clears @len bytes; this clears every
+ * usable byte, which holds them (an allocation of @len at least).
+ */
 static inline void kvfree_sensitive(const void *addr, size_t len)
 {
 	(void)len;
-	kfree_sensitive(addr);
+	segpool_kfree_sensitive(addr);
 }
 
 #endif /* SEGPOOL_KERNEL_LINUX_SLAB_H */
