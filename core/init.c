@@ -27,8 +27,13 @@
  *     call_rcu_before_fork(), which pauses the workers) -> the RCU fork
  *     lock: read side held across every call into liburcu that takes a
  *     liburcu lock or a read-side section (register, unregister,
- *     call_rcu, synchronize_rcu, the cache-list walks), write side by
- *     fork.  rcu_barrier() runs outside it (sp_rcu_barrier_raw()).
+ *     call_rcu, synchronize_rcu, segpool_synchronize_rcu() too, the
+ *     cache-list walks), write side by fork.  Inside liburcu, below it:
+ *     its grace-period mutex -> its registry mutex, held across a grace
+ *     period; fork never takes them (urcu-memb has no fork hooks), the
+ *     write side keeps every holder out instead, so the child's registry
+ *     prune finds them free.  rcu_barrier() runs outside it
+ *     (sp_rcu_barrier_raw()).
  *  3. The cache-list lock (slab/cache.c).
  *  4. A per-CPU layer's drain lock (percpu/pcpu.c): one drainer at a time.
  *     Not taken by fork (it guards no data); the child re-initialises it.

@@ -32,9 +32,16 @@
  * paused the call_rcu workers between two batches of callbacks (lock
  * order: see core/init.c, level 2).  The child prunes liburcu's reader registry to
  * its own thread (sp_rcu_registry_prune()) and restarts the workers
- * (call_rcu_after_fork_child()).  A program must not register liburcu's
- * call_rcu fork handlers itself as well, and must not fork inside a
- * read-side critical section of its own (Documentation/internals/rcu.md).
+ * (call_rcu_after_fork_child()).  The write side is what keeps a grace
+ * period out of the fork: urcu_memb_synchronize_rcu() holds liburcu's
+ * grace-period and registry mutexes, which the child's prune needs, and
+ * urcu-memb (unlike urcu-bp) has no fork hooks that would take them; so
+ * every grace period segpool runs, segpool_synchronize_rcu() included,
+ * runs under the read side, and the call_rcu workers' are paused first.
+ * A program must not register liburcu's call_rcu fork handlers itself as
+ * well, must not call urcu_memb_synchronize_rcu() directly while another
+ * thread may fork, and must not fork inside a read-side critical section
+ * of its own (Documentation/internals/rcu.md).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -390,6 +397,13 @@ __attribute__((destructor)) static void sp_rcu_exit(void)
 }
 
 /* --- the public calls that are not inline in segpool/rcu.h --------------- */
+
+/* Under the fork lock's read side, as the library's own grace periods. */
+SEGPOOL_API void segpool_synchronize_rcu(void)
+{
+	(void)sp_init();
+	sp_rcu_synchronize();
+}
 
 SEGPOOL_API int segpool_rcu_register_thread(void)
 {

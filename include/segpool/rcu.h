@@ -12,7 +12,7 @@
  * Mixing in another flavour (urcu-mb, urcu-qsbr, urcu-bp, urcu-signal)
  * protects nothing.
  *
- * This header includes no liburcu header (it declares the three liburcu
+ * This header includes no liburcu header (it declares the two liburcu
  * calls it makes).  Under ThreadSanitizer the wrappers also tell it about
  * the grace period (liburcu's own barriers are invisible to it); readers
  * that call liburcu directly are not seen.  See Documentation/guide/rcu.md.
@@ -29,7 +29,7 @@ SEGPOOL_BEGIN_DECLS
 struct segpool_cache;
 
 /*
- * The three liburcu-memb calls the inline wrappers make, declared here so
+ * The two liburcu-memb calls the inline wrappers make, declared here so
  * that this header stays hermetic: including it defines none of liburcu's
  * rcu_read_lock()-style macros, which would bind a program's own liburcu
  * calls to this flavour.  They match <urcu/urcu-memb.h>.
@@ -37,7 +37,6 @@ struct segpool_cache;
 #ifndef _URCU_MEMB_H
 void urcu_memb_read_lock(void);
 void urcu_memb_read_unlock(void);
-void urcu_memb_synchronize_rcu(void);
 #endif
 
 #if defined(__SANITIZE_THREAD__)
@@ -126,16 +125,16 @@ static inline void segpool_rcu_read_unlock(void)
  * Returns once every read-side critical section that had begun when it was
  * called has ended.  It does not wait for objects freed with
  * segpool_cache_free_rcu() to be back in their cache: that is
- * segpool_rcu_barrier().
+ * segpool_rcu_barrier().  Not inline: a fork() in another thread waits for
+ * the grace period to end (liburcu holds its registry lock across one,
+ * which the child could otherwise never take); a program that calls
+ * liburcu's urcu_memb_synchronize_rcu() itself while another thread forks
+ * has no such guard.
  *
  * Context: any thread, outside a read-side critical section (inside one it
  * waits for itself forever); it sleeps.
  */
-static inline void segpool_synchronize_rcu(void)
-{
-	urcu_memb_synchronize_rcu();
-	SEGPOOL_RCU_TSAN_ACQUIRE();
-}
+SEGPOOL_API void segpool_synchronize_rcu(void);
 
 /**
  * segpool_cache_free_rcu() - free an object after an RCU grace period.

@@ -10,6 +10,7 @@
  * the parent reports, instead of a hang.
  */
 #include <errno.h>
+#include <sched.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -677,11 +678,100 @@ static void test_fork_rcu_registered_threads(void **state)
 	free(rf);
 }
 
+/*
+ * fork() + exec() while another thread is inside segpool_synchronize_rcu()
+ * (issue 23): a grace period holds liburcu's registry mutex, which the
+ * child's fork handler needs; forked at that moment, the child used to
+ * hang inside fork() for good.  The child runs nothing of ours after the
+ * fork, and its alarm would come too late (it hangs before fork()
+ * returns), so the parent is the watchdog: a child not gone in
+ * CHILD_TIMEOUT seconds is killed and fails the test.
+ */
+#define SYNC_FORKS	200
+
+struct syncer {
+	atomic_bool stop;
+	atomic_ulong rounds;
+};
+
+static void *sync_loop(void *arg)
+{
+	struct syncer *sy = arg;
+
+	while (!atomic_load(&sy->stop)) {
+		segpool_synchronize_rcu();
+		atomic_fetch_add(&sy->rounds, 1);
+	}
+	return NULL;
+}
+
+/* Wait for @pid at most CHILD_TIMEOUT seconds; false (it is killed) if not. */
+static bool wait_bounded(pid_t pid, int *status)
+{
+	struct timespec nap = { 0, 1000000L };
+
+	for (long waited = 0; waited < CHILD_TIMEOUT * 1000L; waited++) {
+		pid_t r = waitpid(pid, status, WNOHANG);
+
+		if (r == pid)
+			return true;
+		if (r < 0 && errno != EINTR)
+			return false;
+		nanosleep(&nap, NULL);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, status, 0);
+	return false;
+}
+
+static void test_fork_exec_during_synchronize(void **state)
+{
+	struct syncer sy = { .stop = false };
+	int nforks = sp_test_under_valgrind() ? 20 : SYNC_FORKS;
+	unsigned long at_start;
+	pthread_t th;
+
+	(void)state;
+	assert_int_equal(pthread_create(&th, NULL, sync_loop, &sy), 0);
+	while (atomic_load(&sy.rounds) < 2)
+		sched_yield();
+	at_start = atomic_load(&sy.rounds);
+	for (int n = 0; n < nforks; n++) {
+		int status = -1;
+		pid_t pid;
+
+		fflush(stdout);
+		fflush(stderr);
+		pid = fork();
+		if (pid == 0) {
+			execl("/bin/true", "true", (char *)NULL);
+			_exit(127);
+		}
+		assert_true(pid > 0);
+		if (!wait_bounded(pid, &status)) {
+			atomic_store(&sy.stop, true);
+			pthread_join(th, NULL);
+			fail_msg("fork %d of %d: the child hung in fork() while "
+				 "another thread was in segpool_synchronize_rcu()",
+				 n + 1, nforks);
+		}
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+			fail_msg("fork %d: child status %#x", n + 1, status);
+	}
+	atomic_store(&sy.stop, true);
+	pthread_join(th, NULL);
+	/* the grace periods went on meanwhile (and after every fork) */
+	assert_true(atomic_load(&sy.rounds) > at_start);
+	printf("# %d fork+exec during %lu grace periods\n", nforks,
+	       atomic_load(&sy.rounds) - at_start);
+}
+
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_fork_single_thread),
 	cmocka_unit_test(test_fork_from_main),
 	cmocka_unit_test(test_fork_from_worker),
 	cmocka_unit_test(test_fork_rcu_registered_threads),
+	cmocka_unit_test(test_fork_exec_during_synchronize),
 };
 
 SP_TEST_MAIN(tests)
