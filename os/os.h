@@ -47,12 +47,16 @@ SP_INTERNAL void *sp_os_map_meta(size_t size);
 
 /* --- shared memory (os/shm.c) --- */
 /*
- * sp_os_shm_create() - create the shared-memory object @name (mode 0600,
- * close-on-exec), replacing one of the same name (a crashed process of
- * our pid left it).  Fault point SP_FAULT_SHM (fails with EMFILE).
+ * sp_os_shm_create() - create the shared-memory object @name (mode 0600
+ * whatever the umask, close-on-exec), replacing one of the same name (a
+ * crashed process of our pid left it).  When what is in the way cannot be
+ * removed (another user's, in the sticky /dev/shm), *@in_way is its
+ * lstat() (st_mode 0 if even that failed) and the call fails with EEXIST.
+ * Fault point SP_FAULT_SHM (fails with EMFILE).
  * Return: its descriptor, or -1 with errno set by shm_open().
  */
-SP_INTERNAL int sp_os_shm_create(const char *name);
+struct stat;
+SP_INTERNAL int sp_os_shm_create(const char *name, struct stat *in_way);
 /* sp_os_shm_unlink() - remove the shared-memory object @name (best effort). */
 SP_INTERNAL void sp_os_shm_unlink(const char *name);
 /* sp_os_shm_resize() - set @fd's length to @size; 0, or -1 with errno. */

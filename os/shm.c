@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -16,8 +17,11 @@
 
 #define SP_SHM_FLAGS	(O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC)
 
-int sp_os_shm_create(const char *name)
+#define SP_SHM_DIR	"/dev/shm"	/* where glibc's shm_open() puts @name */
+
+int sp_os_shm_create(const char *name, struct stat *in_way)
 {
+	char path[sizeof(SP_SHM_DIR) + 64];
 	int fd;
 
 	if (sp_fault_should_fail(SP_FAULT_SHM)) {
@@ -26,9 +30,26 @@ int sp_os_shm_create(const char *name)
 	}
 	fd = shm_open(name, SP_SHM_FLAGS, 0600);
 	if (fd < 0 && errno == EEXIST) {
-		/* no live process has our pid: a crashed one left it */
+		/* no live process has our pid: a crashed one left it, or
+		 * another user planted it (then the sticky folder keeps it) */
 		shm_unlink(name);
 		fd = shm_open(name, SP_SHM_FLAGS, 0600);
+		if (fd < 0 && errno == EEXIST) {
+			snprintf(path, sizeof(path), SP_SHM_DIR "%s", name);
+			if (lstat(path, in_way))
+				in_way->st_mode = 0;
+			errno = EEXIST;
+			return -1;
+		}
+	}
+	/* the umask may have taken bits away: readers check for 0600 */
+	if (fd >= 0 && fchmod(fd, 0600)) {
+		int err = errno;
+
+		close(fd);
+		shm_unlink(name);
+		errno = err;
+		return -1;
 	}
 	return fd;
 }

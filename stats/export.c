@@ -33,8 +33,12 @@
  * and load is atomic, so readers and writer never race in the C11 sense, in
  * one process or across two.
  *
- * Segment life: created O_CREAT | O_EXCL, mode 0600.  A segment already
- * named after this pid is stale (its process is gone) and is replaced, and
+ * Segment life: created O_CREAT | O_EXCL, mode 0600 (set again with
+ * fchmod(), whatever the umask: viewers refuse any other mode, and a
+ * segment not owned by the process's user).  A segment already
+ * named after this pid is stale (its process is gone) and is replaced; one
+ * that cannot be (another user's: planted) fails the start with EEXIST
+ * and a message naming its owner and mode (sp_export_in_way()); and
  * the first start removes the segments of this user's dead processes that
  * have not been written for a minute.  The header's constant part is
  * written first and @magic stored last (release); a first snapshot is
@@ -289,11 +293,36 @@ static void sp_export_destroy(void)
 	sp_exp.owner = 0;
 }
 
+/*
+ * Say whose file holds our segment's name: planted by another user before
+ * we started (a viewer would take its contents for ours), or left by a
+ * process of another user that had our pid.  We cannot remove it.
+ */
+static void sp_export_in_way(const struct stat *st)
+{
+	const char *kind = S_ISREG(st->st_mode) ? "file" :
+			   S_ISFIFO(st->st_mode) ? "FIFO" :
+			   S_ISLNK(st->st_mode) ? "symbolic link" :
+			   S_ISDIR(st->st_mode) ? "directory" : "special file";
+
+	if (!st->st_mode) {
+		sp_warn("export: " SP_EXPORT_SHM_DIR "%s exists and cannot be "
+			"replaced nor examined: not exporting", sp_exp.name);
+		return;
+	}
+	sp_warn("export: " SP_EXPORT_SHM_DIR "%s is in the way: a %s of uid "
+		"%u, mode %04o, that this process (uid %u) cannot remove; "
+		"not exporting (remove it as its owner or root)", sp_exp.name,
+		kind, (unsigned int)st->st_uid,
+		(unsigned int)(st->st_mode & 07777), (unsigned int)geteuid());
+}
+
 /* Create and map the segment and the stage.  op_lock, pub_lock held. */
 static int sp_export_create(void)
 {
 	uint32_t cap = SP_EXPORT_MIN_CAPACITY, n = sp_export_count_caches();
 	struct sp_export_layout *l = &sp_exp.layout;
+	struct stat in_way;
 	void *seg, *stage;
 	int fd, err;
 
@@ -302,7 +331,11 @@ static int sp_export_create(void)
 	sp_export_layout(l, (uint32_t)sp_arena.nr_regions, cap);
 	snprintf(sp_exp.name, sizeof(sp_exp.name), "%s%d",
 		 SEGPOOL_EXPORT_SHM_PREFIX, (int)getpid());
-	fd = sp_os_shm_create(sp_exp.name);
+	fd = sp_os_shm_create(sp_exp.name, &in_way);
+	if (fd < 0 && errno == EEXIST) {
+		sp_export_in_way(&in_way);
+		return -EEXIST;
+	}
 	if (fd < 0)
 		return -errno;
 	stage = NULL;

@@ -371,6 +371,71 @@ static void test_export_errors(void **state)
 	assert_false(shm_exists(getpid()));
 }
 
+/*
+ * A file planted at the segment's name by another user (issue 23): the
+ * start fails with EEXIST and says whose file is in the way.  The child
+ * plants it as root, then becomes uid 65534, which cannot remove a
+ * root-owned file from the sticky /dev/shm.
+ */
+static void plant_then_export(void *arg)
+{
+	char path[64];
+	int fd, err;
+
+	*(volatile pid_t *)arg = getpid();	/* for the parent's clean-up */
+	snprintf(path, sizeof(path), "/dev/shm%s%d", SEGPOOL_EXPORT_SHM_PREFIX,
+		 (int)getpid());
+	fd = open(path, O_CREAT | O_EXCL | O_WRONLY, 0644);
+	if (fd < 0 || fchmod(fd, 0644) || write(fd, "forged", 6) != 6)
+		_exit(2);
+	close(fd);
+	if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+		_exit(3);
+	err = segpool_export_start(0);
+	_exit(err == -EEXIST && errno == EEXIST ? 0 : 4);
+}
+
+static void test_export_planted(void **state)
+{
+	char buf[4096], path[64];
+	pid_t *child;
+	int status;
+	mode_t old;
+	struct stat st;
+
+	(void)state;
+	/* our own umask takes nothing from the segment's 0600 */
+	old = umask(0277);
+	assert_int_equal(segpool_export_start(0), 0);
+	umask(old);
+	snprintf(path, sizeof(path), "/dev/shm%s%d", SEGPOOL_EXPORT_SHM_PREFIX,
+		 (int)getpid());
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	assert_int_equal(segpool_export_stop(), 0);
+
+	if (geteuid() != 0)
+		skip();		/* another user's file needs root to plant */
+	child = mmap(NULL, sizeof(*child), PROT_READ | PROT_WRITE,
+		     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	assert_true(child != MAP_FAILED);
+	*child = 0;
+	assert_int_equal(sp_test_run_child(plant_then_export, child, buf,
+					   sizeof(buf), &status), 0);
+	if (*child > 0) {
+		snprintf(path, sizeof(path), "/dev/shm%s%d",
+			 SEGPOOL_EXPORT_SHM_PREFIX, (int)*child);
+		unlink(path);
+	}
+	munmap(child, sizeof(*child));
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("child status %#x: %s", status, buf);
+	if (!strstr(buf, " is in the way: a file of uid 0, mode 0644, that "
+		    "this process (uid 65534) cannot remove"))
+		fail_msg("the export does not say whose file is in the way: %s",
+			 buf);
+}
+
 #define SAME(field)	assert_int_equal(c->field, info.field)
 
 static void test_export_matches_info(void **state)
@@ -1378,6 +1443,7 @@ static void test_top_fullscreen(void **state)
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_export_header),
 	cmocka_unit_test(test_export_errors),
+	cmocka_unit_test(test_export_planted),
 	cmocka_unit_test(test_export_matches_info),
 	cmocka_unit_test_teardown(test_export_seqlock_under_load, load_teardown),
 	cmocka_unit_test(test_export_grows),

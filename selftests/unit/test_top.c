@@ -5,10 +5,22 @@
  * and the natural sort of names, and its manual's sort criteria against the
  * program's (Documentation/man/segpool-top.1.in).  test_export drives the whole
  * program against a live process; this test links its objects directly.
+ *
+ * And the segment as segpool-top opens it when someone else put a file at
+ * its name (issue 23): a FIFO, a file of another mode or owner, a segment
+ * that shrinks under the mapping.  The files are made under this
+ * program's own pid, which is alive and owned by us.
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "selftests/lib/harness.h"
 #include "tools/segpool-top/top.h"
@@ -392,6 +404,196 @@ static void test_manual_tables(void **state)
 	assert_int_equal(rows, TOP_SORT_NR);
 }
 
+/* --- a planted segment ------------------------------------------------------ */
+
+#define FAKE_CAP	4
+#define FAKE_SIZE	65536UL
+
+static void seg_path(char *buf, size_t len)
+{
+	snprintf(buf, len, "/dev/shm%s%d", SEGPOOL_EXPORT_SHM_PREFIX,
+		 (int)getpid());
+}
+
+/*
+ * A segment of this process that segpool-top reads as a real one (one
+ * node, one cache "forged"), mode @mode; its descriptor, read-write.
+ */
+static int fake_segment(mode_t mode)
+{
+	const size_t hs = sizeof(struct segpool_export_header);
+	struct segpool_export_header *h;
+	struct segpool_export_cache *cr;
+	char path[64];
+	int fd;
+
+	seg_path(path, sizeof(path));
+	unlink(path);
+	fd = open(path, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(fchmod(fd, mode), 0);
+	assert_int_equal(ftruncate(fd, (off_t)FAKE_SIZE), 0);
+	h = mmap(NULL, FAKE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	assert_true(h != MAP_FAILED);
+	h->layout_version = SEGPOOL_EXPORT_LAYOUT_VERSION;
+	h->header_size = (uint32_t)hs;
+	h->cache_size = sizeof(struct segpool_export_cache);
+	h->cache_node_size = sizeof(struct segpool_export_cache_node);
+	h->node_size = sizeof(struct segpool_export_node);
+	h->arena_size = sizeof(struct segpool_export_arena);
+	h->pid = (int32_t)getpid();
+	h->nr_nodes = 1;
+	h->nr_cpus = 1;
+	h->page_size = 4096;
+	h->updates = 1;
+	h->segment_size = FAKE_SIZE;
+	h->interval_ms = 1000;
+	h->capacity = FAKE_CAP;
+	h->nr_caches = 1;
+	h->nodes_offset = hs;
+	h->caches_offset = hs + sizeof(struct segpool_export_node);
+	h->cache_nodes_offset = h->caches_offset +
+				FAKE_CAP * sizeof(struct segpool_export_cache);
+	h->arena_capacity = FAKE_CAP;
+	h->arenas_offset = h->cache_nodes_offset +
+			   FAKE_CAP * sizeof(struct segpool_export_cache_node);
+	assert_true(h->arenas_offset + FAKE_CAP *
+		    sizeof(struct segpool_export_arena) <= FAKE_SIZE);
+	cr = (struct segpool_export_cache *)((char *)h + h->caches_offset);
+	snprintf(cr->name, sizeof(cr->name), "forged");
+	__atomic_store_n(&h->magic, SEGPOOL_EXPORT_MAGIC, __ATOMIC_RELEASE);
+	munmap(h, FAKE_SIZE);
+	return fd;
+}
+
+static void drop_segment(int fd)
+{
+	char path[64];
+
+	seg_path(path, sizeof(path));
+	unlink(path);
+	if (fd >= 0)
+		close(fd);
+}
+
+static enum top_status open_own(struct top_seg *sg, char *msg, size_t len)
+{
+	msg[0] = '\0';
+	return top_seg_open(sg, (int)getpid(), msg, len);
+}
+
+/* The fake itself is read as a segment: the checks below refuse on their
+ * own grounds, not because the fake is bad. */
+static void test_seg_fake_reads(void **state)
+{
+	struct top_snap snapshot = { 0 };
+	char msg[TOP_MSG_LEN];
+	struct top_seg sg;
+	int fd = fake_segment(0600);
+
+	(void)state;
+	if (open_own(&sg, msg, sizeof(msg)) != TOP_OK)
+		fail_msg("the fake segment is refused: %s", msg);
+	assert_int_equal(top_snap_read(&sg, &snapshot, msg, sizeof(msg)), TOP_OK);
+	assert_int_equal(snapshot.hdr.nr_caches, 1);
+	assert_string_equal(snapshot.caches[0].name, "forged");
+	top_snap_free(&snapshot);
+	top_seg_close(&sg);
+	drop_segment(fd);
+}
+
+/* Open a planted FIFO in a child under an alarm: it must not block. */
+static void test_seg_fifo(void **state)
+{
+	char path[64], msg[TOP_MSG_LEN];
+	int status, me = (int)getpid();
+	struct top_seg sg;
+	pid_t pid;
+
+	(void)state;
+	seg_path(path, sizeof(path));
+	unlink(path);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	fflush(stdout);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		alarm(10);	/* a blocked open dies of SIGALRM */
+		_exit(top_seg_open(&sg, me, msg, sizeof(msg)));
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (!WIFEXITED(status)) {
+		unlink(path);
+		fail_msg("opening a FIFO at the segment's name blocked "
+			 "(status %#x)", status);
+	}
+	assert_int_equal(WEXITSTATUS(status), TOP_EBADSEG);
+	assert_int_equal(open_own(&sg, msg, sizeof(msg)), TOP_EBADSEG);
+	assert_non_null(strstr(msg, "is not a regular file (a FIFO of uid "));
+	unlink(path);
+	/* a symbolic link there is refused too, not followed */
+	assert_int_equal(symlink("/etc/passwd", path), 0);
+	assert_int_equal(open_own(&sg, msg, sizeof(msg)), TOP_EBADSEG);
+	assert_non_null(strstr(msg, "is a symbolic link"));
+	unlink(path);
+}
+
+/* Only mode 0600 is segpool's. */
+static void test_seg_mode(void **state)
+{
+	char msg[TOP_MSG_LEN];
+	struct top_seg sg;
+	int fd = fake_segment(0644);
+
+	(void)state;
+	assert_int_equal(open_own(&sg, msg, sizeof(msg)), TOP_EBADSEG);
+	assert_non_null(strstr(msg, "has mode 0644, not 0600"));
+	assert_int_equal(fchmod(fd, 0400), 0);
+	assert_int_equal(open_own(&sg, msg, sizeof(msg)), TOP_EBADSEG);
+	assert_non_null(strstr(msg, "has mode 0400, not 0600"));
+	drop_segment(fd);
+}
+
+/* Owned by another user than the process's: needs root to plant. */
+static void test_seg_owner(void **state)
+{
+	char msg[TOP_MSG_LEN], want[160];
+	struct top_seg sg;
+	int fd;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	fd = fake_segment(0600);
+	assert_int_equal(fchown(fd, 65534, 65534), 0);
+	assert_int_equal(open_own(&sg, msg, sizeof(msg)), TOP_EBADSEG);
+	snprintf(want, sizeof(want), "is owned by uid 65534, but process %d "
+		 "runs as uid 0", (int)getpid());
+	if (!strstr(msg, want))
+		fail_msg("expected \"%s\" in: %s", want, msg);
+	drop_segment(fd);
+}
+
+/* Cut short while mapped: the next read says so, no SIGBUS. */
+static void test_seg_shrinks(void **state)
+{
+	struct top_snap snapshot = { 0 };
+	char msg[TOP_MSG_LEN];
+	struct top_seg sg;
+	int fd = fake_segment(0600);
+
+	(void)state;
+	assert_int_equal(open_own(&sg, msg, sizeof(msg)), TOP_OK);
+	assert_int_equal(top_snap_read(&sg, &snapshot, msg, sizeof(msg)), TOP_OK);
+	assert_int_equal(ftruncate(fd, 0), 0);
+	assert_int_equal(top_snap_read(&sg, &snapshot, msg, sizeof(msg)),
+			 TOP_EBADSEG);
+	assert_non_null(strstr(msg, "shrank from 65536 to 0 bytes"));
+	top_snap_free(&snapshot);
+	top_seg_close(&sg);
+	drop_segment(fd);
+}
+
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_natural_sort),
 	cmocka_unit_test(test_sort_keys),
@@ -399,6 +601,11 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_orders),
 	cmocka_unit_test(test_keys),
 	cmocka_unit_test(test_manual_tables),
+	cmocka_unit_test(test_seg_fake_reads),
+	cmocka_unit_test(test_seg_fifo),
+	cmocka_unit_test(test_seg_mode),
+	cmocka_unit_test(test_seg_owner),
+	cmocka_unit_test(test_seg_shrinks),
 };
 
 SP_TEST_MAIN(tests)

@@ -8,6 +8,16 @@
  * leftover of a process that is gone.  While watching, the process is gone
  * when kill(pid, 0) fails with ESRCH or /proc says it is a zombie, and its
  * export stopped when the file we hold was unlinked.
+ *
+ * Anyone may create a file of that name in /dev/shm before the process
+ * starts, so what is opened is checked before a byte of it is believed:
+ * opened O_NONBLOCK | O_NOFOLLOW (a FIFO planted there would block the
+ * open for good, a symbolic link lead anywhere), then it must be a
+ * regular file, of mode 0600, owned by the user who owns the process
+ * (/proc/<pid>'s owner).  The exporter never shrinks the segment; one that
+ * shrank under our mapping is not its work, and reading the lost pages
+ * would be SIGBUS: its size is checked again before every read
+ * (top_seg_check_size()).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -87,6 +97,69 @@ static enum top_status top_open_error(struct top_seg *sg, int err, char *msg,
 	}
 	snprintf(msg, len, "cannot open %s: %s", sg->path, strerror(err));
 	return TOP_ESYS;
+}
+
+/*
+ * Is the file we opened a segment a viewer may believe: a regular file, of
+ * mode 0600, owned by @pid's owner?  (Root may read anybody's file and the
+ * process's user anybody's that is readable: neither proves the exporter
+ * wrote it.)
+ */
+static enum top_status top_seg_trust(struct top_seg *sg, char *msg, size_t len)
+{
+	struct stat st, proc;
+	char path[32];
+
+	if (fstat(sg->fd, &st)) {
+		snprintf(msg, len, "cannot stat %s: %s", sg->path, strerror(errno));
+		return TOP_ESYS;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(msg, len, "%s is not a regular file (%s of uid %u): not "
+			 "a segment of process %d; refused", sg->path,
+			 S_ISFIFO(st.st_mode) ? "a FIFO" :
+			 S_ISDIR(st.st_mode) ? "a directory" : "a special file",
+			 (unsigned int)st.st_uid, sg->pid);
+		return TOP_EBADSEG;
+	}
+	snprintf(path, sizeof(path), "/proc/%d", sg->pid);
+	if (stat(path, &proc)) {
+		if (errno == ENOENT)
+			return TOP_OK;	/* gone: the caller says it exited */
+		snprintf(msg, len, "cannot stat %s: %s", path, strerror(errno));
+		return TOP_ESYS;
+	}
+	if (st.st_uid != proc.st_uid) {
+		snprintf(msg, len, "%s is owned by uid %u, but process %d runs as "
+			 "uid %u: not its segment (planted by another user?); "
+			 "refused", sg->path, (unsigned int)st.st_uid, sg->pid,
+			 (unsigned int)proc.st_uid);
+		return TOP_EBADSEG;
+	}
+	if ((st.st_mode & 07777) != 0600) {
+		snprintf(msg, len, "%s has mode %04o, not 0600: not a segment "
+			 "segpool made; refused", sg->path,
+			 (unsigned int)(st.st_mode & 07777));
+		return TOP_EBADSEG;
+	}
+	return TOP_OK;
+}
+
+enum top_status top_seg_check_size(struct top_seg *sg, char *msg, size_t len)
+{
+	struct stat st;
+
+	if (fstat(sg->fd, &st)) {
+		snprintf(msg, len, "cannot stat %s: %s", sg->path, strerror(errno));
+		return TOP_ESYS;
+	}
+	if ((size_t)st.st_size < sg->map_size) {
+		snprintf(msg, len, "%s shrank from %zu to %lld bytes (segpool "
+			 "never shrinks a segment): not read", sg->path,
+			 sg->map_size, (long long)st.st_size);
+		return TOP_EBADSEG;
+	}
+	return TOP_OK;
 }
 
 /* Map what the file holds now (@min bytes at least, or fail). */
@@ -190,9 +263,20 @@ enum top_status top_seg_open(struct top_seg *sg, int pid, char *msg,
 	memset(sg, 0, sizeof(*sg));
 	sg->fd = -1;
 	top_seg_names(sg, pid);
-	sg->fd = shm_open(sg->shm_name, O_RDONLY | O_CLOEXEC, 0);
+	/* not shm_open(): it would wait for a writer of a planted FIFO */
+	sg->fd = open(sg->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+	if (sg->fd < 0 && errno == ELOOP) {
+		snprintf(msg, len, "%s is a symbolic link: not a segment of "
+			 "process %d; refused", sg->path, pid);
+		return TOP_EBADSEG;
+	}
 	if (sg->fd < 0)
 		return top_open_error(sg, errno, msg, len);
+	st = top_seg_trust(sg, msg, len);
+	if (st != TOP_OK) {
+		top_seg_close(sg);
+		return st;
+	}
 	/* a segment being created may not have its size yet */
 	for (waited = 0; waited < TOP_OPEN_WAIT_MS; waited += 10) {
 		if (fstat(sg->fd, &sb) == 0 &&

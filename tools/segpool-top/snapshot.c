@@ -125,9 +125,14 @@ enum top_status top_snap_read(struct top_seg *sg, struct top_snap *s,
 		const char *base = sg->map;
 		struct segpool_export_header v;
 		size_t nodes_len, caches_len, cnodes_len, arenas_len;
+		enum top_status st;
 		uint64_t s1, s2;
 		uint32_t na;
 
+		/* a file cut shorter than the mapping: SIGBUS on its pages */
+		st = top_seg_check_size(sg, msg, len);
+		if (st != TOP_OK)
+			return st;
 		s1 = __atomic_load_n(&h->seq, __ATOMIC_ACQUIRE);
 		if (s1 & 1) {
 			top_nap();

@@ -76,6 +76,12 @@ int top_pid_alive(int pid);
 /* Open and map the segment of @pid; on failure @msg says why. */
 enum top_status top_seg_open(struct top_seg *sg, int pid, char *msg,
 			     size_t len);
+/*
+ * top_seg_check_size() - TOP_OK while the file is at least as long as our
+ * mapping; TOP_EBADSEG (the message says so) once it shrank, before a read
+ * of the lost pages would raise SIGBUS.
+ */
+enum top_status top_seg_check_size(struct top_seg *sg, char *msg, size_t len);
 /* Map the segment again, @min bytes at least (it grew). */
 enum top_status top_seg_remap(struct top_seg *sg, size_t min, char *msg,
 			      size_t len);
