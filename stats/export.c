@@ -367,14 +367,16 @@ static int sp_export_create(void)
  */
 static bool sp_export_silent(int dir, const char *name)
 {
-	int fd = openat(dir, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	/* O_NONBLOCK: a FIFO planted there would block the open for good */
+	int fd = openat(dir, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
+			O_NONBLOCK);
 	uint64_t now = sp_export_now(CLOCK_REALTIME), last;
 	struct segpool_export_header *h;
 	struct stat st;
 
 	if (fd < 0)
 		return false;
-	if (fstat(fd, &st) || st.st_uid != geteuid()) {
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
 		close(fd);
 		return false;
 	}

@@ -1208,17 +1208,23 @@ static void test_top_bad_targets(void **state)
 /* A process that starts exporting removes leftovers a minute old, only. */
 static void test_export_sweep(void **state)
 {
-	pid_t old = dead_pid(), fresh = dead_pid();
+	pid_t old = dead_pid(), fresh = dead_pid(), fifo = dead_pid();
+	char name[64], path[80];
 	struct server s;
-	char name[64];
 
 	(void)state;
 	fake_leftover(old, 120);
 	fake_leftover(fresh, 0);
+	/* a FIFO planted under a dead pid: the sweep must not wait on it */
+	shm_name_of(fifo, name, sizeof(name));
+	snprintf(path, sizeof(path), "/dev/shm%s", name);
+	assert_int_equal(mkfifo(path, 0600), 0);
 	server_start(&s, "export_sweep_c", 64, 1, NULL);
 	assert_false(shm_exists(old));
 	assert_true(shm_exists(fresh));
+	assert_int_equal(access(path, F_OK), 0);	/* not ours: left */
 	assert_int_equal(server_stop(&s), 0);
+	unlink(path);
 	shm_name_of(fresh, name, sizeof(name));
 	shm_unlink(name);
 }
