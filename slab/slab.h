@@ -351,6 +351,17 @@ SP_INTERNAL void sp_slab_tally_begin(const struct segpool_cache *c);
 SP_INTERNAL unsigned long sp_slab_tally_end(void);
 /* sp_slab_shrink() - release the empty slabs of every node; the count. */
 SP_INTERNAL unsigned long sp_slab_shrink(struct segpool_cache *c);
+/*
+ * sp_slab_walk_full() - call @fn on each full slab of @c on node index
+ * @idx; the caller holds that node's lock.  Full slabs are on no list
+ * (slab/slab.c) but in debug caches: found from the node's page tags, a
+ * walk over every page the region has carved, for validation and leak
+ * reports only.
+ */
+SP_INTERNAL void sp_slab_walk_full(struct segpool_cache *c, int idx,
+				   void (*fn)(struct segpool_cache *c,
+					      struct sp_slab *s, void *arg),
+				   void *arg);
 /* sp_slab_live_objects() - objects handed out, over all nodes. */
 SP_INTERNAL uint64_t sp_slab_live_objects(struct segpool_cache *c);
 
