@@ -331,6 +331,7 @@ static void sp_slab_relist(struct segpool_cache *c, struct sp_cache_node *n,
 static size_t sp_node_take(struct segpool_cache *c, struct sp_cache_node *n,
 			   size_t want, void **objs, bool xfer)
 {
+	struct sp_slab *ahead = NULL;	/* links prefetched a slab ago */
 	size_t got = 0;
 
 	while (got < want) {
@@ -343,10 +344,26 @@ static size_t sp_node_take(struct segpool_cache *c, struct sp_cache_node *n,
 		else
 			break;
 		if (!s->freelist && !(c->flags & (SEGPOOL_FREELIST_RANDOM |
-						  SP_CACHE_DEBUG)))
+						  SP_CACHE_DEBUG))) {
 			got += sp_slab_take_fresh(c, s, want - got, objs + got);
-		else if (s->freelist)
-			sp_slab_prefetch_links(c, s, want - got);
+		} else if (s->freelist && s->list == SP_SLAB_PARTIAL) {
+			/*
+			 * One slab ahead: the next partial slab's links are
+			 * prefetched while this one is walked, and the
+			 * descriptor after it, read when its turn comes.
+			 */
+			struct sp_slab *t = s->lru.next != &n->partial ?
+				sp_list_entry(s->lru.next, struct sp_slab, lru) :
+				NULL;
+
+			if (ahead != s)
+				sp_slab_prefetch_links(c, s, want - got);
+			if (t && t->freelist) {
+				sp_slab_prefetch_links(c, t, want - got);
+				__builtin_prefetch(t->lru.next, 0, 3);
+			}
+			ahead = t;
+		}
 		while (got < want) {
 			void *obj = sp_slab_next(c, s);
 
