@@ -4,12 +4,13 @@
  *
  * States of a slab and the node list that holds it:
  *
- *   new ----> PARTIAL <----> FULL          (alloc takes from PARTIAL first)
- *               |  ^
- *               v  |
- *              EMPTY -----> released       (beyond max_empty, or on shrink;
- *                                           after a grace period for a
- *                                           SEGPOOL_TYPESAFE_BY_RCU cache)
+ *   new ----> PARTIAL <----> FULL          (alloc takes from PARTIAL first;
+ *               |  ^                        FULL is on no list but in
+ *               v  |                        debug caches)
+ *              EMPTY -----> released       (beyond the reserve, or on
+ *                                           shrink; after a grace period
+ *                                           for a SEGPOOL_TYPESAFE_BY_RCU
+ *                                           cache)
  *
  * States of an object: constructed and free (on its slab's freelist, or
  * in the slab's never-used tail), or handed out (to the application, or to a layer above that caches it).
