@@ -573,20 +573,99 @@ static int sp_debug_validate_slab(struct segpool_cache *c, struct sp_slab *s)
 	return bad;
 }
 
+/*
+ * Whether @s is where its fill level says (slab/slab.c: sp_slab_relist()):
+ * the list @want it was found on, and the count that list calls for.
+ */
+static int sp_debug_validate_list(struct segpool_cache *c, struct sp_slab *s,
+				  enum sp_slab_list want)
+{
+	bool ok;
+	char what[160];
+
+	switch (want) {
+	case SP_SLAB_EMPTY:
+		ok = s->inuse == 0;
+		break;
+	case SP_SLAB_FULL:
+		ok = s->inuse == c->objs_per_slab;
+		break;
+	default:
+		ok = s->inuse > 0 && s->inuse < c->objs_per_slab;
+		break;
+	}
+	if (ok && s->list == want)
+		return 0;
+	snprintf(what, sizeof(what), "slab with %u of %u objects in use is "
+		 "on list %u, marked %u", s->inuse, c->objs_per_slab,
+		 (unsigned int)want, (unsigned int)s->list);
+	sp_debug_bug_slab(c, s, "slab-corrupt", what);
+	return 1;
+}
+
+struct sp_debug_walk {
+	int bad;
+	unsigned long seen;
+};
+
+static void sp_debug_validate_full(struct segpool_cache *c, struct sp_slab *s,
+				   void *arg)
+{
+	struct sp_debug_walk *w = arg;
+
+	w->bad += sp_debug_validate_slab(c, s);
+	w->bad += sp_debug_validate_list(c, s, SP_SLAB_FULL);
+	w->seen++;
+}
+
+/* The count of a node list against the slabs found on it. */
+static int sp_debug_validate_count(struct segpool_cache *c, int idx,
+				   const char *list, unsigned long seen,
+				   unsigned long count)
+{
+	char what[160];
+
+	if (seen == count)
+		return 0;
+	snprintf(what, sizeof(what), "node %d: %lu %s slabs found, %lu "
+		 "counted", idx, seen, list, count);
+	sp_debug_report(&(struct sp_debug_bug){
+		.kind = "slab-corrupt", .c = c, .owner = c, .last = -1,
+		.what = what, .action = "left as it is", .validate = true,
+		.slab_only = true });
+	return 1;
+}
+
 int sp_debug_validate(struct segpool_cache *c)
 {
 	int bad = 0;
 
 	for (int i = 0; i < sp_arena.nr_regions; i++) {
 		struct sp_cache_node *n = &c->node[i];
-		struct sp_list_head *lists[] = { &n->partial, &n->full,
-						 &n->empty };
+		struct sp_debug_walk full = { 0, 0 };
+		unsigned long partial = 0, empty = 0;
 		struct sp_slab *s;
 
 		pthread_mutex_lock(&n->lock);
-		for (size_t l = 0; l < SP_ARRAY_SIZE(lists); l++)
-			sp_list_for_each_entry(s, lists[l], lru)
-				bad += sp_debug_validate_slab(c, s);
+		sp_list_for_each_entry(s, &n->partial, lru) {
+			bad += sp_debug_validate_slab(c, s);
+			bad += sp_debug_validate_list(c, s, SP_SLAB_PARTIAL);
+			partial++;
+		}
+		sp_list_for_each_entry(s, &n->empty, lru) {
+			bad += sp_debug_validate_slab(c, s);
+			bad += sp_debug_validate_list(c, s, SP_SLAB_EMPTY);
+			empty++;
+		}
+		/* full slabs are on no list outside debug caches */
+		sp_slab_walk_full(c, i, sp_debug_validate_full, &full);
+		bad += full.bad;
+		bad += sp_debug_validate_count(c, i, "partial", partial,
+					       n->nr_partial);
+		bad += sp_debug_validate_count(c, i, "empty", empty,
+					       n->nr_empty);
+		bad += sp_debug_validate_count(c, i, "full", full.seen,
+					       n->nr_full);
 		pthread_mutex_unlock(&n->lock);
 	}
 	return bad;
@@ -641,6 +720,20 @@ static long sp_debug_leaks_slab(struct sp_rbuf *b, struct segpool_cache *c,
 	return live;
 }
 
+struct sp_debug_leak_walk {
+	struct sp_rbuf *b;
+	unsigned long *map;
+	long live;
+};
+
+static void sp_debug_leaks_full(struct segpool_cache *c, struct sp_slab *s,
+				void *arg)
+{
+	struct sp_debug_leak_walk *w = arg;
+
+	w->live += sp_debug_leaks_slab(w->b, c, s, w->map);
+}
+
 long sp_debug_leaks(struct segpool_cache *c, void *file)
 {
 	size_t map_bytes = SP_ALIGN((size_t)c->objs_per_slab / 8 + 8,
@@ -661,11 +754,13 @@ long sp_debug_leaks(struct segpool_cache *c, void *file)
 		struct sp_cache_node *n = &c->node[i];
 		struct sp_slab *s;
 
+		struct sp_debug_leak_walk w = { &b, map, 0 };
+
 		pthread_mutex_lock(&n->lock);
 		sp_list_for_each_entry(s, &n->partial, lru)
 			live += sp_debug_leaks_slab(&b, c, s, map);
-		sp_list_for_each_entry(s, &n->full, lru)
-			live += sp_debug_leaks_slab(&b, c, s, map);
+		sp_slab_walk_full(c, i, sp_debug_leaks_full, &w);
+		live += w.live;
 		pthread_mutex_unlock(&n->lock);
 	}
 	sp_rbuf_flush(&b);

@@ -4,12 +4,13 @@
  *
  * States of a slab and the node list that holds it:
  *
- *   new ----> PARTIAL <----> FULL          (alloc takes from PARTIAL first)
- *               |  ^
- *               v  |
- *              EMPTY -----> released       (beyond max_empty, or on shrink;
- *                                           after a grace period for a
- *                                           SEGPOOL_TYPESAFE_BY_RCU cache)
+ *   new ----> PARTIAL <----> FULL          (alloc takes from PARTIAL first;
+ *               |  ^                        FULL is on no list but in
+ *               v  |                        debug caches)
+ *              EMPTY -----> released       (beyond the reserve, or on
+ *                                           shrink; after a grace period
+ *                                           for a SEGPOOL_TYPESAFE_BY_RCU
+ *                                           cache)
  *
  * States of an object: constructed and free (on its slab's freelist, or
  * in the slab's never-used tail), or handed out (to the application, or to a layer above that caches it).
@@ -99,6 +100,51 @@ static inline void *sp_slab_next(struct segpool_cache *c, struct sp_slab *s)
 	if (s->fresh < c->objs_per_slab)
 		return s->base + (size_t)sp_slab_fresh_index(c, s) * c->stride;
 	return NULL;
+}
+
+/*
+ * Up to @want objects of @s's fresh tail into @objs in one step (node lock
+ * held; @s has an empty freelist, a cache in address order and no debug):
+ * a pointer bump per object, no link read.  How many.
+ */
+static inline size_t sp_slab_take_fresh(struct segpool_cache *c,
+					struct sp_slab *s, size_t want,
+					void **objs)
+{
+	size_t k = SP_MIN(want, (size_t)(c->objs_per_slab - s->fresh));
+	char *p = s->base + (size_t)s->fresh * c->stride;
+
+	for (size_t i = 0; i < k; i++, p += c->stride)
+		objs[i] = p;
+	s->fresh += (unsigned int)k;
+	s->inuse += (unsigned int)k;
+	return k;
+}
+
+/*
+ * A fill is about to walk @s's freelist for up to @want objects (node lock
+ * held).  The walk is a chain of dependent loads, each link in another
+ * object, and after scattered frees every one a miss: 64 in a row for a
+ * 4 KiB slab of 64-byte objects.  When most of the slab's used part is on
+ * the list and the walk will take most of it, every link word of that part
+ * is prefetched first, so the misses overlap and the walk runs on hits.
+ */
+#define SP_WALK_PREFETCH_MIN	8		/* links worth it */
+#define SP_WALK_PREFETCH_BYTES	(32UL << 10)	/* most of a slab prefetched */
+
+static inline void sp_slab_prefetch_links(const struct segpool_cache *c,
+					  const struct sp_slab *s, size_t want)
+{
+	unsigned int on_list = s->fresh - s->inuse;
+	size_t step = SP_MAX((size_t)c->stride, (size_t)SP_CACHE_LINE);
+	size_t span = (size_t)s->fresh * c->stride;
+	const char *p = s->base + c->fp_offset;
+
+	if (on_list < SP_WALK_PREFETCH_MIN || 2 * (size_t)on_list < s->fresh ||
+	    2 * want < on_list || span > SP_WALK_PREFETCH_BYTES)
+		return;
+	for (size_t off = 0; off < span; off += step)
+		__builtin_prefetch(p + off, 0, 3);
 }
 
 /* A new slab for @c on node index @idx, not yet on any list. */
@@ -233,7 +279,14 @@ static void sp_slab_released(struct segpool_cache *c, struct sp_cache_node *n)
 	}
 }
 
-/* Move @s to the list its fill level calls for (node lock held). */
+/*
+ * Move @s to the list its fill level calls for (node lock held).  A full
+ * slab is on no list (as in SLUB): nothing allocates from it, and the free
+ * that makes it partial again finds it by the object's pagemap entry, so
+ * going full and coming back touch the slab and the partial list's head
+ * only, never the cold descriptors around it on a full list.  Debug caches
+ * keep a full list, for validation and leak reports.
+ */
 static void sp_slab_relist(struct segpool_cache *c, struct sp_cache_node *n,
 			   struct sp_slab *s)
 {
@@ -254,6 +307,7 @@ static void sp_slab_relist(struct segpool_cache *c, struct sp_cache_node *n,
 	case SP_SLAB_EMPTY:   n->nr_empty--;   break;
 	default: break;
 	}
+	/* a full slab's link points at itself: the moves touch it alone */
 	switch (want) {
 	case SP_SLAB_PARTIAL:
 		n->nr_partial++;
@@ -261,7 +315,10 @@ static void sp_slab_relist(struct segpool_cache *c, struct sp_cache_node *n,
 		break;
 	case SP_SLAB_FULL:
 		n->nr_full++;
-		sp_list_move(&s->lru, &n->full);
+		if (unlikely(c->flags & SP_CACHE_DEBUG))
+			sp_list_move(&s->lru, &n->full);
+		else
+			sp_list_del(&s->lru);
 		break;
 	default:
 		n->nr_empty++;
@@ -275,6 +332,7 @@ static void sp_slab_relist(struct segpool_cache *c, struct sp_cache_node *n,
 static size_t sp_node_take(struct segpool_cache *c, struct sp_cache_node *n,
 			   size_t want, void **objs, bool xfer)
 {
+	struct sp_slab *ahead = NULL;	/* links prefetched a slab ago */
 	size_t got = 0;
 
 	while (got < want) {
@@ -286,6 +344,27 @@ static size_t sp_node_take(struct segpool_cache *c, struct sp_cache_node *n,
 			s = sp_list_first_entry(&n->empty, struct sp_slab, lru);
 		else
 			break;
+		if (!s->freelist && !(c->flags & (SEGPOOL_FREELIST_RANDOM |
+						  SP_CACHE_DEBUG))) {
+			got += sp_slab_take_fresh(c, s, want - got, objs + got);
+		} else if (s->freelist && s->list == SP_SLAB_PARTIAL) {
+			/*
+			 * One slab ahead: the next partial slab's links are
+			 * prefetched while this one is walked, and the
+			 * descriptor after it, read when its turn comes.
+			 */
+			struct sp_slab *t = s->lru.next != &n->partial ?
+				sp_list_entry(s->lru.next, struct sp_slab, lru) :
+				NULL;
+
+			if (ahead != s)
+				sp_slab_prefetch_links(c, s, want - got);
+			if (t && t->freelist) {
+				sp_slab_prefetch_links(c, t, want - got);
+				__builtin_prefetch(t->lru.next, 0, 3);
+			}
+			ahead = t;
+		}
 		while (got < want) {
 			void *obj = sp_slab_next(c, s);
 
@@ -376,23 +455,57 @@ size_t sp_slab_fill(struct segpool_cache *c, int idx, size_t want, void **objs)
 }
 
 /*
- * After a free made @s empty: when the node keeps more empty slabs than its
- * reserve, take the coldest off its list and return it for the caller to
- * release once the node lock is dropped (the one just used stays).
+ * A free left @s empty (node lock held): when the node already keeps its
+ * reserve of empty slabs, @s itself leaves its list and is returned for
+ * the caller to release once the node lock is dropped; otherwise NULL, and
+ * the caller puts it in the reserve.  The slab at hand goes rather than
+ * the reserve's coldest: its descriptor and list neighbours are in the
+ * cache already, where the coldest one's are misses (two or three a
+ * released slab, at a scattered free of millions of objects).
  */
 static struct sp_slab *sp_node_victim(struct segpool_cache *c,
 				      struct sp_cache_node *n,
 				      struct sp_slab *s)
 {
+	if (s->inuse != 0 || n->nr_empty < sp_keep_empty(c, n))
+		return NULL;
+	switch (s->list) {
+	case SP_SLAB_PARTIAL: n->nr_partial--; break;
+	case SP_SLAB_FULL:    n->nr_full--;    break;
+	case SP_SLAB_EMPTY:   n->nr_empty--;   break;
+	default: break;
+	}
+	sp_list_del(&s->lru);
+	s->list = SP_SLAB_NONE;
+	sp_slab_released(c, n);
+	return s;
+}
+
+/* @s became empty: hand out in address order again, links unneeded. */
+static inline void sp_slab_reset(struct segpool_cache *c, struct sp_slab *s)
+{
+	s->freelist = NULL;
+	s->fresh = 0;
+	if (c->rand_seq)
+		s->rand_pos = sp_harden_rand_pos(c);
+}
+
+/*
+ * A slab's fill level changed by a free (node lock held): it moves to the
+ * list that level calls for, or leaves the cache.  Return the slab to
+ * release, if it went empty with the node's reserve already full.
+ */
+static inline struct sp_slab *sp_slab_after_free(struct segpool_cache *c,
+						 struct sp_cache_node *n,
+						 struct sp_slab *s)
+{
 	struct sp_slab *victim;
 
-	if (s->list != SP_SLAB_EMPTY || n->nr_empty <= sp_keep_empty(c, n))
-		return NULL;
-	victim = sp_list_entry(n->empty.prev, struct sp_slab, lru);
-	sp_list_del(&victim->lru);
-	victim->list = SP_SLAB_NONE;
-	n->nr_empty--;
-	sp_slab_released(c, n);
+	if (s->inuse == 0)
+		sp_slab_reset(c, s);
+	victim = sp_node_victim(c, n, s);
+	if (!victim)
+		sp_slab_relist(c, n, s);
 	return victim;
 }
 
@@ -412,20 +525,13 @@ static struct sp_slab *sp_node_put(struct segpool_cache *c,
 	}
 	sp_set_freeptr(c, obj, s->freelist);
 	s->freelist = obj;
-	if (--s->inuse == 0) {
-		/* all free: hand out in address order again, links unneeded */
-		s->freelist = NULL;
-		s->fresh = 0;
-		if (c->rand_seq)
-			s->rand_pos = sp_harden_rand_pos(c);
-	}
+	s->inuse--;
 	n->active_objs--;
 	if (xfer)
 		n->xfer_frees++;
 	else
 		n->frees++;
-	sp_slab_relist(c, n, s);
-	return sp_node_victim(c, n, s);
+	return sp_slab_after_free(c, n, s);
 }
 
 void sp_slab_free_one(struct segpool_cache *c, struct sp_slab *s, void *obj)
@@ -441,22 +547,131 @@ void sp_slab_free_one(struct segpool_cache *c, struct sp_slab *s, void *obj)
 }
 
 /*
- * A run of @k objects of slab @s back on it (node lock held): the per-object
- * part is the link store and the double-free test; counters, the list move
- * and the reserve's victim are paid once per run.  A magazine flushed in
- * the order it was filled holds long runs of one slab.  Debug caches take
- * sp_node_put() per object, for its checks.
+ * The flush pipeline.  A magazine flushed after scattered frees holds
+ * objects of as many slabs as it has rounds, each slab's descriptor and
+ * pagemap entry a cache miss when the heap is large; put back one after
+ * the other, the flush waited on each in turn (0.1: 70% of a 10^7-object
+ * scattered free's flush time on one load).  So the flush looks ahead:
+ *
+ *   object i + SP_FLUSH_MAP:  its pagemap entry is prefetched;
+ *   object i + SP_FLUSH_DESC: its slab is read from that entry (in the
+ *                             cache by now), and the descriptor is
+ *                             prefetched for writing;
+ *   object i + SP_FLUSH_NBR:  when its slab is about to go empty (it has
+ *                             so few objects out that this batch may take
+ *                             the last), its partial-list neighbours,
+ *                             which the unlink writes, are prefetched;
+ *   object i:                 linked onto its slab, everything it touches
+ *                             in the cache.
+ *
+ * Consecutive objects of one slab form a run, whose list move, counters
+ * and reserve test are paid once; the node lock is taken once per run of
+ * one node (a magazine holds one node's objects: once per flush).  Not
+ * sorted: a sort of 1000 rounds would cost some 10^4 compares, more (by
+ * estimate) than the list work it would merge while the misses overlap
+ * already, and a magazine freed in allocation order holds its slabs' runs
+ * side by side anyway.  The object lines the links go into are not
+ * prefetched: three prefetched lines an object fill the core's miss
+ * buffers, and the flush measured slower.
  */
-static struct sp_slab *sp_node_put_run(struct segpool_cache *c,
-				       struct sp_cache_node *n,
-				       struct sp_slab *s, void **objs,
-				       size_t k, bool xfer)
+#define SP_FLUSH_MAP	48
+#define SP_FLUSH_DESC	24
+#define SP_FLUSH_NBR	8
+#define SP_FLUSH_RING	32	/* slabs looked up ahead: > SP_FLUSH_DESC */
+/* a slab with this few objects out may go empty within one batch */
+#define SP_FLUSH_NEAR_EMPTY 2
+
+_Static_assert(SP_FLUSH_RING > SP_FLUSH_DESC && SP_IS_POW2(SP_FLUSH_RING),
+	       "the ring holds every slab looked up ahead");
+_Static_assert(SP_FLUSH_MAP > SP_FLUSH_DESC && SP_FLUSH_DESC > SP_FLUSH_NBR,
+	       "each stage runs behind the one that feeds it");
+
+/* The pagemap entry of @obj, an object of a live slab. */
+static __sp_always_inline struct sp_page *sp_flush_page(const void *obj)
 {
-	void *head = s->freelist;
+	return &sp_arena.map[((uintptr_t)obj - (uintptr_t)sp_arena.base) >>
+			     SP_PAGE_SHIFT];
+}
 
-	for (size_t i = 0; i < k; i++) {
+/* Stage DESC: the slab of @obj from its (prefetched) pagemap entry. */
+static __sp_always_inline struct sp_slab *sp_flush_lookup(void *obj)
+{
+	struct sp_slab *s = (struct sp_slab *)SP_READ_ONCE(sp_flush_page(obj)->info);
+
+	__builtin_prefetch(s, 1, 3);
+	return s;
+}
+
+/* Stage NBR: the list neighbours @s unlinks from if this batch empties it. */
+static __sp_always_inline void sp_flush_near_empty(struct sp_slab *s)
+{
+	if (s->inuse <= SP_FLUSH_NEAR_EMPTY) {
+		__builtin_prefetch(s->lru.next, 1, 3);
+		__builtin_prefetch(s->lru.prev, 1, 3);
+	}
+}
+
+/*
+ * The run of slab @s ends (node lock held): @head is its new freelist,
+ * @k objects went back.  Return the slab to release, or NULL.
+ */
+static struct sp_slab *sp_run_end(struct segpool_cache *c,
+				  struct sp_cache_node *n, struct sp_slab *s,
+				  void *head, size_t k, bool xfer)
+{
+	s->freelist = head;
+	n->active_objs -= k;
+	if (xfer)
+		n->xfer_frees += k;
+	else
+		n->frees += k;
+	return sp_slab_after_free(c, n, s);
+}
+
+static void sp_slab_put_fast(struct segpool_cache *c, size_t cnt, void **objs,
+			     bool xfer, struct sp_list_head *victims)
+{
+	struct sp_slab *ring[SP_FLUSH_RING];
+	struct sp_cache_node *n = NULL;
+	struct sp_slab *s = NULL, *v;
+	void *head = NULL;
+	size_t i, k = 0;
+
+	for (i = 0; i < cnt && i < SP_FLUSH_MAP; i++)
+		__builtin_prefetch(sp_flush_page(objs[i]), 0, 3);
+	for (i = 0; i < cnt && i < SP_FLUSH_DESC; i++)
+		ring[i] = sp_flush_lookup(objs[i]);
+
+	for (i = 0; i < cnt; i++) {
 		void *obj = objs[i];
+		struct sp_slab *t = ring[i % SP_FLUSH_RING];
 
+		if (i + SP_FLUSH_MAP < cnt)
+			__builtin_prefetch(sp_flush_page(objs[i + SP_FLUSH_MAP]),
+					   0, 3);
+		if (i + SP_FLUSH_DESC < cnt)
+			ring[(i + SP_FLUSH_DESC) % SP_FLUSH_RING] =
+				sp_flush_lookup(objs[i + SP_FLUSH_DESC]);
+		if (i + SP_FLUSH_NBR < cnt)
+			sp_flush_near_empty(ring[(i + SP_FLUSH_NBR) %
+						 SP_FLUSH_RING]);
+
+		if (t != s) {
+			if (s) {
+				v = sp_run_end(c, n, s, head, k, xfer);
+				if (v)
+					sp_list_add(&v->lru, victims);
+			}
+			if (n != &c->node[t->node]) {
+				if (n)
+					pthread_mutex_unlock(&n->lock);
+				n = &c->node[t->node];
+				pthread_mutex_lock(&n->lock);
+			}
+			s = t;
+			head = s->freelist;
+			k = 0;
+		}
 		if (unlikely(s->inuse == 0 || obj == head)) {
 			s->freelist = head;
 			pthread_mutex_unlock(&n->lock);
@@ -465,50 +680,24 @@ static struct sp_slab *sp_node_put_run(struct segpool_cache *c,
 		sp_set_freeptr(c, obj, head);
 		head = obj;
 		s->inuse--;
-	}
-	s->freelist = head;
-	if (s->inuse == 0) {
-		/* all free: hand out in address order again, links unneeded */
-		s->freelist = NULL;
-		s->fresh = 0;
-		if (c->rand_seq)
-			s->rand_pos = sp_harden_rand_pos(c);
-	}
-	n->active_objs -= k;
-	if (xfer)
-		n->xfer_frees += k;
-	else
-		n->frees += k;
-	sp_slab_relist(c, n, s);
-	return sp_node_victim(c, n, s);
-}
-
-/* How many of @objs[0..@cnt) from the first on lie in slab @s. */
-static inline size_t sp_slab_run(const struct segpool_cache *c,
-				 const struct sp_slab *s, void **objs,
-				 size_t cnt)
-{
-	uintptr_t base = (uintptr_t)s->base;
-	uintptr_t span = (uintptr_t)c->objs_per_slab * c->stride;
-	size_t k = 1;
-
-	while (k < cnt && (uintptr_t)objs[k] - base < span)
 		k++;
-	return k;
+	}
+	if (s) {
+		v = sp_run_end(c, n, s, head, k, xfer);
+		if (v)
+			sp_list_add(&v->lru, victims);
+		pthread_mutex_unlock(&n->lock);
+	}
 }
 
-static void sp_slab_put(struct segpool_cache *c, size_t cnt, void **objs,
-			bool xfer)
+/* Debug caches: one object at a time, each through the debug hook. */
+static void sp_slab_put_debug(struct segpool_cache *c, size_t cnt, void **objs,
+			      bool xfer, struct sp_list_head *victims)
 {
-	bool debug = c->flags & SP_CACHE_DEBUG;
-	struct sp_list_head victims;
 	struct sp_cache_node *n = NULL;
-	struct sp_slab *v;
 
-	sp_list_init(&victims);
-	for (size_t i = 0; i < cnt;) {
-		struct sp_slab *s = sp_obj_to_slab(objs[i]);
-		size_t k = debug ? 1 : sp_slab_run(c, s, objs + i, cnt - i);
+	for (size_t i = 0; i < cnt; i++) {
+		struct sp_slab *s = sp_obj_to_slab(objs[i]), *v;
 
 		if (n != &c->node[s->node]) {
 			if (n)
@@ -516,16 +705,26 @@ static void sp_slab_put(struct segpool_cache *c, size_t cnt, void **objs,
 			n = &c->node[s->node];
 			pthread_mutex_lock(&n->lock);
 		}
-		if (debug)
-			v = sp_node_put(c, n, s, objs[i], xfer);
-		else
-			v = sp_node_put_run(c, n, s, objs + i, k, xfer);
+		v = sp_node_put(c, n, s, objs[i], xfer);
 		if (v)
-			sp_list_add(&v->lru, &victims);
-		i += k;
+			sp_list_add(&v->lru, victims);
 	}
 	if (n)
 		pthread_mutex_unlock(&n->lock);
+}
+
+static void sp_slab_put(struct segpool_cache *c, size_t cnt, void **objs,
+			bool xfer)
+{
+	struct sp_list_head victims;
+	struct sp_slab *v;
+
+	sp_list_init(&victims);
+	if (unlikely(c->flags & SP_CACHE_DEBUG))
+		sp_slab_put_debug(c, cnt, objs, xfer, &victims);
+	else
+		sp_slab_put_fast(c, cnt, objs, xfer, &victims);
+	/* released with no node lock held: region and descriptor pool locks */
 	while (!sp_list_empty(&victims)) {
 		v = sp_list_first_entry(&victims, struct sp_slab, lru);
 		sp_list_del(&v->lru);
@@ -574,6 +773,32 @@ unsigned long sp_slab_shrink(struct segpool_cache *c)
 		sp_region_purge(i);
 	}
 	return released;
+}
+
+void sp_slab_walk_full(struct segpool_cache *c, int idx,
+		       void (*fn)(struct segpool_cache *c, struct sp_slab *s,
+				  void *arg),
+		       void *arg)
+{
+	struct sp_region *r = &sp_arena.region[idx];
+	size_t first = (size_t)(r->base - sp_arena.base) >> SP_PAGE_SHIFT;
+	size_t top = SP_READ_ONCE(r->top);	/* only grows */
+	uintptr_t tag = sp_slab_tag(c, idx);
+	struct sp_slab *s;
+
+	if (c->flags & SP_CACHE_DEBUG) {
+		sp_list_for_each_entry(s, &c->node[idx].full, lru)
+			fn(c, s, arg);
+		return;
+	}
+	/* a slab's pages carry the tag from its build to its release */
+	for (size_t p = 0; p < top; p += 1UL << c->order) {
+		if (SP_READ_ONCE(sp_arena.tags[first + p]) != tag)
+			continue;
+		s = (struct sp_slab *)SP_READ_ONCE(r->map[p].info);
+		if (s->cache == c && s->list == SP_SLAB_FULL)
+			fn(c, s, arg);
+	}
 }
 
 uint64_t sp_slab_live_objects(struct segpool_cache *c)

@@ -2,9 +2,10 @@
 /*
  * slab/slab.h - the slab layer's private types and entry points.
  *
- * A cache (struct segpool_cache) owns, per NUMA node index, three lists of
- * slabs: partial (some objects free), full (none free) and empty (all free,
- * kept as a small reserve).  A slab is a buddy block of 2^order pages from
+ * A cache (struct segpool_cache) owns, per NUMA node index, two lists of
+ * slabs: partial (some objects free) and empty (all free, kept as a small
+ * reserve); full slabs (none free) are counted but on no list, except in
+ * debug caches (slab/slab.c: sp_slab_relist()).  A slab is a buddy block of 2^order pages from
  * the node's region (numa/region.h), holding objs_per_slab objects at a
  * fixed stride from its first byte, and described by a struct sp_slab kept
  * outside the slab (slab/desc.c).  Every page of a slab has the descriptor as
@@ -93,7 +94,7 @@ struct sp_cache_node {
 	pthread_mutex_t lock;		/* protects everything in this struct */
 	struct sp_list_head partial;	/* some objects free: allocate here first */
 	/* --- the other lists and the counts --- */
-	struct sp_list_head full;	/* no object free */
+	struct sp_list_head full;	/* no object free: debug caches only */
 	struct sp_list_head empty;	/* every object free; a small reserve */
 	unsigned long nr_partial;
 	unsigned long nr_full;
@@ -351,6 +352,17 @@ SP_INTERNAL void sp_slab_tally_begin(const struct segpool_cache *c);
 SP_INTERNAL unsigned long sp_slab_tally_end(void);
 /* sp_slab_shrink() - release the empty slabs of every node; the count. */
 SP_INTERNAL unsigned long sp_slab_shrink(struct segpool_cache *c);
+/*
+ * sp_slab_walk_full() - call @fn on each full slab of @c on node index
+ * @idx; the caller holds that node's lock.  Full slabs are on no list
+ * (slab/slab.c) but in debug caches: found from the node's page tags, a
+ * walk over every page the region has carved, for validation and leak
+ * reports only.
+ */
+SP_INTERNAL void sp_slab_walk_full(struct segpool_cache *c, int idx,
+				   void (*fn)(struct segpool_cache *c,
+					      struct sp_slab *s, void *arg),
+				   void *arg);
 /* sp_slab_live_objects() - objects handed out, over all nodes. */
 SP_INTERNAL uint64_t sp_slab_live_objects(struct segpool_cache *c);
 

@@ -1,0 +1,341 @@
+// SPDX-License-Identifier: MIT
+/*
+ * selftests/unit/test_slab_scale.c - the slab layer's flush and lists at
+ * scale (issue 22).
+ *
+ * The flush puts objects back through a prefetch pipeline with runs per
+ * slab; full slabs are on no list; a slab that empties with the reserve
+ * full is itself released; a fill takes a fresh tail in one step.  These
+ * tests drive the slab layer directly (sp_slab_alloc_bulk(),
+ * sp_slab_free_bulk(): no magazines in between) and check the counts
+ * object by object, then the whole through segpool_cache_validate(),
+ * which checks every slab's list against its fill level and every node
+ * count against the slabs found.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <segpool/segpool.h>
+
+#include "slab/slab.h"
+#include "selftests/lib/child.h"
+#include "selftests/lib/harness.h"
+
+#define CHECK(cond, fmt, ...)						\
+	do {								\
+		if (!(cond))						\
+			fail_msg("%s: " fmt, #cond, __VA_ARGS__);	\
+	} while (0)
+
+static struct segpool_cache *mk(const char *name, size_t size)
+{
+	struct segpool_cache *c = segpool_cache_create(name, size, 0, 0, NULL);
+
+	if (!c)
+		fail_msg("create(%s, %zu): %s", name, size, strerror(errno));
+	return c;
+}
+
+/* Objects straight from the slabs, in chunks the size of a magazine. */
+static void take(struct segpool_cache *c, size_t n, void **objs)
+{
+	for (size_t i = 0; i < n; i += 1000) {
+		size_t k = SP_MIN((size_t)1000, n - i);
+
+		CHECK(sp_slab_alloc_bulk(c, 0, k, objs + i) == k,
+		      "bulk alloc of %zu at %zu", k, i);
+	}
+}
+
+static void give(struct segpool_cache *c, size_t n, void **objs)
+{
+	for (size_t i = 0; i < n; i += 1000)
+		sp_slab_free_bulk(c, SP_MIN((size_t)1000, n - i), objs + i);
+}
+
+static void shuffle(void **objs, size_t n, uint64_t *rng)
+{
+	for (size_t i = n - 1; i > 0; i--) {
+		size_t j = (size_t)(sp_test_rand(rng) % (i + 1));
+		void *t = objs[i];
+
+		objs[i] = objs[j];
+		objs[j] = t;
+	}
+}
+
+static int by_addr(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)*(void *const *)a;
+	uintptr_t y = (uintptr_t)*(void *const *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Every slab holding one of @live[0..@n) counts exactly the objects of
+ * @live in it (sorted by address: one slab's objects side by side), and
+ * the node's counts add up.  Return the number of slabs seen.
+ */
+static size_t check_inuse(struct segpool_cache *c, void **live, size_t n)
+{
+	struct sp_cache_node *node = &c->node[0];
+	size_t slabs = 0, full = 0;
+
+	qsort(live, n, sizeof(*live), by_addr);
+	for (size_t i = 0; i < n;) {
+		struct sp_slab *s = sp_obj_to_slab(live[i]);
+		size_t k = 0;
+
+		assert_non_null(s);
+		while (i + k < n && sp_obj_to_slab(live[i + k]) == s)
+			k++;
+		CHECK(s->inuse == k, "slab %p: inuse %u, %zu objects live",
+		      (void *)s->base, s->inuse, k);
+		if (k == c->objs_per_slab) {
+			full++;
+			CHECK(s->list == SP_SLAB_FULL && s->lru.next == &s->lru,
+			      "full slab %p on list %u", (void *)s->base,
+			      s->list);
+		} else {
+			CHECK(s->list == SP_SLAB_PARTIAL, "slab %p with %zu "
+			      "live on list %u", (void *)s->base, k, s->list);
+		}
+		slabs++;
+		i += k;
+	}
+	pthread_mutex_lock(&node->lock);
+	CHECK(node->nr_full == full, "%lu full counted, %zu found",
+	      node->nr_full, full);
+	CHECK(node->nr_partial == slabs - full, "%lu partial counted, %zu "
+	      "found", node->nr_partial, slabs - full);
+	CHECK(node->active_objs == n, "%llu active, %zu live",
+	      (unsigned long long)node->active_objs, n);
+	pthread_mutex_unlock(&node->lock);
+	return slabs;
+}
+
+/*
+ * Objects of many slabs flushed in random order leave each slab's count
+ * exact and every slab on the list its level calls for; in two caches, a
+ * 4 KiB slab of 64-byte objects and a larger slab of 3000-byte ones.
+ */
+static void scattered(const char *name, size_t size, size_t n, uint64_t seed)
+{
+	struct segpool_cache *c = mk(name, size);
+	void **objs = calloc(n, sizeof(void *));
+	uint64_t rng = seed;
+	size_t slabs;
+
+	assert_non_null(objs);
+	take(c, n, objs);
+	/* full slabs on no list, found by validation all the same */
+	check_inuse(c, objs, n);
+	assert_int_equal(segpool_cache_validate(c), 0);
+	shuffle(objs, n, &rng);
+	give(c, n * 3 / 4, objs);
+	slabs = check_inuse(c, objs + n * 3 / 4, n - n * 3 / 4);
+	print_message("# %s: %zu of %zu objects live in %zu slabs of %u\n",
+		      name, n - n * 3 / 4, n, slabs, c->objs_per_slab);
+	assert_int_equal(segpool_cache_validate(c), 0);
+	/* and back: what was freed comes out of the partial slabs again */
+	take(c, n * 3 / 4, objs);
+	check_inuse(c, objs, n);
+	assert_int_equal(segpool_cache_validate(c), 0);
+	shuffle(objs, n, &rng);
+	give(c, n, objs);
+	assert_int_equal(segpool_cache_validate(c), 0);
+	assert_int_equal(c->node[0].active_objs, 0);
+	assert_int_equal(c->node[0].nr_partial, 0);
+	assert_int_equal(c->node[0].nr_full, 0);
+	assert_true(segpool_cache_shrink(c) >= 0);
+	assert_int_equal(segpool_cache_destroy(c), 0);
+	free(objs);
+}
+
+static void test_flush_scattered(void **state)
+{
+	uint64_t seed = sp_test_seed();
+
+	(void)state;
+	scattered("tss-64", 64, 20000, seed);
+	scattered("tss-3000", 3000, 3000, seed ^ 0x5eed);
+}
+
+/*
+ * A full slab is on no list, and the free that makes it partial again
+ * finds it: one object of each full slab freed, highest slab first, puts
+ * every slab on the partial list.  segpool_cache_leaks() still reports
+ * the objects of full slabs.
+ */
+static void test_full_offlist(void **state)
+{
+	struct segpool_cache *c = mk("tss-full", 256);
+	struct sp_cache_node *n = &c->node[0];
+	unsigned int per = c->objs_per_slab;
+	enum { SLABS = 12 };
+	void **objs = calloc((size_t)SLABS * per, sizeof(void *));
+	void *one[SLABS];
+	size_t on_list = 0;
+	struct sp_slab *s;
+	FILE *null = fopen("/dev/null", "w");
+
+	(void)state;
+	assert_non_null(objs);
+	assert_non_null(null);
+	take(c, (size_t)SLABS * per, objs);
+	assert_int_equal(n->nr_full, SLABS);
+	assert_true(sp_list_empty(&n->partial));
+	assert_true(sp_list_empty(&n->full));	/* not kept outside debug */
+	assert_int_equal(segpool_cache_validate(c), 0);
+	assert_int_equal(segpool_cache_leaks(c, null), (long)SLABS * per);
+
+	for (int i = 0; i < SLABS; i++)
+		one[i] = objs[(size_t)(SLABS - 1 - i) * per];
+	sp_slab_free_bulk(c, SLABS, one);
+	assert_int_equal(n->nr_full, 0);
+	assert_int_equal(n->nr_partial, SLABS);
+	sp_list_for_each_entry(s, &n->partial, lru) {
+		assert_int_equal(s->inuse, per - 1);
+		on_list++;
+	}
+	assert_int_equal(on_list, SLABS);
+	assert_int_equal(segpool_cache_validate(c), 0);
+	assert_int_equal(segpool_cache_leaks(c, null),
+			 (long)SLABS * (per - 1));
+
+	/* full again: off the list again */
+	take(c, SLABS, one);
+	assert_int_equal(n->nr_full, SLABS);
+	assert_true(sp_list_empty(&n->partial));
+	assert_int_equal(segpool_cache_validate(c), 0);
+	for (size_t i = 0; i < (size_t)SLABS * per; i++)
+		if (i % per)
+			sp_slab_free_bulk(c, 1, &objs[i]);
+	give(c, SLABS, one);
+	assert_int_equal(n->active_objs, 0);
+	assert_int_equal(segpool_cache_validate(c), 0);
+	fclose(null);
+	assert_int_equal(segpool_cache_destroy(c), 0);
+	free(objs);
+}
+
+/*
+ * The empty reserve: a cache cycling through one slab's worth never
+ * releases its first empty slab (nor builds a second one); a slab that
+ * empties with the reserve full is itself released (its descriptor is in
+ * the cache; the reserve's coldest is not), and the reserve stays at its
+ * bound.
+ */
+static void test_reserve(void **state)
+{
+	struct segpool_cache *c = mk("tss-reserve", 512);
+	struct sp_cache_node *n = &c->node[0];
+	unsigned int per = c->objs_per_slab;
+	size_t many = (size_t)per * (c->max_empty + 8);
+	void **objs = calloc(many, sizeof(void *));
+
+	(void)state;
+	assert_non_null(objs);
+	for (int cyc = 0; cyc < 100; cyc++) {
+		take(c, per, objs);
+		give(c, per, objs);
+	}
+	assert_int_equal(n->slabs_created, 1);
+	assert_int_equal(n->slabs_released, 0);
+	assert_int_equal(n->nr_empty, 1);
+
+	take(c, many, objs);
+	give(c, many, objs);
+	/* the reserve filled first, then each slab emptied went at once */
+	assert_true(sp_arena_tag(objs[0]) != 0);
+	assert_int_equal(sp_arena_tag(objs[many - 1]), 0);
+	CHECK(n->nr_empty <= SP_MAX(n->keep_empty, c->max_empty),
+	      "%lu empty slabs kept, reserve %u", n->nr_empty,
+	      SP_MAX(n->keep_empty, c->max_empty));
+	CHECK(n->slabs_released + n->nr_empty == n->slabs_created,
+	      "%llu built, %llu released, %lu kept",
+	      (unsigned long long)n->slabs_created,
+	      (unsigned long long)n->slabs_released, n->nr_empty);
+	assert_int_equal(segpool_cache_validate(c), 0);
+	assert_int_equal(segpool_cache_destroy(c), 0);
+	free(objs);
+}
+
+/* A fill from fresh slabs hands out every object once, in address order. */
+static void test_fresh_run(void **state)
+{
+	struct segpool_cache *c = mk("tss-fresh", 96);
+	unsigned int per = c->objs_per_slab;
+	size_t n = (size_t)per * 5 + 7;
+	void **objs = calloc(n, sizeof(void *));
+
+	(void)state;
+	assert_non_null(objs);
+	assert_int_equal(sp_slab_alloc_bulk(c, 0, n, objs), n);
+	for (size_t i = 1; i < n; i++) {
+		if (sp_obj_to_slab(objs[i]) != sp_obj_to_slab(objs[i - 1]))
+			continue;
+		CHECK((char *)objs[i] == (char *)objs[i - 1] + c->stride,
+		      "object %zu at %p after %p", i, objs[i], objs[i - 1]);
+	}
+	check_inuse(c, objs, n);
+	give(c, n, objs);
+	assert_int_equal(segpool_cache_validate(c), 0);
+	assert_int_equal(segpool_cache_destroy(c), 0);
+	free(objs);
+}
+
+/* A double free within one flush batch: X, Y (another slab), X. */
+static void die_batch_double_free(void *arg)
+{
+	struct segpool_cache *c = arg;
+	void *objs[3], *other[64];
+
+	if (sp_slab_alloc_bulk(c, 0, 1, &objs[0]) != 1 ||
+	    sp_slab_alloc_bulk(c, 0, c->objs_per_slab, other) !=
+	    c->objs_per_slab)
+		return;
+	objs[1] = other[c->objs_per_slab - 1];	/* the next slab's */
+	objs[2] = objs[0];
+	sp_slab_free_bulk(c, 3, objs);
+}
+
+/* The same through the public calls: all three go into one magazine. */
+static void die_magazine_double_free(void *arg)
+{
+	struct segpool_cache *c = arg;
+	void *x = segpool_cache_alloc(c, 0), *y = segpool_cache_alloc(c, 0);
+
+	if (!x || !y)
+		return;
+	segpool_cache_free(c, x);
+	segpool_cache_free(c, y);
+	segpool_cache_free(c, x);
+}
+
+static void test_double_free_in_batch(void **state)
+{
+	struct segpool_cache *c = mk("tss-double", 1024);
+
+	(void)state;
+	assert_true(c->objs_per_slab <= 64);
+	assert_true(sp_test_expect_death(die_batch_double_free, c,
+					 "double free"));
+	assert_true(sp_test_expect_death(die_magazine_double_free, c,
+					 "double free"));
+	assert_int_equal(segpool_cache_destroy(c), 0);
+}
+
+static const struct CMUnitTest tests[] = {
+	cmocka_unit_test(test_flush_scattered),
+	cmocka_unit_test(test_full_offlist),
+	cmocka_unit_test(test_reserve),
+	cmocka_unit_test(test_fresh_run),
+	cmocka_unit_test(test_double_free_in_batch),
+};
+
+SP_TEST_MAIN(tests)
