@@ -218,6 +218,26 @@ static void bench_segpool_free(void *p, size_t size)
 	segpool_free(p);
 }
 
+static void *bench_segpool_realloc(void *p, size_t size)
+{
+	return segpool_realloc(p, size);
+}
+
+static void bench_segpool_big_free(void *p)
+{
+	segpool_free(p);
+}
+
+static void *bench_libc_realloc(void *p, size_t size)
+{
+	return realloc(p, size);
+}
+
+static void bench_libc_big_free(void *p)
+{
+	free(p);
+}
+
 static void *bench_malloc(size_t size)
 {
 	return malloc(size);
@@ -233,6 +253,9 @@ int bench_heap_setup(const struct bench_contender *c,
 		     const struct bench_sizes *sizes)
 {
 	bench_heap_owner = c;
+	bench_heap.realloc = NULL;
+	bench_heap.big_alloc = bench_segpool_malloc;
+	bench_heap.big_free = bench_segpool_big_free;
 	switch (c->kind) {
 	case BENCH_SEGPOOL_CACHE:
 		bench_heap.alloc = bench_cache_alloc;
@@ -241,12 +264,18 @@ int bench_heap_setup(const struct bench_contender *c,
 	case BENCH_SEGPOOL_MALLOC:
 		bench_heap.alloc = bench_segpool_malloc;
 		bench_heap.free = bench_segpool_free;
+		bench_heap.realloc = bench_segpool_realloc;
 		return 0;
 	case BENCH_MALLOC:
 		bench_heap.alloc = bench_malloc;
 		bench_heap.free = bench_libc_free;
+		bench_heap.realloc = bench_libc_realloc;
+		bench_heap.big_alloc = bench_malloc;
+		bench_heap.big_free = bench_libc_big_free;
 		return 0;
 	case BENCH_FLOOR:
+		bench_heap.big_alloc = NULL;
+		bench_heap.big_free = NULL;
 		bench_heap.alloc = bench_floor_alloc;
 		bench_heap.free = bench_floor_free;
 		return bench_floor_setup(sizes->max);
