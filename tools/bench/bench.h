@@ -197,6 +197,7 @@ struct bench_cfg {
 	double tsc_hz;			/* ticks per second (driver measures) */
 	bool pin;			/* pin threads to CPUs */
 	/* the rows beneath the hit path (wl_beneath.c) */
+	double rows_scale;		/* their counts' --scale (0: --scale) */
 	size_t grow_max;		/* realloc: the size a series grows to */
 	unsigned int idle_max_s;	/* idle: seconds of RSS sampling at most */
 };
@@ -344,6 +345,9 @@ int bench_wl_scratch(const struct bench_cfg *cfg, uint64_t ops,
 
 uint64_t bench_workload_ops(const struct bench_workload *wl,
 			    const struct bench_cfg *cfg);
+/* The scale of @wl's count: --rows-scale for the rows beneath, else -S. */
+double bench_wl_scale(const struct bench_workload *wl,
+		      const struct bench_cfg *cfg);
 unsigned int bench_fs_threads(const struct bench_cfg *cfg);
 /* Threads of a run; @listed is the --threads value for BENCH_ON_LIST. */
 unsigned int bench_workload_threads(const struct bench_workload *wl,

@@ -22,6 +22,7 @@
  * operation, so the cost there is the most any operation pays).
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,7 +108,7 @@ unsigned int bench_nr_contenders = BENCH_NR_BUILTIN;
 
 /* Names and paths of the command line's peers (bench_contenders points in). */
 static char bench_extra_name[BENCH_MAX_EXTRA][32];
-static char bench_extra_path[BENCH_MAX_EXTRA][4096];
+static char bench_extra_path[BENCH_MAX_EXTRA][PATH_MAX];
 
 int bench_add_peer(const char *spec)
 {
@@ -132,7 +133,12 @@ int bench_add_peer(const char *spec)
 	bench_extra_name[k][nlen] = '\0';
 	if (bench_contender_find(bench_extra_name[k]))
 		return -EEXIST;
-	strcpy(bench_extra_path[k], eq + 1);
+	/*
+	 * the file itself, not a symlink to it: /proc/self/maps names the
+	 * file, and the check compares whole paths
+	 */
+	if (!realpath(eq + 1, bench_extra_path[k]))
+		strcpy(bench_extra_path[k], eq + 1);
 	c = &bench_contenders[bench_nr_contenders++];
 	c->name = bench_extra_name[k];
 	c->title = bench_extra_path[k];

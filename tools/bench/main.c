@@ -51,8 +51,11 @@ static void bench_usage(FILE *f)
 "      --writes N         writes per object in workload 6 (100)\n"
 "      --live N           live objects of workload 8 (1000000)\n"
 "      --warmup F         warm-up run of F x the count first (0.1)\n"
+"      --rows-scale F     the counts of the rows beneath the hit path\n"
+"                         (default: as -S)\n"
 "      --grow-max N       realloc row: grow to N bytes (268435456)\n"
-"      --idle-max S       idle row: sample RSS for S seconds at most (30)\n"
+"      --idle-max S       idle row: sample RSS for S seconds at most (30;\n"
+"                         3 when the rows' scale is below 0.1)\n"
 "      --no-count         no counting pass under strace (mmap calls)\n"
 "      --seed N           random seed (sizes and slots)\n"
 "      --no-pin           do not pin threads to CPUs\n"
@@ -196,13 +199,14 @@ enum {
 	OPT_SIZE_RANGE = 256, OPT_PAIRS, OPT_FS_THREADS, OPT_WRITES, OPT_LIVE,
 	OPT_WARMUP, OPT_SEED, OPT_NO_PIN, OPT_NO_PLOTS, OPT_DOC, OPT_SMOKE,
 	OPT_CHILD, OPT_RESULT_FD, OPT_TSC_HZ, OPT_GP_DIR, OPT_PROGRAMS,
-	OPT_PEER, OPT_GROW_MAX, OPT_IDLE_MAX, OPT_NO_COUNT, OPT_PROG,
+	OPT_PEER, OPT_ROWS_SCALE, OPT_GROW_MAX, OPT_IDLE_MAX, OPT_NO_COUNT, OPT_PROG,
 };
 
 static const struct option bench_options[] = {
 	{ "workload", required_argument, NULL, 'w' },
 	{ "rows", required_argument, NULL, 'w' },
 	{ "grow-max", required_argument, NULL, OPT_GROW_MAX },
+	{ "rows-scale", required_argument, NULL, OPT_ROWS_SCALE },
 	{ "idle-max", required_argument, NULL, OPT_IDLE_MAX },
 	{ "no-count", no_argument, NULL, OPT_NO_COUNT },
 	{ "prog", required_argument, NULL, OPT_PROG },
@@ -267,7 +271,7 @@ int main(int argc, char **argv)
 			.pairs = 1, .writes = 100, .live = 1000000,
 			.seed = 20261130, .warmup = 0.1, .pin = true,
 			.thread_list = { 1, 2, 4, 8, 64 }, .nr_thread_list = 5,
-			.grow_max = 256 << 20, .idle_max_s = 30,
+			.grow_max = 256 << 20,
 		},
 		.reps = 5, .plots = true, .format = "text",
 		.srctree = BENCH_SRCTREE,
@@ -277,7 +281,7 @@ int main(int argc, char **argv)
 						 : argv[0];
 	const char *child = NULL, *workload = NULL;
 	bool ops_set = false, reps_set = false, programs = false;
-	bool scale_set = false;
+	bool scale_set = false, idle_set = false;
 	const char *prog_only = NULL;
 	int result_fd = -1, opt;
 	size_t blen = strlen(base);
@@ -338,6 +342,10 @@ int main(int argc, char **argv)
 			run.cfg.scale = bench_real("--scale", optarg, 1e-6, 1e3);
 			scale_set = true;
 			break;
+		case OPT_ROWS_SCALE:
+			run.cfg.rows_scale = bench_real("--rows-scale", optarg,
+							0, 1e3);
+			break;
 		case OPT_GROW_MAX:
 			run.cfg.grow_max = bench_num("--grow-max", optarg,
 						     64 << 10, 1ULL << 40);
@@ -345,6 +353,7 @@ int main(int argc, char **argv)
 		case OPT_IDLE_MAX:
 			run.cfg.idle_max_s = (unsigned int)bench_num(
 				"--idle-max", optarg, 0, 3600);
+			idle_set = true;
 			break;
 		case OPT_NO_COUNT:
 			run.no_count = true;
@@ -459,6 +468,11 @@ int main(int argc, char **argv)
 		bench_die("--update-doc needs --out");
 	if (run.smoke)
 		bench_smoke_defaults(&run, ops_set, reps_set, scale_set);
+	/* a quick look waits less for memory to go back */
+	if (!idle_set && !run.smoke)
+		run.cfg.idle_max_s = (run.cfg.rows_scale > 0 ?
+				      run.cfg.rows_scale : run.cfg.scale) < 0.1 ?
+				     3 : 30;
 	run.self = bench_self(argv[0]);
 	run.cfg.tsc_hz = bench_tick_hz();
 	return bench_driver_main(&run);

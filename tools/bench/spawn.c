@@ -186,6 +186,7 @@ static void bench_child_args(const struct bench_run *run,
 	ARG("--seed=%llu", (unsigned long long)cfg->seed);
 	ARG("--warmup=%g", cfg->warmup);
 	ARG("--scale=%g", cfg->scale);
+	ARG("--rows-scale=%g", cfg->rows_scale);
 	ARG("--grow-max=%zu", cfg->grow_max);
 	ARG("--idle-max=%u", cfg->idle_max_s);
 	ARG("--tsc-hz=%.0f", cfg->tsc_hz);

@@ -148,6 +148,14 @@ const struct bench_workload *bench_workload_find(const char *name)
 	return NULL;
 }
 
+double bench_wl_scale(const struct bench_workload *wl,
+		      const struct bench_cfg *cfg)
+{
+	if ((wl->flags & BENCH_WL_BENEATH) && cfg->rows_scale > 0)
+		return cfg->rows_scale;
+	return cfg->scale;
+}
+
 /*
  * Operations per thread (objects for memory): --ops, or default x --scale;
  * the rows beneath the hit path take default x --scale, at least min_ops.
@@ -161,7 +169,7 @@ uint64_t bench_workload_ops(const struct bench_workload *wl,
 		return cfg->live;
 	if (cfg->ops && !(wl->flags & BENCH_WL_BENEATH))
 		return cfg->ops;
-	n = (double)wl->default_ops * cfg->scale;
+	n = (double)wl->default_ops * bench_wl_scale(wl, cfg);
 	if (n < (double)wl->min_ops)
 		return wl->min_ops > 1 ? wl->min_ops : 1;
 	return n < 1 ? 1 : (uint64_t)n;
@@ -235,7 +243,8 @@ static void bench_describe_beneath(const struct bench_workload *wl,
 	else if (!strcmp(wl->name, "idle"))
 		snprintf(buf, len, "%s; 1 thread; %s; %s %s and %.1f MiB of "
 			 "blocks; RSS sampled for up to %u s", wl->title, sizes,
-			 n, wl->count, 260 * cfg->scale, cfg->idle_max_s);
+			 n, wl->count, 260 * bench_wl_scale(wl, cfg),
+			 cfg->idle_max_s);
 	else if (!strcmp(wl->name, "large"))
 		snprintf(buf, len, "%s; 1 thread; %s %s", wl->title, n,
 			 wl->count);
