@@ -196,6 +196,7 @@ static bool bench_prog_run(const struct bench_prog *p, const char *preload,
 	if (count) {
 		argv[off++] = (char *)e->strace;
 		argv[off++] = (char *)"-f";
+		argv[off++] = (char *)"--seccomp-bpf";
 		argv[off++] = (char *)"-c";
 		argv[off++] = (char *)"-o";
 		argv[off++] = (char *)count;

@@ -52,6 +52,16 @@ static void bench_report_machine(FILE *f, const struct bench_run *run, bool md)
 		run->cfg.pin ? "pinned" : "not pinned", run->elapsed_s);
 }
 
+/* Did @c run anything (the rows beneath the hit path skip some)? */
+static bool bench_has_cells(const struct bench_run *run,
+			    const struct bench_contender *c)
+{
+	for (unsigned int i = 0; i < run->nr_cells; i++)
+		if (run->cells[i].job.c == c)
+			return true;
+	return false;
+}
+
 static void bench_report_contenders(FILE *f, const struct bench_run *run,
 				    bool md)
 {
@@ -67,7 +77,7 @@ static void bench_report_contenders(FILE *f, const struct bench_run *run,
 		const struct bench_contender_state *s = &run->cs[i];
 		unsigned int r;
 
-		if (!s->selected)
+		if (!s->selected || (!s->skipped && !bench_has_cells(run, s->c)))
 			continue;
 		r = bench_table_row(t);
 		bench_table_set(t, r, 0, "%s", s->c->name);

@@ -219,6 +219,8 @@ static char **bench_traced_argv(const struct bench_run *run, char **argv,
 
 	out[n++] = (char *)run->strace;
 	out[n++] = (char *)"-f";
+	/* the child stops at the traced calls only */
+	out[n++] = (char *)"--seccomp-bpf";
 	out[n++] = (char *)"-qq";
 	out[n++] = (char *)"-o";
 	out[n++] = (char *)trace;
