@@ -53,7 +53,8 @@ static void bench_usage(FILE *f)
 "      --warmup F         warm-up run of F x the count first (0.1)\n"
 "      --rows-scale F     the counts of the rows beneath the hit path\n"
 "                         (default: as -S)\n"
-"      --grow-max N       realloc row: grow to N bytes (268435456)\n"
+"      --grow-max N       realloc row: grow to N bytes (268435456;\n"
+"                         33554432 when the rows' scale is below 0.1)\n"
 "      --idle-max S       idle row: sample RSS for S seconds at most (30;\n"
 "                         3 when the rows' scale is below 0.1)\n"
 "      --no-count         no counting pass under strace (mmap calls)\n"
@@ -271,7 +272,7 @@ int main(int argc, char **argv)
 			.pairs = 1, .writes = 100, .live = 1000000,
 			.seed = 20261130, .warmup = 0.1, .pin = true,
 			.thread_list = { 1, 2, 4, 8, 64 }, .nr_thread_list = 5,
-			.grow_max = 256 << 20,
+
 		},
 		.reps = 5, .plots = true, .format = "text",
 		.srctree = BENCH_SRCTREE,
@@ -281,7 +282,7 @@ int main(int argc, char **argv)
 						 : argv[0];
 	const char *child = NULL, *workload = NULL;
 	bool ops_set = false, reps_set = false, programs = false;
-	bool scale_set = false, idle_set = false;
+	bool scale_set = false, idle_set = false, grow_set = false;
 	const char *prog_only = NULL;
 	int result_fd = -1, opt;
 	size_t blen = strlen(base);
@@ -349,6 +350,7 @@ int main(int argc, char **argv)
 		case OPT_GROW_MAX:
 			run.cfg.grow_max = bench_num("--grow-max", optarg,
 						     64 << 10, 1ULL << 40);
+			grow_set = true;
 			break;
 		case OPT_IDLE_MAX:
 			run.cfg.idle_max_s = (unsigned int)bench_num(
@@ -468,11 +470,19 @@ int main(int argc, char **argv)
 		bench_die("--update-doc needs --out");
 	if (run.smoke)
 		bench_smoke_defaults(&run, ops_set, reps_set, scale_set);
-	/* a quick look waits less for memory to go back */
-	if (!idle_set && !run.smoke)
-		run.cfg.idle_max_s = (run.cfg.rows_scale > 0 ?
-				      run.cfg.rows_scale : run.cfg.scale) < 0.1 ?
-				     3 : 30;
+	/*
+	 * a quick look (the rows' scale below 0.1) waits less for memory to
+	 * go back and grows its realloc series to 32 MiB, not 256
+	 */
+	if (!run.smoke) {
+		bool quick = (run.cfg.rows_scale > 0 ? run.cfg.rows_scale :
+			      run.cfg.scale) < 0.1;
+
+		if (!idle_set)
+			run.cfg.idle_max_s = quick ? 3 : 30;
+		if (!grow_set)
+			run.cfg.grow_max = (quick ? 32ULL : 256ULL) << 20;
+	}
 	run.self = bench_self(argv[0]);
 	run.cfg.tsc_hz = bench_tick_hz();
 	return bench_driver_main(&run);
