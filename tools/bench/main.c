@@ -109,7 +109,7 @@ static void bench_list(void)
 	for (unsigned int i = 0; i < bench_nr_workloads; i++) {
 		const struct bench_workload *wl = &bench_workloads[i];
 
-		printf("  %u %-9s %s\n", wl->number, wl->name, wl->title);
+		printf("  %2u %-9s %s\n", wl->number, wl->name, wl->title);
 	}
 	printf("contenders:\n");
 	for (unsigned int i = 0; i < bench_nr_contenders; i++) {
