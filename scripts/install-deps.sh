@@ -17,8 +17,9 @@
 #             install and man page checks).  Always included.
 #   valgrind  valgrind, for SEGPOOL_TEST_WRAPPER="valgrind ..." runs.
 #   clang     clang, for `make CC=clang`.
-#   bench     libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 gnuplot-nox:
-#             the peers and the plots of `make bench`.
+#   bench     libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 gnuplot-nox
+#             strace sqlite3 git: the peers and the plots of `make bench`,
+#             the counting of mmap calls and two of its real programs.
 #   preload   python3 git g++: the real programs `make check-preload` runs
 #             under libsegpool-malloc.so (gcc, sort and awk come with base).
 #   numa      qemu-system-x86 linux-image-cloud-amd64 busybox-static cpio:
@@ -41,7 +42,7 @@ set -euo pipefail
 prog=${0##*/}
 
 usage() {
-	sed -n '4,34p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '4,35p' "$0" | sed 's/^# \{0,1\}//'
 }
 
 group_packages() {
@@ -57,7 +58,8 @@ group_packages() {
 		echo clang
 		;;
 	bench)
-		echo libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 gnuplot-nox
+		echo libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 gnuplot-nox \
+			strace sqlite3 git
 		;;
 	preload)
 		echo python3 git g++

@@ -125,6 +125,14 @@ struct bench_sizes {
 struct bench_heap {
 	void *(*alloc)(size_t size);
 	void (*free)(void *ptr, size_t size);
+	/* NULL where the contender has none (segpool-cache, the floor) */
+	void *(*realloc)(void *ptr, size_t size);
+	/*
+	 * Blocks of any size beside the objects of alloc: segpool-cache takes
+	 * them from segpool_malloc(), every other contender from alloc/free.
+	 */
+	void *(*big_alloc)(size_t size);
+	void (*big_free)(void *ptr);
 };
 extern struct bench_heap bench_heap;
 
@@ -188,7 +196,32 @@ struct bench_cfg {
 	double warmup;			/* warm-up run, fraction of ops */
 	double tsc_hz;			/* ticks per second (driver measures) */
 	bool pin;			/* pin threads to CPUs */
+	/* the rows beneath the hit path (wl_beneath.c) */
+	double rows_scale;		/* their counts' --scale (0: --scale) */
+	size_t grow_max;		/* realloc: the size a series grows to */
+	unsigned int idle_max_s;	/* idle: seconds of RSS sampling at most */
 };
+
+/*
+ * Named figures beyond time and peak RSS, sent as "x_NAME value" in the
+ * record (wl_beneath.c fills them; the names are in bench_x_names[]).
+ */
+enum bench_x {
+	BENCH_X_MINFLT,		/* minor page faults per op, timed part */
+	BENCH_X_RSS_BEFORE,	/* idle: KiB before the burst */
+	BENCH_X_RSS_PEAK,	/* idle: KiB with the burst live */
+	BENCH_X_RSS_1S,		/* idle: KiB 1 s, 5 s and 20 s after the frees */
+	BENCH_X_RSS_5S,
+	BENCH_X_RSS_20S,
+	BENCH_X_BACK_MS,	/* idle: ms until back within 8 MiB; -1 never */
+	BENCH_X_WAITED_MS,	/* idle: ms sampled */
+	BENCH_NR_X,
+};
+extern const char *const bench_x_names[BENCH_NR_X];
+
+/* System calls a counting pass counts (syscount.c). */
+enum { BENCH_SYS_MMAP, BENCH_SYS_MUNMAP, BENCH_SYS_MREMAP, BENCH_NR_SYS };
+extern const char *const bench_sys_names[BENCH_NR_SYS];
 
 /* One run's measurements: what a child sends back. */
 enum { BENCH_LAT_ALLOC, BENCH_LAT_FREE, BENCH_NR_LAT };
@@ -224,6 +257,8 @@ struct bench_result {
 	unsigned int caches;		/* how many caches were summed */
 	/* calls served by a magazine hit, and those that missed (warm-up too) */
 	uint64_t fast_allocs, slow_allocs, fast_frees, slow_frees;
+	double x[BENCH_NR_X];		/* named figures, bit k of has_x */
+	unsigned int has_x;
 };
 
 /* segpool-cache: what the caches hold in magazines and depots, into @res. */
@@ -232,6 +267,17 @@ void bench_heap_cached(struct bench_result *res);
 enum bench_wl_flags {
 	BENCH_WL_LATENCY = 1 << 0,	/* reports percentiles */
 	BENCH_WL_MEMORY  = 1 << 1,	/* reports RSS, not speed */
+	/*
+	 * A row beneath the hit path (wl_beneath.c): its count is its default
+	 * x --scale (--ops does not apply), it runs for the plain contenders
+	 * only (segpool-cache, segpool-malloc and the mallocs: not the per-CPU
+	 * mode and hardening variants, not the floor), and report_beneath.c
+	 * gives it a table of its own.
+	 */
+	BENCH_WL_BENEATH = 1 << 2,
+	BENCH_WL_NO_CACHE = 1 << 3,	/* segpool-cache does not apply */
+	BENCH_WL_SYSCOUNT = 1 << 4,	/* one more run under strace counts mmaps */
+	BENCH_WL_NO_WARMUP = 1 << 5,	/* no warm-up run */
 };
 
 /* How many threads a workload runs on. */
@@ -254,6 +300,8 @@ struct bench_workload {
 	void (*sizes)(const struct bench_cfg *cfg, struct bench_sizes *s);
 	int (*run)(const struct bench_cfg *cfg, uint64_t ops,
 		   struct bench_result *res);
+	unsigned int max_reps;		/* at most this many repetitions (0: -r) */
+	uint64_t min_ops;		/* the count's floor under --scale */
 };
 
 extern const struct bench_workload bench_workloads[];
@@ -276,6 +324,15 @@ int bench_wl_mixed(const struct bench_cfg *cfg, uint64_t ops,
 		   struct bench_result *res);
 int bench_wl_memory(const struct bench_cfg *cfg, uint64_t ops,
 		    struct bench_result *res);
+/* ... in wl_beneath.c ... */
+int bench_wl_large(const struct bench_cfg *cfg, uint64_t ops,
+		   struct bench_result *res);
+int bench_wl_realloc(const struct bench_cfg *cfg, uint64_t ops,
+		     struct bench_result *res);
+int bench_wl_live(const struct bench_cfg *cfg, uint64_t ops,
+		  struct bench_result *res);
+int bench_wl_idle(const struct bench_cfg *cfg, uint64_t ops,
+		  struct bench_result *res);
 /* ... and in wl_shared.c */
 int bench_wl_xfer(const struct bench_cfg *cfg, uint64_t ops,
 		  struct bench_result *res);
@@ -288,6 +345,9 @@ int bench_wl_scratch(const struct bench_cfg *cfg, uint64_t ops,
 
 uint64_t bench_workload_ops(const struct bench_workload *wl,
 			    const struct bench_cfg *cfg);
+/* The scale of @wl's count: --rows-scale for the rows beneath, else -S. */
+double bench_wl_scale(const struct bench_workload *wl,
+		      const struct bench_cfg *cfg);
 unsigned int bench_fs_threads(const struct bench_cfg *cfg);
 /* Threads of a run; @listed is the --threads value for BENCH_ON_LIST. */
 unsigned int bench_workload_threads(const struct bench_workload *wl,
@@ -487,6 +547,11 @@ double bench_tick_hz(void);
 void *bench_map(size_t bytes);
 void bench_unmap(void *p, size_t bytes);
 long bench_rss_kb(void);
+/*
+ * Mark the start and the end of a timed part for a counting pass
+ * (syscount.c): a write() to fd -1 that strace shows; no allocation.
+ */
+void bench_sys_mark(bool begin);
 long bench_peak_rss_kb(void);
 unsigned int bench_cpus(int *cpus, unsigned int max);
 int bench_pin(int cpu);
@@ -535,6 +600,11 @@ struct bench_cell {
 	struct bench_summary cached;		/* KiB in magazines and depots */
 	struct bench_summary cached_cpu;	/* KiB in magazines alone */
 	bool has_cached;			/* every sample recorded it */
+	struct bench_summary x[BENCH_NR_X];	/* named figures (has_x) */
+	unsigned int has_x;			/* recorded by every sample */
+	/* the counting pass (BENCH_WL_SYSCOUNT): calls in the timed part */
+	bool counted;
+	long sys[BENCH_NR_SYS];
 	double ratio_glibc, ratio_peer;		/* CPU time, median / median */
 	const char *best_peer;
 };
@@ -573,6 +643,8 @@ struct bench_run {
 	unsigned int runs_done;		/* for the progress lines */
 	uint64_t start_ns;		/* CLOCK_MONOTONIC at the first run */
 	bool smoke, quiet, plots;
+	bool no_count;			/* --no-count: no strace passes */
+	char strace[PATH_MAX];		/* strace for counting passes, or "" */
 	const char *out_dir;
 	const char *format;		/* text, json, md */
 	const char *doc;		/* bench-results.md to update */
@@ -603,9 +675,25 @@ struct bench_record {
 	struct bench_result r;
 };
 
-/* Run @job in a child with @preload (or none); 0, or -1 (reported). */
+/*
+ * Run @job in a child with @preload (or none); with @trace, under strace
+ * (run->strace) writing its trace there.  0, or -1 (reported).
+ */
 int bench_spawn(const struct bench_run *run, const struct bench_job *job,
-		const char *preload, struct bench_record *rec);
+		const char *preload, struct bench_record *rec,
+		const char *trace);
+
+/* syscount.c: counting mmap, munmap and mremap with strace */
+/* An executable strace into @buf, or false. */
+bool bench_strace_find(char *buf, size_t len);
+/*
+ * The calls between the begin and end marks of a trace written with
+ * "strace -f -o FILE -e trace=mmap,munmap,mremap,write".  0, or -1 (no
+ * marks, or no file).
+ */
+int bench_syscount_marked(const char *path, long sys[BENCH_NR_SYS]);
+/* The calls of a summary written with "strace -f -c -o FILE".  0, or -1. */
+int bench_syscount_summary(const char *path, long sys[BENCH_NR_SYS]);
 /* machine.c: also fills each contender's package version. */
 void bench_machine_read(struct bench_machine *m, struct bench_run *run);
 const struct bench_cell *bench_cell_get(const struct bench_run *run,
@@ -613,9 +701,35 @@ const struct bench_cell *bench_cell_get(const struct bench_run *run,
 					unsigned int threads,
 					const struct bench_contender *c);
 
+/* ------------------------------------------------------------------------
+ * Tables as aligned text or markdown (table.c)
+ */
+
+#define BENCH_TCOLS	16
+#define BENCH_TROWS	160
+#define BENCH_TCELL	80
+
+struct bench_table {
+	unsigned int ncol, nrow;
+	const char *head[BENCH_TCOLS];
+	char cell[BENCH_TROWS][BENCH_TCOLS][BENCH_TCELL];
+};
+
+struct bench_table *bench_table_new(const char *const *head);
+unsigned int bench_table_row(struct bench_table *t);
+void bench_table_set(struct bench_table *t, unsigned int row, unsigned int col,
+		     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* Print @t (first column left, numbers right) and free it. */
+void bench_table_print(FILE *f, struct bench_table *t, bool md);
+void bench_heading(FILE *f, bool md, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 /* report.c: tables as text or markdown; image links get @img_prefix. */
 void bench_report(FILE *f, const struct bench_run *run, bool markdown,
 		  const char *img_prefix);
+/* report_beneath.c: the table of a BENCH_WL_BENEATH row (or rows). */
+void bench_report_beneath(FILE *f, const struct bench_run *run,
+			  const struct bench_workload *wl, bool md);
 /* report.c: machine, contenders and one ok/FAILED line per workload. */
 void bench_report_smoke(FILE *f, const struct bench_run *run);
 /* json.c */
@@ -634,15 +748,37 @@ int bench_plot(const struct bench_run *run, const char *dir,
 	       unsigned int *made);
 /* doc.c: replace the results section of @doc with @md_path's text. */
 int bench_doc_update(const char *doc, const char *md_path);
+/*
+ * doc.c: replace the "generated:bench-@part" block inside the results
+ * section of @doc with @md_path's text (put it at the section's end when
+ * there is none yet).
+ */
+int bench_doc_update_part(const char *doc, const char *part,
+			  const char *md_path);
 
 /* --- programs.c: real programs under each malloc (--programs) --- */
-#define BENCH_NPROGS	3
+#define BENCH_NPROGS	8
+struct bench_prog_opts {
+	const char *out_dir;		/* programs.md there, or NULL */
+	const char *doc;		/* bench-results.md to put it in, or NULL */
+	const char *self;		/* this program: the C++ one is beside it */
+	const char *only;		/* comma-separated program names, or NULL */
+	int reps;
+	double scale;			/* the inputs' sizes */
+	bool smoke;			/* tiny inputs */
+	bool no_count;			/* no strace pass */
+};
 /*
  * bench_programs_main() - run the real programs under every installed
- * malloc contender, @reps times each; table on stdout, programs.md in
- * @out_dir (may be NULL); @smoke: a small sort input.
- * Return: 0, or 1 when a program failed under some contender.
+ * malloc contender, @o->reps times each, then once more each under strace
+ * counting mmap, munmap and mremap; table on stdout, programs.md in
+ * @o->out_dir.  Return: 0, or 1 when a program failed under some
+ * contender.
  */
-int bench_programs_main(const char *out_dir, int reps, bool smoke);
+int bench_programs_main(const struct bench_prog_opts *o);
+/* prog_inputs.c: the programs' inputs in @tmp, sized by @scale; 0 or -1 */
+int bench_prog_inputs(const char *tmp, double scale);
+/* prog_inputs.c: remove @tmp and everything in it */
+void bench_prog_cleanup(const char *tmp);
 
 #endif /* SEGPOOL_BENCH_H */

@@ -107,6 +107,9 @@ static void bench_record(int fd, const char *status,
 			(unsigned long long)r->fast_frees,
 			(unsigned long long)r->slow_frees);
 	}
+	for (int k = 0; k < BENCH_NR_X; k++)
+		if (r->has_x & (1u << k))
+			dprintf(fd, "x_%s %.3f\n", bench_x_names[k], r->x[k]);
 	if (r->has_lat) {
 		for (int k = 0; k < BENCH_NR_LAT; k++)
 			for (int j = 0; j < BENCH_NR_PCT; j++)
@@ -152,7 +155,8 @@ int bench_child_main(const struct bench_cfg *cfg, const char *contender,
 
 	if (wl->flags & BENCH_WL_LATENCY)
 		bench_empty_cost(cfg, &res);
-	if (cfg->warmup > 0 && !(wl->flags & BENCH_WL_MEMORY)) {
+	if (cfg->warmup > 0 &&
+	    !(wl->flags & (BENCH_WL_MEMORY | BENCH_WL_NO_WARMUP))) {
 		uint64_t n = (uint64_t)((double)ops * cfg->warmup);
 
 		warm.empty_ns = res.empty_ns;

@@ -22,6 +22,7 @@
  * operation, so the cost there is the most any operation pays).
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,7 +108,7 @@ unsigned int bench_nr_contenders = BENCH_NR_BUILTIN;
 
 /* Names and paths of the command line's peers (bench_contenders points in). */
 static char bench_extra_name[BENCH_MAX_EXTRA][32];
-static char bench_extra_path[BENCH_MAX_EXTRA][4096];
+static char bench_extra_path[BENCH_MAX_EXTRA][PATH_MAX];
 
 int bench_add_peer(const char *spec)
 {
@@ -132,7 +133,12 @@ int bench_add_peer(const char *spec)
 	bench_extra_name[k][nlen] = '\0';
 	if (bench_contender_find(bench_extra_name[k]))
 		return -EEXIST;
-	strcpy(bench_extra_path[k], eq + 1);
+	/*
+	 * the file itself, not a symlink to it: /proc/self/maps names the
+	 * file, and the check compares whole paths
+	 */
+	if (!realpath(eq + 1, bench_extra_path[k]))
+		strcpy(bench_extra_path[k], eq + 1);
 	c = &bench_contenders[bench_nr_contenders++];
 	c->name = bench_extra_name[k];
 	c->title = bench_extra_path[k];
@@ -218,6 +224,26 @@ static void bench_segpool_free(void *p, size_t size)
 	segpool_free(p);
 }
 
+static void *bench_segpool_realloc(void *p, size_t size)
+{
+	return segpool_realloc(p, size);
+}
+
+static void bench_segpool_big_free(void *p)
+{
+	segpool_free(p);
+}
+
+static void *bench_libc_realloc(void *p, size_t size)
+{
+	return realloc(p, size);
+}
+
+static void bench_libc_big_free(void *p)
+{
+	free(p);
+}
+
 static void *bench_malloc(size_t size)
 {
 	return malloc(size);
@@ -233,6 +259,9 @@ int bench_heap_setup(const struct bench_contender *c,
 		     const struct bench_sizes *sizes)
 {
 	bench_heap_owner = c;
+	bench_heap.realloc = NULL;
+	bench_heap.big_alloc = bench_segpool_malloc;
+	bench_heap.big_free = bench_segpool_big_free;
 	switch (c->kind) {
 	case BENCH_SEGPOOL_CACHE:
 		bench_heap.alloc = bench_cache_alloc;
@@ -241,12 +270,18 @@ int bench_heap_setup(const struct bench_contender *c,
 	case BENCH_SEGPOOL_MALLOC:
 		bench_heap.alloc = bench_segpool_malloc;
 		bench_heap.free = bench_segpool_free;
+		bench_heap.realloc = bench_segpool_realloc;
 		return 0;
 	case BENCH_MALLOC:
 		bench_heap.alloc = bench_malloc;
 		bench_heap.free = bench_libc_free;
+		bench_heap.realloc = bench_libc_realloc;
+		bench_heap.big_alloc = bench_malloc;
+		bench_heap.big_free = bench_libc_big_free;
 		return 0;
 	case BENCH_FLOOR:
+		bench_heap.big_alloc = NULL;
+		bench_heap.big_free = NULL;
 		bench_heap.alloc = bench_floor_alloc;
 		bench_heap.free = bench_floor_free;
 		return bench_floor_setup(sizes->max);

@@ -76,3 +76,59 @@ out:
 	free(md);
 	return ret;
 }
+
+int bench_doc_update_part(const char *doc, const char *part,
+			  const char *md_path)
+{
+	char tmp[600], pbegin[96], pend[96];
+	size_t dlen = 0, mlen = 0;
+	char *text = bench_slurp(doc, &dlen);
+	char *md = bench_slurp(md_path, &mlen);
+	char *sec, *secend, *begin, *end;
+	FILE *f;
+	int ret = -1;
+
+	if (!text || !md) {
+		bench_warn("%s: %s", text ? md_path : doc, strerror(errno));
+		goto out;
+	}
+	snprintf(pbegin, sizeof(pbegin), "<!-- generated:bench-%s begin -->",
+		 part);
+	snprintf(pend, sizeof(pend), "<!-- generated:bench-%s end -->", part);
+	sec = strstr(text, BENCH_DOC_BEGIN);
+	secend = sec ? strstr(sec, BENCH_DOC_END) : NULL;
+	if (!sec || !secend) {
+		bench_warn("%s: no '%s' ... '%s' lines to put the results "
+			   "between", doc, BENCH_DOC_BEGIN, BENCH_DOC_END);
+		goto out;
+	}
+	begin = strstr(sec, pbegin);
+	end = begin ? strstr(begin, pend) : NULL;
+	if (!begin || !end || end > secend) {
+		/* none yet: at the end of the results section */
+		begin = end = secend;
+	} else {
+		end += strlen(pend);
+		if (*end == '\n')
+			end++;
+	}
+	snprintf(tmp, sizeof(tmp), "%s.tmp", doc);
+	f = fopen(tmp, "w");
+	if (!f) {
+		bench_warn("%s: %s", tmp, strerror(errno));
+		goto out;
+	}
+	fwrite(text, 1, (size_t)(begin - text), f);
+	fprintf(f, "%s\n%s%s\n", pbegin, md, pend);
+	fputs(end, f);
+	if (fclose(f) || rename(tmp, doc)) {
+		bench_warn("%s: %s", doc, strerror(errno));
+		remove(tmp);
+		goto out;
+	}
+	ret = 0;
+out:
+	free(text);
+	free(md);
+	return ret;
+}

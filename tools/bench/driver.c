@@ -120,6 +120,47 @@ static void bench_contenders_resolve(struct bench_run *run)
 
 /* --- the cells: workload x threads x contender -------------------------------- */
 
+/*
+ * The rows beneath the hit path run for the plain contenders: segpool-cache
+ * (where the row has no NO_CACHE flag), segpool-malloc and the mallocs;
+ * not the per-CPU mode and hardening variants, not the floor.
+ */
+static bool bench_applies(const struct bench_workload *wl,
+			  const struct bench_contender *c)
+{
+	if (!(wl->flags & BENCH_WL_BENEATH))
+		return true;
+	switch (c->kind) {
+	case BENCH_FLOOR:
+		return false;
+	case BENCH_SEGPOOL_CACHE:
+		return !(wl->flags & BENCH_WL_NO_CACHE) && c->percpu &&
+		       !strcmp(c->percpu, "rseq") && !c->env && !c->exec_suffix;
+	case BENCH_SEGPOOL_MALLOC:
+	case BENCH_MALLOC:
+		break;
+	}
+	return true;
+}
+
+/* Repetitions of @cell: -r, or fewer where its workload says so. */
+static unsigned int bench_cell_reps(const struct bench_run *run,
+				    const struct bench_cell *cell)
+{
+	unsigned int m = cell->job.wl->max_reps;
+
+	return m && m < run->reps ? m : run->reps;
+}
+
+static unsigned int bench_total_runs(const struct bench_run *run)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < run->nr_cells; i++)
+		n += bench_cell_reps(run, &run->cells[i]);
+	return n;
+}
+
 static void bench_cells_build(struct bench_run *run)
 {
 	unsigned int max = 0;
@@ -145,7 +186,8 @@ static void bench_cells_build(struct bench_run *run)
 
 				if (!s->selected || s->skipped ||
 				    (s->c->kind == BENCH_FLOOR &&
-				     (wl->flags & BENCH_WL_MEMORY)))
+				     (wl->flags & BENCH_WL_MEMORY)) ||
+				    !bench_applies(wl, s->c))
 					continue;
 				cell = &run->cells[run->nr_cells++];
 				cell->job.wl = wl;
@@ -195,7 +237,7 @@ bench_state_of(struct bench_run *run, const struct bench_contender *c)
 static double bench_eta(const struct bench_run *run, unsigned int rep,
 			const struct bench_cell *cell)
 {
-	unsigned int total = run->nr_cells * run->reps, left;
+	unsigned int total = bench_total_runs(run), left;
 	double el = (double)(bench_ns(CLOCK_MONOTONIC) - run->start_ns) / 1e9;
 	double eta = 0;
 	size_t at = (size_t)(cell - run->cells);
@@ -204,10 +246,12 @@ static double bench_eta(const struct bench_run *run, unsigned int rep,
 	if (rep == 0)
 		return run->runs_done ? el / run->runs_done * left : 0;
 	for (size_t i = at + 1; i < run->nr_cells; i++)
-		eta += run->cells[i].first_s;
+		if (rep < bench_cell_reps(run, &run->cells[i]))
+			eta += run->cells[i].first_s;
 	for (unsigned int r = rep + 1; r < run->reps; r++)
 		for (size_t i = 0; i < run->nr_cells; i++)
-			eta += run->cells[i].first_s;
+			if (r < bench_cell_reps(run, &run->cells[i]))
+				eta += run->cells[i].first_s;
 	return eta;
 }
 
@@ -232,9 +276,9 @@ static void bench_progress(const struct bench_run *run, unsigned int rep,
 	bench_fmt_secs(eta, sizeof(eta), bench_eta(run, rep, cell));
 	/* position over the whole run, time left, then the repetition */
 	fprintf(stderr, "[%u/%u, %s left] rep %u/%u %-9s %3u thr  %-23s ",
-		run->runs_done, run->nr_cells * run->reps, eta, rep + 1,
-		run->reps, cell->job.wl->name, cell->job.threads,
-		cell->job.c->name);
+		run->runs_done, bench_total_runs(run), eta, rep + 1,
+		bench_cell_reps(run, cell), cell->job.wl->name,
+		cell->job.threads, cell->job.c->name);
 	if (r)
 		fprintf(stderr, "%9.1f ns/op cpu %9.1f wall  (%.2f s)\n",
 			r->cpu_ns / (double)r->ops, r->wall_ns / (double)r->ops,
@@ -251,7 +295,8 @@ static void bench_run_cell(struct bench_run *run, struct bench_cell *cell,
 	struct bench_record rec;
 	int failed;
 
-	failed = bench_spawn(run, &cell->job, s->path[0] ? s->path : NULL, &rec);
+	failed = bench_spawn(run, &cell->job, s->path[0] ? s->path : NULL, &rec,
+			     NULL);
 	run->runs_done++;
 	if (rep == 0)
 		cell->first_s = (double)(bench_ns(CLOCK_MONOTONIC) - t0) / 1e9;
@@ -284,6 +329,47 @@ static void bench_run_cell(struct bench_run *run, struct bench_cell *cell,
 	snprintf(cell->served, sizeof(cell->served), "%s", rec.served);
 	cell->samples[cell->nr++] = rec.r;
 	bench_progress(run, rep, cell, &rec.r);
+}
+
+/*
+ * The counting pass: once more each cell of a BENCH_WL_SYSCOUNT row that
+ * ran, under strace; its calls between the child's marks (syscount.c).
+ * Without strace, or with --no-count, the counts are left out.
+ */
+static void bench_count_cells(struct bench_run *run)
+{
+	char trace[] = "/tmp/segpool-bench-trace.XXXXXX";
+	int fd;
+
+	if (run->no_count || !run->strace[0])
+		return;
+	fd = mkstemp(trace);
+	if (fd < 0) {
+		bench_warn("mkstemp: %s", strerror(errno));
+		return;
+	}
+	close(fd);
+	for (unsigned int i = 0; i < run->nr_cells; i++) {
+		struct bench_cell *cell = &run->cells[i];
+		struct bench_contender_state *s = bench_state_of(run,
+								 cell->job.c);
+		struct bench_record rec;
+
+		if (!(cell->job.wl->flags & BENCH_WL_SYSCOUNT) || !cell->nr)
+			continue;
+		if (!run->quiet)
+			fprintf(stderr, "[count] %-9s %-23s strace: mmap, munmap, "
+				"mremap\n", cell->job.wl->name, cell->job.c->name);
+		if (bench_spawn(run, &cell->job, s->path[0] ? s->path : NULL,
+				&rec, trace))
+			continue;	/* reported; the counts stay out */
+		if (bench_syscount_marked(trace, cell->sys))
+			bench_warn("%s/%s: no marks in the trace",
+				   cell->job.wl->name, cell->job.c->name);
+		else
+			cell->counted = true;
+	}
+	unlink(trace);
 }
 
 /*
@@ -338,6 +424,18 @@ static void bench_reduce(struct bench_run *run)
 		bench_summarize(rss, n, &cell->rss);
 		bench_summarize(cached, n, &cell->cached);
 		bench_summarize(ccpu, n, &cell->cached_cpu);
+		cell->has_x = n ? ~0u : 0;
+		for (unsigned int k = 0; k < n; k++)
+			cell->has_x &= cell->samples[k].has_x;
+		for (int x = 0; x < BENCH_NR_X; x++) {
+			double v[64];
+
+			if (!(cell->has_x & (1u << x)))
+				continue;
+			for (unsigned int k = 0; k < n; k++)
+				v[k] = cell->samples[k].x[x];
+			bench_summarize(v, n, &cell->x[x]);
+		}
 	}
 	for (unsigned int i = 0; i < run->nr_cells; i++) {
 		struct bench_cell *cell = &run->cells[i];
@@ -439,20 +537,26 @@ int bench_driver_main(struct bench_run *run)
 
 	bench_exec_pin(run);
 	bench_contenders_resolve(run);
+	if (!run->no_count && !BENCH_SANITIZED &&
+	    !bench_strace_find(run->strace, sizeof(run->strace)))
+		bench_warn("strace not found: no mmap counts (Debian package "
+			   "strace)");
 	bench_machine_read(&run->machine, run);
 	bench_cells_build(run);
 	for (unsigned int i = 0; i < run->nr_cs; i++)
 		skipped += run->cs[i].selected && run->cs[i].skipped;
 	if (!run->quiet)
-		fprintf(stderr, "%s: %u runs (%u measurements x %u "
-			"repetitions)%s\n", BENCH_NAME,
-			run->nr_cells * run->reps, run->nr_cells, run->reps,
+		fprintf(stderr, "%s: %u runs (%u measurements x up to %u "
+			"repetitions)%s\n", BENCH_NAME, bench_total_runs(run),
+			run->nr_cells, run->reps,
 			run->smoke ? ", smoke mode" : "");
 
 	run->start_ns = bench_ns(CLOCK_MONOTONIC);
 	for (unsigned int rep = 0; rep < run->reps; rep++)
 		for (unsigned int i = 0; i < run->nr_cells; i++)
-			bench_run_cell(run, &run->cells[i], rep);
+			if (rep < bench_cell_reps(run, &run->cells[i]))
+				bench_run_cell(run, &run->cells[i], rep);
+	bench_count_cells(run);
 	bench_check_checksums(run);
 	bench_reduce(run);
 	run->elapsed_s = (double)(bench_ns(CLOCK_MONOTONIC) - t0) / 1e9;
@@ -467,7 +571,7 @@ int bench_driver_main(struct bench_run *run)
 		bench_report(stdout, run, !strcmp(run->format, "md"), "");
 	if (run->smoke)
 		printf("smoke: %u runs, %u contender%s skipped, %d error%s\n",
-		       run->nr_cells * run->reps, skipped,
+		       bench_total_runs(run), skipped,
 		       skipped == 1 ? "" : "s", run->errors,
 		       run->errors == 1 ? "" : "s");
 	return run->errors ? 1 : 0;

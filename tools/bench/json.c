@@ -213,6 +213,9 @@ static void bench_json_sample(FILE *f, const struct bench_result *r)
 		bench_json_knum(f, "free_slowpath", (double)r->slow_frees, &in);
 		fputc('}', f);
 	}
+	for (int x = 0; x < BENCH_NR_X; x++)
+		if (r->has_x & (1u << x))
+			bench_json_knum(f, bench_x_names[x], r->x[x], &first);
 	if (r->has_lat) {
 		bench_json_key(f, "latency_ns", &first);
 		for (int k = 0; k < BENCH_NR_LAT; k++) {
@@ -255,6 +258,20 @@ static void bench_json_results(FILE *f, const struct bench_run *run)
 		bench_json_knum(f, "ratio_vs_glibc", c->ratio_glibc, &first);
 		bench_json_knum(f, "ratio_vs_best_peer", c->ratio_peer, &first);
 		bench_json_kstr(f, "best_peer", c->best_peer, &first);
+		for (int x = 0; x < BENCH_NR_X; x++)
+			if (c->has_x & (1u << x))
+				bench_json_summary(f, bench_x_names[x], &c->x[x],
+						   &first);
+		if (c->counted) {
+			bool in = true;
+
+			bench_json_key(f, "syscalls", &first);
+			fputc('{', f);
+			for (int k = 0; k < BENCH_NR_SYS; k++)
+				bench_json_knum(f, bench_sys_names[k],
+						(double)c->sys[k], &in);
+			fputc('}', f);
+		}
 		bench_json_key(f, "samples", &first);
 		fputc('[', f);
 		for (unsigned int k = 0; k < c->nr; k++) {

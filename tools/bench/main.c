@@ -21,6 +21,21 @@
 #define BENCH_SRCTREE "."
 #endif
 
+#ifdef CONFIG_SEGPOOL_TSAN
+/*
+ * segpool's fork handler takes every cache's lock at once, more than the
+ * 64 held locks ThreadSanitizer's deadlock detector can track (it stops
+ * the driver at its first fork); liburcu is not instrumented (as in the
+ * selftests' harness).  TSAN_OPTIONS from the environment still applies.
+ */
+__attribute__((visibility("default"))) const char *__tsan_default_options(void);
+__attribute__((visibility("default"))) const char *__tsan_default_options(void)
+{
+	return "detect_deadlocks=0:ignore_noninstrumented_modules=1:"
+	       "die_after_fork=0";
+}
+#endif
+
 static void bench_usage(FILE *f)
 {
 	fprintf(f,
@@ -31,7 +46,10 @@ static void bench_usage(FILE *f)
 "thread CPU time (primary) and wall time per operation.\n"
 "\n"
 "Selection:\n"
-"  -w, --workload LIST    names or numbers, comma-separated (default: all)\n"
+"  -w, --workload LIST    names or numbers, comma-separated (default: all);\n"
+"      --rows LIST        the same; \"beneath\" names the rows beneath the\n"
+"                         hit path (large, realloc, live-1e4..live-1e7,\n"
+"                         idle), \"live\" the four live-set rows\n"
 "  -c, --contender LIST   contender names (default: all)\n"
 "      --peer NAME=LIB    one more malloc peer: LIB (an absolute path) by\n"
 "                         LD_PRELOAD, verified like the others; repeatable\n"
@@ -48,6 +66,13 @@ static void bench_usage(FILE *f)
 "      --writes N         writes per object in workload 6 (100)\n"
 "      --live N           live objects of workload 8 (1000000)\n"
 "      --warmup F         warm-up run of F x the count first (0.1)\n"
+"      --rows-scale F     the counts of the rows beneath the hit path\n"
+"                         (default: as -S)\n"
+"      --grow-max N       realloc row: grow to N bytes (268435456;\n"
+"                         33554432 when the rows' scale is below 0.1)\n"
+"      --idle-max S       idle row: sample RSS for S seconds at most (30;\n"
+"                         3 when the rows' scale is below 0.1)\n"
+"      --no-count         no counting pass under strace (mmap calls)\n"
 "      --seed N           random seed (sizes and slots)\n"
 "      --no-pin           do not pin threads to CPUs\n"
 "Output:\n"
@@ -56,8 +81,12 @@ static void bench_usage(FILE *f)
 "      --no-plots         no gnuplot run\n"
 "      --update-doc FILE  replace FILE's results section (needs --out)\n"
 "      --programs         instead of the workloads: real programs (python3,\n"
-"                         gcc, sort) under each malloc contender, -r runs\n"
-"                         (default 3); wall, CPU, peak RSS and ratios\n"
+"                         sort, gcc, git, perl, sqlite3, a threaded C++\n"
+"                         program) under each malloc contender, -r runs\n"
+"                         (default 3) and a counting pass under strace;\n"
+"                         CPU, system time, peak RSS, mmap calls, ratios;\n"
+"                         -S scales the inputs\n"
+"      --prog LIST        with --programs: only these programs\n"
 "      --smoke            tiny counts, every workload and installed\n"
 "                         contender, one repetition: checks correctness\n"
 "                         only; exit status 1 on any error\n"
@@ -80,7 +109,7 @@ static void bench_list(void)
 	for (unsigned int i = 0; i < bench_nr_workloads; i++) {
 		const struct bench_workload *wl = &bench_workloads[i];
 
-		printf("  %u %-9s %s\n", wl->number, wl->name, wl->title);
+		printf("  %2u %-9s %s\n", wl->number, wl->name, wl->title);
 	}
 	printf("contenders:\n");
 	for (unsigned int i = 0; i < bench_nr_contenders; i++) {
@@ -140,7 +169,11 @@ static void bench_select_workloads(struct bench_run *run, char *list)
 			char num[8];
 
 			snprintf(num, sizeof(num), "%u", wl->number);
-			if (!strcmp(t, wl->name) || !strcmp(t, num)) {
+			if (!strcmp(t, wl->name) || !strcmp(t, num) ||
+			    (!strcmp(t, "beneath") &&
+			     (wl->flags & BENCH_WL_BENEATH)) ||
+			    (!strcmp(t, "live") &&
+			     !strncmp(wl->name, "live-", 5))) {
 				run->wl_selected[i] = true;
 				found = true;
 			}
@@ -182,11 +215,17 @@ enum {
 	OPT_SIZE_RANGE = 256, OPT_PAIRS, OPT_FS_THREADS, OPT_WRITES, OPT_LIVE,
 	OPT_WARMUP, OPT_SEED, OPT_NO_PIN, OPT_NO_PLOTS, OPT_DOC, OPT_SMOKE,
 	OPT_CHILD, OPT_RESULT_FD, OPT_TSC_HZ, OPT_GP_DIR, OPT_PROGRAMS,
-	OPT_PEER,
+	OPT_PEER, OPT_ROWS_SCALE, OPT_GROW_MAX, OPT_IDLE_MAX, OPT_NO_COUNT, OPT_PROG,
 };
 
 static const struct option bench_options[] = {
 	{ "workload", required_argument, NULL, 'w' },
+	{ "rows", required_argument, NULL, 'w' },
+	{ "grow-max", required_argument, NULL, OPT_GROW_MAX },
+	{ "rows-scale", required_argument, NULL, OPT_ROWS_SCALE },
+	{ "idle-max", required_argument, NULL, OPT_IDLE_MAX },
+	{ "no-count", no_argument, NULL, OPT_NO_COUNT },
+	{ "prog", required_argument, NULL, OPT_PROG },
 	{ "contender", required_argument, NULL, 'c' },
 	{ "peer", required_argument, NULL, OPT_PEER },
 	{ "list", no_argument, NULL, 'l' },
@@ -221,8 +260,13 @@ static const struct option bench_options[] = {
 
 /* Settings that --smoke changes unless given explicitly. */
 static void bench_smoke_defaults(struct bench_run *run, bool ops_set,
-				 bool reps_set)
+				 bool reps_set, bool scale_set)
 {
+	/* the rows beneath the hit path: counts by --scale, short series */
+	if (!scale_set)
+		run->cfg.scale = 0.001;
+	run->cfg.grow_max = 2 << 20;
+	run->cfg.idle_max_s = 1;
 	if (!ops_set)
 		run->cfg.ops = 4000;
 	if (!reps_set)
@@ -243,6 +287,7 @@ int main(int argc, char **argv)
 			.pairs = 1, .writes = 100, .live = 1000000,
 			.seed = 20261130, .warmup = 0.1, .pin = true,
 			.thread_list = { 1, 2, 4, 8, 64 }, .nr_thread_list = 5,
+
 		},
 		.reps = 5, .plots = true, .format = "text",
 		.srctree = BENCH_SRCTREE,
@@ -252,6 +297,8 @@ int main(int argc, char **argv)
 						 : argv[0];
 	const char *child = NULL, *workload = NULL;
 	bool ops_set = false, reps_set = false, programs = false;
+	bool scale_set = false, idle_set = false, grow_set = false;
+	const char *prog_only = NULL;
 	int result_fd = -1, opt;
 	size_t blen = strlen(base);
 
@@ -309,6 +356,27 @@ int main(int argc, char **argv)
 			break;
 		case 'S':
 			run.cfg.scale = bench_real("--scale", optarg, 1e-6, 1e3);
+			scale_set = true;
+			break;
+		case OPT_ROWS_SCALE:
+			run.cfg.rows_scale = bench_real("--rows-scale", optarg,
+							0, 1e3);
+			break;
+		case OPT_GROW_MAX:
+			run.cfg.grow_max = bench_num("--grow-max", optarg,
+						     64 << 10, 1ULL << 40);
+			grow_set = true;
+			break;
+		case OPT_IDLE_MAX:
+			run.cfg.idle_max_s = (unsigned int)bench_num(
+				"--idle-max", optarg, 0, 3600);
+			idle_set = true;
+			break;
+		case OPT_NO_COUNT:
+			run.no_count = true;
+			break;
+		case OPT_PROG:
+			prog_only = optarg;
 			break;
 		case 's':
 			run.cfg.size = bench_num("--size", optarg, 8, 4096);
@@ -400,14 +468,36 @@ int main(int argc, char **argv)
 				  "--tsc-hz");
 		return bench_child_main(&run.cfg, child, workload, result_fd);
 	}
-	if (programs)
-		return bench_programs_main(run.out_dir,
-					   reps_set ? (int)run.reps : 3,
-					   run.smoke);
+	if (programs) {
+		struct bench_prog_opts po = {
+			.out_dir = run.out_dir, .doc = run.doc,
+			.self = bench_self(argv[0]), .only = prog_only,
+			.reps = reps_set ? (int)run.reps : 3,
+			.scale = run.cfg.scale, .smoke = run.smoke,
+			.no_count = run.no_count,
+		};
+
+		if (run.doc && !run.out_dir)
+			bench_die("--update-doc needs --out");
+		return bench_programs_main(&po);
+	}
 	if (run.doc && !run.out_dir)
 		bench_die("--update-doc needs --out");
 	if (run.smoke)
-		bench_smoke_defaults(&run, ops_set, reps_set);
+		bench_smoke_defaults(&run, ops_set, reps_set, scale_set);
+	/*
+	 * a quick look (the rows' scale below 0.1) waits less for memory to
+	 * go back and grows its realloc series to 32 MiB, not 256
+	 */
+	if (!run.smoke) {
+		bool quick = (run.cfg.rows_scale > 0 ? run.cfg.rows_scale :
+			      run.cfg.scale) < 0.1;
+
+		if (!idle_set)
+			run.cfg.idle_max_s = quick ? 3 : 30;
+		if (!grow_set)
+			run.cfg.grow_max = (quick ? 32ULL : 256ULL) << 20;
+	}
 	run.self = bench_self(argv[0]);
 	run.cfg.tsc_hz = bench_tick_hz();
 	return bench_driver_main(&run);

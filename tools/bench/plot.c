@@ -67,7 +67,8 @@ static int bench_plot_summary(const struct bench_run *run, FILE *f,
 		const struct bench_cell *first = &run->cells[i];
 		const struct bench_workload *wl = first->job.wl;
 
-		if (wl->flags & (BENCH_WL_MEMORY | BENCH_WL_LATENCY) ||
+		if (wl->flags & (BENCH_WL_MEMORY | BENCH_WL_LATENCY |
+				 BENCH_WL_BENEATH) ||
 		    (i && run->cells[i - 1].job.wl == wl &&
 		     run->cells[i - 1].job.threads == first->job.threads))
 			continue;

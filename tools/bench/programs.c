@@ -12,11 +12,24 @@
  * with LD_PRELOAD set; the contenders take turns within a repetition so
  * that drift of the machine falls on all of them alike.
  *
+ * Each cell also gets the system time alone and, from one more run of
+ * each program under "strace -f -c" (syscount.c; strace's slowdown never
+ * reaches the timed runs), its mmap, munmap and mremap calls, the
+ * program's children included.
+ *
  * The programs come from Debian packages; one that is not installed is
- * skipped:
- *   python  python3: dicts, lists, strings and a JSON round trip
- *   gcc     gcc -O2 -g compiling slab/debug.c of this source tree
- *   sort    sort of a generated 1.5M-line file (fixed seed)
+ * skipped.  Their inputs are made once in a temporary folder
+ * (prog_inputs.c), sized by --scale:
+ *   python  python3: a JSON round trip of a 200k-key dict, 300 bytearrays
+ *           of 40-340 KB
+ *   sort    sort -n of 600k lines
+ *   gcc     gcc -O2 -c of a 130-line C file
+ *   git-log git log -p of a 400-commit repository
+ *   git-gc  git gc --aggressive of it (every delta found again each run)
+ *   perl    a hash-heavy script: 300k keys, sorted, deleted, counted
+ *   sqlite  sqlite3 :memory:, 300k inserts, two indexes, queries
+ *   cxx     segpool-bench-xthread (xthread.cc): 4 threads in a ring, every
+ *           free cross-thread
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,43 +47,57 @@
 
 #define BENCH_PROG_MAX_REPS	15
 #define BENCH_PROG_MAX_ARGS	16
+#define BENCH_PROG_MAX_C	(BENCH_NR_BUILTIN + BENCH_MAX_EXTRA)
 
+/*
+ * A program: argv with %T (the inputs' folder), %B (this program's
+ * folder), %N and %M (counts: n and m times the scale, at least 1/100).
+ */
 struct bench_prog {
 	const char *name;
 	const char *title;
-	const char *argv[BENCH_PROG_MAX_ARGS];	/* %S: source tree, %T: temp dir */
+	const char *argv[BENCH_PROG_MAX_ARGS];
+	unsigned long n, m;
+	const char *needs;		/* a file the run needs in %T, or NULL */
 };
 
-static const char bench_py_work[] =
-	"import json, random\n"
-	"random.seed(20251201)\n"
-	"d = {}\n"
-	"for i in range(300000):\n"
-	"    d['key-%d' % i] = [i, str(i) * (i % 7), {'n': i, 'f': i / 7.0}]\n"
-	"for i in range(0, 300000, 3):\n"
-	"    del d['key-%d' % i]\n"
-	"w = [''.join(random.choice('abcdefghij') for _ in range(random.randint(1, 30)))"
-	" for _ in range(150000)]\n"
-	"w.sort()\n"
-	"s = json.dumps(d, sort_keys=True)\n"
-	"assert json.loads(s) == d\n"
-	"print(len(s), len(' '.join(w).split(' ')))\n";
-
 static const struct bench_prog bench_progs[] = {
-	{ "python", "python3: dicts, lists, strings, JSON round trip",
-	  { "/usr/bin/python3", "-c", bench_py_work } },
-	{ "gcc", "gcc -O2 -g -S slab/debug.c",
-	  { "gcc", "-O2", "-g", "-D_GNU_SOURCE", "-I%S", "-I%S/include", "-S",
-	    "-o", "/dev/null", "%S/slab/debug.c" } },
-	{ "sort", "sort of a 1.5M-line generated file",
-	  { "sort", "-o", "/dev/null", "%T/sort-input" } },
+	{ "python", "python3: JSON round trip of a 200k-key dict, 300 "
+	  "bytearrays of 40-340 KB",
+	  { "python3", "%T/bench.py", "%N", "%M" }, 200000, 300, NULL },
+	{ "sort", "sort -n of 600k lines",
+	  { "sort", "-n", "-o", "/dev/null", "%T/sort-input" }, 0, 0, NULL },
+	{ "gcc", "gcc -O2 -c of a 130-line C file",
+	  { "gcc", "-O2", "-c", "-o", "/dev/null", "%T/unit.c" }, 0, 0, NULL },
+	{ "git-log", "git log -p of a 400-commit repository",
+	  { "git", "--git-dir=%T/repo.git", "log", "-p", "main" }, 0, 0,
+	  "repo.git" },
+	{ "git-gc", "git gc --aggressive of that repository",
+	  { "git", "--git-dir=%T/repo.git", "gc", "--aggressive", "-q" }, 0, 0,
+	  "repo.git" },
+	{ "perl", "perl: a hash of 300k keys, sorted, deleted, counted",
+	  { "perl", "%T/bench.pl", "%N" }, 300000, 0, NULL },
+	{ "sqlite", "sqlite3 :memory:: 300k inserts, two indexes, queries",
+	  { "sqlite3", ":memory:", ".read %T/bench.sql" }, 0, 0, NULL },
+	{ "cxx", "C++17, 4 threads in a ring, every free cross-thread",
+	  { "%B/segpool-bench-xthread", "4", "%N" }, 10000, 0, NULL },
 };
 
 struct bench_prog_cell {
 	double wall[BENCH_PROG_MAX_REPS], cpu[BENCH_PROG_MAX_REPS];
+	double sys[BENCH_PROG_MAX_REPS];
 	long rss_kb[BENCH_PROG_MAX_REPS];
 	int nr;
 	bool failed;
+	bool counted;			/* the strace pass gave counts */
+	long calls[BENCH_NR_SYS];
+};
+
+/* What a run substitutes into a program's arguments. */
+struct bench_prog_env {
+	const char *tmp, *bindir;
+	double scale;
+	const char *strace;		/* "" for none */
 };
 
 static double bench_prog_median(double *v, int n)
@@ -104,28 +131,42 @@ static bool bench_prog_present(const char *prog)
 	return false;
 }
 
-/* One run of @p with @preload (or none); false when it did not exit 0. */
-static bool bench_prog_run(const struct bench_prog *p, const char *preload,
-			   const char *srctree, const char *tmp, double *wall,
-			   double *cpu, long *rss_kb)
+static unsigned long bench_prog_count(unsigned long n, double scale)
 {
-	char args[BENCH_PROG_MAX_ARGS][1024];
-	char *argv[BENCH_PROG_MAX_ARGS + 1];
-	struct timespec t0, t1;
-	struct rusage ru;
-	int status, i;
-	pid_t pid;
+	double v = (double)n * scale;
+
+	return v < (double)n / 100 ? (n + 99) / 100 : (unsigned long)v;
+}
+
+static void bench_prog_argv(const struct bench_prog *p,
+			    const struct bench_prog_env *e,
+			    char args[][1024], char **argv)
+{
+	int i;
 
 	for (i = 0; i < BENCH_PROG_MAX_ARGS && p->argv[i]; i++) {
 		const char *a = p->argv[i];
 		size_t o = 0;
 
-		for (; *a && o < sizeof(args[i]) - 1; a++) {
-			if (a[0] == '%' && (a[1] == 'S' || a[1] == 'T')) {
-				o += (size_t)snprintf(args[i] + o, sizeof(args[i]) - o,
-						      "%s", a[1] == 'S' ? srctree : tmp);
-				if (o >= sizeof(args[i]))
-					o = sizeof(args[i]) - 1;
+		for (; *a && o < 1023; a++) {
+			const char *sub = NULL;
+			char num[32];
+
+			if (a[0] == '%' && a[1] == 'T')
+				sub = e->tmp;
+			else if (a[0] == '%' && a[1] == 'B')
+				sub = e->bindir;
+			else if (a[0] == '%' && (a[1] == 'N' || a[1] == 'M')) {
+				snprintf(num, sizeof(num), "%lu",
+					 bench_prog_count(a[1] == 'N' ? p->n :
+							  p->m, e->scale));
+				sub = num;
+			}
+			if (sub) {
+				o += (size_t)snprintf(args[i] + o, 1024 - o,
+						      "%s", sub);
+				if (o > 1023)
+					o = 1023;
 				a++;
 			} else {
 				args[i][o++] = *a;
@@ -135,6 +176,40 @@ static bool bench_prog_run(const struct bench_prog *p, const char *preload,
 		argv[i] = args[i];
 	}
 	argv[i] = NULL;
+}
+
+/*
+ * One run of @p with @preload (or none); false when it did not exit 0.
+ * With @count, under strace -f -c, writing its summary to @count.
+ */
+static bool bench_prog_run(const struct bench_prog *p, const char *preload,
+			   const struct bench_prog_env *e, const char *count,
+			   double *wall, double *cpu, double *sys, long *rss_kb)
+{
+	char args[BENCH_PROG_MAX_ARGS][1024], pre[300];
+	char *argv[BENCH_PROG_MAX_ARGS + 12];
+	struct timespec t0, t1;
+	struct rusage ru;
+	int status, off = 0;
+	pid_t pid;
+
+	if (count) {
+		argv[off++] = (char *)e->strace;
+		argv[off++] = (char *)"-f";
+		argv[off++] = (char *)"--seccomp-bpf";
+		argv[off++] = (char *)"-c";
+		argv[off++] = (char *)"-o";
+		argv[off++] = (char *)count;
+		argv[off++] = (char *)"-e";
+		argv[off++] = (char *)"trace=mmap,munmap,mremap";
+		if (preload) {
+			snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", preload);
+			argv[off++] = (char *)"-E";
+			argv[off++] = pre;
+		}
+		argv[off++] = (char *)"--";
+	}
+	bench_prog_argv(p, e, args, argv + off);
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	pid = fork();
@@ -147,7 +222,7 @@ static bool bench_prog_run(const struct bench_prog *p, const char *preload,
 			dup2(null, STDIN_FILENO);
 			dup2(null, STDOUT_FILENO);
 		}
-		if (preload)
+		if (preload && !count)
 			setenv("LD_PRELOAD", preload, 1);
 		else
 			unsetenv("LD_PRELOAD");
@@ -159,50 +234,161 @@ static bool bench_prog_run(const struct bench_prog *p, const char *preload,
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	*wall = (double)(t1.tv_sec - t0.tv_sec) +
 		(double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	*sys = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 	*cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+	       *sys;
 	*rss_kb = ru.ru_maxrss;
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-static int bench_prog_sort_input(const char *tmp, unsigned long lines)
+/* Can @p run here: its program installed, its input made? */
+static bool bench_prog_ready(const struct bench_prog *p,
+			     const struct bench_prog_env *e)
 {
-	char path[512];
-	uint64_t x = 42;
-	FILE *f;
+	char args[BENCH_PROG_MAX_ARGS][1024], *argv[BENCH_PROG_MAX_ARGS + 1];
+	char path[600];
 
-	snprintf(path, sizeof(path), "%s/sort-input", tmp);
-	f = fopen(path, "w");
-	if (!f)
-		return -1;
-	for (unsigned long i = 0; i < lines; i++) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		fprintf(f, "%08llx %llu line-%lu\n",
-			(unsigned long long)(x >> 32),
-			(unsigned long long)(x % 1000), i);
-	}
-	return fclose(f);
+	bench_prog_argv(p, e, args, argv);
+	if (!bench_prog_present(argv[0]))
+		return false;
+	snprintf(path, sizeof(path), "%s/%s", e->tmp, p->needs ? p->needs : "");
+	return !p->needs || access(path, F_OK) == 0;
 }
 
-int bench_programs_main(const char *out_dir, int reps, bool smoke)
+static bool bench_prog_selected(const char *only, const char *name)
 {
-	const struct bench_contender *cs[16];
-	char paths[16][256];
-	struct bench_prog_cell cell[BENCH_NPROGS][16];
-	unsigned int nc = 0;
+	size_t n = strlen(name);
+
+	for (const char *t = only; t && *t;) {
+		size_t len = strcspn(t, ",");
+
+		if (len == n && !strncmp(t, name, n))
+			return true;
+		t += len + (t[len] == ',');
+	}
+	return !only;
+}
+
+static double bench_prog_median_of(const struct bench_prog_cell *c,
+				   const double *v)
+{
+	double tmp[BENCH_PROG_MAX_REPS];
+
+	memcpy(tmp, v, (size_t)c->nr * sizeof(*v));
+	return bench_prog_median(tmp, c->nr);
+}
+
+/* The table, for a terminal (@md false) or for programs.md. */
+static void bench_prog_report(FILE *f, bool md,
+			      const struct bench_prog_cell cell[][BENCH_PROG_MAX_C],
+			      const struct bench_contender *const *cs,
+			      unsigned int nc, int reps, bool counted)
+{
+	static const char *const head[] = {
+		"program", "malloc", "CPU s", "sys s", "wall s", "peak RSS MiB",
+		"mmap", "munmap+mremap", "CPU x glibc", "CPU x best peer",
+		"sys x glibc", "RSS x glibc", NULL
+	};
+	struct bench_table *t = bench_table_new(head);
+
+	for (unsigned int p = 0; p < BENCH_NPROGS; p++) {
+		double cpu[BENCH_PROG_MAX_C] = { 0 }, sys[BENCH_PROG_MAX_C] = { 0 };
+		double rss[BENCH_PROG_MAX_C] = { 0 };
+		double g_cpu = 0, g_sys = 0, g_rss = 0, best = 0;
+
+		for (unsigned int k = 0; k < nc; k++) {
+			const struct bench_prog_cell *c = &cell[p][k];
+			double r[BENCH_PROG_MAX_REPS];
+
+			if (!c->nr || c->failed)
+				continue;
+			for (int i = 0; i < c->nr; i++)
+				r[i] = (double)c->rss_kb[i] / 1024.0;
+			cpu[k] = bench_prog_median_of(c, c->cpu);
+			sys[k] = bench_prog_median_of(c, c->sys);
+			rss[k] = bench_prog_median(r, c->nr);
+			if (!strcmp(cs[k]->name, "glibc")) {
+				g_cpu = cpu[k];
+				g_sys = sys[k];
+				g_rss = rss[k];
+			}
+			if (cs[k]->peer && (!best || cpu[k] < best))
+				best = cpu[k];
+		}
+		for (unsigned int k = 0; k < nc; k++) {
+			const struct bench_prog_cell *c = &cell[p][k];
+			unsigned int r;
+
+			if (!c->nr || c->failed)
+				continue;
+			r = bench_table_row(t);
+			bench_table_set(t, r, 0, "%s", bench_progs[p].name);
+			bench_table_set(t, r, 1, "%s", cs[k]->name);
+			bench_table_set(t, r, 2, "%.3f", cpu[k]);
+			bench_table_set(t, r, 3, "%.3f", sys[k]);
+			bench_table_set(t, r, 4, "%.3f",
+					bench_prog_median_of(c, c->wall));
+			bench_table_set(t, r, 5, "%.1f", rss[k]);
+			if (c->counted) {
+				bench_table_set(t, r, 6, "%ld",
+						c->calls[BENCH_SYS_MMAP]);
+				bench_table_set(t, r, 7, "%ld",
+						c->calls[BENCH_SYS_MUNMAP] +
+						c->calls[BENCH_SYS_MREMAP]);
+			}
+			if (g_cpu)
+				bench_table_set(t, r, 8, "%.2fx", cpu[k] / g_cpu);
+			if (best)
+				bench_table_set(t, r, 9, "%.2fx", cpu[k] / best);
+			if (g_sys)
+				bench_table_set(t, r, 10, "%.2fx", sys[k] / g_sys);
+			if (g_rss)
+				bench_table_set(t, r, 11, "%.2fx", rss[k] / g_rss);
+		}
+	}
+	bench_heading(f, md, "Real programs under each malloc");
+	for (unsigned int p = 0; p < BENCH_NPROGS; p++)
+		fprintf(f, "%s%s: %s\n", md ? "- " : "  ", bench_progs[p].name,
+			bench_progs[p].title);
+	fputc('\n', f);
+	bench_table_print(f, t, md);
+	fprintf(f, "Medians of %d run%s each, the contenders in turn.  CPU is "
+		"user + system time of the program and its waited-for "
+		"children (wait4); peak RSS is the largest of them.  mmap, "
+		"munmap, mremap: %s.  Best peer: the peer (glibc included) "
+		"with the least CPU time.\n", reps, reps == 1 ? "" : "s",
+		counted ? "calls of the whole program and its children, "
+		"counted in one more run under strace -f -c" :
+		"not counted (no strace, or --no-count)");
+}
+
+int bench_programs_main(const struct bench_prog_opts *o)
+{
+	static struct bench_prog_cell cell[BENCH_NPROGS][BENCH_PROG_MAX_C];
+	const struct bench_contender *cs[BENCH_PROG_MAX_C];
+	char paths[BENCH_PROG_MAX_C][256], bindir[PATH_MAX], strace[PATH_MAX];
 	char tmp[] = "/tmp/segpool-bench-programs.XXXXXX";
-	FILE *md = NULL;
+	struct bench_prog_env env = { .tmp = tmp, .bindir = bindir,
+				      .scale = o->smoke ? 0.01 : o->scale,
+				      .strace = "" };
+	bool counted = false;
+	unsigned int nc = 0;
 	int failures = 0;
+	const char *slash;
 
 	_Static_assert(sizeof(bench_progs) / sizeof(bench_progs[0]) ==
 		       BENCH_NPROGS, "one cell row per program");
-	if (reps < 1 || reps > BENCH_PROG_MAX_REPS)
+	if (o->reps < 1 || o->reps > BENCH_PROG_MAX_REPS)
 		bench_die("--reps: 1 to %d for --programs", BENCH_PROG_MAX_REPS);
 	if (BENCH_SANITIZED)
 		bench_die("--programs: a sanitizer build cannot preload");
-	for (unsigned int i = 0; i < bench_nr_contenders && nc < 16; i++) {
+	slash = strrchr(o->self, '/');
+	snprintf(bindir, sizeof(bindir), "%.*s", slash ?
+		 (int)(slash - o->self) : 1, slash ? o->self : ".");
+	if (!o->no_count && bench_strace_find(strace, sizeof(strace)))
+		env.strace = strace;
+	for (unsigned int i = 0; i < bench_nr_contenders &&
+	     nc < BENCH_PROG_MAX_C; i++) {
 		const struct bench_contender *c = &bench_contenders[i];
 
 		if (c->kind != BENCH_MALLOC)
@@ -215,24 +401,27 @@ int bench_programs_main(const char *out_dir, int reps, bool smoke)
 	}
 	if (!mkdtemp(tmp))
 		bench_die("mkdtemp: %s", strerror(errno));
-	if (bench_prog_sort_input(tmp, smoke ? 20000 : 1500000))
-		bench_die("cannot write the sort input in %s", tmp);
+	if (bench_prog_inputs(tmp, env.scale))
+		bench_die("cannot write the programs' inputs in %s", tmp);
 	memset(cell, 0, sizeof(cell));
 
-	for (int r = 0; r < reps; r++) {
+	for (int r = 0; r < o->reps; r++) {
 		for (unsigned int p = 0; p < BENCH_NPROGS; p++) {
 			const struct bench_prog *pr = &bench_progs[p];
 
-			if (!bench_prog_present(pr->argv[0]))
+			if (!bench_prog_selected(o->only, pr->name) ||
+			    !bench_prog_ready(pr, &env))
 				continue;
 			for (unsigned int k = 0; k < nc; k++) {
 				struct bench_prog_cell *c = &cell[p][k];
 
 				if (c->failed)
 					continue;
-				if (!bench_prog_run(pr, cs[k]->soname ? paths[k] : NULL,
-						    BENCH_SRCTREE, tmp, &c->wall[c->nr],
-						    &c->cpu[c->nr], &c->rss_kb[c->nr])) {
+				if (!bench_prog_run(pr, cs[k]->soname ? paths[k] :
+						    NULL, &env, NULL,
+						    &c->wall[c->nr], &c->cpu[c->nr],
+						    &c->sys[c->nr],
+						    &c->rss_kb[c->nr])) {
 					bench_warn("%s under %s failed", pr->name,
 						   cs[k]->name);
 					c->failed = true;
@@ -243,75 +432,50 @@ int bench_programs_main(const char *out_dir, int reps, bool smoke)
 			}
 		}
 	}
+	/* the counting pass: once more each, under strace -f -c */
+	for (unsigned int p = 0; env.strace[0] && p < BENCH_NPROGS; p++) {
+		char count[600];
 
-	if (out_dir) {
-		char path[512];
-
-		mkdir(out_dir, 0777);
-		snprintf(path, sizeof(path), "%s/programs.md", out_dir);
-		md = fopen(path, "w");
-		if (!md)
-			bench_warn("cannot write %s: %s", path, strerror(errno));
-	}
-	if (md)
-		fprintf(md, "| Program | Malloc | Wall s | CPU s | Peak RSS MiB | "
-			"CPU x glibc | CPU x best peer | RSS x glibc |\n"
-			"|---|---|---|---|---|---|---|---|\n");
-	printf("%-8s %-16s %8s %8s %9s %8s %9s %8s\n", "program", "malloc",
-	       "wall s", "CPU s", "RSS MiB", "x glibc", "x best", "RSS x gl");
-	for (unsigned int p = 0; p < BENCH_NPROGS; p++) {
-		double wall[16] = { 0 }, cpu[16] = { 0 }, rss[16] = { 0 };
-		double glibc_cpu = 0, glibc_rss = 0, best = 0;
-
+		snprintf(count, sizeof(count), "%s/strace-count", tmp);
 		for (unsigned int k = 0; k < nc; k++) {
 			struct bench_prog_cell *c = &cell[p][k];
-			double r[BENCH_PROG_MAX_REPS];
+			double w, u, sy;
+			long rss;
 
 			if (!c->nr || c->failed)
 				continue;
-			for (int i = 0; i < c->nr; i++)
-				r[i] = (double)c->rss_kb[i] / 1024.0;
-			wall[k] = bench_prog_median(c->wall, c->nr);
-			cpu[k] = bench_prog_median(c->cpu, c->nr);
-			rss[k] = bench_prog_median(r, c->nr);
-			if (!strcmp(cs[k]->name, "glibc")) {
-				glibc_cpu = cpu[k];
-				glibc_rss = rss[k];
-			}
-			if (cs[k]->peer && (!best || cpu[k] < best))
-				best = cpu[k];
-		}
-		for (unsigned int k = 0; k < nc; k++) {
-			double xg, xb, xr;
-
-			if (!cpu[k] && !wall[k]) {
+			if (!bench_prog_run(&bench_progs[p], cs[k]->soname ?
+					    paths[k] : NULL, &env, count, &w, &u,
+					    &sy, &rss) ||
+			    bench_syscount_summary(count, c->calls)) {
+				bench_warn("%s under %s: the strace count failed",
+					   bench_progs[p].name, cs[k]->name);
 				continue;
 			}
-			xg = glibc_cpu ? cpu[k] / glibc_cpu : 0;
-			xb = best ? cpu[k] / best : 0;
-			xr = glibc_rss ? rss[k] / glibc_rss : 0;
-			printf("%-8s %-16s %8.3f %8.3f %9.1f %8.2f %9.2f %8.2f\n",
-			       bench_progs[p].name, cs[k]->name, wall[k], cpu[k],
-			       rss[k], xg, xb, xr);
-			if (md)
-				fprintf(md, "| %s | %s | %.3f | %.3f | %.1f | %.2f | "
-					"%.2f | %.2f |\n", bench_progs[p].name,
-					cs[k]->name, wall[k], cpu[k], rss[k],
-					xg, xb, xr);
+			c->counted = counted = true;
 		}
 	}
-	if (md) {
-		fprintf(md, "\nMedians of %d run%s; CPU is user + system of the "
-			"program and its waited-for children.\n", reps,
-			reps == 1 ? "" : "s");
-		fclose(md);
-	}
-	{
-		char path[600];
 
-		snprintf(path, sizeof(path), "%s/sort-input", tmp);
-		unlink(path);
-		rmdir(tmp);
+	bench_prog_report(stdout, false, cell, cs, nc, o->reps, counted);
+	if (o->out_dir) {
+		char path[600];
+		FILE *md;
+
+		mkdir(o->out_dir, 0777);
+		snprintf(path, sizeof(path), "%s/programs.md", o->out_dir);
+		md = fopen(path, "w");
+		if (!md) {
+			bench_warn("cannot write %s: %s", path, strerror(errno));
+			failures++;
+		} else {
+			bench_prog_report(md, true, cell, cs, nc, o->reps,
+					  counted);
+			fclose(md);
+			if (o->doc && bench_doc_update_part(o->doc, "programs",
+							    path))
+				failures++;
+		}
 	}
+	bench_prog_cleanup(tmp);
 	return failures ? 1 : 0;
 }

@@ -17,95 +17,6 @@
 
 #include "tools/bench/bench.h"
 
-#define BENCH_TCOLS	16
-#define BENCH_TROWS	160
-#define BENCH_TCELL	80
-
-struct bench_table {
-	unsigned int ncol, nrow;
-	const char *head[BENCH_TCOLS];
-	char cell[BENCH_TROWS][BENCH_TCOLS][BENCH_TCELL];
-};
-
-static struct bench_table *bench_table_new(const char *const *head)
-{
-	struct bench_table *t = calloc(1, sizeof(*t));
-
-	if (!t)
-		bench_die("out of memory");
-	while (head[t->ncol] && t->ncol < BENCH_TCOLS) {
-		t->head[t->ncol] = head[t->ncol];
-		t->ncol++;
-	}
-	return t;
-}
-
-static unsigned int bench_table_row(struct bench_table *t)
-{
-	if (t->nrow == BENCH_TROWS)
-		bench_die("report: table too long");
-	return t->nrow++;
-}
-
-static void __attribute__((format(printf, 4, 5)))
-bench_table_set(struct bench_table *t, unsigned int row, unsigned int col,
-		const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(t->cell[row][col], BENCH_TCELL, fmt, ap);
-	va_end(ap);
-}
-
-/* First column left-aligned, numbers right-aligned. */
-static void bench_table_print(FILE *f, struct bench_table *t, bool md)
-{
-	size_t w[BENCH_TCOLS];
-
-	for (unsigned int c = 0; c < t->ncol; c++) {
-		w[c] = strlen(t->head[c]);
-		for (unsigned int r = 0; r < t->nrow; r++)
-			if (strlen(t->cell[r][c]) > w[c])
-				w[c] = strlen(t->cell[r][c]);
-	}
-	for (int r = -1; r < (int)t->nrow; r++) {
-		for (unsigned int c = 0; c < t->ncol; c++) {
-			const char *s = r < 0 ? t->head[c] : t->cell[r][c];
-
-			fprintf(f, md ? "| %*s " : c ? "  %*s" : "%*s",
-				c ? (int)w[c] : -(int)w[c], s[0] ? s : "-");
-		}
-		fprintf(f, md ? "|\n" : "\n");
-		if (r == -1 && md) {
-			/* |:----|----:|: first column left, the rest right */
-			for (unsigned int c = 0; c < t->ncol; c++) {
-				fputs(c ? "|" : "|:", f);
-				for (size_t k = 0; k <= w[c]; k++)
-					fputc('-', f);
-				fputs(c ? ":" : "", f);
-			}
-			fputs("|\n", f);
-		}
-	}
-	fputc('\n', f);
-	free(t);
-}
-
-static void bench_heading(FILE *f, bool md, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void bench_heading(FILE *f, bool md, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(f, md ? "### " : "== ");
-	va_start(ap, fmt);
-	vfprintf(f, fmt, ap);
-	va_end(ap);
-	fprintf(f, md ? "\n\n" : " ==\n");
-}
-
 static void bench_ratio(struct bench_table *t, unsigned int row,
 			unsigned int col, double v)
 {
@@ -141,6 +52,16 @@ static void bench_report_machine(FILE *f, const struct bench_run *run, bool md)
 		run->cfg.pin ? "pinned" : "not pinned", run->elapsed_s);
 }
 
+/* Did @c run anything (the rows beneath the hit path skip some)? */
+static bool bench_has_cells(const struct bench_run *run,
+			    const struct bench_contender *c)
+{
+	for (unsigned int i = 0; i < run->nr_cells; i++)
+		if (run->cells[i].job.c == c)
+			return true;
+	return false;
+}
+
 static void bench_report_contenders(FILE *f, const struct bench_run *run,
 				    bool md)
 {
@@ -156,7 +77,7 @@ static void bench_report_contenders(FILE *f, const struct bench_run *run,
 		const struct bench_contender_state *s = &run->cs[i];
 		unsigned int r;
 
-		if (!s->selected)
+		if (!s->selected || (!s->skipped && !bench_has_cells(run, s->c)))
 			continue;
 		r = bench_table_row(t);
 		bench_table_set(t, r, 0, "%s", s->c->name);
@@ -368,9 +289,15 @@ static void bench_report_summary(FILE *f, const struct bench_run *run, bool md)
 	const char *head[BENCH_TCOLS + 1] = { "workload" };
 	const struct bench_contender *cols[BENCH_TCOLS];
 	const struct bench_contender *sp = bench_contender_find("segpool-cache");
-	unsigned int nc = 1;
+	unsigned int nc = 1, rows = 0;
 	struct bench_table *t;
 
+	/* none when only the rows beneath the hit path ran */
+	for (unsigned int i = 0; i < run->nr_cells; i++)
+		rows += !(run->cells[i].job.wl->flags &
+			  (BENCH_WL_MEMORY | BENCH_WL_LATENCY | BENCH_WL_BENEATH));
+	if (!rows)
+		return;
 	for (unsigned int i = 0; i < run->nr_cs && nc < BENCH_TCOLS - 1; i++)
 		if (run->cs[i].selected && !run->cs[i].skipped) {
 			cols[nc] = run->cs[i].c;
@@ -385,7 +312,8 @@ static void bench_report_summary(FILE *f, const struct bench_run *run, bool md)
 		const struct bench_cell *mine;
 		unsigned int r;
 
-		if (first->job.wl->flags & (BENCH_WL_MEMORY | BENCH_WL_LATENCY))
+		if (first->job.wl->flags & (BENCH_WL_MEMORY | BENCH_WL_LATENCY |
+					       BENCH_WL_BENEATH))
 			continue;
 		/* one row per workload and thread count, at its first cell */
 		if (i && run->cells[i - 1].job.wl == first->job.wl &&
@@ -695,7 +623,9 @@ void bench_report(FILE *f, const struct bench_run *run, bool md,
 
 		if (!run->wl_selected[w])
 			continue;
-		if (wl->flags & BENCH_WL_LATENCY)
+		if (wl->flags & BENCH_WL_BENEATH)
+			bench_report_beneath(f, run, wl, md);
+		else if (wl->flags & BENCH_WL_LATENCY)
 			bench_report_latency(f, run, wl, md);
 		else if (wl->flags & BENCH_WL_MEMORY)
 			bench_report_memory(f, run, wl, md);

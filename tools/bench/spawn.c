@@ -96,7 +96,13 @@ static void bench_record_line(struct bench_record *rec, const char *key,
 		r->fast_frees = strtoull(val, NULL, 10);
 	else if (!strcmp(key, "slow_frees"))
 		r->slow_frees = strtoull(val, NULL, 10);
-	else
+	else if (!strncmp(key, "x_", 2)) {
+		for (int k = 0; k < BENCH_NR_X; k++)
+			if (!strcmp(key + 2, bench_x_names[k])) {
+				r->x[k] = strtod(val, NULL);
+				r->has_x |= 1u << k;
+			}
+	} else
 		for (int k = 0; k < BENCH_NR_LAT; k++)
 			for (int j = 0; j < BENCH_NR_PCT; j++)
 				if (!strcmp(key, lat[k][j])) {
@@ -179,6 +185,10 @@ static void bench_child_args(const struct bench_run *run,
 	ARG("--writes=%u", cfg->writes);
 	ARG("--seed=%llu", (unsigned long long)cfg->seed);
 	ARG("--warmup=%g", cfg->warmup);
+	ARG("--scale=%g", cfg->scale);
+	ARG("--rows-scale=%g", cfg->rows_scale);
+	ARG("--grow-max=%zu", cfg->grow_max);
+	ARG("--idle-max=%u", cfg->idle_max_s);
 	ARG("--tsc-hz=%.0f", cfg->tsc_hz);
 	ARG("--result-fd=%d", BENCH_RESULT_FD);
 	if (!cfg->pin)
@@ -196,15 +206,52 @@ static void bench_child_args(const struct bench_run *run,
 	argv[n] = NULL;
 }
 
+/*
+ * A counting pass: strace runs the child, following its threads, and
+ * writes every mmap, munmap, mremap and write (the marks) to @trace; the
+ * preload is set for the child alone (-E), not for strace.
+ */
+static char **bench_traced_argv(const struct bench_run *run, char **argv,
+				const char *preload, const char *trace,
+				char *pre_buf, size_t len, char **out)
+{
+	int n = 0;
+
+	out[n++] = (char *)run->strace;
+	out[n++] = (char *)"-f";
+	/* the child stops at the traced calls only */
+	out[n++] = (char *)"--seccomp-bpf";
+	out[n++] = (char *)"-qq";
+	out[n++] = (char *)"-o";
+	out[n++] = (char *)trace;
+	out[n++] = (char *)"-e";
+	out[n++] = (char *)"trace=mmap,munmap,mremap,write";
+	out[n++] = (char *)"-e";
+	out[n++] = (char *)"signal=none";
+	if (preload) {
+		snprintf(pre_buf, len, "LD_PRELOAD=%s", preload);
+		out[n++] = (char *)"-E";
+		out[n++] = pre_buf;
+	}
+	out[n++] = (char *)"--";
+	for (int i = 0; argv[i]; i++)
+		out[n++] = argv[i];
+	out[n] = NULL;
+	return out;
+}
+
 int bench_spawn(const struct bench_run *run, const struct bench_job *job,
-		       const char *preload, struct bench_record *rec)
+		const char *preload, struct bench_record *rec,
+		const char *trace)
 {
 	const struct bench_contender_state *s =
 		&run->cs[job->c - bench_contenders];
 	const char *exec = s->exec[0] ? s->exec : run->exec;
-	char args[20][40], *argv[24 + BENCH_MAX_EXTRA], envbuf[300], modebuf[40], text[8192];
-	char **env = bench_child_env(job->c, preload, envbuf, sizeof(envbuf),
-				     modebuf, sizeof(modebuf));
+	char args[24][40], *argv[28 + BENCH_MAX_EXTRA], envbuf[300];
+	char modebuf[40], text[8192], prebuf[300];
+	char *targv[44 + BENCH_MAX_EXTRA], **run_argv = argv;
+	char **env = bench_child_env(job->c, trace ? NULL : preload, envbuf,
+				     sizeof(envbuf), modebuf, sizeof(modebuf));
 	size_t used = 0;
 	int fds[2], status;
 	pid_t pid;
@@ -212,6 +259,12 @@ int bench_spawn(const struct bench_run *run, const struct bench_job *job,
 
 	memset(rec, 0, sizeof(*rec));
 	bench_child_args(run, job, args, argv);
+	if (trace) {
+		argv[0] = (char *)exec;
+		run_argv = bench_traced_argv(run, argv, preload, trace, prebuf,
+					     sizeof(prebuf), targv);
+		exec = run->strace;
+	}
 	if (pipe2(fds, O_CLOEXEC))
 		bench_die("pipe: %s", strerror(errno));
 	fflush(NULL);
@@ -224,7 +277,7 @@ int bench_spawn(const struct bench_run *run, const struct bench_job *job,
 			fcntl(fds[1], F_SETFD, 0);
 		else if (dup2(fds[1], BENCH_RESULT_FD) < 0)
 			_exit(127);
-		execve(exec, argv, env);
+		execve(exec, run_argv, env);
 		_exit(127);
 	}
 	free(env);

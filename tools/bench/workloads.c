@@ -105,6 +105,36 @@ const struct bench_workload bench_workloads[] = {
 	{ "memory", 8, "N live objects, then all freed and trimmed",
 	  "one allocation or one free", "live objects", 1000000, BENCH_ON_ONE,
 	  BENCH_WL_MEMORY, bench_sizes_object, bench_wl_memory },
+	/* beneath the hit path (wl_beneath.c) */
+	{ "large", 9, "large-block churn: 33 KiB-2 MiB, both ends written, "
+	  "32 live", "one block: allocate, write both ends, free", "blocks",
+	  100000, BENCH_ON_ONE,
+	  BENCH_WL_BENEATH | BENCH_WL_NO_CACHE | BENCH_WL_SYSCOUNT,
+	  bench_sizes_object, bench_wl_large, 0, 100 },
+	{ "realloc", 10, "realloc growth: 40 KiB by steps of 1.5x, new tail "
+	  "written", "one growth series", "series", 10, BENCH_ON_ONE,
+	  BENCH_WL_BENEATH | BENCH_WL_NO_CACHE | BENCH_WL_SYSCOUNT,
+	  bench_sizes_object, bench_wl_realloc, 0, 1 },
+	{ "live-1e4", 11, "live-set scaling: N live, scattered frees",
+	  "one allocation and its free", "live objects", 10000, BENCH_ON_ONE,
+	  BENCH_WL_BENEATH | BENCH_WL_NO_WARMUP, bench_sizes_object,
+	  bench_wl_live, 3, 100 },
+	{ "live-1e5", 11, "live-set scaling: N live, scattered frees",
+	  "one allocation and its free", "live objects", 100000, BENCH_ON_ONE,
+	  BENCH_WL_BENEATH | BENCH_WL_NO_WARMUP, bench_sizes_object,
+	  bench_wl_live, 3, 100 },
+	{ "live-1e6", 11, "live-set scaling: N live, scattered frees",
+	  "one allocation and its free", "live objects", 1000000, BENCH_ON_ONE,
+	  BENCH_WL_BENEATH | BENCH_WL_NO_WARMUP, bench_sizes_object,
+	  bench_wl_live, 3, 100 },
+	{ "live-1e7", 11, "live-set scaling: N live, scattered frees",
+	  "one allocation and its free", "live objects", 10000000,
+	  BENCH_ON_ONE, BENCH_WL_BENEATH | BENCH_WL_NO_WARMUP,
+	  bench_sizes_object, bench_wl_live, 3, 100 },
+	{ "idle", 12, "idle release: objects and 260 MiB of blocks, all freed, "
+	  "then no call", "one allocation or one free", "objects", 1000000,
+	  BENCH_ON_ONE, BENCH_WL_BENEATH | BENCH_WL_NO_WARMUP,
+	  bench_sizes_object, bench_wl_idle, 3, 100 },
 };
 
 const unsigned int bench_nr_workloads =
@@ -118,7 +148,18 @@ const struct bench_workload *bench_workload_find(const char *name)
 	return NULL;
 }
 
-/* Operations per thread (objects for memory): --ops, or default x --scale. */
+double bench_wl_scale(const struct bench_workload *wl,
+		      const struct bench_cfg *cfg)
+{
+	if ((wl->flags & BENCH_WL_BENEATH) && cfg->rows_scale > 0)
+		return cfg->rows_scale;
+	return cfg->scale;
+}
+
+/*
+ * Operations per thread (objects for memory): --ops, or default x --scale;
+ * the rows beneath the hit path take default x --scale, at least min_ops.
+ */
 uint64_t bench_workload_ops(const struct bench_workload *wl,
 			    const struct bench_cfg *cfg)
 {
@@ -126,9 +167,11 @@ uint64_t bench_workload_ops(const struct bench_workload *wl,
 
 	if (wl->flags & BENCH_WL_MEMORY)
 		return cfg->live;
-	if (cfg->ops)
+	if (cfg->ops && !(wl->flags & BENCH_WL_BENEATH))
 		return cfg->ops;
-	n = (double)wl->default_ops * cfg->scale;
+	n = (double)wl->default_ops * bench_wl_scale(wl, cfg);
+	if (n < (double)wl->min_ops)
+		return wl->min_ops > 1 ? wl->min_ops : 1;
 	return n < 1 ? 1 : (uint64_t)n;
 }
 
@@ -190,6 +233,26 @@ static void bench_sizes_text(const struct bench_workload *wl,
 		snprintf(buf + used, len - used, " B");
 }
 
+static void bench_describe_beneath(const struct bench_workload *wl,
+				   const struct bench_cfg *cfg, const char *n,
+				   const char *sizes, char *buf, size_t len)
+{
+	if (!strcmp(wl->name, "realloc"))
+		snprintf(buf, len, "%s; 1 thread; to %zu KiB; %s %s", wl->title,
+			 cfg->grow_max / 1024, n, wl->count);
+	else if (!strcmp(wl->name, "idle"))
+		snprintf(buf, len, "%s; 1 thread; %s; %s %s and %.1f MiB of "
+			 "blocks; RSS sampled for up to %u s", wl->title, sizes,
+			 n, wl->count, 260 * bench_wl_scale(wl, cfg),
+			 cfg->idle_max_s);
+	else if (!strcmp(wl->name, "large"))
+		snprintf(buf, len, "%s; 1 thread; %s %s", wl->title, n,
+			 wl->count);
+	else
+		snprintf(buf, len, "%s; 1 thread; %s; N = %s, best of 3 rounds",
+			 wl->title, sizes, n);
+}
+
 /* One line saying what a run of @wl does with @cfg's settings. */
 void bench_describe(const struct bench_workload *wl,
 		    const struct bench_cfg *cfg, char *buf, size_t len)
@@ -198,6 +261,10 @@ void bench_describe(const struct bench_workload *wl,
 
 	bench_count(n, sizeof(n), bench_workload_ops(wl, cfg));
 	bench_sizes_text(wl, cfg, sizes, sizeof(sizes));
+	if (wl->flags & BENCH_WL_BENEATH) {
+		bench_describe_beneath(wl, cfg, n, sizes, buf, len);
+		return;
+	}
 	switch (wl->on) {
 	case BENCH_ON_LIST: {
 		size_t used = 0;
