@@ -113,8 +113,9 @@ static void run_seq(struct seq_run *r, bool inl, const char *name)
 	for (int op = 0; op < SEQ_OPS; op++) {
 		uint64_t x = sp_test_rand(&rnd);
 		/* swings: runs of allocations, then runs of frees */
+		bool grow = (op / 300) & 1, likely_alloc = (x & 7) < 6;
 		bool alloc = nlive == 0 ||
-			     (nlive < SEQ_LIVE && ((op / 300) & 1) == (x & 7) < 6);
+			     (nlive < SEQ_LIVE && grow == likely_alloc);
 		void *p;
 
 		if (alloc) {
@@ -350,7 +351,7 @@ static void stress_release(uint64_t *rnd, void *p, size_t size)
 static void *stress_thread(void *arg)
 {
 	uint64_t rnd = sp_test_seed() + (uintptr_t)arg * 7919 + 1;
-	unsigned long ops = sp_test_scaled(40000, 2000);
+	unsigned long ops = sp_test_scaled(100000, 2000);
 	void *held[256];
 	size_t sizes[256];
 	int n = 0;
