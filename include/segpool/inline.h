@@ -18,22 +18,10 @@
  * segpool_inline_abi_v2", said by the dynamic linker, before main), never
  * runs on a layout it does not know.  The first word of that object is its
  * version: the library sets it only once it is started and only in builds
- * whose hit path is the one below (not in sanitized builds, whose hit path
- * holds the sanitizer's hooks); while it differs, every inline call is the
- * library's call.  Inline hit paths exist on x86-64 with glibc 2.35 or
+ * whose hit path is the one below (not in AddressSanitizer builds, whose
+ * hit path holds the sanitizer's hooks, nor under valgrind); while it
+ * differs, every inline call is the library's call.  Inline hit paths exist on x86-64 with glibc 2.35 or
  * later (its rseq area); elsewhere the inline functions are the calls.
- *
- * Budget: the hit of each inline function as it lands in a caller,
- * counted by tools/check/hotpath.sh on tools/check/inline_user.c (one
- * noinline function each, entry to ret, x86-64; gcc 12 and clang 14 -O2
- * stay within it; no call, no lock prefix, and in gcc's build no stack):
- *   hotpath-budget: user_cache_alloc 29
- *   hotpath-budget: user_cache_free 52
- *   hotpath-budget: user_malloc64 27
- *   hotpath-budget: user_free 50
- * In a loop the layout's address, __rseq_offset and the cache's words stay
- * in registers, and the compiler drops the checks it can prove (a cache
- * known non-NULL, a size known).
  *
  * Nothing here is API beyond the four functions: the structs say what the
  * inline code reads, for the library to assert (core/inline_abi.c), and
@@ -241,6 +229,19 @@ SEGPOOL_END_DECLS
 #endif /* x86-64 */
 
 /* ------------------------------------------------------------------------ */
+/*
+ * The inline functions.  Budget: the hit of each as it lands in a caller,
+ * counted by tools/check/hotpath.sh on tools/check/inline_user.c (one
+ * noinline function each, entry to ret, x86-64; gcc 12 and clang 14 -O2
+ * stay within it; no call, no lock prefix, and in gcc's build no stack):
+ *   hotpath-budget: user_cache_alloc 29
+ *   hotpath-budget: user_cache_free 52
+ *   hotpath-budget: user_malloc64 27
+ *   hotpath-budget: user_free 50
+ * In a loop the layout's address, __rseq_offset and the cache's words stay
+ * in registers, and the compiler drops the checks it can prove (a cache
+ * known non-NULL, a size known).
+ */
 #if defined(SEGPOOL_INLINE) && !defined(SEGPOOL_INLINE_DEFINED)
 #define SEGPOOL_INLINE_DEFINED	1
 
