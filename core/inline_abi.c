@@ -43,6 +43,8 @@ _Static_assert(SEGPOOL_ABI_PAGE_SHIFT == SP_PAGE_SHIFT, "inline ABI: tag per pag
 _Static_assert(SEGPOOL_ABI_TAG_NODE_MASK == SP_CACHE_LINE - 1,
 	       "inline ABI: a tag's node bits (slab/slab.h sp_tag_cache())");
 _Static_assert(SEGPOOL_ABI_BY8_MAX == SP_KMALLOC_BY8_MAX, "inline ABI: by8 table");
+_Static_assert(SEGPOOL_INLINE_ABI_VERSION == 1,
+	       "a new layout version renames segpool_inline_abi_v1 (segpool/inline.h)");
 
 void sp_inline_abi_publish(void)
 {

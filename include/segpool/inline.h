@@ -107,11 +107,12 @@ struct segpool_inline_layout {
 	struct segpool_cache *const *by8;
 } __attribute__((aligned(64)));
 
-#define SEGPOOL_ABI_SYM__(v)		segpool_inline_abi_v##v
-#define SEGPOOL_ABI_SYM_(v)		SEGPOOL_ABI_SYM__(v)
-/* The exported object, named after its version. */
-#define segpool_inline_abi		SEGPOOL_ABI_SYM_(SEGPOOL_INLINE_ABI_VERSION)
-extern SEGPOOL_API struct segpool_inline_layout segpool_inline_abi;
+/*
+ * The exported object, named after its version (the library asserts that
+ * the name and SEGPOOL_INLINE_ABI_VERSION change together).
+ */
+extern SEGPOOL_API struct segpool_inline_layout segpool_inline_abi_v1;
+#define segpool_inline_abi		segpool_inline_abi_v1
 
 SEGPOOL_END_DECLS
 
@@ -270,8 +271,8 @@ __segpool_inline struct segpool_inline_layout *__segpool_abi(void)
 {
 	struct segpool_inline_layout *abi;
 
-	__asm__("movq segpool_inline_abi_v" __SEGPOOL_S(SEGPOOL_INLINE_ABI_VERSION)
-		"@GOTPCREL(%%rip), %0" : "=r"(abi));
+	__asm__("movq " __SEGPOOL_S(segpool_inline_abi) "@GOTPCREL(%%rip), %0"
+		: "=r"(abi));
 	return abi;
 }
 #endif
