@@ -167,7 +167,7 @@ SEGPOOL_END_DECLS
 	".popsection\n\t"
 
 /* The top round of this CPU's loaded magazine of @slots, or goto @miss. */
-#define __segpool_rseq_pop(_slots, _base, _delta, _nr, _miss) ({	\
+#define __segpool_rseq_pop(_slots, _base, _delta, _nr, _miss) __extension__ ({ \
 	void *__obj;							\
 	__asm__ goto(							\
 		__SEGPOOL_RSEQ_DESC					\
