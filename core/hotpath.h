@@ -13,7 +13,7 @@
  *
  * Budget, counted from the function's entry to its ret on a hit, ret
  * included (x86-64; gcc 12 and clang 14 -O2 both stay within it):
- *   hotpath-budget: segpool_cache_alloc 28
+ *   hotpath-budget: segpool_cache_alloc 27
  *   hotpath-budget: segpool_cache_free 47
  *   hotpath-budget: segpool_malloc 28
  *   hotpath-budget: segpool_free 47

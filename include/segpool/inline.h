@@ -121,7 +121,9 @@ SEGPOOL_END_DECLS
  * The two sequences, x86-64 (the library's percpu/arch-x86_64.h uses these
  * same macros; its contract is percpu/contract.h).  From the descriptor
  * store to the count: pop 15 instructions, push 19; no lock prefix, no
- * call, no stack.  Every failure, an abort included, jumps to @miss.
+ * call, no stack.  Every failure, an abort included, jumps to @miss.  The
+ * pop keeps the slot in %rcx, so the round may be returned in %rax as it
+ * is; the push takes the rseq offset from memory, one register less.
  */
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define SEGPOOL_INLINE_ARCH	1
@@ -131,9 +133,9 @@ SEGPOOL_END_DECLS
 
 /* the library's benchmark variant without hit counters (make NO_HIT_STATS=1) */
 #ifdef CONFIG_SEGPOOL_NO_HIT_STATS
-#define __SEGPOOL_RSEQ_HIT(off)	""
+#define __SEGPOOL_RSEQ_HIT(off, r)	""
 #else
-#define __SEGPOOL_RSEQ_HIT(off)	"addq $1, " __SEGPOOL_S(off) "(%%rax)\n\t"
+#define __SEGPOOL_RSEQ_HIT(off, r)	"addq $1, " __SEGPOOL_S(off) "(%%" r ")\n\t"
 #endif
 
 #define __SEGPOOL_RSEQ_DESC						\
@@ -147,16 +149,12 @@ SEGPOOL_END_DECLS
 	".quad 99b\n\t"							\
 	".popsection\n\t"
 
-#define __SEGPOOL_RSEQ_ARM						\
-	"leaq 99b(%%rip), %%rax\n\t"					\
-	"movq %%rax, %%fs:" __SEGPOOL_S(SEGPOOL_ABI_RSEQ_CS) "(%[base])\n\t" \
-	"1:\n\t"
-
-#define __SEGPOOL_RSEQ_SLOT						\
-	"cmpl %[nr], %%eax\n\t"						\
+/* the slot id in register @r (32-bit name @r32) to the slot's address */
+#define __SEGPOOL_RSEQ_SLOT(r, r32)					\
+	"cmpl %[nr], %%" r32 "\n\t"					\
 	"jae %l[miss]\n\t"						\
-	"shlq $" __SEGPOOL_S(SEGPOOL_ABI_SLOT_SHIFT) ", %%rax\n\t"	\
-	"addq %[slots], %%rax\n\t"
+	"shlq $" __SEGPOOL_S(SEGPOOL_ABI_SLOT_SHIFT) ", %%" r "\n\t"	\
+	"addq %[slots], %%" r "\n\t"
 
 #define __SEGPOOL_RSEQ_ABORT						\
 	".pushsection __rseq_failure, \"ax\"\n\t"			\
@@ -171,22 +169,24 @@ SEGPOOL_END_DECLS
 	void *__obj;							\
 	__asm__ goto(							\
 		__SEGPOOL_RSEQ_DESC					\
-		__SEGPOOL_RSEQ_ARM					\
-		"movl %%fs:(%[base],%[delta]), %%eax\n\t"		\
-		__SEGPOOL_RSEQ_SLOT					\
-		"movq " __SEGPOOL_S(SEGPOOL_ABI_SLOT_TOP) "(%%rax), %%rdx\n\t" \
+		"leaq 99b(%%rip), %%rcx\n\t"				\
+		"movq %%rcx, %%fs:" __SEGPOOL_S(SEGPOOL_ABI_RSEQ_CS) "(%[base])\n\t" \
+		"1:\n\t"						\
+		"movl %%fs:(%[base],%[delta]), %%ecx\n\t"		\
+		__SEGPOOL_RSEQ_SLOT("rcx", "ecx")			\
+		"movq " __SEGPOOL_S(SEGPOOL_ABI_SLOT_TOP) "(%%rcx), %%rdx\n\t" \
 		"movq -8(%%rdx), %[obj]\n\t"	/* the round */		\
 		"testb $1, %b[obj]\n\t"		/* guard: empty */	\
 		"jnz %l[miss]\n\t"					\
 		"subq $8, %%rdx\n\t"					\
-		"movq %%rdx, " __SEGPOOL_S(SEGPOOL_ABI_SLOT_TOP) "(%%rax)\n\t" \
+		"movq %%rdx, " __SEGPOOL_S(SEGPOOL_ABI_SLOT_TOP) "(%%rcx)\n\t" \
 		"2:\n\t"		/* committed */			\
-		__SEGPOOL_RSEQ_HIT(SEGPOOL_ABI_SLOT_ALLOC_HITS)		\
+		__SEGPOOL_RSEQ_HIT(SEGPOOL_ABI_SLOT_ALLOC_HITS, "rcx")	\
 		__SEGPOOL_RSEQ_ABORT					\
 		: [obj] "=&r"(__obj)					\
 		: [slots] "r"(_slots), [base] "r"(_base),		\
 		  [delta] "r"(_delta), [nr] "m"(_nr)			\
-		: "rax", "rdx", "memory", "cc"				\
+		: "rcx", "rdx", "memory", "cc"				\
 		: _miss);						\
 	__obj;								\
 })
@@ -208,7 +208,7 @@ SEGPOOL_END_DECLS
 		"1:\n\t"						\
 		"addq %[delta], %%rax\n\t"				\
 		"movl %%fs:(%%rax), %%eax\n\t"				\
-		__SEGPOOL_RSEQ_SLOT					\
+		__SEGPOOL_RSEQ_SLOT("rax", "eax")			\
 		"cmpq %[tag], " __SEGPOOL_S(SEGPOOL_ABI_SLOT_EXPECT) "(%%rax)\n\t" \
 		"jne %l[miss]\n\t"		/* other cache or node */ \
 		"movq " __SEGPOOL_S(SEGPOOL_ABI_SLOT_TOP) "(%%rax), %%rdx\n\t" \
@@ -219,7 +219,7 @@ SEGPOOL_END_DECLS
 		"addq $8, %%rdx\n\t"					\
 		"movq %%rdx, " __SEGPOOL_S(SEGPOOL_ABI_SLOT_TOP) "(%%rax)\n\t" \
 		"2:\n\t"		/* committed */			\
-		__SEGPOOL_RSEQ_HIT(SEGPOOL_ABI_SLOT_FREE_HITS)		\
+		__SEGPOOL_RSEQ_HIT(SEGPOOL_ABI_SLOT_FREE_HITS, "rax")	\
 		__SEGPOOL_RSEQ_ABORT					\
 		:							\
 		: [slots] "r"(_slots), [base] "m"(_base),		\
@@ -235,9 +235,9 @@ SEGPOOL_END_DECLS
  * counted by tools/check/hotpath.sh on tools/check/inline_user.c (one
  * noinline function each, entry to ret, x86-64; gcc 12 and clang 14 -O2
  * stay within it; no call, no lock prefix, and in gcc's build no stack):
- *   hotpath-budget: user_cache_alloc 29
+ *   hotpath-budget: user_cache_alloc 28
  *   hotpath-budget: user_cache_free 52
- *   hotpath-budget: user_malloc64 27
+ *   hotpath-budget: user_malloc64 26
  *   hotpath-budget: user_free 50
  * In a loop the layout's address, __rseq_offset and the cache's words stay
  * in registers, and the compiler drops the checks it can prove (a cache
