@@ -115,8 +115,10 @@ static void sweep(bool pool, bool shared)
 		unsigned int n = sizes[k];
 		struct segpool_cache *c = sc ? sc :
 			segpool_cache_create("sizing", 64, 0, 0, NULL);
-		/* measured calls: about 400,000, at least 20 rounds */
-		unsigned int rounds = 200000 / n > 20 ? 200000 / n : 20;
+		/* measured calls: about 400,000 (fewer under valgrind and the
+		 * sanitizers), at least 20 rounds */
+		unsigned long want = sp_test_scaled(200000, 10000);
+		unsigned int rounds = want / n > 20 ? (unsigned int)(want / n) : 20;
 		uint64_t calls, t0, t, s0, sl;
 
 		assert_non_null(c);
@@ -190,7 +192,9 @@ static void test_swing(void **state)
 		segpool_cache_destroy(c);
 		skip();
 	}
-	for (unsigned int r = 0; r < 3000; r++) {
+	unsigned int nrounds = (unsigned int)sp_test_scaled(3000, 200);
+
+	for (unsigned int r = 0; r < nrounds; r++) {
 		unsigned int n = 60 + (unsigned int)(sp_test_rand(&rnd) % 191);
 
 		if (r == WARM_ROUNDS) {
