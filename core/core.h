@@ -60,6 +60,9 @@ extern SP_INTERNAL struct segpool_cache *sp_kmalloc_by8[(SP_KMALLOC_BY8_MAX >> 3
 extern SP_INTERNAL struct segpool_cache *sp_kmalloc_caches[SP_KMALLOC_NR_CLASSES];
 
 SP_INTERNAL int sp_kmalloc_init(void);
+
+/* The inline ABI's words, set before the hit paths open (core/inline_abi.c). */
+SP_INTERNAL void sp_inline_abi_publish(void);
 /*
  * sp_kmalloc_index() - index of the smallest class holding @size (@size <=
  * 32 KiB).  Up to 128 bytes by steps of 16 (8 apart); above, four classes

@@ -201,7 +201,8 @@ int sp_init_slow(void)
 	}
 	pthread_atfork(sp_atfork_prepare, sp_atfork_parent, sp_atfork_child);
 	__atomic_store_n(&sp_ready, true, __ATOMIC_RELEASE);
-	/* every size class exists: the hit paths may open */
+	/* every size class exists: the hit paths may open, inline ones too */
+	sp_inline_abi_publish();
 	sp_pcpu_fast_update(sp_failslab_active());
 	pthread_mutex_unlock(&sp_init_lock);
 	if (sp_init_failures)

@@ -35,7 +35,7 @@
 #include "percpu/contract.h"
 
 #define SP_RSEQ_ARCH		1
-#define SP_RSEQ_SIG		0x53053053
+#define SP_RSEQ_SIG		SEGPOOL_ABI_RSEQ_SIG
 
 /* an offset of the contract as an assembly operand: "8(%%rax)" */
 #define SP_AT(off, reg)		SP_STR(off) "(" reg ")"
@@ -68,7 +68,8 @@
 	".popsection\n\t"
 
 /*
- * The hit count: one added to the counter at byte @off of the slot just
+ * The hit count (__SEGPOOL_RSEQ_HIT, segpool/inline.h): one added to the
+ * counter at byte @off of the slot just
  * after the commit, past the sequence's end, by one add instruction on the
  * slot address the sequence computed.
  *
@@ -92,10 +93,8 @@
  * nothing is counted.
  */
 #ifdef CONFIG_SEGPOOL_NO_HIT_STATS
-#define SP_RSEQ_HIT(off)	""
 #define SP_RSEQ_HIT_NOTE	", no hit counters"
 #else
-#define SP_RSEQ_HIT(off)	"addq $1, " SP_STR(off) "(%%rax)\n\t"
 #define SP_RSEQ_HIT_NOTE	""
 #endif
 
@@ -141,88 +140,31 @@ static inline bool sp_cas16(uint64_t *word, uint64_t old[2],
 }
 
 /*
- * The hit paths' sequences (core/hotpath.h).  They take nothing through the
- * cache but its slot array: the rseq area is glibc's, at __rseq_offset from
- * the thread pointer (glibc 2.35 and later reserve it in every thread, and
- * register it unless told not to), so the descriptor store needs no state
- * of segpool's and is harmless before start-up, in lock mode and when
- * segpool registers an area of its own (then the hit paths are closed and
- * the slow paths' sequences serve every operation); the slot id is read at
- * %fs:(__rseq_offset + sp_pcpu_id_delta) (cpu_id, or mm_cid) and checked
- * against sp_pcpu_fast_nr, which is 0 before start-up, in lock and off
- * modes and while failslab is armed: then every id is out of range and each
- * sequence leaves for the slow path at its first compare.
- *
- * Registers: @base the rseq area's offset, @delta the id field's offset in
- * it, @slots the cache's slot array.  Every failure, an abort included,
- * jumps to the C label @miss; nothing is retried here.
+ * The hit paths' sequences (core/hotpath.h) are the inline ABI's own
+ * (segpool/inline.h, __segpool_rseq_pop and __segpool_rseq_push), so that a
+ * program built with SEGPOOL_INLINE runs the very text the library runs.
+ * They take nothing through the cache but its slot array: the rseq area is
+ * glibc's, at __rseq_offset from the thread pointer (glibc 2.35 and later
+ * reserve it in every thread, and register it unless told not to), so the
+ * descriptor store needs no state of segpool's and is harmless before
+ * start-up, in lock mode and when segpool registers an area of its own
+ * (then the hit paths are closed and the slow paths' sequences serve every
+ * operation); the slot id is read at %fs:(__rseq_offset + id_delta) (cpu_id,
+ * or mm_cid) and checked against the slot bound nr (segpool_inline_abi),
+ * which is 0 before start-up, in lock and off modes and while failslab is
+ * armed: then every id is out of range and each sequence leaves for the
+ * slow path at its first compare.
  *
  * Budget (alloc hit, from the descriptor store to the count): 15
  * instructions, 3 dependent loads from @slots (slot top, the round, then the
  * commit); push: 19, with the tag and free-mark compares.  No lock prefix,
  * no call, no stack.
- */
-#define SP_RSEQ_FAST_ENTER						\
-	"leaq 99b(%%rip), %%rax\n\t"					\
-	"movq %%rax, %%fs:" SP_AT(SP_RSEQ_CS_OFF, "%[base]") "\n\t"				\
-	"1:\n\t"							\
-	"movl %%fs:(%[base],%[delta]), %%eax\n\t"			\
-	"cmpl %[nr], %%eax\n\t"						\
-	"jae %l[miss]\n\t"						\
-	"shlq $" SP_STR(SP_PCPU_SHIFT) ", %%rax\n\t"			\
-	"addq %[slots], %%rax\n\t"
-
-/* The same, for a sequence short of registers: the id field's offset is
- * read from memory into the register the slot address then takes. */
-#define SP_RSEQ_FAST_ENTER_M						\
-	"leaq 99b(%%rip), %%rax\n\t"					\
-	"movq %%rax, %%fs:" SP_AT(SP_RSEQ_CS_OFF, "%[base]") "\n\t"				\
-	"1:\n\t"							\
-	"movq %[delta], %%rax\n\t"					\
-	"addq %[base], %%rax\n\t"					\
-	"movl %%fs:(%%rax), %%eax\n\t"					\
-	"cmpl %[nr], %%eax\n\t"						\
-	"jae %l[miss]\n\t"						\
-	"shlq $" SP_STR(SP_PCPU_SHIFT) ", %%rax\n\t"			\
-	"addq %[slots], %%rax\n\t"
-
-#define SP_RSEQ_FAST_ABORT(abort)					\
-	".pushsection __rseq_failure, \"ax\"\n\t"			\
-	".byte 0x0f, 0xb9, 0x3d\n\t"					\
-	".long " SP_STR(SP_RSEQ_SIG) "\n\t"				\
-	#abort ":\n\t"							\
-	"jmp %l[miss]\n\t"						\
-	".popsection\n\t"
-
-/*
- * sp_rseq_pop_fast() - the top round of the calling CPU's loaded magazine
+ *
+ * sp_rseq_pop_fast(): the top round of the calling CPU's loaded magazine
  * of the slot array @slots, or a jump to @miss (empty magazine: its guard
  * slot is odd; id out of range; abort).
- */
-#define sp_rseq_pop_fast(_slots, _base, _delta, _nr, _miss) ({	\
-	void *__obj;							\
-	__asm__ goto(							\
-		SP_RSEQ_CS_DESC(1, 2, 4)				\
-		SP_RSEQ_FAST_ENTER					\
-		"movq " SP_AT(SP_SLOT_TOP, "%%rax") ", %%rdx\n\t"		\
-		"movq -8(%%rdx), %[obj]\n\t"	/* the round */		\
-		"testb $1, %b[obj]\n\t"		/* guard: empty */	\
-		"jnz %l[miss]\n\t"					\
-		"subq $8, %%rdx\n\t"					\
-		"movq %%rdx, " SP_AT(SP_SLOT_TOP, "%%rax") "\n\t" /* commit */ \
-		"2:\n\t"						\
-		SP_RSEQ_HIT(SP_SLOT_ALLOC_HITS)				\
-		SP_RSEQ_FAST_ABORT(4)					\
-		: [obj] "=&r"(__obj)					\
-		: [slots] "r"(_slots), [base] "r"(_base),		\
-		  [delta] "r"(_delta), [nr] "m"(_nr)			\
-		: "rax", "rdx", "memory", "cc"				\
-		: _miss);						\
-	__obj;								\
-})
-
-/*
- * sp_rseq_push_fast() - put @obj on the calling CPU's loaded magazine of
+ *
+ * sp_rseq_push_fast(): put @obj on the calling CPU's loaded magazine of
  * @slots, or jump to @miss: the slot's expected tag is not @tag (@obj's
  * page tag: cache | node index; a slot of another node, or the always-
  * missing slots of a cache without magazines), the magazine is full (the
@@ -231,29 +173,8 @@ static inline bool sp_cas16(uint64_t *word, uint64_t old[2],
  * (slab/freemark.h): idempotent, so an abort before the commit leaves
  * nothing the slow path would not write again.
  */
-#define sp_rseq_push_fast(_slots, _base, _delta, _nr, _obj, _tag,	\
-			  _mark, _koff, _miss)				\
-	__asm__ goto(							\
-		SP_RSEQ_CS_DESC(1, 2, 4)				\
-		SP_RSEQ_FAST_ENTER_M					\
-		"cmpq %[tag], " SP_AT(SP_SLOT_EXPECT, "%%rax") "\n\t"	\
-		"jne %l[miss]\n\t"		/* other cache or node */ \
-		"movq " SP_AT(SP_SLOT_TOP, "%%rax") ", %%rdx\n\t"		\
-		"testb $1, (%%rdx)\n\t"		/* guard: full */	\
-		"jnz %l[miss]\n\t"					\
-		"movq %[mark], (%[obj],%[koff])\n\t"			\
-		"movq %[obj], (%%rdx)\n\t"	/* above top: unseen */	\
-		"addq $8, %%rdx\n\t"					\
-		"movq %%rdx, " SP_AT(SP_SLOT_TOP, "%%rax") "\n\t" /* commit */ \
-		"2:\n\t"						\
-		SP_RSEQ_HIT(SP_SLOT_FREE_HITS)				\
-		SP_RSEQ_FAST_ABORT(4)					\
-		:							\
-		: [slots] "r"(_slots), [base] "r"(_base),		\
-		  [delta] "m"(_delta), [nr] "m"(_nr), [obj] "r"(_obj),	\
-		  [tag] "r"(_tag), [mark] "r"(_mark), [koff] "r"(_koff)	\
-		: "rax", "rdx", "memory", "cc"				\
-		: _miss)
+#define sp_rseq_pop_fast	__segpool_rseq_pop
+#define sp_rseq_push_fast	__segpool_rseq_push
 
 /*
  * sp_rseq_steal() - take ownership of the calling CPU's slot: replace its

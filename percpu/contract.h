@@ -96,19 +96,22 @@
 
 #include <stdint.h>
 
-#define SP_PCPU_SHIFT		8	/* 256-byte slots, whole cache lines */
+/* the slot layout is the inline ABI's (segpool/inline.h): stated there once */
+#include <segpool/inline.h>
 
-#define SP_SLOT_FREE_HITS	0
-#define SP_SLOT_TOP		8
-#define SP_SLOT_ALLOC_HITS	16
-#define SP_SLOT_EXPECT		24
+#define SP_PCPU_SHIFT		SEGPOOL_ABI_SLOT_SHIFT	/* 256-byte slots */
+
+#define SP_SLOT_FREE_HITS	SEGPOOL_ABI_SLOT_FREE_HITS
+#define SP_SLOT_TOP		SEGPOOL_ABI_SLOT_TOP
+#define SP_SLOT_ALLOC_HITS	SEGPOOL_ABI_SLOT_ALLOC_HITS
+#define SP_SLOT_EXPECT		SEGPOOL_ABI_SLOT_EXPECT
 
 #define SP_PC_SLOTS		0
 #define SP_PC_NR_SLOTS		8
 #define SP_PC_RSEQ_OFF		16
 #define SP_PC_ID_OFF		24
 
-#define SP_RSEQ_CS_OFF		8	/* offsetof(struct rseq, rseq_cs) */
+#define SP_RSEQ_CS_OFF		SEGPOOL_ABI_RSEQ_CS /* offsetof(struct rseq, rseq_cs) */
 
 /* The remote drainer's marker is the word after the local busy marker. */
 #define SP_MARKER_REMOTE_DELTA	8

@@ -198,14 +198,17 @@ extern SP_INTERNAL void (*sp_pcpu_test_hook)(enum sp_pcpu_hook_point point,
  *                     range: the sequences miss at their first compare);
  *   sp_pcpu_id_delta  offset of the slot id in the rseq area: cpu_id (4),
  *                     or mm_cid (24).
- * Both live on one line that is written only when the mode changes.
+ * Both live in the inline ABI's struct (segpool/inline.h), exported so a
+ * program built with SEGPOOL_INLINE reads the same words; its line is
+ * written only when the mode changes.
  */
-struct sp_pcpu_fast {
-	uint32_t nr;
-	uint32_t pad;
-	long id_delta;
-} __sp_cacheline_aligned;
-extern SP_INTERNAL struct sp_pcpu_fast sp_pcpu_fast;
+/*
+ * The inline ABI's words (segpool/inline.h): version, nr, id_delta lead.
+ * The library reads them through this hidden name (no GOT load on its hit
+ * paths); the exported segpool_inline_abi_v<N> is an alias of it
+ * (percpu/rseq.c).
+ */
+extern SP_INTERNAL struct segpool_inline_layout sp_pcpu_fast;
 
 /* Slots of every per-CPU layer: possible CPUs (or mm_cids). */
 SP_INTERNAL unsigned int sp_pcpu_nr_slots(void);

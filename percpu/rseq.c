@@ -55,10 +55,15 @@ static __thread struct sp_own_rseq {
 };
 #define SP_RSEQ_AREA()	(&sp_own_rseq)
 
-struct sp_pcpu_fast sp_pcpu_fast = {
+struct segpool_inline_layout sp_pcpu_fast = {
+	.version = 0,			/* set at start-up (core/inline_abi.c) */
 	.nr = 0,			/* no hit path before start-up */
 	.id_delta = SP_RSEQ_CPU_ID_OFF,
 };
+
+/* the same object under its exported, versioned name (segpool/inline.h) */
+extern SEGPOOL_API struct segpool_inline_layout segpool_inline_abi
+	__attribute__((alias("sp_pcpu_fast")));
 
 static __thread long sp_test_slot = -1;
 static pthread_key_t sp_rseq_key;

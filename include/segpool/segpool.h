@@ -34,4 +34,9 @@ SEGPOOL_API const char *segpool_version(void);
 
 SEGPOOL_END_DECLS
 
+/* opt-in: the hit paths inline in the program (segpool/inline.h) */
+#ifdef SEGPOOL_INLINE
+#include <segpool/inline.h>
+#endif
+
 #endif /* SEGPOOL_SEGPOOL_H */

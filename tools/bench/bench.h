@@ -92,12 +92,21 @@ struct bench_contender {
 	/* one more "NAME=value" for the child's environment, or NULL */
 	const char *env;
 	bool peer;		/* a peer allocator (ratios: "best peer") */
+	bool inline_api;	/* segpool-cache through SEGPOOL_INLINE */
 };
 
-#define BENCH_NR_BUILTIN	13	/* tools/bench/contenders.c */
+#define BENCH_NR_BUILTIN	14	/* tools/bench/contenders.c */
 #define BENCH_MAX_EXTRA		4
 
 extern struct bench_contender bench_contenders[];
+
+/* segpool-cache's caches by (size + 7) >> 3 (contenders.c), and its calls
+ * built with SEGPOOL_INLINE (contender_inline.c) */
+#define BENCH_CACHE_MAX_SIZE	4096
+struct segpool_cache;
+extern struct segpool_cache *bench_cache_of[BENCH_CACHE_MAX_SIZE / 8 + 1];
+void *bench_cache_alloc_inline(size_t size);
+void bench_cache_free_inline(void *p, size_t size);
 extern unsigned int bench_nr_contenders;
 
 /*

@@ -16,6 +16,8 @@
  * segpool-cache-nostats is the same code again, from a build of segpool
  * whose fast path keeps no hit counters (make bench-stats-cost): what the
  * statistics cost, measured side by side.
+ * segpool-cache-inline is segpool-cache's calls built with SEGPOOL_INLINE
+ * (contender_inline.c): the hit in the caller, a miss a call.
  * segpool-cache-plain and segpool-cache-off-plain are segpool-cache and
  * segpool-cache-off with SEGPOOL_FREELIST_HARDENED=0: beside them they show
  * what freelist hardening costs (in off mode every operation is a slab
@@ -63,6 +65,10 @@ struct bench_contender bench_contenders[BENCH_NR_BUILTIN + BENCH_MAX_EXTRA] = {
 		.title = "segpool-cache-off with SEGPOOL_FREELIST_HARDENED=0",
 		.malloc_from = "libc.so.6", .percpu = "off",
 		.env = "SEGPOOL_FREELIST_HARDENED=0",
+	}, {
+		.name = "segpool-cache-inline", .kind = BENCH_SEGPOOL_CACHE,
+		.title = "segpool-cache built with SEGPOOL_INLINE (hit inline)",
+		.malloc_from = "libc.so.6", .percpu = "rseq", .inline_api = true,
 	}, {
 		.name = "segpool-malloc", .kind = BENCH_SEGPOOL_MALLOC,
 		.title = "segpool_malloc() size classes",
@@ -164,11 +170,9 @@ static const struct bench_contender *bench_heap_owner;
 
 /* --- segpool caches: a cache per class, found by (size + 7) / 8 ---------- */
 
-#define BENCH_CACHE_MAX_SIZE	4096
-
 static struct segpool_cache *bench_caches[BENCH_MAX_CLASSES];
 static unsigned int bench_nr_caches;
-static struct segpool_cache *bench_cache_of[BENCH_CACHE_MAX_SIZE / 8 + 1];
+struct segpool_cache *bench_cache_of[BENCH_CACHE_MAX_SIZE / 8 + 1];
 
 static void *bench_cache_alloc(size_t size)
 {
@@ -264,8 +268,10 @@ int bench_heap_setup(const struct bench_contender *c,
 	bench_heap.big_free = bench_segpool_big_free;
 	switch (c->kind) {
 	case BENCH_SEGPOOL_CACHE:
-		bench_heap.alloc = bench_cache_alloc;
-		bench_heap.free = bench_cache_free;
+		bench_heap.alloc = c->inline_api ? bench_cache_alloc_inline
+						 : bench_cache_alloc;
+		bench_heap.free = c->inline_api ? bench_cache_free_inline
+						: bench_cache_free;
 		return bench_caches_create(sizes);
 	case BENCH_SEGPOOL_MALLOC:
 		bench_heap.alloc = bench_segpool_malloc;

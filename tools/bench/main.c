@@ -97,7 +97,8 @@ static void bench_usage(FILE *f)
 "SEGPOOL_PERCPU=lock and off; the other segpool contenders run without it, in\n"
 "segpool's default mode (rseq where available), and each child checks its mode.\n"
 "segpool-cache-plain and segpool-cache-off-plain are segpool-cache and\n"
-"segpool-cache-off with SEGPOOL_FREELIST_HARDENED=0.\n"
+"segpool-cache-off with SEGPOOL_FREELIST_HARDENED=0; segpool-cache-inline is\n"
+"segpool-cache's calls built with SEGPOOL_INLINE.\n"
 "Environment: SEGPOOL_BENCH_LIBPATH, folders to look for peer libraries in;\n"
 "SEGPOOL_PERCPU and SEGPOOL_FREELIST_HARDENED are not passed on to the\n"
 "children (see above).\n");
