@@ -123,6 +123,7 @@ static void bench_contenders_resolve(struct bench_run *run)
 /*
  * The rows beneath the hit path run for the plain contenders: segpool-cache
  * (where the row has no NO_CACHE flag), segpool-malloc and the mallocs;
+ * not the inline contender (its calls are the same beneath the hit path),
  * not the per-CPU mode and hardening variants, not the floor.
  */
 static bool bench_applies(const struct bench_workload *wl,
@@ -135,7 +136,8 @@ static bool bench_applies(const struct bench_workload *wl,
 		return false;
 	case BENCH_SEGPOOL_CACHE:
 		return !(wl->flags & BENCH_WL_NO_CACHE) && c->percpu &&
-		       !strcmp(c->percpu, "rseq") && !c->env && !c->exec_suffix;
+		       !strcmp(c->percpu, "rseq") && !c->env && !c->exec_suffix &&
+		       !c->inline_api;
 	case BENCH_SEGPOOL_MALLOC:
 	case BENCH_MALLOC:
 		break;
