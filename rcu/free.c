@@ -342,8 +342,8 @@ static struct segpool_cache *sp_rcu_classify(void *ptr,
 		if (unlikely(what))
 			sp_report_bad_free(what, ptr, s->cache->name);
 		size = s->cache->object_size;
-	} else if (sp_arena_page(ptr) || !sp_large_lookup(ptr, &size, &idx)) {
-		sp_report_bad_free("free of foreign pointer", ptr, NULL);
+	} else if (!sp_large_lookup(ptr, &size, &idx)) {
+		sp_report_bad_free(sp_large_misuse(ptr), ptr, NULL);
 	}
 	if (unlikely(head && (off >= SP_MIN(size, (size_t)4096) ||
 			      size - off < sizeof(*head) ||
