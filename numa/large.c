@@ -164,15 +164,27 @@ static struct sp_large *sp_large_remove(const void *ptr)
 	return e;
 }
 
-/* A mapping of its own: @bytes (page multiple) aligned to @align. */
-static void *sp_large_map(size_t bytes, size_t align, int idx)
+/* A registry entry, not yet filled in; NULL with errno ENOMEM. */
+static struct sp_large *sp_large_entry(void)
 {
 	struct sp_large *e;
 
 	if (!sp_alloc_objs(sp_large_cache, 0, SEGPOOL_NUMA_NO_NODE, 1,
-			   (void **)&e))
+			   (void **)&e)) {
+		errno = ENOMEM;
 		return NULL;
+	}
 	sp_obj_out(sp_large_cache, e);	/* as any allocation: no free mark */
+	return e;
+}
+
+/* A mapping of its own: @bytes (page multiple) aligned to @align. */
+static void *sp_large_map(size_t bytes, size_t align, int idx)
+{
+	struct sp_large *e = sp_large_entry();
+
+	if (!e)
+		return NULL;
 	e->addr = sp_mapping_create(bytes, SP_MAX(align, SP_PAGE_SIZE), idx);
 	if (!e->addr) {
 		segpool_cache_free(sp_large_cache, e);
@@ -183,6 +195,35 @@ static void *sp_large_map(size_t bytes, size_t align, int idx)
 	e->idx = idx;
 	sp_large_insert(e);
 	return e->addr;
+}
+
+/*
+ * The run @ptr grows past the runs' limit: its pages move to a mapping of
+ * their own by mremap (no copy) when the kernel can, else they are copied.
+ */
+static void *sp_large_run_to_map(void *ptr, size_t bytes, int idx)
+{
+	struct sp_large *e = sp_large_entry();
+	size_t old = sp_run_pages(ptr) << SP_PAGE_SHIFT;
+	void *p;
+
+	if (!e)
+		return NULL;
+	p = sp_region_move_out(ptr, bytes);
+	if (p) {
+		e->addr = p;
+		e->size = bytes;
+		e->idx = idx;
+		sp_large_insert(e);
+		return p;
+	}
+	segpool_cache_free(sp_large_cache, e);
+	p = sp_large_map(bytes, SP_PAGE_SIZE, idx);
+	if (!p)
+		return NULL;
+	memcpy(p, ptr, old);
+	sp_region_free_pages(ptr);
+	return p;
 }
 
 /* Page-multiple size of a @size-byte block, or 0 (errno ENOMEM) if too big. */
@@ -288,6 +329,8 @@ void *sp_large_realloc(void *ptr, size_t size)
 		if (bytes < SP_RUN_MAX_SIZE &&
 		    sp_region_resize_pages(ptr, bytes >> SP_PAGE_SHIFT))
 			return ptr;
+		if (bytes >= SP_RUN_MAX_SIZE)
+			return sp_large_run_to_map(ptr, bytes, idx);
 		/* the pages after it are taken: move, on the same node */
 		p = sp_large_alloc(bytes, SP_PAGE_SIZE, idx, false);
 		if (!p)

@@ -380,13 +380,15 @@ static void sp_pages_freed_locked(struct sp_region *r, uint32_t page,
 
 /*
  * Free [@page, @end), whose entries are already 0: buddy blocks that merge
- * with their free buddies, dirty.
+ * with their free buddies, dirty unless @dirty is false and so were the
+ * buddies they merged with.
  */
 static void sp_free_merge_range(struct sp_region *r, uint32_t page,
-				uint32_t end)
+				uint32_t end, bool dirty)
 {
 	while (page < end) {
 		unsigned int o = sp_piece_order(page, end), order = o;
+		bool d = dirty;
 		uint32_t p = page;
 
 		while (order < SP_MAX_ORDER) {
@@ -395,11 +397,12 @@ static void sp_free_merge_range(struct sp_region *r, uint32_t page,
 			if (buddy >= r->top ||
 			    sp_free_tag_order(r->map[buddy].info) != (int)order)
 				break;
+			d |= !!(r->map[buddy].info & SP_PAGE_DIRTY_BIT);
 			sp_free_unlink(r, buddy, order);
 			p &= ~(1U << order);
 			order++;
 		}
-		sp_free_push(r, p, order, true);
+		sp_free_push(r, p, order, d);
 		sp_pages_freed_locked(r, p, order);
 		page += 1U << o;
 	}
@@ -587,9 +590,49 @@ bool sp_region_free_pages(void *addr)
 	r->pages_used -= pages;
 	r->nr_runs--;
 	r->run_pages -= pages;
-	sp_free_merge_range(r, page, page + (uint32_t)pages);
+	sp_free_merge_range(r, page, page + (uint32_t)pages, true);
 	pthread_mutex_unlock(&r->lock);
 	return true;
+}
+
+void *sp_region_move_out(void *addr, size_t size)
+{
+	struct sp_region *r;
+	uint32_t page;
+	size_t pages, bytes;
+	bool refilled;
+	void *p;
+
+	r = sp_run_region(addr, &page);
+	pages = r ? sp_run_pages(addr) : 0;	/* the caller's: stable */
+	bytes = pages << SP_PAGE_SHIFT;
+	if (!pages || size < bytes) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* the system calls outside the lock: nobody else touches the run */
+	p = sp_os_move_out(addr, bytes, size);
+	if (!p)
+		return NULL;
+	refilled = !sp_os_refill(addr, bytes) &&
+		   (!r->bound || !sp_os_bind(addr, bytes, r->node));
+
+	pthread_mutex_lock(&r->lock);
+	r->nr_runs--;
+	r->run_pages -= pages;
+	if (unlikely(!refilled)) {
+		/* a hole in the region: its pages are never handed out again */
+		for (size_t k = 0; k < pages; k++)
+			SP_WRITE_ONCE(r->map[page + k].info, SP_OWNER_RUN_LOST);
+		r->commit_failures++;
+	} else {
+		for (size_t k = 0; k < pages; k++)
+			SP_WRITE_ONCE(r->map[page + k].info, 0);
+		r->pages_used -= pages;
+		sp_free_merge_range(r, page, page + (uint32_t)pages, false);
+	}
+	pthread_mutex_unlock(&r->lock);
+	return p;
 }
 
 /* Can the run ending before @from grow to @end in place? (lock held) */
@@ -654,7 +697,7 @@ bool sp_region_resize_pages(void *addr, size_t pages)
 		r->pages_used -= old - pages;
 		r->run_pages -= old - pages;
 		sp_free_merge_range(r, page + (uint32_t)pages,
-				    page + (uint32_t)old);
+				    page + (uint32_t)old, true);
 	} else if (pages > old) {
 		ok = sp_run_grow_locked(r, page, old, pages);
 		if (ok) {

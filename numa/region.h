@@ -205,6 +205,7 @@ SP_INTERNAL void sp_region_set_owner(void *addr, unsigned int order,
 #define SP_OWNER_KIND_MASK	((uintptr_t)SP_CACHE_LINE - 1)
 #define SP_OWNER_RUN		((uintptr_t)8)	/* head: (pages << 6) | 8 */
 #define SP_OWNER_RUN_BODY	((uintptr_t)16)	/* page k: (k << 6) | 16 */
+#define SP_OWNER_RUN_LOST	((uintptr_t)24)	/* moved out, not mapped again */
 #define SP_RUN_SHIFT		6
 /* The largest run: sizes from here up are mappings of their own. */
 #define SP_RUN_MAX_SIZE		(64UL << 20)
@@ -268,6 +269,15 @@ SP_INTERNAL bool sp_region_free_pages(void *addr);
  * are not free (or cannot be committed), or @addr is not a run.
  */
 SP_INTERNAL bool sp_region_resize_pages(void *addr, size_t pages);
+
+/*
+ * sp_region_move_out() - turn the run at @addr into a mapping of its own
+ * of @size bytes (above the run's length) holding its bytes: its pages are
+ * moved by mremap, no copy, and its range of the region, mapped again
+ * empty, goes back to the free lists clean.
+ * Return: the mapping, or NULL with errno ENOMEM and the run unchanged.
+ */
+SP_INTERNAL void *sp_region_move_out(void *addr, size_t size);
 
 /* Locks of every region, for fork: taken in index order. */
 SP_INTERNAL void sp_arena_lock_all(void);
