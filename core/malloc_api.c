@@ -132,7 +132,7 @@ static __sp_cold __sp_noreturn void sp_misuse(const char *op, const char *what,
 
 /*
  * What @ptr, given to @op ("realloc", "usable_size"), is: a slab object
- * (*cache set; a named cache's only when @named_ok), a large mapping
+ * (*cache set; a named cache's only when @named_ok), a large block
  * (*cache NULL, *size set), or misuse: reported naming @op before anything
  * is read from or written to @ptr, then the process aborts.
  */
