@@ -37,7 +37,7 @@ SP_INTERNAL void *sp_large_alloc(size_t size, size_t align, int idx,
 				 bool zero);
 /* Size of the large allocation at @ptr and its node index; false if none. */
 SP_INTERNAL bool sp_large_lookup(const void *ptr, size_t *size, int *idx);
-/* Free the large allocation at @ptr; false (nothing done) when there is none. */
+/* Free the large allocation at @ptr; false (nothing done) if there is none. */
 SP_INTERNAL bool sp_large_free(void *ptr);
 /*
  * sp_large_misuse() - how to word the report of a free of @ptr, which is no

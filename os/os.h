@@ -44,7 +44,7 @@ SP_INTERNAL void sp_os_release(void *addr, size_t size);
  * Return: the new mapping, or NULL with errno ENOMEM (nothing changed).
  */
 SP_INTERNAL void *sp_os_move_out(void *addr, size_t old, size_t size);
-/* sp_os_refill() - map [@addr, + @size) again, read-write and empty; 0 or -1. */
+/* sp_os_refill() - map [@addr, + @size) again, read-write, empty; 0 or -1. */
 SP_INTERNAL int sp_os_refill(void *addr, size_t size);
 /*
  * sp_os_map_meta() - @size bytes (a multiple of the page size) of

@@ -6,6 +6,7 @@
  * by mremap, misuse reported, and fork.
  */
 #include <errno.h>
+#include <numaif.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,7 +182,22 @@ static void test_alignment(void **state)
 	segpool_free(p[0]);
 }
 
-/* Every node's large blocks are on it, and segpool_obj_node() says so. */
+/* The node the kernel placed @p's page on (touched first), or -errno. */
+static int page_node(char *p)
+{
+	void *page = (void *)((uintptr_t)p & ~(uintptr_t)(SP_PAGE_SIZE - 1));
+	int status = -1;
+
+	*(volatile char *)p = 1;
+	if (move_pages(0, 1, &page, NULL, &status, 0))
+		return -errno;
+	return status;
+}
+
+/*
+ * Every node's large blocks are on it: segpool_obj_node() says so, and so
+ * does the kernel (move_pages(2), at both ends) unless nodes are emulated.
+ */
 static void test_node_placement(void **state)
 {
 	static const size_t sizes[] = { 40 * KiB, 2 * MiB, 10 * MiB, 70 * MiB };
@@ -195,8 +211,11 @@ static void test_node_placement(void **state)
 			char *p = segpool_malloc_node(sizes[k], node);
 
 			assert_non_null(p);
-			p[0] = 1;
 			assert_int_equal(segpool_obj_node(p), node);
+			if (!sp_topo.fake) {
+				assert_int_equal(page_node(p), node);
+				assert_int_equal(page_node(p + sizes[k] - 1), node);
+			}
 			if (sizes[k] < SP_RUN_MAX_SIZE) {
 				assert_int_equal(sp_arena_idx_of(p), i);
 				/* an address inside the block answers too */
