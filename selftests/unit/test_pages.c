@@ -401,7 +401,7 @@ static void test_bad_input(void **state)
 	assert_null(segpool_calloc(opaque(SIZE_MAX / 2), 3));
 	assert_int_equal(errno, ENOMEM);
 	errno = 0;
-	assert_null(segpool_aligned_alloc(3 * 64 * KiB, 100 * KiB));
+	assert_null(segpool_aligned_alloc(opaque(3 * 64 * KiB), 100 * KiB));
 	assert_int_equal(errno, EINVAL);
 	errno = 0;
 	assert_null(segpool_aligned_alloc(MiB, opaque(SIZE_MAX - 10)));
