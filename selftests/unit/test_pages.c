@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -513,6 +514,93 @@ static void test_fork(void **state)
 	}
 }
 
+/*
+ * Threads that allocate, grow and free runs, half of them freed by the
+ * next thread: every block keeps its bytes, and no run is left over.
+ */
+enum { NR_THREADS = 4, PER_THREAD = 64, ROUNDS = 40 };
+
+struct churner {
+	int id;
+	uint64_t seed;
+	unsigned char *handoff[PER_THREAD];	/* to the next thread */
+	pthread_barrier_t *bar;
+	struct churner *next;
+	int bad;
+};
+
+static void *churn(void *arg)
+{
+	struct churner *t = arg;
+	unsigned char *mine[PER_THREAD];
+
+	for (int round = 0; round < ROUNDS; round++) {
+		for (int i = 0; i < PER_THREAD; i++) {
+			size_t sz = 33 * KiB + sp_test_rand(&t->seed) % (600 * KiB);
+
+			mine[i] = segpool_malloc(sz);
+			if (!mine[i]) {
+				t->bad = 1;
+				return NULL;
+			}
+			memset(mine[i], t->id, 33 * KiB);
+			if (i & 1) {
+				unsigned char *q = segpool_realloc(mine[i], sz * 2);
+
+				if (!q) {
+					t->bad = 1;
+					return NULL;
+				}
+				mine[i] = q;
+			}
+		}
+		for (int i = 0; i < PER_THREAD; i++)
+			if (!sp_test_all_bytes(mine[i], (unsigned char)t->id,
+					       33 * KiB))
+				t->bad = 1;
+		/* free the even ones here, hand the odd ones over */
+		for (int i = 0; i < PER_THREAD; i++)
+			if (!(i & 1))
+				segpool_free(mine[i]);
+		for (int i = 0; i < PER_THREAD; i++)
+			t->handoff[i] = (i & 1) ? mine[i] : NULL;
+		pthread_barrier_wait(t->bar);
+		for (int i = 0; i < PER_THREAD; i++)
+			if (t->next->handoff[i])
+				segpool_free(t->next->handoff[i]);
+		pthread_barrier_wait(t->bar);
+	}
+	return NULL;
+}
+
+static void test_threads_cross_free(void **state)
+{
+	struct churner t[NR_THREADS];
+	pthread_t th[NR_THREADS];
+	pthread_barrier_t bar;
+	uint64_t seed = sp_test_seed();
+	size_t runs0 = 0, runs1 = 0, bytes0, bytes1;
+
+	(void)state;
+	sp_large_totals(&runs0, &bytes0);
+	pthread_barrier_init(&bar, NULL, NR_THREADS);
+	for (int i = 0; i < NR_THREADS; i++) {
+		t[i] = (struct churner){ .id = i + 1, .bar = &bar,
+					 .next = &t[(i + 1) % NR_THREADS],
+					 .seed = seed + (uint64_t)i };
+	}
+	for (int i = 0; i < NR_THREADS; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, churn, &t[i]), 0);
+	for (int i = 0; i < NR_THREADS; i++) {
+		pthread_join(th[i], NULL);
+		assert_int_equal(t[i].bad, 0);
+	}
+	pthread_barrier_destroy(&bar);
+	sp_large_totals(&runs1, &bytes1);
+	assert_int_equal(runs1, runs0);
+	assert_int_equal(bytes1, bytes0);
+}
+
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test_setup(test_split_merge, setup),
 	cmocka_unit_test_setup(test_exact_pages, setup),
@@ -525,6 +613,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test_setup(test_bad_input, setup),
 	cmocka_unit_test_setup(test_misuse_reported, setup),
 	cmocka_unit_test_setup(test_fork, setup),
+	cmocka_unit_test_setup(test_threads_cross_free, setup),
 };
 
 SP_TEST_MAIN(tests)
