@@ -334,9 +334,11 @@ void sp_arena_set_tags(void *addr, unsigned int order, uintptr_t tag)
  */
 static inline int sp_free_tag_order(uintptr_t info)
 {
+	_Static_assert(SP_MAX_ORDER < 16 && SP_PAGE_DIRTY_BIT == 1UL << 5,
+		       "a free tag's order is its bits 1 to 4");
 	if (!(info & SP_PAGE_FREE_BIT))
 		return -1;
-	return (int)((info & ~SP_PAGE_DIRTY_BIT) >> 1);
+	return (int)((info >> 1) & 15);
 }
 
 /* The largest buddy block that starts at @page and ends at or before @end. */
@@ -415,6 +417,16 @@ static void sp_run_mark(struct sp_region *r, uint32_t page, uint32_t from,
 	for (uint32_t k = from; k < to; k++)
 		SP_WRITE_ONCE(r->map[page + k].info,
 			      ((uintptr_t)k << SP_RUN_SHIFT) | SP_OWNER_RUN_BODY);
+}
+
+/* Pages [@from, @to) of the run at @page leave it: entries 0, uncounted. */
+static void sp_run_unmark(struct sp_region *r, uint32_t page, size_t from,
+			  size_t to)
+{
+	for (size_t k = from; k < to; k++)
+		SP_WRITE_ONCE(r->map[page + k].info, 0);
+	r->pages_used -= to - from;
+	r->run_pages -= to - from;
 }
 
 static void sp_run_set_head(struct sp_region *r, uint32_t page, size_t pages)
@@ -585,11 +597,8 @@ bool sp_region_free_pages(void *addr)
 		pthread_mutex_unlock(&r->lock);
 		return false;
 	}
-	for (size_t k = 0; k < pages; k++)
-		SP_WRITE_ONCE(r->map[page + k].info, 0);
-	r->pages_used -= pages;
+	sp_run_unmark(r, page, 0, pages);
 	r->nr_runs--;
-	r->run_pages -= pages;
 	sp_free_merge_range(r, page, page + (uint32_t)pages, true);
 	pthread_mutex_unlock(&r->lock);
 	return true;
@@ -619,16 +628,14 @@ void *sp_region_move_out(void *addr, size_t size)
 
 	pthread_mutex_lock(&r->lock);
 	r->nr_runs--;
-	r->run_pages -= pages;
 	if (unlikely(!refilled)) {
 		/* a hole in the region: its pages are never handed out again */
 		for (size_t k = 0; k < pages; k++)
 			SP_WRITE_ONCE(r->map[page + k].info, SP_OWNER_RUN_LOST);
+		r->run_pages -= pages;
 		r->commit_failures++;
 	} else {
-		for (size_t k = 0; k < pages; k++)
-			SP_WRITE_ONCE(r->map[page + k].info, 0);
-		r->pages_used -= pages;
+		sp_run_unmark(r, page, 0, pages);
 		sp_free_merge_range(r, page, page + (uint32_t)pages, false);
 	}
 	pthread_mutex_unlock(&r->lock);
@@ -691,11 +698,8 @@ bool sp_region_resize_pages(void *addr, size_t pages)
 	if (!old) {
 		ok = false;
 	} else if (pages < old) {
-		for (size_t k = pages; k < old; k++)
-			SP_WRITE_ONCE(r->map[page + k].info, 0);
+		sp_run_unmark(r, page, pages, old);
 		sp_run_set_head(r, page, pages);
-		r->pages_used -= old - pages;
-		r->run_pages -= old - pages;
 		sp_free_merge_range(r, page + (uint32_t)pages,
 				    page + (uint32_t)old, true);
 	} else if (pages > old) {
