@@ -20,7 +20,9 @@
  * Locking: one mutex per region, a leaf lock (nothing else is taken under
  * it).  The pagemap entries of a block are written under the region lock by
  * the allocator and read without it by address lookups: a lookup of an
- * address the caller owns always sees a stable owner.
+ * address the caller owns always sees a stable owner.  Free tags too are
+ * written with SP_WRITE_ONCE(): a lookup of a stale pointer (a large block
+ * another thread freed) reads them with no lock, to report it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -122,7 +124,8 @@ static void sp_free_push(struct sp_region *r, uint32_t page, unsigned int o,
 {
 	struct sp_page *pg = &r->map[page];
 
-	pg->info = SP_PAGE_FREE_TAG(o) | (dirty ? SP_PAGE_DIRTY_BIT : 0);
+	SP_WRITE_ONCE(pg->info,
+		      SP_PAGE_FREE_TAG(o) | (dirty ? SP_PAGE_DIRTY_BIT : 0));
 	if (dirty)
 		r->dirty_pages += 1UL << o;
 	pg->prev = SP_PAGE_NONE;
@@ -145,7 +148,7 @@ static void sp_free_unlink(struct sp_region *r, uint32_t page, unsigned int o)
 		r->map[pg->next].prev = pg->prev;
 	if (pg->info & SP_PAGE_DIRTY_BIT)
 		r->dirty_pages -= 1UL << o;
-	pg->info = 0;
+	SP_WRITE_ONCE(pg->info, 0);
 	pg->next = pg->prev = SP_PAGE_NONE;
 	r->nr_free[o]--;
 }
@@ -234,7 +237,7 @@ static void sp_block_purge(struct sp_region *r, uint32_t page, unsigned int o)
 		return;
 	sp_os_release(r->base + ((size_t)page << SP_PAGE_SHIFT),
 		      (size_t)SP_PAGE_SIZE << o);
-	pg->info &= ~SP_PAGE_DIRTY_BIT;
+	SP_WRITE_ONCE(pg->info, pg->info & ~SP_PAGE_DIRTY_BIT);
 	r->dirty_pages -= 1UL << o;
 }
 
