@@ -83,4 +83,12 @@ static inline unsigned int sp_kmalloc_index(size_t size)
 SP_INTERNAL size_t sp_kmalloc_class_size(unsigned int idx);
 SP_INTERNAL struct segpool_cache *sp_kmalloc_cache(unsigned int idx);
 
+/* --- core/malloc_api.c --- */
+/*
+ * sp_malloc_node_zeroed() - segpool_malloc_node() of zero-filled memory
+ * (calloc, kzalloc); a large block is cleared only when its pages may
+ * hold old data.
+ */
+SP_INTERNAL void *sp_malloc_node_zeroed(size_t size, int node);
+
 #endif /* SP_CORE_CORE_H */

@@ -15,9 +15,11 @@
  *     and then aborts, otherwise a rate-limited warning unless
  *     SEGPOOL_NOWARN, as the kernel's warn_alloc().
  *
- * Sizes above SEGPOOL_KMALLOC_MAX_CACHE_SIZE are mappings of their own
- * (numa/large.c): they read as zero when fresh, are placed on their node
- * with a strict bind, and power-of-two ones are naturally aligned.
+ * Sizes above SEGPOOL_KMALLOC_MAX_CACHE_SIZE are page runs of their node's
+ * region, or mappings of their own from 64 MiB up (numa/large.c): placed
+ * on their node (bound, where regions are), zeroed on SEGPOOL_ZERO only
+ * when their pages may hold old data, and power-of-two ones are naturally
+ * aligned.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -151,9 +153,12 @@ SEGPOOL_API void *segpool_kmalloc_node(size_t size, unsigned int gfp, int node)
 	}
 	if (unlikely(size == 0))
 		return SEGPOOL_ZERO_SIZE_PTR;
-	if (likely(!(gfp & (SEGPOOL_ZERO | SEGPOOL_THISNODE))) ||
-	    size > SEGPOOL_KMALLOC_MAX_CACHE_SIZE) {
-		/* fresh large mappings read as zero and are bound to their node */
+	if (unlikely(size > SEGPOOL_KMALLOC_MAX_CACHE_SIZE &&
+		     (gfp & SEGPOOL_ZERO))) {
+		p = sp_malloc_node_zeroed(size, node);
+	} else if (likely(!(gfp & (SEGPOOL_ZERO | SEGPOOL_THISNODE))) ||
+		   size > SEGPOOL_KMALLOC_MAX_CACHE_SIZE) {
+		/* large blocks are placed on (and bound to) their node */
 		p = node == SEGPOOL_NUMA_NO_NODE ? segpool_malloc(size)
 						 : segpool_malloc_node(size, node);
 	} else if (unlikely(sp_init())) {

@@ -3,10 +3,11 @@
  * core/malloc_api.c - segpool_malloc() and friends.
  *
  * Up to SEGPOOL_KMALLOC_MAX_CACHE_SIZE a request goes to its size-class
- * cache; above, to a node-placed mapping of its own (numa/large.c).  A
- * pointer is told apart on free by where it lies: inside the arena it is a
- * slab object (its slab names its cache), outside it must be a registered
- * large mapping.  Anything else is reported.
+ * cache; above, to a page run of the node's region, or from 64 MiB up to a
+ * node-placed mapping of its own (numa/large.c).  A pointer is told apart
+ * on free by its page: a tagged page is a slab object's (its tag names its
+ * cache), an untagged one must start a large run, and outside the arena it
+ * must be a registered large mapping.  Anything else is reported.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -21,7 +22,7 @@
 #include "numa/topology.h"
 
 /* Everything but a size class's magazine hit: start-up, node, large sizes. */
-static __sp_noinline void *sp_malloc_node(size_t size, int node)
+static __sp_noinline void *sp_malloc_node(size_t size, int node, bool zero)
 {
 	void *obj;
 	int idx;
@@ -55,7 +56,7 @@ out:
 		errno = EINVAL;
 		return NULL;
 	}
-	return sp_large_alloc(size, SP_PAGE_SIZE, idx);
+	return sp_large_alloc(size, SP_PAGE_SIZE, idx, zero);
 }
 
 /* Sizes above 1 KiB: the class by sp_kmalloc_index(), then the same hit. */
@@ -68,7 +69,7 @@ static __sp_noinline void *sp_malloc_mid(size_t size)
 		if (likely(obj))
 			return obj;
 	}
-	return sp_malloc_node(size, SEGPOOL_NUMA_NO_NODE);
+	return sp_malloc_node(size, SEGPOOL_NUMA_NO_NODE, false);
 }
 
 /*
@@ -84,28 +85,33 @@ SEGPOOL_API void *segpool_malloc(size_t size)
 	obj = sp_hot_alloc(sp_kmalloc_by8[(size + 7) >> 3]);
 	if (likely(obj))
 		return obj;
-	return sp_malloc_node(size, SEGPOOL_NUMA_NO_NODE);
+	return sp_malloc_node(size, SEGPOOL_NUMA_NO_NODE, false);
 }
 
 SEGPOOL_API void *segpool_malloc_node(size_t size, int node)
 {
-	return sp_malloc_node(size, node);
+	return sp_malloc_node(size, node, false);
+}
+
+void *sp_malloc_node_zeroed(size_t size, int node)
+{
+	void *p = sp_malloc_node(size, node, true);
+
+	/* large blocks come zeroed; slab objects may hold old data */
+	if (p && size <= SEGPOOL_KMALLOC_MAX_CACHE_SIZE)
+		memset(p, 0, size);
+	return p;
 }
 
 SEGPOOL_API void *segpool_calloc(size_t n, size_t size)
 {
 	size_t bytes;
-	void *p;
 
 	if (__builtin_mul_overflow(n, size, &bytes)) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	p = sp_malloc_node(bytes, SEGPOOL_NUMA_NO_NODE);
-	/* fresh mappings read as zero; slab objects may hold old data */
-	if (p && bytes <= SEGPOOL_KMALLOC_MAX_CACHE_SIZE)
-		memset(p, 0, bytes);
-	return p;
+	return sp_malloc_node_zeroed(bytes, SEGPOOL_NUMA_NO_NODE);
 }
 
 /*
@@ -126,7 +132,7 @@ static __sp_cold __sp_noreturn void sp_misuse(const char *op, const char *what,
 
 /*
  * What @ptr, given to @op ("realloc", "usable_size"), is: a slab object
- * (*cache set; a named cache's only when @named_ok), a large mapping
+ * (*cache set; a named cache's only when @named_ok), a large block
  * (*cache NULL, *size set), or misuse: reported naming @op before anything
  * is read from or written to @ptr, then the process aborts.
  */
@@ -149,18 +155,18 @@ static void sp_classify(const void *ptr, const char *op, bool named_ok,
 		*idx = s->node;
 		return;
 	}
-	if (sp_arena_page(ptr) || !sp_large_lookup(ptr, size, idx))
-		sp_misuse(op, "of foreign pointer", ptr, NULL);
+	if (!sp_large_lookup(ptr, size, idx))
+		sp_misuse(op, sp_large_misuse(ptr), ptr, NULL);
 	*cache = NULL;
 }
 
-/* Not a slab object: NULL, a large mapping, or misuse (reported). */
+/* Not a slab object: NULL, a large block, or misuse (reported). */
 static __sp_noinline void sp_free_untagged(void *ptr)
 {
 	if (!ptr)
 		return;
-	if (sp_obj_to_slab(ptr) || sp_arena_page(ptr) || !sp_large_free(ptr))
-		sp_report_bad_free("free of foreign pointer", ptr, NULL);
+	if (sp_obj_to_slab(ptr) || !sp_large_free(ptr))
+		sp_report_bad_free(sp_large_misuse(ptr), ptr, NULL);
 }
 
 /*
@@ -188,8 +194,8 @@ SEGPOOL_API size_t segpool_usable_size(const void *ptr)
 	if (!ptr)
 		return 0;
 	if (!sp_obj_to_slab(ptr)) {
-		if (!sp_arena_page(ptr) && sp_large_lookup(ptr, &size, &idx))
-			return size;
+		if (sp_large_lookup(ptr, &size, &idx))
+			return size;	/* a large block: the bytes of its pages */
 		errno = EINVAL;	/* no allocation of segpool's: nothing to say */
 		return 0;
 	}
@@ -218,9 +224,10 @@ SEGPOOL_API void *segpool_realloc(void *ptr, size_t size)
 	if (c && size <= SEGPOOL_KMALLOC_MAX_CACHE_SIZE &&
 	    sp_kmalloc_cache(sp_kmalloc_index(size)) == c)
 		return ptr;
-	if (!c && size > SEGPOOL_KMALLOC_MAX_CACHE_SIZE &&
-	    SP_ALIGN(size, SP_PAGE_SIZE) == old)
-		return ptr;
+	/* large to large: in place, by mremap, or moved (numa/large.c) */
+	if (!c && size > SEGPOOL_KMALLOC_MAX_CACHE_SIZE)
+		return sp_large_realloc(ptr, size);
+	/* small to large, large to small, class to class: a copy */
 	p = segpool_malloc(size);
 	if (!p)
 		return NULL;
@@ -258,5 +265,5 @@ SEGPOOL_API void *segpool_aligned_alloc(size_t align, size_t size)
 		}
 	}
 	return sp_large_alloc(SP_MAX(size, (size_t)1), align,
-			      sp_numa_current_idx());
+			      sp_numa_current_idx(), false);
 }

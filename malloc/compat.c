@@ -9,7 +9,7 @@
  *                   has no arenas, thresholds or top pad; its knobs are the
  *                   SEGPOOL_* variables); 1 for a known parameter, 0 for an
  *                   unknown one, as glibc answers.
- *   mallinfo2()     the size classes and large mappings in glibc's fields
+ *   mallinfo2()     the size classes and large blocks in glibc's fields
  *                   (below); mallinfo() the same, each field capped at
  *                   INT_MAX instead of wrapping.
  *   malloc_stats()  segpool_stats_dump() on stderr.
@@ -18,8 +18,8 @@
  * mallinfo2 fields:  arena     bytes of every size-class slab
  *                    ordblks   free object slots in those slabs
  *                    smblks    0
- *                    hblks     live large mappings
- *                    hblkhd    bytes they map
+ *                    hblks     live large blocks (runs and mappings)
+ *                    hblkhd    bytes they hold
  *                    usmblks   0 (as glibc)
  *                    fsmblks   bytes of free objects cached per CPU and in
  *                              the depots (glibc's fastbins, in spirit)

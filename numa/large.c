@@ -3,28 +3,37 @@
  * numa/large.c - allocations above the largest size class, and the
  * node-placed mappings they (and the arena's large chunks) are made of.
  *
- * Each is a mapping of its own on a node (sp_mapping_create() below),
- * unmapped on free, so its memory goes back to the OS at once: outside the
- * regions on purpose, one mmap and one munmap.  With binding on, the
- * mapping is bound to the node (mbind) before first touch.
+ * Up to SP_RUN_MAX_SIZE (64 MiB) a large block is a page run of its node's
+ * region (sp_region_alloc_pages()): no system call on the common path, no
+ * lock but the node's region lock, the page count and node known from the
+ * address (the pagemap entry of the run's first page).  Its page tags stay
+ * 0, so segpool_free() leaves its hit path for the untagged slow path,
+ * which finds the run here.  realloc() grows and shrinks a run in place
+ * when the pages after it are free (sp_region_resize_pages()).
  *
- * A registry (a chained hash table keyed by address, under one leaf
- * mutex) records every live mapping:
- * segpool_free() of an address outside the arena is honoured only if the
- * registry knows it, so a foreign pointer is reported, never unmapped.
- * Registry entries come from a segpool cache of their own.
+ * From SP_RUN_MAX_SIZE up, and when the region cannot hold a run, a block
+ * is a mapping of its own on its node (sp_mapping_create() below),
+ * unmapped on free so its memory goes back at once, grown and shrunk by
+ * mremap.  With binding on, the mapping is bound to the node (mbind)
+ * before first touch.  A registry (a chained hash table keyed by address,
+ * under one leaf mutex; entries from a segpool cache of their own) records
+ * every live mapping: segpool_free() of an address outside the arena is
+ * honoured only if the registry knows it, so a foreign pointer is
+ * reported, never unmapped.
  *
- * A power-of-two size is mapped at its own alignment (the kernel's
+ * A power-of-two size is placed at its own alignment (the kernel's
  * guarantee for kmalloc(): natural alignment for every power of two, as
  * the size classes give below SEGPOOL_KMALLOC_MAX_CACHE_SIZE), whatever
  * alignment the caller asked for beside.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <string.h>
 
 #include "core/core.h"
 #include "core/hotpath.h"
 #include "numa/large.h"
+#include "numa/region.h"
 #include "numa/topology.h"
 #include "os/os.h"
 
@@ -119,30 +128,10 @@ static void sp_large_grow_locked(void)
 	sp_large_nr_buckets = nr;
 }
 
-void *sp_large_alloc(size_t size, size_t align, int idx)
+/* Register @e, a live mapping. */
+static void sp_large_insert(struct sp_large *e)
 {
-	size_t bytes = SP_ALIGN(size, SP_PAGE_SIZE);
-	struct sp_large *e;
 	size_t h;
-
-	if (bytes < size || bytes > ((size_t)1 << 46)) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	if (SP_IS_POW2(size))
-		align = SP_MAX(align, size);	/* natural alignment */
-	if (!sp_alloc_objs(sp_large_cache, 0, SEGPOOL_NUMA_NO_NODE, 1,
-			   (void **)&e))
-		return NULL;
-	sp_obj_out(sp_large_cache, e);	/* as any allocation: no free mark */
-	e->addr = sp_mapping_create(bytes, SP_MAX(align, SP_PAGE_SIZE), idx);
-	if (!e->addr) {
-		segpool_cache_free(sp_large_cache, e);
-		errno = ENOMEM;
-		return NULL;
-	}
-	e->size = bytes;
-	e->idx = idx;
 
 	pthread_mutex_lock(&sp_large_mutex);
 	if (sp_large_count >= 2 * sp_large_nr_buckets)
@@ -151,9 +140,130 @@ void *sp_large_alloc(size_t size, size_t align, int idx)
 	e->next = sp_large_buckets[h];
 	sp_large_buckets[h] = e;
 	sp_large_count++;
-	sp_large_bytes += bytes;
+	sp_large_bytes += e->size;
 	pthread_mutex_unlock(&sp_large_mutex);
+}
+
+/* Take the entry of the mapping at @ptr out of the registry; NULL if none. */
+static struct sp_large *sp_large_remove(const void *ptr)
+{
+	struct sp_large **pp, *e = NULL;
+
+	pthread_mutex_lock(&sp_large_mutex);
+	for (pp = &sp_large_buckets[sp_large_hash(ptr, sp_large_nr_buckets)];
+	     *pp; pp = &(*pp)->next) {
+		if ((*pp)->addr == ptr) {
+			e = *pp;
+			*pp = e->next;
+			sp_large_count--;
+			sp_large_bytes -= e->size;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&sp_large_mutex);
+	return e;
+}
+
+/* A registry entry, not yet filled in; NULL with errno ENOMEM. */
+static struct sp_large *sp_large_entry(void)
+{
+	struct sp_large *e;
+
+	if (!sp_alloc_objs(sp_large_cache, 0, SEGPOOL_NUMA_NO_NODE, 1,
+			   (void **)&e)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	sp_obj_out(sp_large_cache, e);	/* as any allocation: no free mark */
+	return e;
+}
+
+/* A mapping of its own: @bytes (page multiple) aligned to @align. */
+static void *sp_large_map(size_t bytes, size_t align, int idx)
+{
+	struct sp_large *e = sp_large_entry();
+
+	if (!e)
+		return NULL;
+	e->addr = sp_mapping_create(bytes, SP_MAX(align, SP_PAGE_SIZE), idx);
+	if (!e->addr) {
+		segpool_cache_free(sp_large_cache, e);
+		errno = ENOMEM;
+		return NULL;
+	}
+	e->size = bytes;
+	e->idx = idx;
+	sp_large_insert(e);
 	return e->addr;
+}
+
+/*
+ * The run @ptr grows past the runs' limit: its pages move to a mapping of
+ * their own by mremap (no copy) when the kernel can, else they are copied.
+ */
+static void *sp_large_run_to_map(void *ptr, size_t bytes, int idx)
+{
+	struct sp_large *e = sp_large_entry();
+	size_t old = sp_run_pages(ptr) << SP_PAGE_SHIFT;
+	void *p;
+
+	if (!e)
+		return NULL;
+	p = sp_region_move_out(ptr, bytes);
+	if (p) {
+		e->addr = p;
+		e->size = bytes;
+		e->idx = idx;
+		sp_large_insert(e);
+		return p;
+	}
+	segpool_cache_free(sp_large_cache, e);
+	p = sp_large_map(bytes, SP_PAGE_SIZE, idx);
+	if (!p)
+		return NULL;
+	memcpy(p, ptr, old);
+	sp_region_free_pages(ptr);
+	return p;
+}
+
+/* Page-multiple size of a @size-byte block, or 0 (errno ENOMEM) if too big. */
+static size_t sp_large_bytes_of(size_t size)
+{
+	size_t bytes = SP_ALIGN(size, SP_PAGE_SIZE);
+
+	if (bytes < size || bytes > SP_LARGE_MAX_SIZE) {
+		errno = ENOMEM;
+		return 0;
+	}
+	return bytes;
+}
+
+void *sp_large_alloc(size_t size, size_t align, int idx, bool zero)
+{
+	size_t bytes = sp_large_bytes_of(size);
+	bool dirty;
+	void *p;
+
+	if (!bytes)
+		return NULL;
+	if (!SP_IS_POW2(align) || align > SP_LARGE_MAX_SIZE) {
+		errno = align > SP_LARGE_MAX_SIZE ? ENOMEM : EINVAL;
+		return NULL;
+	}
+	if (SP_IS_POW2(size))
+		align = SP_MAX(align, size);	/* natural alignment */
+	align = SP_MAX(align, SP_PAGE_SIZE);
+	if (bytes < SP_RUN_MAX_SIZE && align <= SP_RUN_MAX_SIZE) {
+		p = sp_region_alloc_pages(idx, bytes >> SP_PAGE_SHIFT, align,
+					  &dirty);
+		if (likely(p)) {
+			if (zero && dirty)
+				memset(p, 0, bytes);
+			return p;
+		}
+		/* the region is full: a mapping of its own, same node */
+	}
+	return sp_large_map(bytes, align, idx);
 }
 
 bool sp_large_lookup(const void *ptr, size_t *size, int *idx)
@@ -161,6 +271,15 @@ bool sp_large_lookup(const void *ptr, size_t *size, int *idx)
 	struct sp_large *e;
 	bool found = false;
 
+	if (sp_arena_page(ptr)) {
+		size_t pages = sp_run_pages(ptr);
+
+		if (!pages)
+			return false;
+		*size = pages << SP_PAGE_SHIFT;
+		*idx = sp_arena_idx_of(ptr);
+		return true;
+	}
 	pthread_mutex_lock(&sp_large_mutex);
 	for (e = sp_large_buckets[sp_large_hash(ptr, sp_large_nr_buckets)];
 	     e; e = e->next) {
@@ -177,20 +296,11 @@ bool sp_large_lookup(const void *ptr, size_t *size, int *idx)
 
 bool sp_large_free(void *ptr)
 {
-	struct sp_large **pp, *e = NULL;
+	struct sp_large *e;
 
-	pthread_mutex_lock(&sp_large_mutex);
-	for (pp = &sp_large_buckets[sp_large_hash(ptr, sp_large_nr_buckets)];
-	     *pp; pp = &(*pp)->next) {
-		if ((*pp)->addr == ptr) {
-			e = *pp;
-			*pp = e->next;
-			sp_large_count--;
-			sp_large_bytes -= e->size;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&sp_large_mutex);
+	if (sp_arena_page(ptr))
+		return sp_region_free_pages(ptr);
+	e = sp_large_remove(ptr);
 	if (!e)
 		return false;
 	sp_mapping_destroy(e->addr, e->size);
@@ -198,11 +308,74 @@ bool sp_large_free(void *ptr)
 	return true;
 }
 
+const char *sp_large_misuse(const void *ptr)
+{
+	return sp_run_interior(ptr) ? "free of interior pointer"
+				    : "free of foreign pointer";
+}
+
+void *sp_large_realloc(void *ptr, size_t size)
+{
+	size_t bytes = sp_large_bytes_of(size), old;
+	struct sp_large *e;
+	int idx;
+	void *p;
+
+	if (!bytes)
+		return NULL;
+	if (sp_arena_page(ptr)) {
+		old = sp_run_pages(ptr) << SP_PAGE_SHIFT;
+		idx = sp_arena_idx_of(ptr);
+		if (bytes < SP_RUN_MAX_SIZE &&
+		    sp_region_resize_pages(ptr, bytes >> SP_PAGE_SHIFT))
+			return ptr;
+		if (bytes >= SP_RUN_MAX_SIZE)
+			return sp_large_run_to_map(ptr, bytes, idx);
+		/* the pages after it are taken: move, on the same node */
+		p = sp_large_alloc(bytes, SP_PAGE_SIZE, idx, false);
+		if (!p)
+			return NULL;
+		memcpy(p, ptr, SP_MIN(old, bytes));
+		sp_region_free_pages(ptr);
+		return p;
+	}
+	/* a mapping of its own: the kernel moves its pages, no copy */
+	e = sp_large_remove(ptr);
+	if (!e) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (bytes != e->size) {
+		p = sp_os_remap(e->addr, e->size, bytes);
+		if (p) {
+			e->addr = p;
+			e->size = bytes;
+		} else {
+			errno = ENOMEM;
+		}
+	} else {
+		p = ptr;
+	}
+	sp_large_insert(e);
+	return p;
+}
+
 void sp_large_totals(size_t *count, size_t *bytes)
 {
+	size_t n = 0, pages = 0;
+
+	/* one region lock at a time, then the registry's: none nested */
+	for (int i = 0; i < sp_arena.nr_regions; i++) {
+		struct sp_region *r = &sp_arena.region[i];
+
+		pthread_mutex_lock(&r->lock);
+		n += r->nr_runs;
+		pages += r->run_pages;
+		pthread_mutex_unlock(&r->lock);
+	}
 	pthread_mutex_lock(&sp_large_mutex);
-	*count = sp_large_count;
-	*bytes = sp_large_bytes;
+	*count = n + sp_large_count;
+	*bytes = (pages << SP_PAGE_SHIFT) + sp_large_bytes;
 	pthread_mutex_unlock(&sp_large_mutex);
 }
 

@@ -20,7 +20,9 @@
  * Locking: one mutex per region, a leaf lock (nothing else is taken under
  * it).  The pagemap entries of a block are written under the region lock by
  * the allocator and read without it by address lookups: a lookup of an
- * address the caller owns always sees a stable owner.
+ * address the caller owns always sees a stable owner.  Free tags too are
+ * written with SP_WRITE_ONCE(): a lookup of a stale pointer (a large block
+ * another thread freed) reads them with no lock, to report it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -28,6 +30,7 @@
 
 #include "internal/env.h"
 #include "internal/report.h"
+#include "internal/sanitize.h"
 #include "numa/region.h"
 #include "os/os.h"
 
@@ -66,6 +69,8 @@ static void sp_region_init(struct sp_region *r, int idx, char *base,
 	r->committed = 0;
 	r->pages_used = 0;
 	r->dirty_pages = 0;
+	r->nr_runs = 0;
+	r->run_pages = 0;
 	r->commit_failures = 0;
 	r->bound = sp_topo.bind;
 }
@@ -119,7 +124,8 @@ static void sp_free_push(struct sp_region *r, uint32_t page, unsigned int o,
 {
 	struct sp_page *pg = &r->map[page];
 
-	pg->info = SP_PAGE_FREE_TAG(o) | (dirty ? SP_PAGE_DIRTY_BIT : 0);
+	SP_WRITE_ONCE(pg->info,
+		      SP_PAGE_FREE_TAG(o) | (dirty ? SP_PAGE_DIRTY_BIT : 0));
 	if (dirty)
 		r->dirty_pages += 1UL << o;
 	pg->prev = SP_PAGE_NONE;
@@ -142,7 +148,7 @@ static void sp_free_unlink(struct sp_region *r, uint32_t page, unsigned int o)
 		r->map[pg->next].prev = pg->prev;
 	if (pg->info & SP_PAGE_DIRTY_BIT)
 		r->dirty_pages -= 1UL << o;
-	pg->info = 0;
+	SP_WRITE_ONCE(pg->info, 0);
 	pg->next = pg->prev = SP_PAGE_NONE;
 	r->nr_free[o]--;
 }
@@ -231,7 +237,7 @@ static void sp_block_purge(struct sp_region *r, uint32_t page, unsigned int o)
 		return;
 	sp_os_release(r->base + ((size_t)page << SP_PAGE_SHIFT),
 		      (size_t)SP_PAGE_SIZE << o);
-	pg->info &= ~SP_PAGE_DIRTY_BIT;
+	SP_WRITE_ONCE(pg->info, pg->info & ~SP_PAGE_DIRTY_BIT);
 	r->dirty_pages -= 1UL << o;
 }
 
@@ -321,4 +327,397 @@ void sp_arena_set_tags(void *addr, unsigned int order, uintptr_t tag)
 
 	for (size_t i = 0; i < (1UL << order); i++)
 		SP_WRITE_ONCE(sp_arena.tags[first + i], tag);
+}
+
+/* --- page runs ------------------------------------------------------------ */
+
+/*
+ * The order of the free block whose head entry is @info, or -1 when @info
+ * is no free tag.  Every comparison of free tags by the run code goes
+ * through here.
+ */
+static inline int sp_free_tag_order(uintptr_t info)
+{
+	_Static_assert(SP_MAX_ORDER < 16 && SP_PAGE_DIRTY_BIT == 1UL << 5,
+		       "a free tag's order is its bits 1 to 4");
+	if (!(info & SP_PAGE_FREE_BIT))
+		return -1;
+	return (int)((info >> 1) & 15);
+}
+
+/* The largest buddy block that starts at @page and ends at or before @end. */
+static inline unsigned int sp_piece_order(uint32_t page, uint32_t end)
+{
+	unsigned int o = page ? (unsigned int)__builtin_ctz(page) : SP_MAX_ORDER;
+
+	o = SP_MIN(o, (unsigned int)SP_MAX_ORDER);
+	while ((1U << o) > end - page)
+		o--;
+	return o;
+}
+
+/*
+ * Put [@page, @end) on the free lists as buddy blocks, with no merging:
+ * the tail of a block just split, whose buddies all lie inside that block.
+ */
+static void sp_free_range(struct sp_region *r, uint32_t page, uint32_t end,
+			  bool dirty)
+{
+	while (page < end) {
+		unsigned int o = sp_piece_order(page, end);
+
+		sp_free_push(r, page, o, dirty);
+		page += 1U << o;
+	}
+}
+
+/*
+ * What sp_region_free() does once a block has merged: the same policy, in
+ * one place for the run code (keep the two in step).
+ */
+static void sp_pages_freed_locked(struct sp_region *r, uint32_t page,
+				  unsigned int order)
+{
+	if (order == SP_MAX_ORDER)
+		sp_block_purge(r, page, order);
+	else if (r->dirty_pages > SP_DIRTY_MAX_PAGES)
+		sp_region_purge_locked(r);
+}
+
+/*
+ * Free [@page, @end), whose entries are already 0: buddy blocks that merge
+ * with their free buddies, dirty unless @dirty is false and so were the
+ * buddies they merged with.
+ */
+static void sp_free_merge_range(struct sp_region *r, uint32_t page,
+				uint32_t end, bool dirty)
+{
+	while (page < end) {
+		unsigned int o = sp_piece_order(page, end), order = o;
+		bool d = dirty;
+		uint32_t p = page;
+
+		while (order < SP_MAX_ORDER) {
+			uint32_t buddy = p ^ (1U << order);
+
+			if (buddy >= r->top ||
+			    sp_free_tag_order(r->map[buddy].info) != (int)order)
+				break;
+			d |= !!(r->map[buddy].info & SP_PAGE_DIRTY_BIT);
+			sp_free_unlink(r, buddy, order);
+			p &= ~(1U << order);
+			order++;
+		}
+		sp_free_push(r, p, order, d);
+		sp_pages_freed_locked(r, p, order);
+		page += 1U << o;
+	}
+}
+
+/* Write the run tokens of pages [@from, @to) of the run at @page. */
+static void sp_run_mark(struct sp_region *r, uint32_t page, uint32_t from,
+			uint32_t to)
+{
+	for (uint32_t k = from; k < to; k++)
+		SP_WRITE_ONCE(r->map[page + k].info,
+			      ((uintptr_t)k << SP_RUN_SHIFT) | SP_OWNER_RUN_BODY);
+}
+
+/* Pages [@from, @to) of the run at @page leave it: entries 0, uncounted. */
+static void sp_run_unmark(struct sp_region *r, uint32_t page, size_t from,
+			  size_t to)
+{
+	for (size_t k = from; k < to; k++)
+		SP_WRITE_ONCE(r->map[page + k].info, 0);
+	r->pages_used -= to - from;
+	r->run_pages -= to - from;
+}
+
+static void sp_run_set_head(struct sp_region *r, uint32_t page, size_t pages)
+{
+	SP_WRITE_ONCE(r->map[page].info,
+		      ((uintptr_t)pages << SP_RUN_SHIFT) | SP_OWNER_RUN);
+}
+
+/* Carve one fresh top-level block onto the free lists, clean. */
+static int sp_carve_top(struct sp_region *r)
+{
+	if (sp_region_grow(r))
+		return -1;
+	sp_free_push(r, (uint32_t)r->top, SP_MAX_ORDER, false);
+	r->top += SP_MAX_BLOCK_PAGES;
+	return 0;
+}
+
+/* Is every one of the @n top-level blocks from @page free? */
+static bool sp_tops_free(struct sp_region *r, uint32_t page, size_t n)
+{
+	for (size_t j = 0; j < n; j++, page += SP_MAX_BLOCK_PAGES)
+		if (page >= r->top ||
+		    sp_free_tag_order(r->map[page].info) != SP_MAX_ORDER)
+			return false;
+	return true;
+}
+
+/*
+ * @n contiguous top-level blocks whose first byte is a multiple of @align;
+ * the first page, or SP_PAGE_NONE (region full or commit failed).
+ */
+static uint32_t sp_take_tops(struct sp_region *r, size_t n, size_t align,
+			     bool *dirty)
+{
+	uintptr_t base = (uintptr_t)r->base;
+	uint32_t page;
+
+	for (page = r->free_head[SP_MAX_ORDER]; page != SP_PAGE_NONE;
+	     page = r->map[page].next)
+		if (!((base + ((uintptr_t)page << SP_PAGE_SHIFT)) & (align - 1)) &&
+		    sp_tops_free(r, page, n))
+			goto take;
+	/* fresh ones at the top; blocks skipped to align stay free */
+	page = (uint32_t)r->top;
+	while ((base + ((uintptr_t)page << SP_PAGE_SHIFT)) & (align - 1))
+		page += SP_MAX_BLOCK_PAGES;
+	if ((size_t)page + n * SP_MAX_BLOCK_PAGES > r->nr_pages)
+		return SP_PAGE_NONE;
+	while (r->top < page + n * SP_MAX_BLOCK_PAGES)
+		if (sp_carve_top(r))
+			return SP_PAGE_NONE;
+take:
+	*dirty = false;
+	for (size_t j = 0; j < n; j++) {
+		uint32_t p = page + (uint32_t)(j * SP_MAX_BLOCK_PAGES);
+
+		*dirty |= !!(r->map[p].info & SP_PAGE_DIRTY_BIT);
+		sp_free_unlink(r, p, SP_MAX_ORDER);
+	}
+	return page;
+}
+
+/* One buddy block of @order or larger, split down to @order; or NONE. */
+static uint32_t sp_take_block(struct sp_region *r, unsigned int order,
+			      bool *dirty)
+{
+	unsigned int o;
+	uint32_t page;
+
+	for (o = order; o <= SP_MAX_ORDER; o++)
+		if (r->free_head[o] != SP_PAGE_NONE)
+			break;
+	if (o > SP_MAX_ORDER) {
+		if (sp_carve_top(r))
+			return SP_PAGE_NONE;
+		o = SP_MAX_ORDER;
+	}
+	page = r->free_head[o];
+	*dirty = r->map[page].info & SP_PAGE_DIRTY_BIT;
+	sp_free_unlink(r, page, o);
+	while (o > order) {
+		o--;
+		sp_free_push(r, page + (1U << o), o, *dirty);
+	}
+	return page;
+}
+
+void *sp_region_alloc_pages(int idx, size_t pages, size_t align, bool *dirty)
+{
+	size_t align_pages = align >> SP_PAGE_SHIFT;
+	struct sp_region *r;
+	size_t span;
+	uint32_t page;
+
+	if (unlikely(!sp_arena.base || idx < 0 || idx >= sp_arena.nr_regions ||
+		     !pages || pages > SP_RUN_MAX_PAGES ||
+		     !SP_IS_POW2(align) || align < SP_PAGE_SIZE ||
+		     align > SP_RUN_MAX_SIZE)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	r = &sp_arena.region[idx];
+	pthread_mutex_lock(&r->lock);
+	if (pages <= SP_MAX_BLOCK_PAGES && align_pages <= SP_MAX_BLOCK_PAGES) {
+		unsigned int order = SP_MAX(sp_order_base_2(pages),
+					    sp_ilog2(align_pages));
+
+		span = 1UL << order;
+		page = sp_take_block(r, order, dirty);
+	} else {
+		size_t n = (pages + SP_MAX_BLOCK_PAGES - 1) >> SP_MAX_ORDER;
+
+		span = n << SP_MAX_ORDER;
+		page = sp_take_tops(r, n, align, dirty);
+	}
+	if (page == SP_PAGE_NONE) {
+		pthread_mutex_unlock(&r->lock);
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* the tail goes back at once: the run costs @pages pages */
+	sp_free_range(r, page + (uint32_t)pages, page + (uint32_t)span, *dirty);
+	sp_run_mark(r, page, 1, (uint32_t)pages);
+	sp_run_set_head(r, page, pages);
+	r->pages_used += pages;
+	r->nr_runs++;
+	r->run_pages += pages;
+	pthread_mutex_unlock(&r->lock);
+	return r->base + ((size_t)page << SP_PAGE_SHIFT);
+}
+
+/* The region and first page of the run at @addr; NULL outside the arena. */
+static struct sp_region *sp_run_region(const void *addr, uint32_t *page)
+{
+	int idx = sp_arena_idx_of(addr);
+	struct sp_region *r;
+
+	if (idx < 0 || ((uintptr_t)addr & (SP_PAGE_SIZE - 1)))
+		return NULL;
+	r = &sp_arena.region[idx];
+	*page = (uint32_t)(((const char *)addr - r->base) >> SP_PAGE_SHIFT);
+	return r;
+}
+
+/* The length of the run at @page, or 0 when it is none (lock held). */
+static size_t sp_run_len_locked(struct sp_region *r, uint32_t page)
+{
+	uintptr_t info = r->map[page].info;
+
+	if (page >= r->top || (info & SP_OWNER_KIND_MASK) != SP_OWNER_RUN)
+		return 0;
+	return info >> SP_RUN_SHIFT;
+}
+
+bool sp_region_free_pages(void *addr)
+{
+	struct sp_region *r;
+	uint32_t page;
+	size_t pages;
+
+	r = sp_run_region(addr, &page);
+	if (!r)
+		return false;
+	pthread_mutex_lock(&r->lock);
+	pages = sp_run_len_locked(r, page);
+	if (!pages) {
+		pthread_mutex_unlock(&r->lock);
+		return false;
+	}
+	sp_run_unmark(r, page, 0, pages);
+	r->nr_runs--;
+	sp_free_merge_range(r, page, page + (uint32_t)pages, true);
+	pthread_mutex_unlock(&r->lock);
+	return true;
+}
+
+void *sp_region_move_out(void *addr, size_t size)
+{
+	struct sp_region *r;
+	uint32_t page;
+	size_t pages, bytes;
+	bool refilled;
+	void *p;
+
+	r = sp_run_region(addr, &page);
+	pages = r ? sp_run_pages(addr) : 0;	/* the caller's: stable */
+	bytes = pages << SP_PAGE_SHIFT;
+	/*
+	 * memcheck takes the grown part of a mapping moved with
+	 * MREMAP_FIXED for unaddressable: under valgrind the caller copies.
+	 */
+	if (!pages || size < bytes || (SP_VALGRIND && sp_on_valgrind)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* the system calls outside the lock: nobody else touches the run */
+	p = sp_os_move_out(addr, bytes, size);
+	if (!p)
+		return NULL;
+	refilled = !sp_os_refill(addr, bytes) &&
+		   (!r->bound || !sp_os_bind(addr, bytes, r->node));
+
+	pthread_mutex_lock(&r->lock);
+	r->nr_runs--;
+	if (unlikely(!refilled)) {
+		/* a hole in the region: its pages are never handed out again */
+		for (size_t k = 0; k < pages; k++)
+			SP_WRITE_ONCE(r->map[page + k].info, SP_OWNER_RUN_LOST);
+		r->run_pages -= pages;
+		r->commit_failures++;
+	} else {
+		sp_run_unmark(r, page, 0, pages);
+		sp_free_merge_range(r, page, page + (uint32_t)pages, false);
+	}
+	pthread_mutex_unlock(&r->lock);
+	return p;
+}
+
+/* Can the run ending before @from grow to @end in place? (lock held) */
+static bool sp_run_can_grow(struct sp_region *r, uint32_t from, uint32_t end)
+{
+	uint32_t q = from;
+
+	while (q < end && q < r->top) {
+		int o = sp_free_tag_order(r->map[q].info);
+
+		if (o < 0)
+			return false;
+		q += 1U << o;
+	}
+	return q >= end || end <= r->nr_pages;
+}
+
+static bool sp_run_grow_locked(struct sp_region *r, uint32_t page,
+			       size_t old, size_t pages)
+{
+	uint32_t q = page + (uint32_t)old, end = page + (uint32_t)pages;
+
+	if (!sp_run_can_grow(r, q, end))
+		return false;
+	while (r->top < end)
+		if (sp_carve_top(r))
+			return false;	/* what was carved stays free */
+	while (q < end) {
+		int o = sp_free_tag_order(r->map[q].info);
+		bool dirty = r->map[q].info & SP_PAGE_DIRTY_BIT;
+		uint32_t next = q + (1U << o);
+
+		sp_free_unlink(r, q, (unsigned int)o);
+		if (next > end)
+			sp_free_range(r, end, next, dirty);
+		q = next;
+	}
+	sp_run_mark(r, page, (uint32_t)old, (uint32_t)pages);
+	return true;
+}
+
+bool sp_region_resize_pages(void *addr, size_t pages)
+{
+	struct sp_region *r;
+	uint32_t page;
+	size_t old;
+	bool ok = true;
+
+	if (!pages || pages > SP_RUN_MAX_PAGES)
+		return false;
+	r = sp_run_region(addr, &page);
+	if (!r)
+		return false;
+	pthread_mutex_lock(&r->lock);
+	old = sp_run_len_locked(r, page);
+	if (!old) {
+		ok = false;
+	} else if (pages < old) {
+		sp_run_unmark(r, page, pages, old);
+		sp_run_set_head(r, page, pages);
+		sp_free_merge_range(r, page + (uint32_t)pages,
+				    page + (uint32_t)old, true);
+	} else if (pages > old) {
+		ok = sp_run_grow_locked(r, page, old, pages);
+		if (ok) {
+			sp_run_set_head(r, page, pages);
+			r->pages_used += pages - old;
+			r->run_pages += pages - old;
+		}
+	}
+	pthread_mutex_unlock(&r->lock);
+	return ok;
 }

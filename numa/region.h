@@ -19,6 +19,10 @@
  *                           yet given back to the OS
  *   an owner token          bit 0 clear, set by whoever allocated the block
  *                           (the slab layer stores its slab descriptor)
+ *   (n << 6) | SP_OWNER_RUN head page of a page run of n pages (a block
+ *                           above the size classes, sp_region_alloc_pages())
+ *   (k << 6) | SP_OWNER_RUN_BODY
+ *                           page k (1 .. n - 1) of such a run
  *
  * so any address maps to its owner in O(1): no search, no hash.
  */
@@ -72,6 +76,8 @@ struct sp_region {
 	size_t pages_used;		/* pages handed out */
 	size_t nr_free[SP_MAX_ORDER + 1];/* free blocks per order */
 	size_t dirty_pages;		/* free pages not yet given back */
+	size_t nr_runs;			/* live page runs (large blocks) */
+	size_t run_pages;		/* pages they hold */
 	unsigned long commit_failures;	/* commits or binds that failed */
 	bool bound;			/* every committed chunk is bound (mbind) */
 } __sp_cacheline_aligned;
@@ -187,6 +193,91 @@ SP_INTERNAL void sp_region_purge(int idx);
 /* sp_region_set_owner() - change the owner token of a block's pages. */
 SP_INTERNAL void sp_region_set_owner(void *addr, unsigned int order,
 				     uintptr_t owner);
+
+/* --- page runs: blocks above the size classes --------------------------- */
+
+/*
+ * Owner tokens of page runs.  Their low six bits are a kind, never zero, so
+ * sp_obj_to_slab() (which wants a cache-line-aligned descriptor) never takes
+ * one for a slab, and bit 0 is clear, so no free tag is one.  2 and 4 are
+ * SP_OWNER_META and SP_OWNER_ARENA.
+ */
+#define SP_OWNER_KIND_MASK	((uintptr_t)SP_CACHE_LINE - 1)
+#define SP_OWNER_RUN		((uintptr_t)8)	/* head: (pages << 6) | 8 */
+#define SP_OWNER_RUN_BODY	((uintptr_t)16)	/* page k: (k << 6) | 16 */
+#define SP_OWNER_RUN_LOST	((uintptr_t)24)	/* moved out, not mapped again */
+#define SP_RUN_SHIFT		6
+/* The largest run: sizes from here up are mappings of their own. */
+#define SP_RUN_MAX_SIZE		(64UL << 20)
+#define SP_RUN_MAX_PAGES	(SP_RUN_MAX_SIZE >> SP_PAGE_SHIFT)
+_Static_assert((SP_OWNER_RUN & SP_PAGE_FREE_BIT) == 0 &&
+	       (SP_OWNER_RUN_BODY & SP_PAGE_FREE_BIT) == 0 &&
+	       SP_OWNER_RUN_BODY <= SP_OWNER_KIND_MASK &&
+	       (1UL << SP_RUN_SHIFT) == SP_CACHE_LINE,
+	       "run tokens: a kind in the low bits, never a free tag");
+
+/*
+ * sp_run_pages() - the page count of the run whose first byte is @addr, or
+ * 0 when @addr is not the start of a live run.  No lock: a run the caller
+ * owns cannot change under it.
+ */
+static inline size_t sp_run_pages(const void *addr)
+{
+	uintptr_t info;
+
+	if ((uintptr_t)addr & (SP_PAGE_SIZE - 1))
+		return 0;
+	info = sp_arena_owner(addr);
+	if ((info & SP_OWNER_KIND_MASK) != SP_OWNER_RUN)
+		return 0;
+	return info >> SP_RUN_SHIFT;
+}
+
+/* sp_run_interior() - does @addr lie inside a live run, past its start? */
+static inline bool sp_run_interior(const void *addr)
+{
+	uintptr_t kind = sp_arena_owner(addr) & SP_OWNER_KIND_MASK;
+
+	return kind == SP_OWNER_RUN_BODY ||
+	       (kind == SP_OWNER_RUN && ((uintptr_t)addr & (SP_PAGE_SIZE - 1)));
+}
+
+/*
+ * sp_region_alloc_pages() - a run of @pages pages (1 .. SP_RUN_MAX_PAGES)
+ * on node index @idx, its address a multiple of @align (a power of two, at
+ * least a page, at most SP_RUN_MAX_SIZE).  A run takes the smallest buddy
+ * block that holds it (several whole top-level blocks above 4 MiB) and
+ * gives the block's tail back at once, so it costs @pages pages.
+ * *@dirty is set when the memory may not read as zero.
+ * Return: the run, or NULL with errno ENOMEM; nothing changes on failure.
+ */
+SP_INTERNAL void *sp_region_alloc_pages(int idx, size_t pages, size_t align,
+					bool *dirty);
+/*
+ * sp_region_free_pages() - give the run at @addr back: it is cut into buddy
+ * blocks that merge with their free buddies, under the same purge policy
+ * as sp_region_free().  Checked under the region lock.
+ * Return: false (nothing changed) when @addr is not the start of a run.
+ */
+SP_INTERNAL bool sp_region_free_pages(void *addr);
+/*
+ * sp_region_resize_pages() - make the run at @addr @pages pages long
+ * (1 .. SP_RUN_MAX_PAGES) where it lies: a shrink gives the tail back, a
+ * growth takes the free pages that follow it (carving fresh ones when the
+ * run ends at the region's carved top).
+ * Return: true when done; false, nothing changed, when the pages after it
+ * are not free (or cannot be committed), or @addr is not a run.
+ */
+SP_INTERNAL bool sp_region_resize_pages(void *addr, size_t pages);
+
+/*
+ * sp_region_move_out() - turn the run at @addr into a mapping of its own
+ * of @size bytes (above the run's length) holding its bytes: its pages are
+ * moved by mremap, no copy, and its range of the region, mapped again
+ * empty, goes back to the free lists clean.
+ * Return: the mapping, or NULL with errno ENOMEM and the run unchanged.
+ */
+SP_INTERNAL void *sp_region_move_out(void *addr, size_t size);
 
 /* Locks of every region, for fork: taken in index order. */
 SP_INTERNAL void sp_arena_lock_all(void);

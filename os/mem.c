@@ -94,6 +94,39 @@ void sp_os_release(void *addr, size_t size)
 	madvise(addr, size, MADV_DONTNEED);
 }
 
+void *sp_os_move_out(void *addr, size_t old, size_t size)
+{
+	void *dst, *p;
+
+	if (sp_fault_should_fail(SP_FAULT_MMAP)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* a place of @size bytes that nothing else can take meanwhile */
+	dst = mmap(NULL, size, PROT_NONE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (dst == MAP_FAILED) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	p = mremap(addr, old, size, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
+	if (p == MAP_FAILED) {
+		munmap(dst, size);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return p;
+}
+
+int sp_os_refill(void *addr, size_t size)
+{
+	void *p = mmap(addr, size, PROT_READ | PROT_WRITE,
+		       MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		       -1, 0);
+
+	return p == MAP_FAILED ? -1 : 0;
+}
+
 void *sp_os_map_meta(size_t size)
 {
 	void *p;

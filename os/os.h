@@ -37,6 +37,16 @@ SP_INTERNAL int sp_os_bind(void *addr, size_t size, int node);
 /* Give the pages' memory back to the OS; the range stays mapped, reads zero. */
 SP_INTERNAL void sp_os_release(void *addr, size_t size);
 /*
+ * sp_os_move_out() - move the pages of [@addr, + @old) (within one mapping)
+ * to a new mapping of @size bytes (>= @old) of their own, no copy: mremap
+ * to a fresh place.  The range left behind is unmapped; sp_os_refill()
+ * maps it again.  Fault point SP_FAULT_MMAP.
+ * Return: the new mapping, or NULL with errno ENOMEM (nothing changed).
+ */
+SP_INTERNAL void *sp_os_move_out(void *addr, size_t old, size_t size);
+/* sp_os_refill() - map [@addr, + @size) again, read-write, empty; 0 or -1. */
+SP_INTERNAL int sp_os_refill(void *addr, size_t size);
+/*
  * sp_os_map_meta() - @size bytes (a multiple of the page size) of
  * zero-filled read-write memory for the library's own bookkeeping outside
  * the arena (per-CPU blocks, their nil slots, the export's stage): backed

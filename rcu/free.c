@@ -104,7 +104,7 @@ static void sp_rcu_free_now(void *obj)
 	struct segpool_cache *c;
 
 	if (!s) {
-		/* a large mapping from segpool_free_rcu() */
+		/* a large block from segpool_free_rcu() */
 		segpool_free(obj);
 		__atomic_fetch_sub(&sp_rcu_large_pending, 1, __ATOMIC_RELAXED);
 		return;
@@ -326,7 +326,7 @@ SEGPOOL_API int segpool_cache_free_rcu(struct segpool_cache *cache, void *obj)
 }
 
 /*
- * segpool_free_rcu{,_head}(): @ptr's cache (or NULL for a large mapping),
+ * segpool_free_rcu{,_head}(): @ptr's cache (or NULL for a large block),
  * checked; @head, when given, must lie in the object's first 4096 bytes.
  */
 static struct segpool_cache *sp_rcu_classify(void *ptr,
@@ -342,8 +342,8 @@ static struct segpool_cache *sp_rcu_classify(void *ptr,
 		if (unlikely(what))
 			sp_report_bad_free(what, ptr, s->cache->name);
 		size = s->cache->object_size;
-	} else if (sp_arena_page(ptr) || !sp_large_lookup(ptr, &size, &idx)) {
-		sp_report_bad_free("free of foreign pointer", ptr, NULL);
+	} else if (!sp_large_lookup(ptr, &size, &idx)) {
+		sp_report_bad_free(sp_large_misuse(ptr), ptr, NULL);
 	}
 	if (unlikely(head && (off >= SP_MIN(size, (size_t)4096) ||
 			      size - off < sizeof(*head) ||

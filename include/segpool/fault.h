@@ -22,7 +22,7 @@
  * Covered: segpool_cache_alloc(), segpool_cache_alloc_node(),
  * segpool_cache_alloc_bulk() (one decision per call, as the kernel does)
  * and the size-class allocations of segpool_malloc() and friends (caches
- * named "kmalloc-<size>"); not the large mappings above
+ * named "kmalloc-<size>"); not the large blocks above
  * SEGPOOL_KMALLOC_MAX_CACHE_SIZE.  Each injected failure is counted in the
  * cache's alloc_failslab statistic (struct segpool_cache_info, the detail
  * dump and the JSON), not in alloc_failures.

@@ -36,7 +36,9 @@ SEGPOOL_API int segpool_numa_current_node(void);
 
 /**
  * segpool_obj_node() - the NUMA node whose memory holds @ptr.
- * @ptr: an object from a cache or from segpool_malloc().
+ * @ptr: an object from a cache or from segpool_malloc(), a size class or a
+ *       large block (any address inside a page run; the start of a mapping
+ *       of its own).
  *
  * Return: the node id, or -EINVAL (errno EINVAL) when @ptr is not segpool
  * memory.

@@ -163,12 +163,12 @@ SEGPOOL_API int segpool_cache_free_rcu(struct segpool_cache *cache, void *obj);
  * segpool_free_rcu() - free any segpool memory after an RCU grace period:
  * the kernel's kvfree_rcu() without an rcu_head.
  * @ptr: memory from segpool_malloc() and friends (a size class or a large
- *       mapping), an object of a named cache, NULL or SEGPOOL_ZERO_SIZE_PTR
+ *       block), an object of a named cache, NULL or SEGPOOL_ZERO_SIZE_PTR
  *       (no-ops returning 0).
  *
  * A slab object is handled as by segpool_cache_free_rcu() on its own
- * cache (counted there); a large mapping waits in the same batches and is
- * unmapped after the grace period.  segpool_rcu_barrier() waits for both.
+ * cache (counted there); a large block waits in the same batches and is
+ * freed after the grace period.  segpool_rcu_barrier() waits for both.
  * A pointer segpool never handed out is reported and the process aborts.
  *
  * Context: as segpool_cache_free_rcu().

@@ -408,8 +408,9 @@ SEGPOOL_API size_t segpool_cache_object_size(const struct segpool_cache *cache);
  * segpool_malloc() - allocate @size bytes from the size-class caches.
  * @size: any size.  Up to SEGPOOL_KMALLOC_MAX_CACHE_SIZE the object comes
  *        from the smallest size class that holds it (power-of-two sizes are
- *        naturally aligned); above, from a mapping of its own on the calling
- *        CPU's node that goes back to the OS on free.
+ *        naturally aligned); above, a run of pages of the calling CPU's node
+ *        region (power-of-two sizes aligned to their size), or from 64 MiB
+ *        up a mapping of its own on that node, unmapped on free.
  *
  * Context: any thread.
  * Return: the memory, at least 16-byte aligned (8 for the 8-byte class), or
@@ -437,7 +438,9 @@ segpool_calloc(size_t n, size_t size);
  * @size: the new size; 0 frees @ptr and returns NULL.
  *
  * The contents up to the smaller of the old and new sizes are kept.  When the
- * new size fits the current size class, @ptr is returned unchanged.  @ptr
+ * new size fits the current size class, @ptr is returned unchanged; a large
+ * block shrinks in place and grows in place when the pages after it are
+ * free, a mapping of its own (64 MiB and up) grows by mremap.  @ptr
  * is checked as segpool_free() checks it before anything is copied: a
  * pointer segpool never handed out, an interior pointer or an object of a
  * named cache is reported ("realloc of interior pointer", with the cache
@@ -475,11 +478,13 @@ SEGPOOL_WUR void *segpool_aligned_alloc(size_t align, size_t size);
  * segpool_usable_size() - how many bytes of an allocation may be used.
  * @ptr: memory from segpool_malloc() and friends, or NULL (returns 0).
  *
- * A pointer into a slab that is not at an object's start is misuse, as
- * for segpool_free(): reported ("usable_size of interior pointer", with
- * the cache name), then the process aborts.
+ * A pointer into a large block that is not its start has no size (0,
+ * EINVAL).  A pointer into a slab that is not at an object's start is
+ * misuse, as for segpool_free(): reported ("usable_size of interior
+ * pointer", with the cache name), then the process aborts.
  *
- * Return: the size of @ptr's size class or mapping (>= the size asked for);
+ * Return: the size of @ptr's size class, or the bytes of its large block's
+ * pages (>= the size asked for);
  * 0 with errno EINVAL for a pointer segpool did not hand out.
  */
 SEGPOOL_API size_t segpool_usable_size(const void *ptr);

@@ -205,33 +205,41 @@ static void test_kmalloc_mbind_fault(void **state)
 	kmalloc_runs_dry(SP_FAULT_MBIND, 192);
 }
 
+/*
+ * Blocks from 64 MiB up are mappings of their own: with mmap failing they
+ * fail cleanly.  (Below, page runs of the region need no mmap at all.)
+ */
 static void test_large_mmap_fault(void **state)
 {
 	unsigned long hits = sp_fault_hits(SP_FAULT_MMAP);
-	unsigned char *p, *small;
+	unsigned char *p, *small, *run;
 	size_t i;
 	int e;
 
 	(void)state;
 	sp_fault_arm(SP_FAULT_MMAP, 0, 100000);
 	errno = 0;
+	p = segpool_malloc(64 * MiB);
+	e = errno;
+	CHECK(p == NULL && e == ENOMEM, "malloc(64 MiB): %p, errno %d", (void *)p, e);
+	errno = 0;
+	p = segpool_calloc(1, 80 * MiB);
+	e = errno;
+	CHECK(p == NULL && e == ENOMEM, "calloc(80 MiB): %p, errno %d", (void *)p, e);
+	errno = 0;
+	p = segpool_aligned_alloc(65536, 70 * MiB);
+	e = errno;
+	CHECK(p == NULL && e == ENOMEM, "aligned_alloc(64K, 70 MiB): %p, errno %d",
+	      (void *)p, e);
+	errno = 0;
+	p = segpool_malloc_node(64 * MiB, segpool_numa_node_id(0));
+	e = errno;
+	CHECK(p == NULL && e == ENOMEM, "malloc_node(64 MiB): %p, errno %d",
+	      (void *)p, e);
+	/* a page run needs no mmap */
 	p = segpool_malloc(MiB);
-	e = errno;
-	CHECK(p == NULL && e == ENOMEM, "malloc(1 MiB): %p, errno %d", (void *)p, e);
-	errno = 0;
-	p = segpool_calloc(1, 2 * MiB);
-	e = errno;
-	CHECK(p == NULL && e == ENOMEM, "calloc(2 MiB): %p, errno %d", (void *)p, e);
-	errno = 0;
-	p = segpool_aligned_alloc(65536, 100000);
-	e = errno;
-	CHECK(p == NULL && e == ENOMEM, "aligned_alloc(64K, 100000): %p, errno %d",
-	      (void *)p, e);
-	errno = 0;
-	p = segpool_malloc_node(MiB, segpool_numa_node_id(0));
-	e = errno;
-	CHECK(p == NULL && e == ENOMEM, "malloc_node(1 MiB): %p, errno %d",
-	      (void *)p, e);
+	CHECK(p != NULL, "malloc(1 MiB) with mmap failing: errno %d", errno);
+	segpool_free(p);
 
 	/* realloc that cannot grow leaves the old block as it was */
 	sp_fault_arm(SP_FAULT_MMAP, 0, 0);
@@ -241,10 +249,10 @@ static void test_large_mmap_fault(void **state)
 		small[i] = (unsigned char)(i * 7);
 	sp_fault_arm(SP_FAULT_MMAP, 0, 100000);
 	errno = 0;
-	p = segpool_realloc(small, 4 * MiB);
+	p = segpool_realloc(small, 100 * MiB);
 	e = errno;
 	sp_fault_arm(SP_FAULT_MMAP, 0, 0);
-	CHECK(p == NULL && e == ENOMEM, "realloc(1000 -> 4 MiB): %p, errno %d",
+	CHECK(p == NULL && e == ENOMEM, "realloc(1000 -> 100 MiB): %p, errno %d",
 	      (void *)p, e);
 	for (i = 0; i < 1000; i++)
 		CHECK(small[i] == (unsigned char)(i * 7),
@@ -252,14 +260,29 @@ static void test_large_mmap_fault(void **state)
 	assert_true(segpool_usable_size(small) >= 1000);
 	CHECK(sp_fault_hits(SP_FAULT_MMAP) > hits, "%s", "mmap fault never reached");
 
+	/* a run that cannot move out to a mapping of its own stays as it was */
+	run = segpool_malloc(40 * MiB);
+	assert_non_null(run);
+	memset(run, 0x3c, 40 * MiB);
+	sp_fault_arm(SP_FAULT_MMAP, 0, 100000);
+	errno = 0;
+	p = segpool_realloc(run, 100 * MiB);
+	e = errno;
+	sp_fault_arm(SP_FAULT_MMAP, 0, 0);
+	CHECK(p == NULL && e == ENOMEM, "realloc(40 -> 100 MiB): %p, errno %d",
+	      (void *)p, e);
+	assert_true(sp_test_all_bytes(run, 0x3c, 40 * MiB));
+	assert_int_equal(segpool_usable_size(run), 40 * MiB);
+	segpool_free(run);
+
 	/* and all of it works again */
-	p = segpool_realloc(small, 4 * MiB);
+	p = segpool_realloc(small, 100 * MiB);
 	assert_non_null(p);
 	for (i = 0; i < 1000; i++)
 		assert_int_equal(p[i], (unsigned char)(i * 7));
 	memset(p, 0, 4 * MiB);
 	segpool_free(p);
-	p = segpool_malloc(MiB);
+	p = segpool_malloc(64 * MiB);
 	assert_non_null(p);
 	memset(p, 1, MiB);
 	segpool_free(p);
@@ -316,10 +339,11 @@ static void test_hits_count(void **state)
 	int tries = 0;
 
 	(void)state;
-	/* exactly @count calls fail, whatever the number of retries */
+	/* exactly @count calls fail, whatever the number of retries (blocks
+	 * of 64 MiB and up are mappings of their own) */
 	sp_fault_arm(SP_FAULT_MMAP, 0, 3);
 	while (!p && tries < 20) {
-		p = segpool_malloc(MiB);
+		p = segpool_malloc(64 * MiB);
 		tries++;
 	}
 	sp_fault_arm(SP_FAULT_MMAP, 0, 0);
@@ -330,14 +354,14 @@ static void test_hits_count(void **state)
 
 	/* skipped calls succeed and are not counted */
 	sp_fault_arm(SP_FAULT_MMAP, 1000000, 1);
-	p = segpool_malloc(MiB);
+	p = segpool_malloc(64 * MiB);
 	sp_fault_arm(SP_FAULT_MMAP, 0, 0);
 	assert_non_null(p);
 	segpool_free(p);
 	assert_int_equal(sp_fault_hits(SP_FAULT_MMAP), h);
 
 	/* disarmed, nothing fails */
-	p = segpool_malloc(2 * MiB);
+	p = segpool_malloc(65 * MiB);
 	assert_non_null(p);
 	segpool_free(p);
 	assert_int_equal(sp_fault_hits(SP_FAULT_MMAP), h);

@@ -85,6 +85,7 @@ programs=(
 	"test_kmalloc|./test_kmalloc"
 	"test_cache_api|./test_cache_api"
 	"test_region|./test_region"
+	"test_pages|./test_pages"
 	"test_percpu|env SEGPOOL_TEST_SCALE=0.2 ./test_percpu"
 	"logpipe|./logpipe -n 200000 -t 2"
 )

@@ -1,0 +1,619 @@
+// SPDX-License-Identifier: MIT
+/*
+ * selftests/unit/test_pages.c - the page layer under the blocks above the
+ * size classes: page runs of the node regions (split, merge, exact page
+ * counts, natural alignment, node placement), realloc in place, moved and
+ * by mremap, misuse reported, and fork.
+ */
+#include <errno.h>
+#include <numaif.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <segpool/segpool.h>
+
+#include "selftests/lib/harness.h"
+#include "core/core.h"
+#include "numa/large.h"
+#include "numa/region.h"
+#include "numa/topology.h"
+
+#define KiB	((size_t)1 << 10)
+#define MiB	((size_t)1 << 20)
+
+static void *volatile sink;
+
+/* A size the compiler cannot see (no -Walloc-size-larger-than). */
+static size_t opaque(size_t v)
+{
+	__asm__ volatile("" : "+r"(v));
+	return v;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	return sp_init();
+}
+
+/* The free lists of region @idx, uncarved top blocks counted as free. */
+static void snapshot(int idx, size_t *nr_free, size_t *used, size_t *runs)
+{
+	struct sp_region *r = &sp_arena.region[idx];
+
+	pthread_mutex_lock(&r->lock);
+	memcpy(nr_free, r->nr_free, sizeof(r->nr_free));
+	nr_free[SP_MAX_ORDER] += (r->nr_pages - r->top) / SP_MAX_BLOCK_PAGES;
+	*used = r->pages_used;
+	*runs = r->nr_runs;
+	pthread_mutex_unlock(&r->lock);
+}
+
+static size_t pages_used(int idx)
+{
+	size_t nr[SP_MAX_ORDER + 1], used, runs;
+
+	snapshot(idx, nr, &used, &runs);
+	return used;
+}
+
+/*
+ * Runs of many sizes (one page to 12 MiB, so several top-level blocks
+ * too), freed in a shuffled order: every split merges back, the free lists
+ * are as before and no page stays used.
+ */
+static void test_split_merge(void **state)
+{
+	enum { N = 160 };
+	size_t before[SP_MAX_ORDER + 1], after[SP_MAX_ORDER + 1];
+	size_t used0, used1, runs0, runs1, sum = 0;
+	uint64_t seed = sp_test_seed();
+	size_t pages[N];
+	char *run[N];
+	bool dirty;
+
+	(void)state;
+	snapshot(0, before, &used0, &runs0);
+	for (int i = 0; i < N; i++) {
+		uint64_t r = sp_test_rand(&seed);
+
+		pages[i] = i % 16 == 15 ? 1025 + r % 2048 : 1 + r % 600;
+		run[i] = sp_region_alloc_pages(0, pages[i], SP_PAGE_SIZE, &dirty);
+		assert_non_null(run[i]);
+		assert_int_equal(sp_run_pages(run[i]), pages[i]);
+		sum += pages[i];
+		/* both ends writable, and no two runs overlap */
+		run[i][0] = 1;
+		run[i][(pages[i] << SP_PAGE_SHIFT) - 1] = 1;
+		for (int j = 0; j < i; j++)
+			assert_true(run[j] + (pages[j] << SP_PAGE_SHIFT) <= run[i] ||
+				    run[i] + (pages[i] << SP_PAGE_SHIFT) <= run[j]);
+	}
+	/* exact: a run costs its pages, not its buddy block's */
+	assert_int_equal(pages_used(0), used0 + sum);
+	for (int i = N - 1; i > 0; i--) {
+		int j = (int)(sp_test_rand(&seed) % (uint64_t)(i + 1));
+		char *tr = run[i];
+		size_t tp = pages[i];
+
+		run[i] = run[j];
+		pages[i] = pages[j];
+		run[j] = tr;
+		pages[j] = tp;
+	}
+	for (int i = 0; i < N; i++)
+		assert_true(sp_region_free_pages(run[i]));
+	snapshot(0, after, &used1, &runs1);
+	assert_int_equal(used1, used0);
+	assert_int_equal(runs1, runs0);
+	assert_memory_equal(after, before, sizeof(before));
+}
+
+/* segpool_malloc() above the classes costs whole pages, no more. */
+static void test_exact_pages(void **state)
+{
+	static const size_t sizes[] = { 32 * KiB + 1, 33 * KiB, 36 * KiB,
+					100 * KiB, 1 * MiB + 1, 3 * MiB,
+					4 * MiB + 4 * KiB, 9 * MiB + 123 };
+	size_t count0, bytes0, count1, bytes1;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		size_t want = SP_ALIGN(sizes[i], SP_PAGE_SIZE);
+		int idx = sp_numa_current_idx();
+		size_t used0 = pages_used(idx);
+		char *p;
+
+		sp_large_totals(&count0, &bytes0);
+		p = segpool_malloc(sizes[i]);
+		assert_non_null(p);
+		assert_non_null(sp_arena_page(p));
+		assert_int_equal(sp_arena_idx_of(p), idx);
+		assert_int_equal(pages_used(idx), used0 + (want >> SP_PAGE_SHIFT));
+		assert_int_equal(segpool_usable_size(p), want);
+		sp_large_totals(&count1, &bytes1);
+		assert_int_equal(count1, count0 + 1);
+		assert_int_equal(bytes1, bytes0 + want);
+		memset(p, 0x5a, want);
+		segpool_free(p);
+		assert_int_equal(pages_used(idx), used0);
+		sp_large_totals(&count1, &bytes1);
+		assert_int_equal(count1, count0);
+	}
+}
+
+/* Every power of two is aligned to itself; aligned_alloc's align is kept. */
+static void test_alignment(void **state)
+{
+	void *p[16];
+
+	(void)state;
+	for (size_t s = 64 * KiB; s <= 32 * MiB; s <<= 1) {
+		for (int k = 0; k < 3; k++) {
+			p[k] = segpool_malloc(s);
+			assert_non_null(p[k]);
+			assert_int_equal((uintptr_t)p[k] % s, 0);
+			assert_int_equal(sp_run_pages(p[k]), s >> SP_PAGE_SHIFT);
+		}
+		for (int k = 0; k < 3; k++)
+			segpool_free(p[k]);
+	}
+	for (size_t a = 8 * KiB; a <= 32 * MiB; a <<= 1) {
+		for (int k = 0; k < 3; k++) {
+			p[k] = segpool_aligned_alloc(a, 40 * KiB + 100 * (size_t)k);
+			assert_non_null(p[k]);
+			assert_int_equal((uintptr_t)p[k] % a, 0);
+			/* exact even when the alignment is larger */
+			assert_int_equal(sp_run_pages(p[k]),
+					 SP_ALIGN(40 * KiB + 100 * (size_t)k,
+						  SP_PAGE_SIZE) >> SP_PAGE_SHIFT);
+		}
+		for (int k = 0; k < 3; k++)
+			segpool_free(p[k]);
+	}
+	/* above the runs: a mapping, still naturally aligned */
+	p[0] = segpool_malloc(64 * MiB);
+	assert_non_null(p[0]);
+	assert_null(sp_arena_page(p[0]));
+	assert_int_equal((uintptr_t)p[0] % (64 * MiB), 0);
+	segpool_free(p[0]);
+}
+
+/* The node the kernel placed @p's page on (touched first), or -errno. */
+static int page_node(char *p)
+{
+	void *page = (void *)((uintptr_t)p & ~(uintptr_t)(SP_PAGE_SIZE - 1));
+	int status = -1;
+
+	*(volatile char *)p = 1;
+	if (move_pages(0, 1, &page, NULL, &status, 0))
+		return -errno;
+	return status;
+}
+
+/*
+ * Every node's large blocks are on it: segpool_obj_node() says so, and so
+ * does the kernel (move_pages(2), at both ends) unless nodes are emulated.
+ */
+static void test_node_placement(void **state)
+{
+	static const size_t sizes[] = { 40 * KiB, 2 * MiB, 10 * MiB, 70 * MiB };
+
+	(void)state;
+	print_message("# %d node(s)\n", segpool_numa_node_count());
+	for (int i = 0; i < segpool_numa_node_count(); i++) {
+		int node = segpool_numa_node_id(i);
+
+		for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+			char *p = segpool_malloc_node(sizes[k], node);
+
+			assert_non_null(p);
+			assert_int_equal(segpool_obj_node(p), node);
+			if (!sp_topo.fake) {
+				assert_int_equal(page_node(p), node);
+				assert_int_equal(page_node(p + sizes[k] - 1), node);
+			}
+			if (sizes[k] < SP_RUN_MAX_SIZE) {
+				assert_int_equal(sp_arena_idx_of(p), i);
+				/* an address inside the block answers too */
+				assert_int_equal(segpool_obj_node(p + sizes[k] - 1),
+						 node);
+			}
+			segpool_free(p);
+			if (sizes[k] < SP_RUN_MAX_SIZE) {
+				errno = 0;
+				assert_true(segpool_obj_node(p) < 0);
+				assert_int_equal(errno, EINVAL);
+			}
+		}
+	}
+}
+
+static void fill(unsigned char *p, size_t n, unsigned int seed)
+{
+	for (size_t i = 0; i < n; i += 509)
+		p[i] = (unsigned char)(seed + i / 509);
+}
+
+static bool check(const unsigned char *p, size_t n, unsigned int seed)
+{
+	for (size_t i = 0; i < n; i += 509)
+		if (p[i] != (unsigned char)(seed + i / 509))
+			return false;
+	return true;
+}
+
+/*
+ * Two 64 KiB runs side by side: growing the first must move it while the
+ * second is there, and stays in place once the second is gone.
+ */
+static void test_realloc_in_place_and_moving(void **state)
+{
+	enum { N = 64 };
+	unsigned char *p[N], *a = NULL, *b = NULL, *q;
+	int ia = -1;
+
+	(void)state;
+	for (int i = 0; i < N; i++) {
+		p[i] = segpool_malloc(64 * KiB);
+		assert_non_null(p[i]);
+	}
+	for (int i = 0; i < N && !a; i++)
+		for (int j = 0; j < N; j++)
+			if (p[i] + 64 * KiB == p[j]) {
+				a = p[i];
+				b = p[j];
+				ia = i;
+				p[j] = NULL;
+				break;
+			}
+	assert_non_null(a);
+	p[ia] = NULL;
+	fill(a, 64 * KiB, 7);
+	/* b follows a: a grows by moving, content kept */
+	q = segpool_realloc(a, 100 * KiB);
+	assert_non_null(q);
+	assert_ptr_not_equal(q, a);
+	assert_true(check(q, 64 * KiB, 7));
+	assert_int_equal(segpool_usable_size(q), 100 * KiB);
+	segpool_free(q);
+	/* the pages after b: free (b's buddy block was split for it)? make
+	 * them so by shrinking b first, then grow it back in place */
+	fill(b, 64 * KiB, 9);
+	q = segpool_realloc(b, 40 * KiB);
+	assert_ptr_equal(q, b);
+	assert_int_equal(segpool_usable_size(b), 40 * KiB);
+	q = segpool_realloc(b, 60 * KiB);
+	assert_ptr_equal(q, b);
+	assert_true(check(b, 40 * KiB, 9));
+	/* and a shrink keeps the address and the bytes it keeps */
+	q = segpool_realloc(b, 36 * KiB);
+	assert_ptr_equal(q, b);
+	assert_true(check(b, 36 * KiB, 9));
+	segpool_free(b);
+	for (int i = 0; i < N; i++)
+		segpool_free(p[i]);
+}
+
+/* A whole top block shrunk then grown back: in place each time. */
+static void test_realloc_grow_in_place(void **state)
+{
+	unsigned char *p, *q;
+	size_t sz;
+
+	(void)state;
+	p = segpool_malloc(4 * MiB);
+	assert_non_null(p);
+	q = segpool_realloc(p, 40 * KiB);
+	assert_ptr_equal(q, p);
+	fill(p, 40 * KiB, 3);
+	for (sz = 40 * KiB; sz < 4 * MiB; sz = sz * 3 / 2) {
+		q = segpool_realloc(p, sz);
+		assert_ptr_equal(q, p);
+		assert_true(check(p, 40 * KiB, 3));
+		p[sz - 1] = 0x77;
+	}
+	segpool_free(p);
+}
+
+/* Growth by 1.5x from 40 KiB to 256 MiB: runs, then mappings by mremap. */
+static void test_realloc_growth_and_remap(void **state)
+{
+	unsigned char *p, *q;
+	size_t sz, prev = 40 * KiB, moves = 0, steps = 0;
+	bool mapped = false;
+
+	(void)state;
+	p = segpool_malloc(prev);
+	assert_non_null(p);
+	fill(p, prev, 11);
+	p[prev - 1] = 0x33;
+	for (sz = prev * 3 / 2; sz <= 256 * MiB; sz = sz * 3 / 2) {
+		q = segpool_realloc(p, sz);
+		assert_non_null(q);
+		moves += q != p;
+		steps++;
+		assert_true(check(q, 40 * KiB, 11));
+		assert_int_equal(q[prev - 1], 0x33);
+		assert_true(segpool_usable_size(q) >= sz);
+		if (sz >= SP_RUN_MAX_SIZE) {
+			assert_null(sp_arena_page(q));
+			mapped = true;
+		} else {
+			assert_non_null(sp_arena_page(q));
+		}
+		q[sz - 1] = 0x33;
+		p = q;
+		prev = sz;
+	}
+	print_message("# %zu steps, %zu moves\n", steps, moves);
+	assert_true(mapped);
+	/* a mapping shrinks by mremap, and back below the runs' limit */
+	q = segpool_realloc(p, 65 * MiB);
+	assert_non_null(q);
+	assert_true(check(q, 40 * KiB, 11));
+	q = segpool_realloc(q, 40 * MiB);
+	assert_non_null(q);
+	assert_true(check(q, 40 * KiB, 11));
+	/* and to a size class: a copy */
+	p = segpool_realloc(q, 1000);
+	assert_non_null(p);
+	assert_true(check(p, 1000, 11));
+	q = segpool_realloc(p, 5 * MiB);
+	assert_non_null(q);
+	assert_true(check(q, 1000, 11));
+	segpool_free(q);
+}
+
+/* calloc of pages a freed block dirtied reads zero. */
+static void test_calloc_zeroed(void **state)
+{
+	for (int round = 0; round < 4; round++) {
+		unsigned char *p = segpool_malloc(MiB), *q;
+
+		(void)state;
+		assert_non_null(p);
+		memset(p, 0xff, MiB);
+		segpool_free(p);
+		q = segpool_calloc(1, MiB);
+		assert_non_null(q);
+		assert_true(sp_test_all_bytes(q, 0, MiB));
+		memset(q, 0xee, MiB);
+		segpool_free(q);
+	}
+}
+
+static void test_bad_input(void **state)
+{
+	char *p;
+
+	(void)state;
+	errno = 0;
+	assert_null(segpool_malloc(opaque(SIZE_MAX)));
+	assert_int_equal(errno, ENOMEM);
+	errno = 0;
+	assert_null(segpool_malloc(opaque(SIZE_MAX - SP_PAGE_SIZE + 2)));
+	assert_int_equal(errno, ENOMEM);
+	errno = 0;
+	assert_null(segpool_calloc(opaque(SIZE_MAX / 2), 3));
+	assert_int_equal(errno, ENOMEM);
+	errno = 0;
+	assert_null(segpool_aligned_alloc(opaque(3 * 64 * KiB), 100 * KiB));
+	assert_int_equal(errno, EINVAL);
+	errno = 0;
+	assert_null(segpool_aligned_alloc(MiB, opaque(SIZE_MAX - 10)));
+	assert_int_equal(errno, ENOMEM);
+	p = segpool_malloc(100 * KiB);
+	assert_non_null(p);
+	memset(p, 0x42, 100 * KiB);
+	errno = 0;
+	assert_null(segpool_realloc(p, opaque(SIZE_MAX - 1)));
+	assert_int_equal(errno, ENOMEM);
+	assert_true(sp_test_all_bytes(p, 0x42, 100 * KiB));
+	assert_int_equal(segpool_usable_size(p), 100 * KiB);
+	/* an interior pointer has no usable size */
+	errno = 0;
+	assert_int_equal(segpool_usable_size(p + SP_PAGE_SIZE), 0);
+	assert_int_equal(errno, EINVAL);
+	segpool_free(p);
+}
+
+/* The death tests free or realloc an address the parent prepared. */
+static void die_free(void *arg)
+{
+	segpool_free(arg);
+}
+
+static void die_realloc(void *arg)
+{
+	sink = segpool_realloc(arg, MiB);
+}
+
+static void expect_reported(void (*fn)(void *), void *ptr, const char *what)
+{
+	char addr[32];
+
+	assert_true(sp_test_expect_death(fn, ptr, what));
+	/* the report names the address */
+	snprintf(addr, sizeof(addr), "%p", ptr);
+	assert_true(sp_test_expect_death(fn, ptr, addr));
+}
+
+static void test_misuse_reported(void **state)
+{
+	struct sp_region *r = &sp_arena.region[0];
+	char *p = segpool_malloc(MiB), *q = segpool_malloc(40 * KiB);
+	char *gone = segpool_malloc(300 * KiB);
+
+	assert_non_null(p);
+	assert_non_null(q);
+	assert_non_null(gone);
+	segpool_free(gone);
+	expect_reported(die_free, p + 3 * SP_PAGE_SIZE, "free of interior pointer");
+	expect_reported(die_free, q + 16, "free of interior pointer");
+	expect_reported(die_free, p + SP_PAGE_SIZE - 8, "free of interior pointer");
+	expect_reported(die_realloc, p + 2 * SP_PAGE_SIZE,
+			"realloc of interior pointer");
+	/* a double free, and a page of the region nobody was given */
+	expect_reported(die_free, gone, "free of foreign pointer");
+	if (r->top < r->nr_pages)
+		expect_reported(die_free, r->base + (r->top << SP_PAGE_SHIFT),
+				"free of foreign pointer");
+	segpool_free(p);
+	segpool_free(q);
+	/* the page map is intact in this process: a full split-merge round */
+	test_split_merge(state);
+}
+
+/* A child frees its parent's large blocks, allocates its own, and exits. */
+static void test_fork(void **state)
+{
+	enum { N = 24 };
+	unsigned char *p[N];
+	int status;
+	pid_t pid;
+
+	(void)state;
+	for (int i = 0; i < N; i++) {
+		p[i] = segpool_malloc(40 * KiB + (size_t)i * 97 * KiB);
+		assert_non_null(p[i]);
+		fill(p[i], 40 * KiB, (unsigned int)i);
+	}
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int bad = 0;
+
+		for (int i = 0; i < N; i++) {
+			bad |= !check(p[i], 40 * KiB, (unsigned int)i);
+			segpool_free(p[i]);
+		}
+		for (int i = 0; i < N; i++) {
+			p[i] = segpool_malloc(33 * KiB + (size_t)i * 211 * KiB);
+			bad |= !p[i];
+			if (p[i])
+				memset(p[i], i, 33 * KiB);
+			p[i] = segpool_realloc(p[i], 2 * MiB);
+			bad |= !p[i];
+		}
+		for (int i = 0; i < N; i++)
+			segpool_free(p[i]);
+		_exit(bad ? 1 : 0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	/* the parent's blocks are untouched by the child's frees */
+	for (int i = 0; i < N; i++) {
+		assert_true(check(p[i], 40 * KiB, (unsigned int)i));
+		segpool_free(p[i]);
+	}
+}
+
+/*
+ * Threads that allocate, grow and free runs, half of them freed by the
+ * next thread: every block keeps its bytes, and no run is left over.
+ */
+enum { NR_THREADS = 4, PER_THREAD = 64, ROUNDS = 40 };
+
+struct churner {
+	int id;
+	uint64_t seed;
+	unsigned char *handoff[PER_THREAD];	/* to the next thread */
+	pthread_barrier_t *bar;
+	struct churner *next;
+	int bad;
+};
+
+static void *churn(void *arg)
+{
+	struct churner *t = arg;
+	unsigned char *mine[PER_THREAD];
+
+	for (int round = 0; round < ROUNDS; round++) {
+		for (int i = 0; i < PER_THREAD; i++) {
+			size_t sz = 33 * KiB + sp_test_rand(&t->seed) % (600 * KiB);
+
+			mine[i] = segpool_malloc(sz);
+			if (!mine[i]) {
+				t->bad = 1;
+				return NULL;
+			}
+			memset(mine[i], t->id, 33 * KiB);
+			if (i & 1) {
+				unsigned char *q = segpool_realloc(mine[i], sz * 2);
+
+				if (!q) {
+					t->bad = 1;
+					return NULL;
+				}
+				mine[i] = q;
+			}
+		}
+		for (int i = 0; i < PER_THREAD; i++)
+			if (!sp_test_all_bytes(mine[i], (unsigned char)t->id,
+					       33 * KiB))
+				t->bad = 1;
+		/* free the even ones here, hand the odd ones over */
+		for (int i = 0; i < PER_THREAD; i++)
+			if (!(i & 1))
+				segpool_free(mine[i]);
+		for (int i = 0; i < PER_THREAD; i++)
+			t->handoff[i] = (i & 1) ? mine[i] : NULL;
+		pthread_barrier_wait(t->bar);
+		for (int i = 0; i < PER_THREAD; i++)
+			if (t->next->handoff[i])
+				segpool_free(t->next->handoff[i]);
+		pthread_barrier_wait(t->bar);
+	}
+	return NULL;
+}
+
+static void test_threads_cross_free(void **state)
+{
+	struct churner t[NR_THREADS];
+	pthread_t th[NR_THREADS];
+	pthread_barrier_t bar;
+	uint64_t seed = sp_test_seed();
+	size_t runs0 = 0, runs1 = 0, bytes0, bytes1;
+
+	(void)state;
+	sp_large_totals(&runs0, &bytes0);
+	pthread_barrier_init(&bar, NULL, NR_THREADS);
+	for (int i = 0; i < NR_THREADS; i++) {
+		t[i] = (struct churner){ .id = i + 1, .bar = &bar,
+					 .next = &t[(i + 1) % NR_THREADS],
+					 .seed = seed + (uint64_t)i };
+	}
+	for (int i = 0; i < NR_THREADS; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, churn, &t[i]), 0);
+	for (int i = 0; i < NR_THREADS; i++) {
+		pthread_join(th[i], NULL);
+		assert_int_equal(t[i].bad, 0);
+	}
+	pthread_barrier_destroy(&bar);
+	sp_large_totals(&runs1, &bytes1);
+	assert_int_equal(runs1, runs0);
+	assert_int_equal(bytes1, bytes0);
+}
+
+static const struct CMUnitTest tests[] = {
+	cmocka_unit_test_setup(test_split_merge, setup),
+	cmocka_unit_test_setup(test_exact_pages, setup),
+	cmocka_unit_test_setup(test_alignment, setup),
+	cmocka_unit_test_setup(test_node_placement, setup),
+	cmocka_unit_test_setup(test_realloc_in_place_and_moving, setup),
+	cmocka_unit_test_setup(test_realloc_grow_in_place, setup),
+	cmocka_unit_test_setup(test_realloc_growth_and_remap, setup),
+	cmocka_unit_test_setup(test_calloc_zeroed, setup),
+	cmocka_unit_test_setup(test_bad_input, setup),
+	cmocka_unit_test_setup(test_misuse_reported, setup),
+	cmocka_unit_test_setup(test_fork, setup),
+	cmocka_unit_test_setup(test_threads_cross_free, setup),
+};
+
+SP_TEST_MAIN(tests)
