@@ -81,7 +81,7 @@ struct segpool_cache *sp_cache_create_full(const char *name, size_t size,
 	pc = sp_pcpu_cache_create(c);
 	if (!pc) {
 		/* empty and listed: unlist, let walkers pass, free */
-		if (sp_cache_unlist(c) == 0) {
+		if (sp_cache_unlist_unborn(c) == 0) {
 			sp_rcu_cache_retire(c);
 			sp_cache_free(c);
 		}
