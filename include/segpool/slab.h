@@ -339,11 +339,10 @@ segpool_cache_alloc_node(struct segpool_cache *cache, unsigned int gfp,
  *
  * Always checked, and reported with an abort: a pointer segpool never
  * handed out, an interior pointer, an object of another cache, and a double
- * free that is cheap to see: the object is already on top of the CPU's
- * magazine (an immediate repeat), or at slab level the slab's free-list
- * head, or its slab holds no allocated object.  A double free with other
- * frees in between can go unseen, except in a cache with debug flags,
- * which keeps the state of every object (Documentation/guide/debugging.md).
+ * free, whatever happened in between (other frees, shrinks, a slab released
+ * and carved again at the same address): every free object carries a free
+ * mark, from its slab's creation on.  What goes unseen is listed once in
+ * Documentation/guide/using.md ("Errors and misuse").
  *
  * Context: any thread, not only the allocating one.
  */
