@@ -131,7 +131,7 @@ const struct sp_env_var sp_env_table[SP_ENV_NR] = {
 	[SP_ENV_STATS_PRINT_FILE] = {
 		.name = "SEGPOOL_STATS_PRINT_FILE", .kind = SP_ENV_TEXT,
 		.def = "standard error",
-		.accepted = "a path (%p the pid, %% a %), or - for standard error",
+		.accepted = "a path (%p the pid, %% a %), or - for standard error; a new file (mode 0600) or one of the caller's own, replaced; a symbolic link, a FIFO or another user's file is refused (standard error is used)",
 		.on_bad = "nothing printed at exit",
 		.help = "where SEGPOOL_STATS_PRINT prints",
 		.bad_example = "/tmp/%q",
