@@ -15,6 +15,12 @@
 
 /* --- core/init.c --- */
 extern SP_INTERNAL bool sp_ready;
+/*
+ * The end of the one start-up failure message (core/init.c): what calls do
+ * until a later try succeeds.  Set before the first call by a layer that
+ * serves them otherwise (the malloc layer's bootstrap area).
+ */
+extern SP_INTERNAL const char *sp_init_meanwhile;
 SP_INTERNAL int sp_init_slow(void);
 
 /*

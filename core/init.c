@@ -89,6 +89,8 @@ bool sp_ready;
  * is set, so the fork handlers (registered on success) need not know it.
  */
 static pthread_mutex_t sp_init_lock = PTHREAD_MUTEX_INITIALIZER;
+/* what happens until a try succeeds: the malloc layer has its own words */
+const char *sp_init_meanwhile = "calls fail with ENOMEM and try again";
 static bool sp_init_settings_read;
 static bool sp_init_reported;
 static unsigned long sp_init_failures;
@@ -187,8 +189,8 @@ int sp_init_slow(void)
 		sp_init_failures++;
 		if (!sp_init_reported) {
 			sp_init_reported = true;
-			sp_warn("cannot initialise (%s: %s); calls fail with "
-				"ENOMEM and try again", failed, strerror(err));
+			sp_warn("cannot initialise (%s: %s); %s", failed,
+				strerror(err), sp_init_meanwhile);
 		}
 		pthread_mutex_unlock(&sp_init_lock);
 		errno = ENOMEM;

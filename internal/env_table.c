@@ -71,7 +71,7 @@ const struct sp_env_var sp_env_table[SP_ENV_NR] = {
 		.def = "32G",
 		.accepted = "bytes from 16M to 1T, decimal or 0x hex, with an optional K, M, G or T suffix",
 		.on_bad = "the default, 32G",
-		.help = "the address space reserved for each node's region, rounded up to a power of two; halved until the reservation fits, down to 16M",
+		.help = "the address space reserved for each node's region, rounded up to a power of two; halved until the reservation fits, down to 16M; under a soft address-space limit (ulimit -v) no more than half of what the limit leaves, down to 4M",
 	},
 	[SP_ENV_FREELIST_HARDENED] = {
 		.name = "SEGPOOL_FREELIST_HARDENED", .kind = SP_ENV_BOOL,

@@ -45,6 +45,12 @@ SP_INTERNAL void sp_os_release(void *addr, size_t size);
  */
 SP_INTERNAL void *sp_os_map_meta(size_t size);
 
+/*
+ * sp_os_as_room() - bytes of address space the soft RLIMIT_AS still
+ * leaves this process, or SIZE_MAX when there is no limit.
+ */
+SP_INTERNAL size_t sp_os_as_room(void);
+
 /* --- shared memory (os/shm.c) --- */
 /*
  * sp_os_shm_create() - create the shared-memory object @name (mode 0600,

@@ -76,7 +76,8 @@ static unsigned int count_of(const char *hay, const char *needle)
 #define INIT_AS_LIMIT	(20UL << 20)	/* ulimit -v 20M */
 
 /*
- * Started under a soft address-space limit of 20 MiB: the arena cannot be
+ * Started under a soft address-space limit of 20 MiB with eight emulated
+ * nodes: even the smallest arena (one 4 MiB block per node) cannot be
  * reserved, every call fails with ENOMEM; once the limit is lifted, the
  * next call initialises the library and everything works.
  */
@@ -113,6 +114,10 @@ static void child_init_retry(void **state)
 	assert_null(strstr(segpool_percpu_mode(), "not initialised"));
 }
 
+static const char *const env_eight_nodes[] = {
+	"SEGPOOL_NUMA_FAKE_NODES=8", NULL,
+};
+
 static void test_init_retry_after_failure(void **state)
 {
 	char buf[8192];
@@ -124,14 +129,58 @@ static void test_init_retry_after_failure(void **state)
 #endif
 	if (sp_test_under_valgrind())
 		skip();	/* so does valgrind; and the child would run natively */
-	status = run_self("child_init_retry", NULL, INIT_AS_LIMIT, buf,
-			  sizeof(buf));
+	status = run_self("child_init_retry", env_eight_nodes, INIT_AS_LIMIT,
+			  buf, sizeof(buf));
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		fail_msg("child status %#x; stderr: %s", status, buf);
 	/* reported once, however many calls failed; and the recovery */
 	assert_int_equal(count_of(buf, "segpool: cannot initialise"), 1);
 	assert_non_null(strstr(buf, "try again"));
 	assert_int_equal(count_of(buf, "segpool: initialised after"), 1);
+}
+
+/*
+ * The same limit on one node (issue 23, item 14): the arena is sized to
+ * what the limit leaves, so start-up succeeds at once, with nothing said,
+ * and a few MiB of objects of every size class are served.
+ */
+static void child_small_limit(void **state)
+{
+	static void *objs[4096];
+	size_t bytes = 0;
+	int n = 0;
+
+	(void)state;
+	if (!in_child())
+		skip();
+	for (size_t sz = 8; n < 4096 && bytes < (3UL << 20); n++) {
+		objs[n] = segpool_malloc(sz);
+		assert_non_null(objs[n]);
+		memset(objs[n], 0x5a, sz);
+		bytes += sz;
+		sz = sz >= 32768 ? 8 : sz * 2;
+	}
+	while (n--)
+		segpool_free(objs[n]);
+}
+
+static void test_small_as_limit(void **state)
+{
+	static const char *const env[] = { "SEGPOOL_NUMA=off", NULL };
+	char buf[8192];
+	int status;
+
+	(void)state;
+#if defined(CONFIG_SEGPOOL_ASAN) || defined(CONFIG_SEGPOOL_TSAN)
+	skip();		/* the sanitizers' shadow memory needs more than that */
+#endif
+	if (sp_test_under_valgrind())
+		skip();
+	status = run_self("child_small_limit", env, INIT_AS_LIMIT, buf,
+			  sizeof(buf));
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("child status %#x; stderr: %s", status, buf);
+	assert_null(strstr(buf, "segpool:"));
 }
 
 /* --- a zeroed free link with hardening off (defect 5) --------------------- */
@@ -545,6 +594,8 @@ static void test_env_parse(void **state)
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(child_init_retry),
 	cmocka_unit_test(test_init_retry_after_failure),
+	cmocka_unit_test(child_small_limit),
+	cmocka_unit_test(test_small_as_limit),
 	cmocka_unit_test(child_zeroed_link),
 	cmocka_unit_test(test_zeroed_link_unhardened),
 	cmocka_unit_test(test_realloc_interior),
