@@ -67,6 +67,7 @@
 #include "segpool_config.h"
 #include "core/core.h"
 #include "failslab/failslab.h"
+#include "internal/reentry.h"
 #include "internal/report.h"
 #include "numa/region.h"
 #include "numa/topology.h"
@@ -148,6 +149,7 @@ static void sp_atfork_child(void)
 
 static void sp_init_settings(void)
 {
+	sp_lib_drain_hook = sp_lib_drain;	/* for the layers below core/ */
 	sp_harden_init();	/* before any cache, internal ones too */
 	sp_failslab_init();
 	sp_topology_init(sp_cpu_possible_count());
@@ -173,9 +175,17 @@ int sp_init_slow(void)
 	const char *failed;
 	int err;
 
+	/* a signal handler that interrupted start-up must not wait for it */
+	if (sp_lib_nested()) {
+		errno = ENOMEM;
+		return -ENOMEM;
+	}
+	sp_lib_enter();
 	pthread_mutex_lock(&sp_init_lock);
 	if (__atomic_load_n(&sp_ready, __ATOMIC_ACQUIRE)) {
 		pthread_mutex_unlock(&sp_init_lock);
+		if (sp_lib_leave())
+			sp_lib_drain();
 		return 0;
 	}
 	if (!sp_init_settings_read) {
@@ -193,6 +203,8 @@ int sp_init_slow(void)
 				strerror(err), sp_init_meanwhile);
 		}
 		pthread_mutex_unlock(&sp_init_lock);
+		if (sp_lib_leave())
+			sp_lib_drain();
 		errno = ENOMEM;
 		return -ENOMEM;
 	}
@@ -201,6 +213,8 @@ int sp_init_slow(void)
 	/* every size class exists: the hit paths may open */
 	sp_pcpu_fast_update(sp_failslab_active());
 	pthread_mutex_unlock(&sp_init_lock);
+	if (sp_lib_leave())
+		sp_lib_drain();
 	if (sp_init_failures)
 		sp_warn("initialised after %lu failed attempt%s", sp_init_failures,
 			sp_init_failures == 1 ? "" : "s");

@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "internal/reentry.h"
 #include "internal/report.h"
 #include "slab/slab.h"
 
@@ -45,9 +46,14 @@ static void sp_slab_populate(struct segpool_cache *c, struct sp_slab *s)
 	/* its pages may come from another cache's slab, with its bytes */
 	if (c->flags & SP_CACHE_ZEROED)
 		memset(s->base, 0, (size_t)c->objs_per_slab * c->stride);
-	if (c->ctor)
+	if (c->ctor) {
+		/* no lock held: the ctor may call segpool as the program does */
+		unsigned int depth = sp_lib_suspend();
+
 		for (unsigned int i = 0; i < c->objs_per_slab; i++)
 			c->ctor(s->base + (size_t)i * c->stride);
+		sp_lib_resume(depth);
+	}
 	/*
 	 * Every object starts free, so it starts with its free mark: a
 	 * stale pointer into a slab carved where a released one stood (a

@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "core/core.h"
+#include "internal/reentry.h"
 #include "internal/rculist.h"
 #include "numa/region.h"
 #include "os/os.h"
@@ -235,6 +236,7 @@ static void sp_snap_node(struct segpool_cache *c, int i, struct sp_node_snap *n)
 {
 	struct sp_cache_node *cn = &c->node[i];
 
+	sp_lib_enter();		/* a node lock: internal/reentry.h */
 	pthread_mutex_lock(&cn->lock);
 	n->partial = cn->nr_partial;
 	n->full = cn->nr_full;
@@ -247,6 +249,7 @@ static void sp_snap_node(struct segpool_cache *c, int i, struct sp_node_snap *n)
 	n->slabs_created = cn->slabs_created;
 	n->slabs_released = cn->slabs_released;
 	pthread_mutex_unlock(&cn->lock);
+	sp_lib_exit();
 }
 
 /* Pass 2: CPU slot @i of @pc into @sl. */

@@ -5,7 +5,9 @@
  * The kernel's kmem_cache API in userspace: a cache hands out objects of one
  * size and alignment, carved from slabs that live in per-NUMA-node memory
  * regions.  Every function here is thread-safe and may be called from any
- * thread at any time, including in a child after fork().
+ * thread, including in a child after fork().  From a signal handler only
+ * the allocation and free calls, with the limits that
+ * Documentation/guide/using.md ("Signal handlers") states.
  *
  * Errors: functions returning a pointer return NULL and set errno; functions
  * returning int return a negative errno value and set errno too.  Misuse that
