@@ -47,6 +47,7 @@
 #include "numa/topology.h"
 #include "percpu/alien.h"
 #include "percpu/pcpu.h"
+#include "stats/export.h"
 #include "selftests/lib/harness.h"
 #include "selftests/lib/json.h"
 #include "selftests/lib/stats_parse.h"
@@ -463,8 +464,8 @@ static void test_remote_frees_go_home(void **state)
 
 /*
  * Every rendering of a cache's active objects gives @want (issue 23, item
- * 13): the info struct (which the export copies), the slabinfo dump, the
- * detail and the JSON, the per-node splits adding up to the total.  Objects
+ * 13): the info struct, the slabinfo dump, the detail and the JSON (the
+ * per-node splits adding up to the total) and the export's record.  Objects
  * in an alien batch count on their home node, not the freeing CPU's.
  */
 static void renderings_agree(struct segpool_cache *c, uint64_t want)
@@ -494,6 +495,30 @@ static void renderings_agree(struct segpool_cache *c, uint64_t want)
 	assert_int_equal(sum, want);
 	jfree(&d);
 	free(text);
+	/* the export's record, collected as the publisher does */
+	{
+		struct sp_export_layout l;
+		const struct segpool_export_cache *recs;
+		uint32_t n;
+		void *area;
+		bool found = false;
+
+		sp_export_layout(&l, (uint32_t)sp_arena.nr_regions,
+				 sp_export_count_caches() + 8);
+		area = calloc(1, l.size);
+		assert_non_null(area);
+		n = sp_export_collect(area, &l);
+		recs = (const struct segpool_export_cache *)
+			((const char *)area + l.caches_offset);
+		for (uint32_t i = 0; i < n && i < l.capacity; i++) {
+			if (strcmp(recs[i].name, name))
+				continue;
+			assert_int_equal(recs[i].active_objs, want);
+			found = true;
+		}
+		assert_true(found);
+		free(area);
+	}
 }
 
 /*
