@@ -614,7 +614,7 @@ static void *sig_stash[SIG_STASH];
 static volatile unsigned int sig_stash_next;
 static volatile unsigned long sig_allocs, sig_enomem, sig_other, sig_count;
 static volatile unsigned long sig_nested;	/* handlers inside the library */
-static volatile bool sig_stop;
+static bool sig_stop;		/* atomic: the sender reads it */
 
 static void sig_handler(int sig)
 {
@@ -644,7 +644,7 @@ static void *sig_sender(void *arg)
 {
 	pthread_t target = *(pthread_t *)arg;
 
-	while (!sig_stop) {
+	while (!__atomic_load_n(&sig_stop, __ATOMIC_ACQUIRE)) {
 		pthread_kill(target, SIGUSR1);
 		sched_yield();
 	}
@@ -682,7 +682,7 @@ static void child_signal_alloc(void **state)
 		if (r % 50 == 0)
 			segpool_cache_shrink(sig_cache);
 	}
-	sig_stop = true;
+	__atomic_store_n(&sig_stop, true, __ATOMIC_RELEASE);
 	pthread_join(sender, NULL);
 	signal(SIGUSR1, SIG_IGN);
 	/* the handler's frees, deferred or not, all reached the cache */
