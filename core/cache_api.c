@@ -16,6 +16,7 @@
 #include "core/core.h"
 #include "core/hotpath.h"
 #include "failslab/failslab.h"
+#include "internal/reentry.h"
 #include "internal/report.h"
 #include "numa/policy.h"
 #include "numa/topology.h"
@@ -62,8 +63,13 @@ struct segpool_cache *sp_cache_create_full(const char *name, size_t size,
 					   size_t align, unsigned long flags,
 					   void (*ctor)(void *))
 {
-	struct segpool_cache *c = sp_cache_create(name, size, align, flags, ctor);
+	struct segpool_cache *c;
 	struct sp_pcpu_cache *pc;
+
+	sp_lib_enter();		/* the cache-list lock: internal/reentry.h */
+	c = sp_cache_create(name, size, align, flags, ctor);
+	if (sp_lib_leave())
+		sp_lib_drain();
 
 	/* its slabs are released by call_rcu(), maybe under segpool locks,
 	 * where the worker cannot be started */
@@ -81,7 +87,7 @@ struct segpool_cache *sp_cache_create_full(const char *name, size_t size,
 	pc = sp_pcpu_cache_create(c);
 	if (!pc) {
 		/* empty and listed: unlist, let walkers pass, free */
-		if (sp_cache_unlist(c) == 0) {
+		if (sp_cache_unlist_unborn(c) == 0) {
 			sp_rcu_cache_retire(c);
 			sp_cache_free(c);
 		}
@@ -186,9 +192,12 @@ SEGPOOL_API int segpool_cache_destroy(struct segpool_cache *cache)
 	/* objects freed by RCU come back first: they are not leaks */
 	sp_rcu_cache_quiesce(cache);
 	/* objects cached per CPU are free objects: give them back first */
+	sp_lib_enter();
 	if (pcpu)
 		sp_pcpu_drain(pcpu);
 	ret = sp_cache_unlist(cache);
+	if (sp_lib_leave())
+		sp_lib_drain();
 	if (ret)
 		return ret;
 	/* no walker sees it any more, no deferred slab points to it */
@@ -200,13 +209,11 @@ SEGPOOL_API int segpool_cache_destroy(struct segpool_cache *cache)
 }
 
 /* Everything but the magazine hit: checks, gfp flags, node choice, fallback. */
-static __sp_noinline void *sp_cache_alloc_slow(struct segpool_cache *cache,
-					       unsigned int gfp, int node)
+static inline void *sp_cache_alloc_locked(struct segpool_cache *cache,
+					  unsigned int gfp, int node)
 {
 	void *obj = NULL;
 
-	if (!sp_alloc_args_ok(cache, gfp))
-		return NULL;
 	if (sp_failslab_active() && sp_should_failslab(cache)) {
 		errno = ENOMEM;
 		return NULL;
@@ -228,6 +235,33 @@ static __sp_noinline void *sp_cache_alloc_slow(struct segpool_cache *cache,
 	sp_obj_out(cache, obj);
 	if (gfp & SEGPOOL_ZERO)
 		memset(obj, 0, cache->object_size);
+	return obj;
+}
+
+/*
+ * A call that interrupted the library on its own thread (a signal
+ * handler) takes no lock: what the hit path could not serve fails, as
+ * GFP_ATOMIC may (internal/reentry.h).
+ */
+static __sp_cold void *sp_alloc_nested(void)
+{
+	errno = ENOMEM;
+	return NULL;
+}
+
+static __sp_noinline void *sp_cache_alloc_slow(struct segpool_cache *cache,
+					       unsigned int gfp, int node)
+{
+	void *obj;
+
+	if (!sp_alloc_args_ok(cache, gfp))
+		return NULL;
+	if (unlikely(sp_lib_nested()))
+		return sp_alloc_nested();
+	sp_lib_enter();
+	obj = sp_cache_alloc_locked(cache, gfp, node);
+	if (sp_lib_leave())
+		sp_lib_drain();
 	return obj;
 }
 
@@ -265,11 +299,19 @@ SEGPOOL_API int segpool_cache_alloc_bulk(struct segpool_cache *cache,
 		errno = EINVAL;
 		return 0;
 	}
+	if (unlikely(sp_lib_nested())) {	/* internal/reentry.h */
+		errno = ENOMEM;
+		return 0;
+	}
 	if (sp_failslab_active() && sp_should_failslab(cache)) {
 		errno = ENOMEM;
 		return 0;
 	}
-	if (!sp_alloc_objs(cache, gfp, SEGPOOL_NUMA_NO_NODE, n, objs))
+	sp_lib_enter();
+	n = sp_alloc_objs(cache, gfp, SEGPOOL_NUMA_NO_NODE, n, objs);
+	if (sp_lib_leave())
+		sp_lib_drain();
+	if (!n)
 		return 0;
 	for (size_t i = 0; i < n; i++) {
 		sp_obj_out(cache, objs[i]);
@@ -325,6 +367,68 @@ static __sp_cold __sp_noreturn void sp_report_double_free(struct segpool_cache *
 	sp_report_bad_free("double free", obj, c->name);
 }
 
+/*
+ * The deferred list's link (internal/reentry.h): the free-list word of a
+ * slab object, the first word of a large mapping.  The object may be
+ * poisoned for ASan already (a missed push): the library's own access.
+ */
+static inline size_t sp_defer_link_off(const void *obj)
+{
+	struct sp_slab *s = sp_obj_to_slab(obj);
+
+	return s ? s->cache->fp_offset : 0;
+}
+
+#if SP_ASAN
+__attribute__((no_sanitize_address))
+#endif
+static void sp_defer_link_store(void *obj, void *next)
+{
+	SP_MARK_STORE((char *)obj + sp_defer_link_off(obj), (uintptr_t)next);
+}
+
+#if SP_ASAN
+__attribute__((no_sanitize_address))
+#endif
+static void *sp_defer_link_load(const void *obj)
+{
+	return (void *)SP_MARK_LOAD((const char *)obj + sp_defer_link_off(obj));
+}
+
+void sp_lib_defer_free(void *obj)
+{
+	sp_lib_defer(obj, sp_defer_link_store);
+}
+
+void sp_lib_drain(void)
+{
+	void *obj;
+
+	do {
+		sp_lib_enter();
+		while ((obj = sp_lib_take_deferred())) {
+			while (obj) {
+				struct sp_slab *s = sp_obj_to_slab(obj);
+				void *next = sp_defer_link_load(obj);
+
+				if (s) {
+					struct segpool_cache *c = s->cache;
+
+					/* the link may have taken the mark's word */
+					if (!(c->flags & SP_CACHE_DEBUG))
+						sp_freemark_set(obj, c->key_off);
+					sp_san_free(c, obj);
+					sp_free_to_layers(c, obj, s->node);
+				} else if (!sp_large_free(obj)) {
+					sp_report_bad_free("free of foreign pointer",
+							   obj, NULL);
+				}
+				obj = next;
+			}
+		}
+	} while (sp_lib_leave());
+}
+
 void sp_free_slow(struct segpool_cache *cache, void *obj)
 {
 	struct sp_slab *s;
@@ -335,6 +439,8 @@ void sp_free_slow(struct segpool_cache *cache, void *obj)
 		sp_cache_bad_free(cache, obj);
 	s = sp_cache_obj_slab(cache, obj);
 	if (unlikely(!s)) {
+		if (unlikely(sp_lib_nested()))	/* no debug response: no lock */
+			sp_cache_bad_free(cache, obj);
 		sp_cache_bad_obj(cache, obj);
 		return;
 	}
@@ -344,8 +450,16 @@ void sp_free_slow(struct segpool_cache *cache, void *obj)
 			sp_report_double_free(cache, obj);
 		sp_freemark_set(obj, cache->key_off);
 	}
+	if (unlikely(sp_lib_nested())) {
+		/* checked and marked: freed when the interrupted call leaves */
+		sp_lib_defer_free(obj);
+		return;
+	}
 	sp_san_free(cache, obj);	/* before anyone else may take it */
+	sp_lib_enter();
 	sp_free_to_layers(cache, obj, s->node);
+	if (sp_lib_leave())
+		sp_lib_drain();
 }
 
 void sp_free_miss(struct segpool_cache *cache, void *obj, uintptr_t tag,
@@ -370,7 +484,14 @@ void sp_free_miss(struct segpool_cache *cache, void *obj, uintptr_t tag,
 	 * instrumented (slab/freemark.h).
 	 */
 	sp_freemark_set(obj, cache->key_off);
+	if (unlikely(sp_lib_nested())) {
+		sp_lib_defer_free(obj);		/* poisoned: drained as is */
+		return;
+	}
+	sp_lib_enter();
 	sp_free_to_layers(cache, obj, sp_tag_node(tag));
+	if (sp_lib_leave())
+		sp_lib_drain();
 }
 
 /*
@@ -408,11 +529,14 @@ SEGPOOL_API int segpool_cache_shrink(struct segpool_cache *cache)
 		return -EINVAL;
 	}
 	/* the slabs the drain released count too, not only the shrink's */
+	sp_lib_enter();
 	sp_slab_tally_begin(cache);
 	if (cache->pcpu)
 		sp_pcpu_drain(cache->pcpu);
 	sp_slab_shrink(cache);
 	n = sp_slab_tally_end();
+	if (sp_lib_leave())
+		sp_lib_drain();
 	return n > INT32_MAX ? INT32_MAX : (int)n;
 }
 

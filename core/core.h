@@ -15,6 +15,21 @@
 
 /* --- core/init.c --- */
 extern SP_INTERNAL bool sp_ready;
+/*
+ * The end of the one start-up failure message (core/init.c): what calls do
+ * until a later try succeeds.  Set before the first call by a layer that
+ * serves them otherwise (the malloc layer's bootstrap area).
+ */
+extern SP_INTERNAL const char *sp_init_meanwhile;
+
+/*
+ * sp_lib_drain() - free what signal handlers deferred on this thread while
+ * it was inside the library (internal/reentry.h); called by a slow path
+ * as it leaves, when sp_lib_leave() says so.
+ */
+SP_INTERNAL __sp_cold void sp_lib_drain(void);
+/* sp_lib_defer_free() - put @obj (checked) on this thread's deferred list. */
+SP_INTERNAL void sp_lib_defer_free(void *obj);
 SP_INTERNAL int sp_init_slow(void);
 
 /*

@@ -10,6 +10,7 @@
 #include <segpool/segpool.h>
 
 #include "core/core.h"
+#include "internal/reentry.h"
 
 static inline bool sp_cache_ok(const struct segpool_cache *c)
 {
@@ -49,9 +50,12 @@ SEGPOOL_API long segpool_cache_leaks(struct segpool_cache *cache, FILE *f)
 		return -EINVAL;
 	}
 	/* objects cached per CPU are free: only the slabs' count is live */
+	sp_lib_enter();
 	if (cache->pcpu)
 		sp_pcpu_drain(cache->pcpu);
 	n = sp_debug_leaks(cache, f);
+	if (sp_lib_leave())
+		sp_lib_drain();
 	if (n < 0)
 		errno = (int)-n;
 	return n;

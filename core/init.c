@@ -72,6 +72,7 @@
 #include "segpool_config.h"
 #include "core/core.h"
 #include "failslab/failslab.h"
+#include "internal/reentry.h"
 #include "internal/report.h"
 #include "numa/region.h"
 #include "numa/topology.h"
@@ -94,6 +95,8 @@ bool sp_ready;
  * is set, so the fork handlers (registered on success) need not know it.
  */
 static pthread_mutex_t sp_init_lock = PTHREAD_MUTEX_INITIALIZER;
+/* what happens until a try succeeds: the malloc layer has its own words */
+const char *sp_init_meanwhile = "calls fail with ENOMEM and try again";
 static bool sp_init_settings_read;
 static bool sp_init_reported;
 static unsigned long sp_init_failures;
@@ -151,6 +154,7 @@ static void sp_atfork_child(void)
 
 static void sp_init_settings(void)
 {
+	sp_lib_drain_hook = sp_lib_drain;	/* for the layers below core/ */
 	sp_harden_init();	/* before any cache, internal ones too */
 	sp_failslab_init();
 	sp_topology_init(sp_cpu_possible_count());
@@ -176,9 +180,17 @@ int sp_init_slow(void)
 	const char *failed;
 	int err;
 
+	/* a signal handler that interrupted start-up must not wait for it */
+	if (sp_lib_nested()) {
+		errno = ENOMEM;
+		return -ENOMEM;
+	}
+	sp_lib_enter();
 	pthread_mutex_lock(&sp_init_lock);
 	if (__atomic_load_n(&sp_ready, __ATOMIC_ACQUIRE)) {
 		pthread_mutex_unlock(&sp_init_lock);
+		if (sp_lib_leave())
+			sp_lib_drain();
 		return 0;
 	}
 	if (!sp_init_settings_read) {
@@ -192,10 +204,12 @@ int sp_init_slow(void)
 		sp_init_failures++;
 		if (!sp_init_reported) {
 			sp_init_reported = true;
-			sp_warn("cannot initialise (%s: %s); calls fail with "
-				"ENOMEM and try again", failed, strerror(err));
+			sp_warn("cannot initialise (%s: %s); %s", failed,
+				strerror(err), sp_init_meanwhile);
 		}
 		pthread_mutex_unlock(&sp_init_lock);
+		if (sp_lib_leave())
+			sp_lib_drain();
 		errno = ENOMEM;
 		return -ENOMEM;
 	}
@@ -205,6 +219,8 @@ int sp_init_slow(void)
 	sp_inline_abi_publish();
 	sp_pcpu_fast_update(sp_failslab_active());
 	pthread_mutex_unlock(&sp_init_lock);
+	if (sp_lib_leave())
+		sp_lib_drain();
 	if (sp_init_failures)
 		sp_warn("initialised after %lu failed attempt%s", sp_init_failures,
 			sp_init_failures == 1 ? "" : "s");

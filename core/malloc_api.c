@@ -18,11 +18,12 @@
 #include "core/core.h"
 #include "core/hotpath.h"
 #include "failslab/failslab.h"
+#include "internal/reentry.h"
 #include "internal/report.h"
 #include "numa/topology.h"
 
 /* Everything but a size class's magazine hit: start-up, node, large sizes. */
-static __sp_noinline void *sp_malloc_node(size_t size, int node, bool zero)
+static inline void *sp_malloc_node_locked(size_t size, int node, bool zero)
 {
 	void *obj;
 	int idx;
@@ -57,6 +58,27 @@ out:
 		return NULL;
 	}
 	return sp_large_alloc(size, SP_PAGE_SIZE, idx, zero);
+}
+
+/*
+ * From a signal handler that interrupted the library on its thread: what
+ * the hit path could not serve fails (internal/reentry.h).
+ */
+static __sp_noinline void *sp_malloc_node(size_t size, int node, bool zero)
+{
+	void *obj;
+
+	if (unlikely(sp_lib_nested())) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (unlikely(sp_init()))	/* it marks its own depth */
+		return NULL;
+	sp_lib_enter();
+	obj = sp_malloc_node_locked(size, node, zero);
+	if (sp_lib_leave())
+		sp_lib_drain();
+	return obj;
 }
 
 /* Sizes above 1 KiB: the class by sp_kmalloc_index(), then the same hit. */
@@ -163,9 +185,25 @@ static void sp_classify(const void *ptr, const char *op, bool named_ok,
 /* Not a slab object: NULL, a large block, or misuse (reported). */
 static __sp_noinline void sp_free_untagged(void *ptr)
 {
+	bool ok;
+
 	if (!ptr)
 		return;
-	if (sp_obj_to_slab(ptr) || !sp_large_free(ptr))
+	/* checked before the deferral writes its link into the block */
+	if (sp_obj_to_slab(ptr) || ((uintptr_t)ptr & (SP_PAGE_SIZE - 1)) ||
+	    (sp_arena_page(ptr) && !sp_run_pages(ptr)))
+		sp_report_bad_free(sp_large_misuse(ptr), ptr, NULL);
+	if (unlikely(sp_lib_nested())) {
+		/* the region's or the registry's lock may be the interrupted
+		 * call's */
+		sp_lib_defer_free(ptr);
+		return;
+	}
+	sp_lib_enter();
+	ok = sp_large_free(ptr);
+	if (sp_lib_leave())
+		sp_lib_drain();
+	if (!ok)
 		sp_report_bad_free(sp_large_misuse(ptr), ptr, NULL);
 }
 

@@ -5,6 +5,13 @@
  * The readers run at initialisation (core/init.c), one thread, before any
  * other library thread exists; a variable read again by a later try of a
  * failed initialisation is not reported twice.
+ *
+ * Every SEGPOOL_* variable is read here (sp_env_get(), sp_env_raw()), so
+ * this is the one place that ignores them all in a process that runs with
+ * AT_SECURE (setuid, setgid or with file capabilities): its environment is
+ * its unprivileged caller's, who could otherwise have it create files,
+ * inject faults or print its statistics.  glibc's secure_getenv() makes
+ * the same test; getauxval() reads the auxiliary vector, no system call.
  */
 #include <errno.h>
 #include <limits.h>
@@ -12,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/auxv.h>
 
 #include "internal/env.h"
 #include "internal/report.h"
@@ -148,9 +156,37 @@ const char *sp_env_parse(const struct sp_env_var *v, const char *s,
 	}
 }
 
+extern char **environ;
+
+bool sp_env_secure(void)
+{
+	/* -1: not yet decided; 0 or 1 after (racing first calls agree) */
+	static int secure = -1;
+	int v = __atomic_load_n(&secure, __ATOMIC_RELAXED);
+	bool any = false;
+
+	if (likely(v >= 0))
+		return v;
+	v = getauxval(AT_SECURE) != 0;
+	if (v && environ)
+		for (char **e = environ; *e && !any; e++)
+			any = !strncmp(*e, "SEGPOOL_", 8);
+	if (any && __atomic_exchange_n(&secure, v, __ATOMIC_RELAXED) < 0)
+		sp_warn("running with AT_SECURE (setuid, setgid or file "
+			"capabilities): every SEGPOOL_* variable is ignored");
+	else
+		__atomic_store_n(&secure, v, __ATOMIC_RELAXED);
+	return v;
+}
+
+const char *sp_env_raw(const char *name)
+{
+	return sp_env_secure() ? NULL : getenv(name);
+}
+
 const char *sp_env_get(enum sp_env_id id)
 {
-	const char *s = getenv(sp_env_table[id].name);
+	const char *s = sp_env_raw(sp_env_table[id].name);
 
 	if (!s || !*s)
 		return NULL;

@@ -77,6 +77,17 @@ extern SP_INTERNAL const struct sp_env_var sp_env_table[SP_ENV_NR];
  * (a control character: reported).
  */
 SP_INTERNAL const char *sp_env_get(enum sp_env_id id);
+/*
+ * sp_env_raw() - getenv(@name) for a SEGPOOL_* variable outside the table
+ * (SEGPOOL_MALLOC_CONF, parsed by its own reader): NULL under AT_SECURE.
+ */
+SP_INTERNAL const char *sp_env_raw(const char *name);
+/*
+ * sp_env_secure() - whether the process runs with AT_SECURE (setuid,
+ * setgid, file capabilities): then every SEGPOOL_* variable is ignored,
+ * said once on stderr when one is set.  The one place that decides.
+ */
+SP_INTERNAL bool sp_env_secure(void);
 /* sp_env_bool() - a SP_ENV_BOOL variable: its value, or @def when unset or
  * bad (reported). */
 SP_INTERNAL bool sp_env_bool(enum sp_env_id id, bool def);

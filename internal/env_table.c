@@ -71,7 +71,7 @@ const struct sp_env_var sp_env_table[SP_ENV_NR] = {
 		.def = "32G",
 		.accepted = "bytes from 16M to 1T, decimal or 0x hex, with an optional K, M, G or T suffix",
 		.on_bad = "the default, 32G",
-		.help = "the address space reserved for each node's region, rounded up to a power of two; halved until the reservation fits, down to 16M",
+		.help = "the address space reserved for each node's region, rounded up to a power of two; halved until the reservation fits, down to 16M; under a soft address-space limit (ulimit -v) no more than half of what the limit leaves, down to 4M",
 	},
 	[SP_ENV_FREELIST_HARDENED] = {
 		.name = "SEGPOOL_FREELIST_HARDENED", .kind = SP_ENV_BOOL,
@@ -131,7 +131,7 @@ const struct sp_env_var sp_env_table[SP_ENV_NR] = {
 	[SP_ENV_STATS_PRINT_FILE] = {
 		.name = "SEGPOOL_STATS_PRINT_FILE", .kind = SP_ENV_TEXT,
 		.def = "standard error",
-		.accepted = "a path (%p the pid, %% a %), or - for standard error",
+		.accepted = "a path (%p the pid, %% a %), or - for standard error; a new file (mode 0600) or one of the caller's own, replaced; a symbolic link, a FIFO or another user's file is refused (standard error is used)",
 		.on_bad = "nothing printed at exit",
 		.help = "where SEGPOOL_STATS_PRINT prints",
 		.bad_example = "/tmp/%q",

@@ -89,19 +89,39 @@ void sp_warn(const char *fmt, ...)
 void sp_rbuf_init(struct sp_rbuf *b, void *file)
 {
 	b->file = file;
+	b->sink = NULL;
+	b->sink_arg = NULL;
 	b->len = 0;
+}
+
+void sp_rbuf_init_sink(struct sp_rbuf *b,
+		       void (*sink)(void *, const char *, size_t), void *arg)
+{
+	sp_rbuf_init(b, NULL);
+	b->sink = sink;
+	b->sink_arg = arg;
+}
+
+void sp_report_text(void *file, const char *text, size_t len)
+{
+	if (!len)
+		return;
+	if (file) {
+		fwrite(text, 1, len, file);
+		fflush(file);
+	} else {
+		sp_write_all(text, len);
+	}
 }
 
 void sp_rbuf_flush(struct sp_rbuf *b)
 {
 	if (!b->len)
 		return;
-	if (b->file) {
-		fwrite(b->buf, 1, b->len, b->file);
-		fflush(b->file);
-	} else {
-		sp_write_all(b->buf, b->len);
-	}
+	if (b->sink)
+		b->sink(b->sink_arg, b->buf, b->len);
+	else
+		sp_report_text(b->file, b->buf, b->len);
 	b->len = 0;
 }
 

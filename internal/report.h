@@ -30,15 +30,24 @@ SP_INTERNAL __sp_cold __sp_printf(1, 2) void sp_warn(const char *fmt, ...);
  * are built in a struct sp_rbuf on the caller's stack and written with as
  * few write(2) calls as fit (one for a block of normal size), so blocks of
  * two threads do not interleave line by line.  Every line starts with
- * "segpool: ".  With @file set, the lines go to that stdio stream instead.
+ * "segpool: ".  With @file set, the lines go to that stdio stream instead;
+ * with a @sink set (sp_rbuf_init_sink()), each flush hands the bytes to it
+ * instead, so that a report formatted under a lock is written after it.
  */
 struct sp_rbuf {
 	void *file;			/* FILE *, or NULL for write(2) to fd 2 */
+	void (*sink)(void *arg, const char *text, size_t len);
+	void *sink_arg;
 	size_t len;			/* bytes used in @buf */
 	char buf[6144];
 };
 
 SP_INTERNAL void sp_rbuf_init(struct sp_rbuf *b, void *file);
+SP_INTERNAL void sp_rbuf_init_sink(struct sp_rbuf *b,
+				   void (*sink)(void *, const char *, size_t),
+				   void *arg);
+/* sp_report_text() - @len bytes of @text to @file (a FILE *), or to fd 2. */
+SP_INTERNAL void sp_report_text(void *file, const char *text, size_t len);
 /* sp_rbuf_line() - one line: "segpool: " + the format + a newline. */
 SP_INTERNAL __sp_printf(2, 3) void sp_rbuf_line(struct sp_rbuf *b,
 						const char *fmt, ...);

@@ -19,6 +19,7 @@
 
 #include <segpool/segpool.h>
 
+#include "internal/env.h"
 #include "internal/report.h"
 #include "malloc/preload.h"
 
@@ -115,7 +116,7 @@ static bool sp_pl_conf_pair(const char *s, size_t len)
 
 void sp_pl_conf_init(void)
 {
-	const char *env = getenv(SP_PL_CONF_ENV);
+	const char *env = sp_env_raw(SP_PL_CONF_ENV);
 	const char *s = env;
 
 	if (!env)

@@ -40,7 +40,6 @@
 
 /* Initial-exec: no allocation on first touch, unlike a dynamic TLS block. */
 static __thread bool sp_pl_init_running __attribute__((tls_model("initial-exec")));
-static int sp_pl_init_failed;
 /*
  * Set by this object's constructor.  Until then the libraries segpool uses
  * may not be constructed yet (the C library and libnuma allocate from their
@@ -67,17 +66,12 @@ bool sp_pl_bring_up(void)
 	if (sp_pl_ready())
 		return true;
 	if (sp_pl_init_running || !__atomic_load_n(&sp_pl_constructed,
-						   __ATOMIC_ACQUIRE) ||
-	    __atomic_load_n(&sp_pl_init_failed, __ATOMIC_RELAXED))
+						   __ATOMIC_ACQUIRE))
 		return false;
 	sp_pl_init_running = true;
 	err = sp_init();
 	sp_pl_init_running = false;
 	if (err) {
-		if (!__atomic_exchange_n(&sp_pl_init_failed, 1, __ATOMIC_RELAXED))
-			sp_warn("malloc: the library could not initialise: "
-				"serving from the %lu KiB bootstrap area only",
-				SP_BOOT_SIZE >> 10);
 		errno = saved;
 		return false;
 	}
@@ -88,6 +82,10 @@ bool sp_pl_bring_up(void)
 /* The library and the bootstrap area before the first segpool call. */
 __attribute__((constructor(101))) static void sp_pl_constructor(void)
 {
+	/* a failed start-up is said once, by the library, in these words;
+	 * a later call tries again */
+	sp_init_meanwhile = "malloc() serves from the " SP_BOOT_SIZE_TEXT
+			    " bootstrap area meanwhile and tries again";
 	__atomic_store_n(&sp_pl_constructed, true, __ATOMIC_RELEASE);
 	sp_pl_bring_up();
 	sp_pl_conf_init();

@@ -29,6 +29,7 @@
 
 /* Bytes of the bootstrap area; untouched pages cost no memory. */
 #define SP_BOOT_SIZE		(1UL << 20)
+#define SP_BOOT_SIZE_TEXT	"1024 KiB"	/* in the start-up message */
 /* Alignment of every bootstrap block (glibc's MALLOC_ALIGNMENT). */
 #define SP_BOOT_ALIGN		16
 

@@ -25,6 +25,7 @@
  * another thread freed) reads them with no lock, to report it.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,9 +76,47 @@ static void sp_region_init(struct sp_region *r, int idx, char *base,
 	r->bound = sp_topo.bind;
 }
 
+/* The pagemap, then the tag map: 16 + 8 bytes a page of @total. */
+static size_t sp_arena_map_bytes(size_t total)
+{
+	return (total >> SP_PAGE_SHIFT) *
+	       (sizeof(struct sp_page) + sizeof(uintptr_t));
+}
+
+/*
+ * Under a soft RLIMIT_AS (ulimit -v) the reservation counts against the
+ * limit although it costs no memory: a region size whose reservation and
+ * maps would take more than half of what the limit leaves (or, with the
+ * alignment slack mapped while it is aligned, more than all of it) is
+ * halved before it is even tried, down to one largest block per node,
+ * below the 16 MiB floor of SEGPOOL_REGION_SIZE.
+ * The other half stays for the program, its libraries and segpool's
+ * bookkeeping.  The regions are then small: the process runs with less
+ * memory from segpool, but it runs, where it would otherwise not start.
+ */
+static size_t sp_arena_fit_limit(size_t rsize, int n, size_t *low_min)
+{
+	size_t room = sp_os_as_room();
+
+	*low_min = SP_REGION_MIN_SIZE;
+	if (room == SIZE_MAX)
+		return rsize;
+	*low_min = SP_MAX_BLOCK_SIZE;
+	while (rsize > SP_MAX_BLOCK_SIZE) {
+		size_t need = rsize * (size_t)n +
+			      sp_arena_map_bytes(rsize * (size_t)n);
+
+		/* the slack is mapped only while the reservation is aligned */
+		if (need <= room / 2 && need + SP_MAX_BLOCK_SIZE <= room)
+			break;
+		rsize >>= 1;
+	}
+	return rsize;
+}
+
 int sp_arena_init(void)
 {
-	size_t rsize = sp_region_size_from_env();
+	size_t rsize = sp_region_size_from_env(), low_min;
 	int n = sp_topo.nr_nodes;
 	char *base = NULL;
 	struct sp_page *map = NULL;
@@ -85,11 +124,10 @@ int sp_arena_init(void)
 
 	if (sp_arena.base)
 		return 0;
-	for (; rsize >= SP_REGION_MIN_SIZE; rsize >>= 1) {
+	rsize = sp_arena_fit_limit(rsize, n, &low_min);
+	for (; rsize >= low_min; rsize >>= 1) {
 		total = rsize * (size_t)n;
-		/* the pagemap, then the tag map: 16 + 8 bytes a page */
-		map_bytes = (total >> SP_PAGE_SHIFT) *
-			    (sizeof(struct sp_page) + sizeof(uintptr_t));
+		map_bytes = sp_arena_map_bytes(total);
 		base = sp_os_reserve(total, SP_MAX_BLOCK_SIZE);
 		if (!base)
 			continue;

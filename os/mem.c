@@ -3,9 +3,13 @@
  * os/mem.c - memory mappings behind the OS door (os/os.h).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <numaif.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "os/faultpoint.h"
 #include "os/os.h"
@@ -142,4 +146,29 @@ void *sp_os_map_meta(size_t size)
 		return NULL;
 	}
 	return p;
+}
+
+size_t sp_os_as_room(void)
+{
+	struct rlimit rl;
+	char buf[64];
+	unsigned long long pages;
+	ssize_t n;
+	int fd;
+
+	if (getrlimit(RLIMIT_AS, &rl) || rl.rlim_cur == RLIM_INFINITY)
+		return SIZE_MAX;
+	/* the first field of statm: the address space in use, in pages */
+	fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return (size_t)rl.rlim_cur / 2;	/* a guess on the safe side */
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return (size_t)rl.rlim_cur / 2;
+	buf[n] = '\0';
+	pages = strtoull(buf, NULL, 10);
+	if (pages * SP_PAGE_SIZE >= rl.rlim_cur)
+		return 0;
+	return (size_t)(rl.rlim_cur - pages * SP_PAGE_SIZE);
 }

@@ -55,6 +55,12 @@ SP_INTERNAL int sp_os_refill(void *addr, size_t size);
  */
 SP_INTERNAL void *sp_os_map_meta(size_t size);
 
+/*
+ * sp_os_as_room() - bytes of address space the soft RLIMIT_AS still
+ * leaves this process, or SIZE_MAX when there is no limit.
+ */
+SP_INTERNAL size_t sp_os_as_room(void);
+
 /* --- shared memory (os/shm.c) --- */
 /*
  * sp_os_shm_create() - create the shared-memory object @name (mode 0600
@@ -82,6 +88,23 @@ SP_INTERNAL void *sp_os_map_shared(int fd, size_t size, bool writable);
  * moving it if need be.  Return: its new address, or NULL with errno set.
  */
 SP_INTERNAL void *sp_os_remap(void *addr, size_t old, size_t size);
+
+/* --- a file written for the user (os/file.c) --- */
+/*
+ * sp_os_user_file_begin() - start writing the file @path safely: refused
+ * (-1, errno ELOOP, EINVAL or EPERM) when what stands at @path is a
+ * symbolic link, not a regular file, or another user's; else a new file
+ * beside it, made with O_EXCL under the name written into @tmp (@size
+ * bytes).  Return: its descriptor, or -1 with errno set.
+ */
+SP_INTERNAL int sp_os_user_file_begin(const char *path, char *tmp,
+				      size_t size);
+/*
+ * sp_os_user_file_commit() - close @fd and rename @tmp over @path (the
+ * temporary file is removed if that fails).  Return: 0, or -1 with errno.
+ */
+SP_INTERNAL int sp_os_user_file_commit(int fd, const char *tmp,
+				       const char *path);
 
 /* --- the per-CPU layer's system calls (os/sys.c) --- */
 /*

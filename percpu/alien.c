@@ -78,6 +78,14 @@ void sp_alien_flush(struct sp_pcpu_cache *pc, unsigned long slot)
 			      sp_alien_of(pc, slot, (unsigned int)n));
 }
 
+unsigned int sp_alien_objects_to(struct sp_pcpu_cache *pc, unsigned long slot,
+				 int node)
+{
+	if (!pc->alien || node < 0 || node >= sp_topo.nr_nodes)
+		return 0;
+	return SP_READ_ONCE(sp_alien_of(pc, slot, (unsigned int)node)->count);
+}
+
 unsigned int sp_alien_objects(struct sp_pcpu_cache *pc, unsigned long slot)
 {
 	unsigned int sum = 0;

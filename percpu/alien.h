@@ -51,6 +51,12 @@ SP_INTERNAL void sp_alien_put(struct sp_pcpu_cache *pc, unsigned long slot,
 /* sp_alien_flush() - send every batch of slot @slot home (owner only). */
 SP_INTERNAL void sp_alien_flush(struct sp_pcpu_cache *pc, unsigned long slot);
 
+/*
+ * sp_alien_objects_to() - objects waiting in slot @slot's batch for node
+ * index @node (racy read).
+ */
+SP_INTERNAL unsigned int sp_alien_objects_to(struct sp_pcpu_cache *pc,
+					     unsigned long slot, int node);
 /* sp_alien_objects() - objects waiting in slot @slot's batches (racy read). */
 SP_INTERNAL unsigned int sp_alien_objects(struct sp_pcpu_cache *pc,
 					  unsigned long slot);

@@ -25,6 +25,18 @@
  * rcu_head carries the whole list through a grace period; its callback
  * frees the list and resubmits whatever spilled meanwhile.
  *
+ * Back-pressure: what waits is bounded.  Every object queued counts in
+ * sp_rcu_queued until its callback frees it; a thread that would queue one
+ * more than sp_rcu_pending_max (SP_RCU_PENDING_MAX) first hands the
+ * partial batches over (expedite: they start their grace period now), and
+ * if that is not enough it helps instead of queuing: it waits for a grace
+ * period itself and frees the object at once, so a flood slows down to
+ * the pace at which the call_rcu worker empties the backlog and never
+ * outgrows the bound by more than one object per flooding thread.  Not
+ * inside a read-side critical section (the caller could not wait: it
+ * queues past the bound) and not for segpool_free_rcu_head(), which must
+ * never sleep.
+ *
  * The CPU array is mapped on the first call, so a program that never frees
  * by RCU has none.  Each object is counted in its cache
  * (rcu_objs_pending, rcu_objs_freed), atomically.
@@ -97,12 +109,17 @@ static struct sp_rcu_cpu *sp_rcu_cpus_get(void)
 /* Large mappings (segpool_free_rcu()) waiting for a grace period. */
 static uint64_t sp_rcu_large_pending;
 
+/* Objects of every cache queued and not yet freed; the bound on them. */
+static uint64_t sp_rcu_queued;
+uint64_t sp_rcu_pending_max = SP_RCU_PENDING_MAX;
+
 /* Give one object back to its cache once its grace period is over. */
 static void sp_rcu_free_now(void *obj)
 {
 	struct sp_slab *s = sp_obj_to_slab(obj);
 	struct segpool_cache *c;
 
+	__atomic_fetch_sub(&sp_rcu_queued, 1, __ATOMIC_RELAXED);
 	if (!s) {
 		/* a large block from segpool_free_rcu() */
 		segpool_free(obj);
@@ -161,6 +178,7 @@ static int sp_rcu_queue(struct sp_rcu_cpu *cpus, void *obj)
 		pthread_mutex_lock(&pc->lock);
 	}
 	b->objs[b->nr++] = obj;
+	__atomic_fetch_add(&sp_rcu_queued, 1, __ATOMIC_RELAXED);
 	if (b->nr == SP_RCU_BATCH_OBJS) {
 		full = b;
 		pc->batch = NULL;
@@ -228,6 +246,7 @@ static void sp_rcu_spill(void *obj, struct segpool_rcu_head *head)
 	struct sp_rcu_spill *e = (struct sp_rcu_spill *)(void *)head;
 	bool submit;
 
+	__atomic_fetch_add(&sp_rcu_queued, 1, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&sp_rcu_spill_lock);
 	e->obj = obj;
 	e->next = sp_rcu_spilled;
@@ -291,6 +310,35 @@ void sp_rcu_free_reinit_locks(void)
 	pthread_mutex_init(&sp_rcu_spill_lock, NULL);
 }
 
+/*
+ * Whether one more object may be queued (see "Back-pressure" above): over
+ * the bound, the partial batches go first; false when the caller must help
+ * (wait for a grace period and free the object itself).
+ */
+static bool sp_rcu_may_queue(void)
+{
+	uint64_t max = __atomic_load_n(&sp_rcu_pending_max, __ATOMIC_RELAXED);
+
+	if (likely(__atomic_load_n(&sp_rcu_queued, __ATOMIC_RELAXED) < max))
+		return true;
+	if (sp_rcu_read_ongoing())
+		return true;	/* cannot wait: past the bound */
+	sp_rcu_free_flush();	/* expedite: their grace periods start now */
+	return false;
+}
+
+/* Help: @obj of @c (NULL: a large mapping) freed after a grace period. */
+static void sp_rcu_free_after_gp(struct segpool_cache *c, void *obj)
+{
+	sp_rcu_synchronize();
+	if (c) {
+		segpool_cache_free(c, obj);
+		__atomic_fetch_add(&c->rcu_objs_freed, 1, __ATOMIC_RELAXED);
+	} else {
+		segpool_free(obj);
+	}
+}
+
 /* --- public calls -------------------------------------------------------- */
 
 SEGPOOL_API int segpool_cache_free_rcu(struct segpool_cache *cache, void *obj)
@@ -309,6 +357,10 @@ SEGPOOL_API int segpool_cache_free_rcu(struct segpool_cache *cache, void *obj)
 	if (unlikely(what))
 		sp_report_bad_free(what, obj, cache->name);
 
+	if (unlikely(!sp_rcu_may_queue())) {
+		sp_rcu_free_after_gp(cache, obj);
+		return 0;
+	}
 	__atomic_fetch_add(&cache->rcu_objs_pending, 1, __ATOMIC_RELAXED);
 	cpus = sp_rcu_cpus_get();
 	if (likely(cpus) && likely(sp_rcu_queue(cpus, obj) == 0))
@@ -319,9 +371,7 @@ SEGPOOL_API int segpool_cache_free_rcu(struct segpool_cache *cache, void *obj)
 		errno = ENOMEM;
 		return -ENOMEM;
 	}
-	sp_rcu_synchronize();
-	segpool_cache_free(cache, obj);
-	__atomic_fetch_add(&cache->rcu_objs_freed, 1, __ATOMIC_RELAXED);
+	sp_rcu_free_after_gp(cache, obj);
 	return 0;
 }
 
@@ -359,6 +409,11 @@ static int sp_free_rcu(void *ptr, struct segpool_rcu_head *head)
 	uint64_t *pending = c ? &c->rcu_objs_pending : &sp_rcu_large_pending;
 	struct sp_rcu_cpu *cpus;
 
+	/* with a head the caller may not sleep: never throttled */
+	if (unlikely(!head && !sp_rcu_may_queue())) {
+		sp_rcu_free_after_gp(c, ptr);
+		return 0;
+	}
 	__atomic_fetch_add(pending, 1, __ATOMIC_RELAXED);
 	cpus = sp_rcu_cpus_get();
 	if (likely(cpus) && likely(sp_rcu_queue(cpus, ptr) == 0))
@@ -373,13 +428,7 @@ static int sp_free_rcu(void *ptr, struct segpool_rcu_head *head)
 		errno = ENOMEM;
 		return -ENOMEM;
 	}
-	sp_rcu_synchronize();
-	if (c) {
-		segpool_cache_free(c, ptr);
-		__atomic_fetch_add(&c->rcu_objs_freed, 1, __ATOMIC_RELAXED);
-	} else {
-		segpool_free(ptr);
-	}
+	sp_rcu_free_after_gp(c, ptr);
 	return 0;
 }
 

@@ -33,6 +33,14 @@ SP_INTERNAL void sp_rcu_init(void);
  * is not yet (undone at thread exit); needed before a read-side section or
  * call_rcu(). */
 SP_INTERNAL void sp_rcu_thread_online(void);
+/*
+ * The bound on objects waiting in segpool_cache_free_rcu() and
+ * segpool_free_rcu() (rcu/free.c, "Back-pressure"): 2^20 objects, 8 MiB
+ * of batches and whatever the objects hold.  Tests lower it.
+ */
+#define SP_RCU_PENDING_MAX	(1UL << 20)
+extern SP_INTERNAL uint64_t sp_rcu_pending_max;
+
 /* sp_rcu_read_ongoing() - the caller is inside a read-side section. */
 SP_INTERNAL bool sp_rcu_read_ongoing(void);
 /*

@@ -113,13 +113,12 @@ struct segpool_cache *sp_cache_create(const char *name, size_t size,
 	return c;
 }
 
-int sp_cache_unlist(struct segpool_cache *c)
+static int sp_cache_unlist_flags(struct segpool_cache *c, unsigned long refuse)
 {
 	uint64_t live;
 
 	pthread_mutex_lock(&sp_cache_list_lock);
-	if (!sp_cache_is_listed(c) ||
-	    (c->flags & (SP_CACHE_KMALLOC | SP_CACHE_INTERNAL))) {
+	if (!sp_cache_is_listed(c) || (c->flags & refuse)) {
 		pthread_mutex_unlock(&sp_cache_list_lock);
 		errno = EINVAL;
 		return -EINVAL;
@@ -140,6 +139,16 @@ int sp_cache_unlist(struct segpool_cache *c)
 	sp_list_del_rcu(&c->list);
 	pthread_mutex_unlock(&sp_cache_list_lock);
 	return 0;
+}
+
+int sp_cache_unlist(struct segpool_cache *c)
+{
+	return sp_cache_unlist_flags(c, SP_CACHE_KMALLOC | SP_CACHE_INTERNAL);
+}
+
+int sp_cache_unlist_unborn(struct segpool_cache *c)
+{
+	return sp_cache_unlist_flags(c, 0);
 }
 
 /*

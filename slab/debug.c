@@ -734,10 +734,49 @@ static void sp_debug_leaks_full(struct segpool_cache *c, struct sp_slab *s,
 	w->live += sp_debug_leaks_slab(w->b, c, s, w->map);
 }
 
+/*
+ * The text of one node's leaks, formatted under its lock into memory of
+ * its own (mapped: no allocation from a cache while a node lock is held)
+ * and written once the lock is dropped, so a slow reader of @file (a
+ * pipe, a logging thread that allocates from this very cache) never holds
+ * up the cache.  Memory that cannot grow cuts the text short, said so.
+ */
+struct sp_leak_text {
+	char *p;
+	size_t len, cap;
+	bool cut;
+};
+
+static void sp_leak_text_sink(void *arg, const char *text, size_t len)
+{
+	struct sp_leak_text *t = arg;
+
+	if (t->cut)
+		return;
+	if (t->len + len > t->cap) {
+		size_t cap = t->cap ? t->cap : 16 * SP_PAGE_SIZE;
+		char *p;
+
+		while (cap < t->len + len)
+			cap *= 2;
+		p = t->p ? sp_os_remap(t->p, t->cap, cap) :
+			   sp_os_map(cap, SP_PAGE_SIZE);
+		if (!p) {
+			t->cut = true;
+			return;
+		}
+		t->p = p;
+		t->cap = cap;
+	}
+	memcpy(t->p + t->len, text, len);
+	t->len += len;
+}
+
 long sp_debug_leaks(struct segpool_cache *c, void *file)
 {
 	size_t map_bytes = SP_ALIGN((size_t)c->objs_per_slab / 8 + 8,
 				    SP_PAGE_SIZE);
+	struct sp_leak_text t = { 0 };
 	unsigned long *map = NULL;
 	struct sp_rbuf b;
 	long live = 0;
@@ -749,21 +788,31 @@ long sp_debug_leaks(struct segpool_cache *c, void *file)
 			return -ENOMEM;
 		}
 	}
-	sp_rbuf_init(&b, file);
+	sp_rbuf_init_sink(&b, sp_leak_text_sink, &t);
 	for (int i = 0; i < sp_arena.nr_regions; i++) {
 		struct sp_cache_node *n = &c->node[i];
-		struct sp_slab *s;
-
 		struct sp_debug_leak_walk w = { &b, map, 0 };
+		struct sp_slab *s;
 
 		pthread_mutex_lock(&n->lock);
 		sp_list_for_each_entry(s, &n->partial, lru)
 			live += sp_debug_leaks_slab(&b, c, s, map);
 		sp_slab_walk_full(c, i, sp_debug_leaks_full, &w);
 		live += w.live;
+		sp_rbuf_flush(&b);
 		pthread_mutex_unlock(&n->lock);
+		/* the lock is dropped: now the slow part */
+		sp_report_text(file, t.p, t.len);
+		t.len = 0;
 	}
-	sp_rbuf_flush(&b);
+	if (t.cut) {
+		sp_rbuf_init(&b, file);
+		sp_rbuf_line(&b, "leak list of cache %s cut short: no memory "
+			     "to format it in", c->name);
+		sp_rbuf_flush(&b);
+	}
+	if (t.p)
+		sp_os_unmap(t.p, t.cap);
 	if (map)
 		sp_os_unmap(map, map_bytes);
 	return live;

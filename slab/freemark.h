@@ -3,9 +3,11 @@
  * slab/freemark.h - the free mark: double frees caught outside debug caches
  * (private).
  *
- * Every free stores a mark in the freed object, at the cache's key_off
- * (slab/geometry.c), and every allocation that hands the object out clears
- * it; a free that finds the mark already there is a double free, reported
+ * A new slab stores a mark in each of its objects and every free stores one
+ * in the freed object, at the cache's key_off (slab/geometry.c), and every
+ * allocation that hands the object out clears it (so a free object carries
+ * it from its slab's creation on, and a stale pointer into a slab carved
+ * where a released one stood is caught too); a free that finds the mark already there is a double free, reported
  * with the cache name and address before anything changes.  glibc's tcache
  * does the same with a per-process key; segpool's mark is that key mixed
  * with the object's own address:
@@ -33,7 +35,8 @@
  * them.
  *
  * Cost on the hit paths: one load and compare before the free's sequence,
- * one store inside it, one store after an allocation's (core/hotpath.h).
+ * one store inside it, one store after an allocation's (core/hotpath.h);
+ * one store per object when a slab is populated (slab/slab.c).
  */
 #ifndef SP_SLAB_FREEMARK_H
 #define SP_SLAB_FREEMARK_H

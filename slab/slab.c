@@ -29,13 +29,15 @@
 #include <errno.h>
 #include <string.h>
 
+#include "internal/reentry.h"
 #include "internal/report.h"
 #include "slab/slab.h"
 
 /*
- * A new slab has an empty freelist and every object in its fresh tail, so
- * populating it writes nothing into the slab unless there is a ctor, which
- * Bonwick's design runs once per object here, never on allocation.
+ * A new slab has an empty freelist and every object in its fresh tail;
+ * populating it writes each object's free mark (slab/freemark.h) and runs
+ * the ctor, which Bonwick's design runs once per object here, never on
+ * allocation.
  */
 static void sp_slab_populate(struct segpool_cache *c, struct sp_slab *s)
 {
@@ -45,9 +47,24 @@ static void sp_slab_populate(struct segpool_cache *c, struct sp_slab *s)
 	/* its pages may come from another cache's slab, with its bytes */
 	if (c->flags & SP_CACHE_ZEROED)
 		memset(s->base, 0, (size_t)c->objs_per_slab * c->stride);
-	if (c->ctor)
+	if (c->ctor) {
+		/* no lock held: the ctor may call segpool as the program does */
+		unsigned int depth = sp_lib_suspend();
+
 		for (unsigned int i = 0; i < c->objs_per_slab; i++)
 			c->ctor(s->base + (size_t)i * c->stride);
+		sp_lib_resume(depth);
+	}
+	/*
+	 * Every object starts free, so it starts with its free mark: a
+	 * stale pointer into a slab carved where a released one stood (a
+	 * double free after a shrink) is caught like any other double free.
+	 * Debug caches keep their own state word; internal ones no mark.
+	 */
+	if (!(c->flags & (SP_CACHE_DEBUG | SP_CACHE_INTERNAL)))
+		for (unsigned int i = 0; i < c->objs_per_slab; i++)
+			sp_freemark_set(s->base + (size_t)i * c->stride,
+					c->key_off);
 	sp_san_slab_new(c, s->base, sp_slab_bytes(c));
 	/*
 	 * The part of a free mark past the object (all of it when the link

@@ -413,10 +413,14 @@ sp_cache_create(const char *name, size_t size, size_t align,
  * Destroy in two steps, so that the layer above can wait for a grace period
  * between them (walkers of sp_cache_list may still be looking at the cache):
  * sp_cache_unlist() releases the empty slabs and, when no object is live,
- * takes the cache off the list (0; -EBUSY or -EINVAL otherwise);
- * sp_cache_free() then gives its memory back.
+ * takes the cache off the list (0; -EBUSY or -EINVAL otherwise), refusing
+ * the size classes and internal caches; sp_cache_unlist_unborn() does it
+ * for any cache, the rollback of a creation whose later step failed (a
+ * half-built size class must not stay listed, or every retry of start-up
+ * meets its name); sp_cache_free() then gives its memory back.
  */
 SP_INTERNAL int sp_cache_unlist(struct segpool_cache *c);
+SP_INTERNAL int sp_cache_unlist_unborn(struct segpool_cache *c);
 SP_INTERNAL void sp_cache_free(struct segpool_cache *c);
 /* Caller holds sp_cache_list_lock. */
 SP_INTERNAL bool sp_cache_is_listed(const struct segpool_cache *c);

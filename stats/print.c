@@ -17,7 +17,9 @@
  *                                              = slabinfo,health,detail;
  *                                              0, no, off or empty: nothing
  *   SEGPOOL_STATS_PRINT_FILE=/tmp/stats.%p     where: a file (created or
- *                                              truncated; %p is the pid, %%
+ *                                              replaced, never through a
+ *                                              link nor another user's: see
+ *                                              os/file.c; %p is the pid, %%
  *                                              a %), default standard error
  *
  * A value that is not understood is reported (sp_warn) and nothing is
@@ -39,6 +41,7 @@
 #include "core/core.h"
 #include "internal/env.h"
 #include "internal/report.h"
+#include "os/os.h"
 #include "stats/print.h"
 #include "stats/snap.h"
 
@@ -213,7 +216,7 @@ static void sp_exit_write_fd(void *arg, const char *text)
 
 static void sp_stats_print_at_exit(void)
 {
-	char path[sizeof(sp_exit_path) + 16];
+	char path[sizeof(sp_exit_path) + 16], tmp[sizeof(path) + 8];
 	int fd = STDERR_FILENO, err;
 
 	if (!sp_exit_opts)
@@ -221,12 +224,17 @@ static void sp_stats_print_at_exit(void)
 	if (sp_exit_path[0]) {
 		err = sp_stats_path_expand(sp_exit_path, (int)getpid(), path,
 					   sizeof(path));
-		fd = err ? -1 : open(path, O_WRONLY | O_CREAT | O_TRUNC |
-				     O_CLOEXEC, 0644);
+		/* never through a link, never into another's file (os/file.c) */
+		fd = err ? -1 : sp_os_user_file_begin(path, tmp, sizeof(tmp));
 		if (fd < 0) {
-			sp_warn("SEGPOOL_STATS_PRINT_FILE=%s: cannot open %s: %s; "
-				"printing to standard error", sp_exit_path,
-				err ? "it" : path, strerror(err ? -err : errno));
+			int e = err ? -err : errno;
+
+			sp_warn("SEGPOOL_STATS_PRINT_FILE=%s: cannot write %s: "
+				"%s; printing to standard error", sp_exit_path,
+				err ? "it" : path,
+				e == ELOOP ? "a symbolic link" :
+				e == EINVAL ? "not a regular file" :
+				e == EPERM ? "another user's file" : strerror(e));
 			fd = STDERR_FILENO;
 		}
 	}
@@ -234,8 +242,9 @@ static void sp_stats_print_at_exit(void)
 	if (err)
 		sp_warn("SEGPOOL_STATS_PRINT: cannot print the statistics: %s",
 			strerror(-err));
-	if (fd != STDERR_FILENO)
-		close(fd);
+	if (fd != STDERR_FILENO && sp_os_user_file_commit(fd, tmp, path))
+		sp_warn("SEGPOOL_STATS_PRINT_FILE=%s: cannot write %s: %s",
+			sp_exit_path, path, strerror(errno));
 }
 
 int sp_stats_print_configure(const char *sections, const char *file)

@@ -33,9 +33,11 @@
 #include <string.h>
 
 #include "core/core.h"
+#include "internal/reentry.h"
 #include "internal/rculist.h"
 #include "numa/region.h"
 #include "os/os.h"
+#include "percpu/alien.h"
 #include "rcu/rcu.h"
 #include "slab/slab.h"
 #include "stats/snap.h"
@@ -169,13 +171,8 @@ const size_t sp_nr_node_fields = SP_ARRAY_SIZE(sp_node_fields);
 uint64_t sp_node_field_total(const struct sp_node_field *f,
 			     const struct sp_cache_snap *s)
 {
-	uint64_t sum = 0;
-
-	if (!s->node)
-		return f->get(s, &s->sum);
-	for (int i = 0; i < s->nr_nodes; i++)
-		sum += f->get(s, &s->node[i]);
-	return sum;
+	/* from the sums, as the info struct: one value in every rendering */
+	return f->get(s, &s->sum);
 }
 
 /* --- slabinfo columns --------------------------------------------------- */
@@ -194,18 +191,11 @@ const char *const sp_slabinfo_name[SP_SI_NR] = {
  */
 void sp_slabinfo_of(const struct sp_cache_snap *s, uint64_t v[SP_SI_NR])
 {
-	uint64_t active = 0, slabs = 0, used = 0;
+	/* from the sums, as the info struct: one value in every rendering */
+	uint64_t active = sp_node_active(&s->sum);
+	uint64_t slabs = sp_node_slabs(&s->sum);
+	uint64_t used = s->sum.partial + s->sum.full;
 
-	for (int i = 0; s->node && i < s->nr_nodes; i++) {
-		active += sp_node_active(&s->node[i]);
-		slabs += sp_node_slabs(&s->node[i]);
-		used += s->node[i].partial + s->node[i].full;
-	}
-	if (!s->node) {
-		active = sp_node_active(&s->sum);
-		slabs = sp_node_slabs(&s->sum);
-		used = s->sum.partial + s->sum.full;
-	}
 	v[SP_SI_ACTIVE_OBJS] = active;
 	v[SP_SI_NUM_OBJS] = slabs * s->objs_per_slab;
 	v[SP_SI_OBJSIZE] = s->stride;
@@ -246,6 +236,7 @@ static void sp_snap_node(struct segpool_cache *c, int i, struct sp_node_snap *n)
 {
 	struct sp_cache_node *cn = &c->node[i];
 
+	sp_lib_enter();		/* a node lock: internal/reentry.h */
 	pthread_mutex_lock(&cn->lock);
 	n->partial = cn->nr_partial;
 	n->full = cn->nr_full;
@@ -258,6 +249,7 @@ static void sp_snap_node(struct segpool_cache *c, int i, struct sp_node_snap *n)
 	n->slabs_created = cn->slabs_created;
 	n->slabs_released = cn->slabs_released;
 	pthread_mutex_unlock(&cn->lock);
+	sp_lib_exit();
 }
 
 /* Pass 2: CPU slot @i of @pc into @sl. */
@@ -306,7 +298,26 @@ static void sp_snap_pcpu(struct sp_pcpu_cache *pc, struct sp_cache_snap *s,
 			s->ctr[k] += sl->ctr[k];
 		if (!fold && sl->node < (unsigned int)s->nr_nodes)
 			n = &nodes[sl->node];
-		n->cpu_objs += sl->objs;
+		/*
+		 * Objects in the slot's alien batches were taken out of their
+		 * home node's slabs: they are cached on that node, not on the
+		 * slot's, or the slot's node would read more cached than taken
+		 * out and the home node more active than the program holds.
+		 */
+		if (!fold && pc->alien) {
+			unsigned int left = sl->objs;
+
+			for (int k = 0; k < s->nr_nodes && left; k++) {
+				unsigned int a = sp_alien_objects_to(pc, i, k);
+
+				a = a < left ? a : left;
+				nodes[k].cpu_objs += a;
+				left -= a;
+			}
+			n->cpu_objs += left;
+		} else {
+			n->cpu_objs += sl->objs;
+		}
 		n->mag_allocs += sl->ctr[SP_CTR_ALLOC_FASTPATH] +
 				 sl->ctr[SP_STAT_ALLOC_SLOWPATH];
 		n->mag_frees += sl->ctr[SP_CTR_FREE_FASTPATH] +

@@ -150,6 +150,13 @@ SEGPOOL_API void segpool_synchronize_rcu(void);
  * process aborts).  Objects waiting count as allocated in the cache's
  * statistics and in segpool_cache_rcu_stats() as pending.
  *
+ * What waits is bounded: with 2^20 objects of every cache pending (one
+ * more per thread racing), a call first hands the partial batches over,
+ * then waits for a grace period itself and frees @obj at once instead of
+ * queuing it, so a flood of frees slows to the pace at which the backlog
+ * is freed.  Not inside a read-side critical section, where it cannot
+ * wait: there it queues past the bound.
+ *
  * Context: any thread, inside a read-side critical section too; the thread
  * is registered with liburcu on demand.
  * Return: 0; -ENOMEM (errno ENOMEM) when no memory is left for a batch and

@@ -5,7 +5,9 @@
  * The kernel's kmem_cache API in userspace: a cache hands out objects of one
  * size and alignment, carved from slabs that live in per-NUMA-node memory
  * regions.  Every function here is thread-safe and may be called from any
- * thread at any time, including in a child after fork().
+ * thread, including in a child after fork().  From a signal handler only
+ * the allocation and free calls, with the limits that
+ * Documentation/guide/using.md ("Signal handlers") states.
  *
  * Errors: functions returning a pointer return NULL and set errno; functions
  * returning int return a negative errno value and set errno too.  Misuse that
@@ -339,11 +341,10 @@ segpool_cache_alloc_node(struct segpool_cache *cache, unsigned int gfp,
  *
  * Always checked, and reported with an abort: a pointer segpool never
  * handed out, an interior pointer, an object of another cache, and a double
- * free that is cheap to see: the object is already on top of the CPU's
- * magazine (an immediate repeat), or at slab level the slab's free-list
- * head, or its slab holds no allocated object.  A double free with other
- * frees in between can go unseen, except in a cache with debug flags,
- * which keeps the state of every object (Documentation/guide/debugging.md).
+ * free, whatever happened in between (other frees, shrinks, a slab released
+ * and carved again at the same address): every free object carries a free
+ * mark, from its slab's creation on.  What goes unseen is listed once in
+ * Documentation/guide/using.md ("Errors and misuse").
  *
  * Context: any thread, not only the allocating one.
  */

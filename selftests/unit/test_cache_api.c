@@ -19,6 +19,7 @@
 
 #include <segpool/segpool.h>
 #include "os/faultpoint.h"
+#include "slab/slab.h"
 #include "selftests/lib/harness.h"
 
 /* fail with a message that says which case broke */
@@ -1259,6 +1260,51 @@ static void die_double_free_later(void *arg)
 	segpool_cache_free(arg, p);
 }
 
+/*
+ * A double free after a shrink (issue 23, item 2): the freed objects' slab
+ * is released and a new one carved at the same address; the old pointer
+ * lies in the new slab's never-used part.  The second free must still be
+ * caught, at the call.
+ */
+static void die_double_free_after_shrink(void *arg)
+{
+	static void *old[200], *fresh[2000];
+	void *victim = NULL;
+	int n;
+
+	for (int i = 0; i < 200; i++)
+		if (!(old[i] = segpool_cache_alloc(arg, 0)))
+			return;
+	for (int i = 0; i < 200; i++)
+		segpool_cache_free(arg, old[i]);
+	segpool_cache_shrink(arg);
+	/* allocate until a new slab stands where an old object was */
+	for (n = 0; n < 2000 && !victim; n++) {
+		struct sp_slab *s;
+
+		fresh[n] = segpool_cache_alloc(arg, 0);
+		if (!fresh[n])
+			return;
+		s = sp_obj_to_slab(fresh[n]);
+		for (int i = 0; i < 200 && !victim; i++) {
+			bool out = false;
+
+			if (sp_obj_to_slab(old[i]) != s)
+				continue;
+			for (int j = 0; j <= n && !out; j++)
+				out = fresh[j] == old[i];
+			if (!out)
+				victim = old[i];	/* not handed out again */
+		}
+	}
+	if (!victim) {
+		fprintf(stderr, "no new slab where the old ones were\n");
+		return;
+	}
+	segpool_cache_free(arg, victim);
+	fprintf(stderr, "second free of %p accepted\n", victim);
+}
+
 static void die_panic_create(void *arg)
 {
 	struct segpool_cache *c;
@@ -1325,6 +1371,26 @@ static void test_death_double_free_later(void **state)
 	assert_true(sp_test_expect_death(die_double_free_later, c,
 					 "double free"));
 	destroy_ok(c);
+}
+
+static void test_death_double_free_after_shrink(void **state)
+{
+	static const struct { size_t size; unsigned long flags; } kinds[] = {
+		{ 48, 0 }, { 8, 0 }, { 48, SEGPOOL_FREELIST_RANDOM },
+		{ 256, SEGPOOL_HWCACHE_ALIGN },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		struct segpool_cache *c = mk("tca-double-shrink", kinds[i].size,
+					     0, kinds[i].flags, NULL);
+
+		print_message("# %zu B, flags %#lx\n", kinds[i].size,
+			      kinds[i].flags);
+		assert_true(sp_test_expect_death(die_double_free_after_shrink,
+						 c, "double free"));
+		destroy_ok(c);
+	}
 }
 
 /*
@@ -1426,6 +1492,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_death_wrong_cache),
 	cmocka_unit_test(test_death_double_free),
 	cmocka_unit_test(test_death_double_free_later),
+	cmocka_unit_test(test_death_double_free_after_shrink),
 	cmocka_unit_test(test_kfree_named),
 	cmocka_unit_test(test_no_slab_churn),
 	cmocka_unit_test(test_death_panic),

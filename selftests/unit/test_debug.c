@@ -704,6 +704,72 @@ static void test_leak_report(void **state)
 	assert_int_equal(segpool_cache_destroy(c), 0);
 }
 
+/*
+ * The leak list is written with no node lock held (issue 23, item 4): a
+ * FILE whose writer allocates from the very cache being listed (a logging
+ * thread's stream) must not deadlock.  In a child whose alarm fires after
+ * SP_TEST_CHILD_TIMEOUT seconds should the writer hang.
+ */
+struct leak_writer {
+	struct segpool_cache *c;
+	unsigned long writes;
+};
+
+static ssize_t leak_writer_write(void *cookie, const char *buf, size_t size)
+{
+	struct leak_writer *w = cookie;
+	static void *objs[1000];
+
+	(void)buf;
+	/* enough to run past any magazine into the slab layer */
+	for (int i = 0; i < 1000; i++)
+		objs[i] = segpool_cache_alloc(w->c, 0);
+	for (int i = 0; i < 1000; i++)
+		segpool_cache_free(w->c, objs[i]);
+	w->writes++;
+	return (ssize_t)size;
+}
+
+static void child_leaks_to_allocating_writer(void *arg)
+{
+	const char *name = arg;
+	struct leak_writer w = { .c = mk(name, 48, name[0] == 'd' ?
+					 SEGPOOL_STORE_USER : 0) };
+	cookie_io_functions_t io = { .write = leak_writer_write };
+	void *held[3];
+	FILE *f;
+
+	for (int i = 0; i < 3; i++)
+		held[i] = segpool_cache_alloc(w.c, 0);
+	f = fopencookie(&w, "w", io);
+	if (!f)
+		exit(2);
+	setvbuf(f, NULL, _IONBF, 0);	/* every write reaches the writer */
+	if (segpool_cache_leaks(w.c, f) != 3 || !w.writes)
+		exit(3);
+	fclose(f);
+	for (int i = 0; i < 3; i++)
+		segpool_cache_free(w.c, held[i]);
+	exit(segpool_cache_destroy(w.c) == 0 ? 0 : 4);
+}
+
+static void test_leaks_writer_allocates(void **state)
+{
+	static char buf[1 << 14];
+	const char *names[] = { "dbg-leak-writer", "plain-leak-writer" };
+	int status;
+
+	(void)state;
+	for (size_t i = 0; i < SP_ARRAY_SIZE(names); i++) {
+		assert_int_equal(sp_test_run_child(child_leaks_to_allocating_writer,
+						   (void *)names[i], buf,
+						   sizeof(buf), &status), 0);
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+			fail_msg("%s: child status %#x (a hang dies of "
+				 "SIGALRM); stderr: %s", names[i], status, buf);
+	}
+}
+
 /* Any cache: the objects in use, by address, magazines drained first. */
 static void test_leaks_plain_cache(void **state)
 {
@@ -972,6 +1038,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_validate_plain_cache),
 	cmocka_unit_test(test_leak_report),
 	cmocka_unit_test(test_leaks_plain_cache),
+	cmocka_unit_test(test_leaks_writer_allocates),
 	cmocka_unit_test(test_api_args),
 	cmocka_unit_test(test_debug_threads),
 	cmocka_unit_test(test_env_parse),

@@ -825,6 +825,48 @@ static void test_preload_programs(void **state)
 	assert_non_null(strstr(out, "percpu_mode lock"));
 }
 
+/*
+ * Under a small address-space limit (issue 23, items 1 and 14): python3
+ * runs under the preload where glibc runs it (the arena is sized to the
+ * limit), and where even that cannot start one line says what happens,
+ * the library's, not two that contradict each other.
+ */
+static unsigned int count_lines_with(const char *text, const char *needle)
+{
+	unsigned int n = 0;
+
+	for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+static void test_preload_small_limit(void **state)
+{
+	static char out[1 << 14];
+	int rc;
+
+	(void)state;
+	if (!preload_usable()) {
+		print_message("%s not built\n", SEGPOOL_MALLOC_SO_PATH);
+		skip();
+	}
+	rc = run_preloaded("ulimit -v 6000; exec /bin/true", NULL, out,
+			   sizeof(out));
+	assert_int_equal(rc, 0);
+	print_message("# ulimit -v 6000: %s", out);
+	assert_int_equal(count_lines_with(out, "segpool:"), 1);
+	assert_non_null(strstr(out, "bootstrap area meanwhile and tries again"));
+	if (access("/usr/bin/python3", X_OK)) {
+		print_message("# no /usr/bin/python3: the program part skipped\n");
+		return;
+	}
+	rc = run_preloaded("ulimit -v 30000; exec /usr/bin/python3 -c "
+			   "\"print(sum(range(10**5)))\"", NULL, out, sizeof(out));
+	if (rc != 0 || strcmp(out, "4999950000\n"))
+		fail_msg("python3 under ulimit -v 30000: status %#x, output:\n%s",
+			 rc, out);
+}
+
 /* --- the documentation lists SEGPOOL_MALLOC_CONF's options ---------------------- */
 
 static void test_conf_doc(void **state)
@@ -864,6 +906,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_threads_cross_free),
 	cmocka_unit_test(test_fork_exec),
 	cmocka_unit_test(test_preload_programs),
+	cmocka_unit_test(test_preload_small_limit),
 	cmocka_unit_test(test_conf_doc),
 };
 

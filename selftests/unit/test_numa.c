@@ -47,7 +47,10 @@
 #include "numa/topology.h"
 #include "percpu/alien.h"
 #include "percpu/pcpu.h"
+#include "stats/export.h"
 #include "selftests/lib/harness.h"
+#include "selftests/lib/json.h"
+#include "selftests/lib/stats_parse.h"
 
 #define CHECK(cond, ...)						\
 	do {								\
@@ -460,6 +463,65 @@ static void test_remote_frees_go_home(void **state)
 }
 
 /*
+ * Every rendering of a cache's active objects gives @want (issue 23, item
+ * 13): the info struct, the slabinfo dump, the detail and the JSON (the
+ * per-node splits adding up to the total) and the export's record.  Objects
+ * in an alien batch count on their home node, not the freeing CPU's.
+ */
+static void renderings_agree(struct segpool_cache *c, uint64_t want)
+{
+	const char *name = segpool_cache_name(c);
+	unsigned long long at;
+	struct jdoc d;
+	char *text;
+	int count, me, nodes;
+	uint64_t sum = 0;
+
+	assert_int_equal(sp_test_info(c).active_objs, want);
+	assert_int_equal(sp_slabinfo_row(name).active, want);
+	text = sp_stats_capture(SP_STATS_DETAIL, name);
+	assert_int_equal(sp_detail_num(text, name, "active_objs"), want);
+	assert_int_equal(sp_detail_split(text, name, "active_objs", 'N', 0,
+					 &at, &count), want);
+	free(text);
+	text = sp_stats_capture(SP_STATS_JSON, NULL);
+	jparse(&d, text);
+	me = jfind(&d, jget(&d, 0, "caches"), "name", name, 0);
+	assert_true(me >= 0);
+	assert_int_equal(jnum(&d, me, "active_objs"), want);
+	nodes = jget(&d, me, "nodes");
+	for (int m = d.v[nodes].child; m >= 0; m = d.v[m].next)
+		sum += jnum(&d, m, "active_objs");
+	assert_int_equal(sum, want);
+	jfree(&d);
+	free(text);
+	/* the export's record, collected as the publisher does */
+	{
+		struct sp_export_layout l;
+		const struct segpool_export_cache *recs;
+		uint32_t n;
+		void *area;
+		bool found = false;
+
+		sp_export_layout(&l, (uint32_t)sp_arena.nr_regions,
+				 sp_export_count_caches() + 8);
+		area = calloc(1, l.size);
+		assert_non_null(area);
+		n = sp_export_collect(area, &l);
+		recs = (const struct segpool_export_cache *)
+			((const char *)area + l.caches_offset);
+		for (uint32_t i = 0; i < n && i < l.capacity; i++) {
+			if (strcmp(recs[i].name, name))
+				continue;
+			assert_int_equal(recs[i].active_objs, want);
+			found = true;
+		}
+		assert_true(found);
+		free(area);
+	}
+}
+
+/*
  * Remote frees wait in the freeing CPU's batch for their node and go home
  * SP_ALIEN_BATCH at a time: watched on the slab layer's counters of the
  * home node, with the CPU slot and the node injected (lock mode).
@@ -498,6 +560,7 @@ static void test_alien_batches(void **state)
 	assert_int_equal(sp_pcpu_slot_objects(c->pcpu, 0), SP_ALIEN_BATCH);
 	assert_int_equal(sp_test_info(c).active_objs,
 			 SP_ARRAY_SIZE(objs) - SP_ALIEN_BATCH);
+	renderings_agree(c, SP_ARRAY_SIZE(objs) - SP_ALIEN_BATCH);
 	/* one more: the full batch goes home in one go */
 	segpool_cache_free(c, objs[SP_ALIEN_BATCH]);
 	assert_int_equal(home->xfer_frees, frees0 + SP_ALIEN_BATCH);

@@ -46,11 +46,14 @@
 __attribute__((constructor(101))) static void bind_always(void)
 {
 	const char *p = getenv(ENV_INIT_FAULT);
+	const char *skip = p ? strchr(p, ':') : NULL;
 
 	setenv("SEGPOOL_NUMA_BIND", "always", 1);
-	/* before the library's constructor (default priority) runs */
+	/* before the library's constructor (default priority) runs;
+	 * "point:skip" lets the first skip calls at point succeed */
 	if (p)
-		sp_fault_arm((enum sp_fault_point)atoi(p), 0, 1);
+		sp_fault_arm((enum sp_fault_point)atoi(p),
+			     skip ? (unsigned int)atoi(skip + 1) : 0, 1);
 }
 
 static const char *point_name(enum sp_fault_point p)
@@ -687,6 +690,89 @@ static void test_membarrier_fault(void **state)
 	rerun_with_init_fault(SP_FAULT_MEMBARRIER, "test_membarrier_fault_child");
 }
 
+/*
+ * Each start-up mapping failing once (issue 23, item 1): the child's
+ * constructor arms @point to let "skip" calls through and fail the next.
+ * Whatever start-up step that hits, a later call must bring the library
+ * up and every size class must serve.  The child exits with
+ * INIT_FAULT_UNREACHED when start-up made fewer than skip + 1 calls at the
+ * point: the parent's walk is then done.
+ */
+#define INIT_FAULT_UNREACHED	77
+
+static void test_init_fault_each_child(void **state)
+{
+	unsigned long hits;
+	struct segpool_cache *c;
+	void *p = NULL;
+
+	(void)state;
+	if (!getenv(ENV_INIT_FAULT)) {
+		print_message("# runs in the children of test_init_fault_each\n");
+		return;
+	}
+	/* a failed start-up fails the calls until one recovers */
+	for (int i = 0; i < 3 && !p; i++) {
+		p = segpool_malloc(100);
+		if (!p)
+			assert_int_equal(errno, ENOMEM);
+	}
+	hits = sp_fault_hits(SP_FAULT_META) + sp_fault_hits(SP_FAULT_MMAP);
+	sp_fault_arm(SP_FAULT_META, 0, 0);
+	sp_fault_arm(SP_FAULT_MMAP, 0, 0);
+	if (!p)
+		p = segpool_malloc(100);
+	assert_non_null(p);
+	segpool_free(p);
+	if (!hits)
+		exit(INIT_FAULT_UNREACHED);
+	for (size_t sz = 8; sz <= 32768; sz += sz / 4 ? sz / 4 : 8) {
+		p = segpool_malloc(sz);
+		assert_non_null(p);
+		memset(p, 0x5a, sz);
+		segpool_free(p);
+	}
+	c = segpool_cache_create("after-init-fault", 48, 0, 0, NULL);
+	assert_non_null(c);
+	p = segpool_cache_alloc(c, 0);
+	assert_non_null(p);
+	segpool_cache_free(c, p);
+	assert_int_equal(segpool_cache_destroy(c), 0);
+}
+
+static void test_init_fault_each(void **state)
+{
+	static const enum sp_fault_point points[] = {
+		SP_FAULT_META, SP_FAULT_MMAP,
+	};
+
+	(void)state;
+	if (getenv(ENV_INIT_FAULT))
+		return;		/* we are that child */
+	for (size_t i = 0; i < sizeof(points) / sizeof(points[0]); i++) {
+		unsigned int skip;
+
+		for (skip = 0; skip < 1000; skip++) {
+			char var[64];
+			const char *env[] = { var, NULL };
+			int st;
+
+			snprintf(var, sizeof(var), ENV_INIT_FAULT "=%d:%u",
+				 (int)points[i], skip);
+			st = sp_test_rerun(env, "test_init_fault_each_child");
+			if (st == INIT_FAULT_UNREACHED)
+				break;
+			CHECK(st == 0, "%s failing at start-up call %u: child "
+			      "exit %d", points[i] == SP_FAULT_META ? "meta" :
+			      "mmap", skip, st);
+		}
+		print_message("# %s: %u start-up calls, each failed once and "
+			      "recovered\n", points[i] == SP_FAULT_META ?
+			      "meta" : "mmap", skip);
+		assert_true(skip > 0 && skip < 1000);
+	}
+}
+
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test_teardown(test_commit_fault, sp_test_faults_teardown),
 	cmocka_unit_test_teardown(test_mbind_fault, sp_test_faults_teardown),
@@ -704,6 +790,8 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_nil_slots_fault_child),
 	cmocka_unit_test(test_membarrier_fault),
 	cmocka_unit_test(test_membarrier_fault_child),
+	cmocka_unit_test(test_init_fault_each),
+	cmocka_unit_test(test_init_fault_each_child),
 };
 
 SP_TEST_MAIN(tests)

@@ -19,6 +19,7 @@
 
 #include "selftests/lib/harness.h"
 #include "core/core.h"
+#include "internal/reentry.h"
 #include "percpu/pcpu.h"
 
 #define NOBJ 4096
@@ -49,7 +50,13 @@ static void hook_reenter(enum sp_pcpu_hook_point point, unsigned long slot)
 	if (point != SP_HOOK_SLOT_OWNED || !hook_armed || nested_n >= 8)
 		return;
 	hook_armed = 0;
-	nested[nested_n] = segpool_cache_alloc(hook_cache, 0);
+	{
+		/* as another thread preempting this one would: not nested */
+		unsigned int depth = sp_lib_suspend();
+
+		nested[nested_n] = segpool_cache_alloc(hook_cache, 0);
+		sp_lib_resume(depth);
+	}
 	assert_non_null(nested[nested_n]);
 	nested_n++;
 }
@@ -159,9 +166,15 @@ static void hook_use_during_drain(enum sp_pcpu_hook_point point,
 	if (point != SP_HOOK_DRAIN_XCHG || !hook_armed || nested_n >= 8 ||
 	    slot != (unsigned long)sched_getcpu())
 		return;
-	nested[nested_n] = segpool_cache_alloc(hook_cache, 0);
-	assert_non_null(nested[nested_n]);
-	segpool_cache_free(hook_cache, nested[nested_n]);
+	{
+		/* as another thread on this CPU would: not nested */
+		unsigned int depth = sp_lib_suspend();
+
+		nested[nested_n] = segpool_cache_alloc(hook_cache, 0);
+		assert_non_null(nested[nested_n]);
+		segpool_cache_free(hook_cache, nested[nested_n]);
+		sp_lib_resume(depth);
+	}
 	nested_n++;
 }
 

@@ -36,6 +36,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "rcu/rcu.h"
 #include "selftests/lib/harness.h"
 #include "slab/slab.h"
 
@@ -839,6 +840,77 @@ static void test_free_rcu_misuse(void **state)
 }
 
 /* fork() with objects waiting in a batch: the child's call_rcu works. */
+/*
+ * Back-pressure (issue 23, item 12): two threads flood
+ * segpool_cache_free_rcu() while this one samples the cache's pending
+ * count; with the bound lowered to BP_MAX, it never exceeds BP_MAX plus
+ * one object per flooding thread, and every object is freed in the end.
+ */
+#define BP_MAX		4096
+#define BP_THREADS	2
+
+struct flood {
+	struct segpool_cache *c;
+	unsigned long n;
+	bool failed;
+};
+
+static void *flood_thread(void *arg)
+{
+	struct flood *f = arg;
+
+	for (unsigned long i = 0; i < f->n; i++) {
+		void *p = segpool_cache_alloc(f->c, 0);
+
+		if (!p || segpool_cache_free_rcu(f->c, p)) {
+			f->failed = true;
+			break;
+		}
+	}
+	return NULL;
+}
+
+static void test_free_rcu_bounded(void **state)
+{
+	struct flood f[BP_THREADS];
+	pthread_t t[BP_THREADS];
+	struct segpool_rcu_stats st = { .size = sizeof(st) };
+	struct segpool_cache *c;
+	uint64_t max_seen = 0, saved = sp_rcu_pending_max;
+	unsigned long per = (unsigned long)(200000 * sp_test_load_scale()) + 5000;
+	bool running = true;
+
+	(void)state;
+	c = segpool_cache_create("rcu-bounded", 80, 0, 0, NULL);
+	assert_non_null(c);
+	sp_rcu_pending_max = BP_MAX;
+	for (int i = 0; i < BP_THREADS; i++) {
+		f[i] = (struct flood){ .c = c, .n = per };
+		assert_int_equal(pthread_create(&t[i], NULL, flood_thread, &f[i]), 0);
+	}
+	while (running) {
+		assert_int_equal(segpool_cache_rcu_stats(c, &st), 0);
+		if (st.objs_pending > max_seen)
+			max_seen = st.objs_pending;
+		running = st.objs_freed + st.objs_pending < BP_THREADS * per;
+		sched_yield();
+	}
+	for (int i = 0; i < BP_THREADS; i++) {
+		pthread_join(t[i], NULL);
+		assert_false(f[i].failed);
+	}
+	sp_rcu_pending_max = saved;
+	print_message("# %d threads freed %lu objects each; at most %llu "
+		      "pending (bound %d)\n", BP_THREADS, per,
+		      (unsigned long long)max_seen, BP_MAX);
+	assert_true(max_seen <= BP_MAX + BP_THREADS);
+	assert_int_equal(segpool_rcu_barrier(), 0);
+	assert_int_equal(segpool_cache_rcu_stats(c, &st), 0);
+	assert_int_equal(st.objs_pending, 0);
+	assert_int_equal(st.objs_freed, BP_THREADS * per);
+	assert_int_equal(segpool_cache_destroy(c), 0);
+}
+
 static void test_fork_with_pending(void **state)
 {
 	struct segpool_cache *c = segpool_cache_create("rcu-fork", 64, 0, 0, NULL);
@@ -908,6 +980,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_stats_args),
 	cmocka_unit_test(test_free_rcu_misuse),
 	cmocka_unit_test(test_fork_with_pending),
+	cmocka_unit_test(test_free_rcu_bounded),
 };
 
 SP_TEST_MAIN(tests)

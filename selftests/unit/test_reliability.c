@@ -13,6 +13,8 @@
  * by another test (SP_REL_CHILD set); run directly, they skip.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -26,6 +28,7 @@
 
 #include "segpool_config.h"
 #include "internal/env.h"
+#include "internal/reentry.h"
 #include "selftests/lib/harness.h"
 
 #define CHILD_ENV	"SP_REL_CHILD"
@@ -76,7 +79,8 @@ static unsigned int count_of(const char *hay, const char *needle)
 #define INIT_AS_LIMIT	(20UL << 20)	/* ulimit -v 20M */
 
 /*
- * Started under a soft address-space limit of 20 MiB: the arena cannot be
+ * Started under a soft address-space limit of 20 MiB with eight emulated
+ * nodes: even the smallest arena (one 4 MiB block per node) cannot be
  * reserved, every call fails with ENOMEM; once the limit is lifted, the
  * next call initialises the library and everything works.
  */
@@ -113,6 +117,10 @@ static void child_init_retry(void **state)
 	assert_null(strstr(segpool_percpu_mode(), "not initialised"));
 }
 
+static const char *const env_eight_nodes[] = {
+	"SEGPOOL_NUMA_FAKE_NODES=8", NULL,
+};
+
 static void test_init_retry_after_failure(void **state)
 {
 	char buf[8192];
@@ -124,14 +132,58 @@ static void test_init_retry_after_failure(void **state)
 #endif
 	if (sp_test_under_valgrind())
 		skip();	/* so does valgrind; and the child would run natively */
-	status = run_self("child_init_retry", NULL, INIT_AS_LIMIT, buf,
-			  sizeof(buf));
+	status = run_self("child_init_retry", env_eight_nodes, INIT_AS_LIMIT,
+			  buf, sizeof(buf));
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		fail_msg("child status %#x; stderr: %s", status, buf);
 	/* reported once, however many calls failed; and the recovery */
 	assert_int_equal(count_of(buf, "segpool: cannot initialise"), 1);
 	assert_non_null(strstr(buf, "try again"));
 	assert_int_equal(count_of(buf, "segpool: initialised after"), 1);
+}
+
+/*
+ * The same limit on one node (issue 23, item 14): the arena is sized to
+ * what the limit leaves, so start-up succeeds at once, with nothing said,
+ * and a few MiB of objects of every size class are served.
+ */
+static void child_small_limit(void **state)
+{
+	static void *objs[4096];
+	size_t bytes = 0;
+	int n = 0;
+
+	(void)state;
+	if (!in_child())
+		skip();
+	for (size_t sz = 8; n < 4096 && bytes < (3UL << 20); n++) {
+		objs[n] = segpool_malloc(sz);
+		assert_non_null(objs[n]);
+		memset(objs[n], 0x5a, sz);
+		bytes += sz;
+		sz = sz >= 32768 ? 8 : sz * 2;
+	}
+	while (n--)
+		segpool_free(objs[n]);
+}
+
+static void test_small_as_limit(void **state)
+{
+	static const char *const env[] = { "SEGPOOL_NUMA=off", NULL };
+	char buf[8192];
+	int status;
+
+	(void)state;
+#if defined(CONFIG_SEGPOOL_ASAN) || defined(CONFIG_SEGPOOL_TSAN)
+	skip();		/* the sanitizers' shadow memory needs more than that */
+#endif
+	if (sp_test_under_valgrind())
+		skip();
+	status = run_self("child_small_limit", env, INIT_AS_LIMIT, buf,
+			  sizeof(buf));
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("child status %#x; stderr: %s", status, buf);
+	assert_null(strstr(buf, "segpool:"));
 }
 
 /* --- a zeroed free link with hardening off (defect 5) --------------------- */
@@ -542,9 +594,143 @@ static void test_env_parse(void **state)
 	assert_non_null(sp_env_parse(fk, "a\nb", &v));
 }
 
+/* --- allocation and free from a signal handler (issue 23, item 3) -------- */
+
+/*
+ * The main thread churns a cache and the size classes through their slow
+ * paths (a thousand objects at a time: magazines run dry and overflow, the
+ * node locks are taken) while another thread signals it without pause.
+ * The handler allocates and frees from the same cache and size class, and
+ * frees objects the main thread allocated before (a stash): it must never
+ * deadlock, an allocation either succeeds or fails with ENOMEM, and no free
+ * is lost (the cache is destroyed empty at the end).
+ */
+#define SIG_STASH	4096
+#define SIG_SIGNALS	3000	/* signals handled before the churn stops */
+#define SIG_ROUNDS	20000	/* or rounds of the churn */
+
+static struct segpool_cache *sig_cache;
+static void *sig_stash[SIG_STASH];
+static volatile unsigned int sig_stash_next;
+static volatile unsigned long sig_allocs, sig_enomem, sig_other, sig_count;
+static volatile unsigned long sig_nested;	/* handlers inside the library */
+static bool sig_stop;		/* atomic: the sender reads it */
+
+static void sig_handler(int sig)
+{
+	int saved = errno;
+	void *p, *q;
+
+	(void)sig;
+	sig_count++;
+	if (sp_lib_nested())
+		sig_nested++;
+	p = segpool_cache_alloc(sig_cache, 0);
+	q = segpool_malloc(200);
+	if (p)
+		sig_allocs++;
+	else if (errno == ENOMEM)
+		sig_enomem++;
+	else
+		sig_other++;
+	segpool_cache_free(sig_cache, p);
+	segpool_free(q);
+	if (sig_stash_next < SIG_STASH)
+		segpool_cache_free(sig_cache, sig_stash[sig_stash_next++]);
+	errno = saved;
+}
+
+static void *sig_sender(void *arg)
+{
+	pthread_t target = *(pthread_t *)arg;
+
+	while (!__atomic_load_n(&sig_stop, __ATOMIC_ACQUIRE)) {
+		pthread_kill(target, SIGUSR1);
+		sched_yield();
+	}
+	return NULL;
+}
+
+static void child_signal_alloc(void **state)
+{
+	static void *objs[1000], *big[1000];
+	struct sigaction sa = { .sa_handler = sig_handler };
+	pthread_t self = pthread_self(), sender;
+
+	(void)state;
+	if (!in_child())
+		skip();
+	sig_cache = segpool_cache_create("rel-signal", 64, 0, 0, NULL);
+	assert_non_null(sig_cache);
+	for (int i = 0; i < SIG_STASH; i++)
+		assert_non_null(sig_stash[i] = segpool_cache_alloc(sig_cache, 0));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	assert_int_equal(sigaction(SIGUSR1, &sa, NULL), 0);
+	assert_int_equal(pthread_create(&sender, NULL, sig_sender, &self), 0);
+	for (int r = 0; r < SIG_ROUNDS && sig_count < SIG_SIGNALS; r++) {
+		for (int i = 0; i < 1000; i++) {
+			objs[i] = segpool_cache_alloc(sig_cache, 0);
+			big[i] = segpool_malloc(200);
+			assert_non_null(objs[i]);
+			assert_non_null(big[i]);
+		}
+		for (int i = 0; i < 1000; i++) {
+			segpool_cache_free(sig_cache, objs[i]);
+			segpool_free(big[i]);
+		}
+		if (r % 50 == 0)
+			segpool_cache_shrink(sig_cache);
+	}
+	__atomic_store_n(&sig_stop, true, __ATOMIC_RELEASE);
+	pthread_join(sender, NULL);
+	signal(SIGUSR1, SIG_IGN);
+	/* the handler's frees, deferred or not, all reached the cache */
+	for (unsigned int i = sig_stash_next; i < SIG_STASH; i++)
+		segpool_cache_free(sig_cache, sig_stash[i]);
+	/* one more call on this thread drains what a handler deferred */
+	segpool_cache_free(sig_cache, segpool_cache_alloc(sig_cache, 0));
+	fprintf(stderr, "# %lu signals (%lu inside the library): %lu "
+		"allocations, %lu ENOMEM, %lu other; %u stash frees\n",
+		sig_count, sig_nested, sig_allocs, sig_enomem, sig_other,
+		sig_stash_next);
+	assert_int_equal(sig_other, 0);
+	assert_true(sig_count > 0);
+	assert_int_equal(segpool_cache_destroy(sig_cache), 0);
+}
+
+static void test_signal_alloc(void **state)
+{
+	static const char *const modes[] = {
+		NULL, "SEGPOOL_PERCPU=lock", "SEGPOOL_PERCPU=off",
+	};
+	static char buf[1 << 14];
+
+	(void)state;
+	if (sp_test_under_valgrind())
+		skip();		/* far too slow to mean anything there */
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		const char *env[] = { modes[i], NULL };
+		int status = run_self("child_signal_alloc", env, 0, buf,
+				      sizeof(buf));
+
+		print_message("# %s: %s", modes[i] ? modes[i] : "default mode",
+			      strstr(buf, "# ") ? strstr(buf, "# ") + 2 : "\n");
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+			fail_msg("%s: child status %#x%s; stderr: %s",
+				 modes[i] ? modes[i] : "default mode", status,
+				 WIFSIGNALED(status) && WTERMSIG(status) ==
+				 SIGALRM ? " (deadlocked)" : "", buf);
+	}
+}
+
 static const struct CMUnitTest tests[] = {
+	cmocka_unit_test(child_signal_alloc),
+	cmocka_unit_test(test_signal_alloc),
 	cmocka_unit_test(child_init_retry),
 	cmocka_unit_test(test_init_retry_after_failure),
+	cmocka_unit_test(child_small_limit),
+	cmocka_unit_test(test_small_as_limit),
 	cmocka_unit_test(child_zeroed_link),
 	cmocka_unit_test(test_zeroed_link_unhardened),
 	cmocka_unit_test(test_realloc_interior),

@@ -18,11 +18,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <segpool/segpool.h>
 
+#include "segpool_config.h"
 #include "stats/print.h"
 #include "selftests/lib/harness.h"
 #include "selftests/lib/json.h"
@@ -319,6 +321,207 @@ static void child_configure_and_exit(void *arg)
 	exit(0);
 }
 
+/* A child that prints slabinfo at exit into the file @arg names. */
+static void child_print_to_file(void *arg)
+{
+	if (sp_stats_print_configure("slabinfo", arg))
+		exit(3);
+	exit(0);
+}
+
+static char *slurp(const char *path)
+{
+	static char text[1 << 16];
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (!f)
+		return NULL;
+	n = fread(text, 1, sizeof(text) - 1, f);
+	text[n] = '\0';
+	fclose(f);
+	return text;
+}
+
+static void print_file_once(const char *path, char *buf, size_t size)
+{
+	int status;
+
+	assert_int_equal(sp_test_run_child(child_print_to_file, (void *)path,
+					   buf, size, &status), 0);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/*
+ * SEGPOOL_STATS_PRINT_FILE in a shared directory (issue 23, item 6): a
+ * planted symbolic link is not followed (its target keeps its bytes), a
+ * FIFO does not block, another user's file is not written; the statistics
+ * go to standard error instead, said why.  A file of the caller's own is
+ * replaced whole, and a new one is made with mode 0600.
+ */
+static void test_print_file_safe(void **state)
+{
+	static char buf[1 << 17];
+	char dir[] = "/tmp/segpool-stats-safe.XXXXXX";
+	char victim[256], path[256];
+	const char *text;
+	struct stat st;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	snprintf(path, sizeof(path), "%s/stats", dir);
+	f = fopen(victim, "w");
+	assert_non_null(f);
+	fputs("precious\n", f);
+	fclose(f);
+
+	/* a symbolic link to the victim */
+	assert_int_equal(symlink(victim, path), 0);
+	print_file_once(path, buf, sizeof(buf));
+	assert_string_equal(slurp(victim), "precious\n");
+	assert_non_null(strstr(buf, "a symbolic link"));
+	assert_non_null(strstr(buf, "slabinfo - version"));	/* on stderr */
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	unlink(path);
+
+	/* a FIFO: refused at once, not opened (which would block) */
+	assert_int_equal(mkfifo(path, 0600), 0);
+	print_file_once(path, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "not a regular file"));
+	unlink(path);
+
+	/* another user's file (as root: one made over to nobody) */
+	if (geteuid() == 0) {
+		f = fopen(path, "w");
+		assert_non_null(f);
+		fputs("theirs\n", f);
+		fclose(f);
+		assert_int_equal(chown(path, 65534, 65534), 0);
+		print_file_once(path, buf, sizeof(buf));
+		assert_non_null(strstr(buf, "another user's file"));
+		assert_string_equal(slurp(path), "theirs\n");
+		unlink(path);
+	} else {
+		print_message("# not root: another user's file not tried\n");
+	}
+
+	/* new: made, 0600, the statistics in it, nothing on stderr */
+	print_file_once(path, buf, sizeof(buf));
+	assert_string_equal(buf, "");
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(st.st_mode & 0777, 0600);
+	text = slurp(path);
+	assert_non_null(text);
+	assert_true(!strncmp(text, "slabinfo - version: 2.1\n", 24));
+	/* the caller's own file: replaced */
+	print_file_once(path, buf, sizeof(buf));
+	assert_string_equal(buf, "");
+	assert_true(!strncmp(slurp(path), "slabinfo - version: 2.1\n", 24));
+	unlink(path);
+	unlink(victim);
+	assert_int_equal(rmdir(dir), 0);	/* no temporary file left */
+}
+
+/*
+ * A setuid program (issue 23, item 5): its environment is its caller's, so
+ * no SEGPOOL_* variable counts.  This program is copied, made setuid to
+ * nobody and run by root (so AT_SECURE is set) with a statistics file in a
+ * directory nobody may write, fault injection on every allocation and
+ * SEGPOOL_STATS_PRINT: no file, no fault, no print, one line saying so.
+ */
+#define SECURE_ENV	"SEGPOOL_TEST_SECURE_CHILD"
+
+static void test_secure_env_child(void **state)
+{
+	void *p;
+
+	(void)state;
+	if (!getenv(SECURE_ENV)) {
+		print_message("# runs in the child of test_secure_env\n");
+		return;
+	}
+	p = segpool_malloc(64);		/* SEGPOOL_FAILSLAB would fail it */
+	assert_non_null(p);
+	segpool_free(p);
+}
+
+static void test_secure_env(void **state)
+{
+	static char buf[1 << 16];
+	char dir[] = "/tmp/segpool-secure.XXXXXX";
+	char prog[256], file[256], env_file[300], cmd[600];
+	const char *line, *first;
+	struct stat st;
+	int status, pfd[2];
+	ssize_t n, len = 0;
+	pid_t pid;
+
+	(void)state;
+	if (getenv(SECURE_ENV))
+		return;		/* we are that child */
+#if defined(CONFIG_SEGPOOL_ASAN) || defined(CONFIG_SEGPOOL_TSAN)
+	skip();		/* the sanitizers' runtimes refuse a setuid process */
+#endif
+	if (geteuid() != 0 || sp_test_under_valgrind()) {
+		print_message("# skip: needs root to make a setuid copy, and "
+			      "no valgrind\n");
+		skip();
+	}
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(chmod(dir, 0777), 0);	/* nobody may write there */
+	snprintf(prog, sizeof(prog), "%s/prog", dir);
+	snprintf(file, sizeof(file), "%s/stats", dir);
+	snprintf(env_file, sizeof(env_file), "SEGPOOL_STATS_PRINT_FILE=%s",
+		 file);
+	snprintf(cmd, sizeof(cmd), "cp /proc/%d/exe %s", (int)getpid(), prog);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(chown(prog, 65534, 65534), 0);
+	assert_int_equal(chmod(prog, 04755), 0);
+
+	assert_int_equal(pipe(pfd), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char *argv[] = { prog, "test_secure_env_child", NULL };
+		char *envp[] = {
+			"SEGPOOL_STATS_PRINT=slabinfo", env_file,
+			"SEGPOOL_FAILSLAB=probability=100,times=-1",
+			SECURE_ENV "=1", NULL,
+		};
+
+		dup2(pfd[1], STDERR_FILENO);
+		close(pfd[0]);
+		alarm(60);
+		execve(prog, argv, envp);
+		_exit(127);
+	}
+	close(pfd[1]);
+	while ((n = read(pfd[0], buf + len, sizeof(buf) - 1 - (size_t)len)) > 0)
+		len += n;
+	buf[len] = '\0';
+	close(pfd[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	unlink(prog);
+	if (lstat(file, &st) == 0) {
+		unlink(file);
+		rmdir(dir);
+		fail_msg("the setuid child wrote %s; its stderr: %s", file, buf);
+	}
+	rmdir(dir);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("child status %#x; stderr: %s", status, buf);
+	first = strstr(buf, "AT_SECURE");
+	if (!first)
+		fail_msg("nothing said about AT_SECURE; stderr: %s", buf);
+	line = strstr(first + 1, "AT_SECURE");
+	assert_null(line);			/* said once */
+	assert_null(strstr(buf, "slabinfo - version"));
+}
+
 static void test_print_at_exit_stderr(void **state)
 {
 	static char buf[1 << 17];
@@ -445,6 +648,9 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_reentrant_callback),
 	cmocka_unit_test(test_setting_parse),
 	cmocka_unit_test(test_print_at_exit_stderr),
+	cmocka_unit_test(test_print_file_safe),
+	cmocka_unit_test(test_secure_env),
+	cmocka_unit_test(test_secure_env_child),
 	cmocka_unit_test(test_print_at_exit_child),
 	cmocka_unit_test(test_print_at_exit),
 };
