@@ -299,6 +299,7 @@ struct top_ctx {
 	enum top_sort sort;
 	bool reverse;			/* of this order; a new order clears it */
 	bool hide_empty;
+	bool once;			/* -o: slabtop -o's frame, nothing more */
 	char selected[SEGPOOL_EXPORT_NAME_LEN];	/* cache under the cursor */
 	size_t sel;			/* its row */
 	size_t first;			/* first row on screen */
@@ -372,6 +373,8 @@ struct top_opts {
 int top_parse_args(int argc, char **argv, struct top_opts *o, char *msg,
 		   size_t len);
 void top_usage(FILE *out);
+/* -V: "segpool-top (segpool) 0.1.0", then the layout it reads. */
+void top_version(FILE *out);
 /* Print "segpool-top: <msg>" on stderr. */
 void top_error(const char *fmt, ...) TOP_PRINTF(1, 2);
 
@@ -382,5 +385,10 @@ void top_error(const char *fmt, ...) TOP_PRINTF(1, 2);
  * signal, the process's exit or @o->iterations frames.
  */
 int top_watch(const struct top_opts *o);
+/*
+ * top_ctx_relayout() - the rows of @ctx->cur in its order, the selection
+ * following its cache by name.  Return: 0, or -1 out of memory.
+ */
+int top_ctx_relayout(struct top_ctx *ctx);
 
 #endif /* SEGPOOL_TOP_H */
