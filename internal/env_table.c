@@ -123,9 +123,9 @@ const struct sp_env_var sp_env_table[SP_ENV_NR] = {
 	[SP_ENV_STATS_PRINT] = {
 		.name = "SEGPOOL_STATS_PRINT", .kind = SP_ENV_TEXT,
 		.def = "unset: nothing printed at exit",
-		.accepted = "comma-separated slabinfo, health, detail, percpu, or json (with percpu at most); all (or 1) for the three text sections; 0 for nothing",
+		.accepted = "comma-separated slabinfo, health, detail, percpu, unused, or json (with percpu at most); all (or 1) for the three text sections; 0 for nothing",
 		.on_bad = "nothing printed at exit",
-		.help = "print those sections of the statistics when the process exits (guide/statistics.md)",
+		.help = "print those sections of the statistics when the process exits, after the totals, caches that never held an object folded on one line (unused lists them); SEGPOOL_MALLOC_CONF=stats_print asks for the same print, and this decides when both are set (guide/statistics.md)",
 		.bad_example = "slabinfo,bogus",
 	},
 	[SP_ENV_STATS_PRINT_FILE] = {
