@@ -205,7 +205,11 @@ uint32_t sp_export_collect(void *area, const struct sp_export_layout *l)
 	sp_export_nodes((struct segpool_export_node *)(base + l->nodes_offset),
 			l->nr_nodes);
 	sp_rcu_walk_begin();
+	/* the program's caches first, the library's after, as sp_stats_walk() */
+	for (int pass = 0; pass < 2; pass++)
 	sp_list_for_each_entry_rcu(c, &sp_cache_list, list) {
+		if (!(c->flags & (SP_CACHE_KMALLOC | SP_CACHE_INTERNAL)) != !pass)
+			continue;
 		if (n < l->capacity) {
 			sp_export_cache_sums(c, &recs[n]);
 			sp_export_cache_nodes(c, &cnodes[(size_t)n * l->nr_nodes],

@@ -1022,6 +1022,8 @@ static void test_top_oneshot(void **state)
 	assert_int_equal(active, 333);
 	assert_true(total >= 333 && objsize >= 96);
 	assert_true(find_row(r.out, "kmalloc-64", mine, sizeof(mine)));
+	/* the program's caches before the library's, as in the library's dump */
+	assert_true(strstr(r.out, "\ntop_oneshot_c ") < strstr(r.out, "\nkmalloc-"));
 
 	run_top(&r, (const char *const[]){ "--json", "-p", pid, NULL });
 	expect_exit(&r, 0, NULL);
