@@ -17,6 +17,10 @@
 extern SP_INTERNAL bool sp_ready;
 SP_INTERNAL int sp_init_slow(void);
 
+/* --- core/verbose.c --- */
+/* The settings in force, on stderr (SEGPOOL_VERBOSE; once, at start-up). */
+SP_INTERNAL void sp_init_verbose(void);
+
 /*
  * sp_init() - make sure the library is initialised (normally done by a
  * constructor before main).  Return: 0, or -ENOMEM when the arena or the

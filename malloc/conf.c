@@ -92,7 +92,7 @@ void sp_pl_conf_init(void)
 
 		if (len && !sp_pl_conf_pair(s, len))
 			sp_warn(SP_PL_CONF_ENV ": '%.*s' not understood "
-				"(see Documentation/guide/malloc.md): ignored",
+				"(see segpool-malloc(7)): ignored",
 				(int)len, s);
 		s += len;
 		if (*s == ',')

@@ -79,7 +79,7 @@ struct sp_debug_layout {
 struct sp_debug_env {
 	unsigned long global;		/* flags of every cache not named */
 	unsigned int nr;		/* entries in @names */
-	const char *why;		/* the first thing skipped, or NULL */
+	char why[48];			/* the first thing skipped, or "" */
 	struct {
 		unsigned long flags;
 		unsigned int len;	/* of @name, without a trailing '*' */

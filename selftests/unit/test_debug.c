@@ -856,11 +856,25 @@ static void test_env_parse(void **state)
 
 	/* junk is skipped, and said (by the caller, which reports) */
 	assert_int_equal(sp_debug_env_parse(&env, "ZQ,conn"), -EINVAL);
-	assert_string_equal(env.why, "an unknown flag letter");
+	assert_string_equal(env.why, "unknown flag letter 'Q'");
 	assert_int_equal(sp_debug_env_flags(&env, "conn"), SEGPOOL_RED_ZONE);
+	assert_int_equal(sp_debug_env_parse(&env, "F-z9,conn;Y"), -EINVAL);
+	assert_string_equal(env.why, "unknown flag letter '9'");	/* the first */
 	assert_int_equal(sp_debug_env_parse(&env, ""), 0);
 	assert_int_equal(sp_debug_env_flags(&env, "conn"), 0);
 	assert_int_equal(sp_debug_env_parse(&env, NULL), 0);
+
+	/* as a bare slub_debug: 1 is every check on every cache; 0 none */
+	static const char *const on[] = { "1", "yes", "On", "TRUE" };
+	static const char *const off[] = { "0", "no", "OFF", "false" };
+
+	for (size_t i = 0; i < sizeof(on) / sizeof(on[0]); i++) {
+		assert_int_equal(sp_debug_env_parse(&env, on[i]), 0);
+		assert_int_equal(sp_debug_env_flags(&env, "conn"), DBG_ALL);
+		assert_int_equal(sp_debug_env_flags(&env, "kmalloc-64"), DBG_ALL);
+		assert_int_equal(sp_debug_env_parse(&env, off[i]), 0);
+		assert_int_equal(sp_debug_env_flags(&env, "conn"), 0);
+	}
 	assert_int_equal(sp_debug_env_flags(&env, "conn"), 0);
 }
 
