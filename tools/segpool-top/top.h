@@ -98,6 +98,21 @@ struct top_snap {
 	size_t cap_arenas;
 	char *raw;				/* what the copy loop fills */
 	size_t raw_cap;
+	/*
+	 * The key table: every figure the library's JSON has, with the
+	 * values of this snapshot (none from a writer of before it:
+	 * nkeys all 0).  keys[] holds the cache, node, health and health
+	 * node keys in that order; vals [nr_caches][nkeys[0]], nvals
+	 * [nr_caches][nr_nodes][nkeys[1]], hvals [nkeys[2]] then
+	 * [nr_nodes][nkeys[3]]; a string value is strings[value - strings_base].
+	 */
+	uint32_t nkeys[4];
+	const struct segpool_export_key *keys;
+	const uint64_t *vals, *nvals, *hvals;
+	const char *strings;			/* SEGPOOL_EXPORT_STRINGS bytes */
+	uint64_t strings_base;
+	char *kraw;				/* their copy */
+	size_t kraw_cap;
 };
 
 /* Read one consistent snapshot of @sg into @s (which keeps its buffers). */
@@ -110,6 +125,8 @@ top_snap_cache_nodes(const struct top_snap *s, size_t i);
 /* The cache named @name, or NULL. */
 const struct segpool_export_cache *top_snap_find(const struct top_snap *s,
 						 const char *name);
+/* The string a key of kind SEGPOOL_EXPORT_KEY_STR has @v for ("" if bad). */
+const char *top_snap_string(const struct top_snap *s, uint64_t v);
 
 /* --- slabinfo.c --- */
 int top_print_slabinfo(FILE *out, const struct top_snap *s);
