@@ -21,8 +21,8 @@
 #include "numa/topology.h"
 #include "rcu/rcu.h"
 
-size_t sp_alloc_objs(struct segpool_cache *c, unsigned int gfp, int node,
-		     size_t n, void **objs)
+__sp_libframe size_t sp_alloc_objs(struct segpool_cache *c, unsigned int gfp,
+				   int node, size_t n, void **objs)
 {
 	int idx = sp_policy_node_idx(c, node);
 
@@ -200,8 +200,8 @@ SEGPOOL_API int segpool_cache_destroy(struct segpool_cache *cache)
 }
 
 /* Everything but the magazine hit: checks, gfp flags, node choice, fallback. */
-static __sp_noinline void *sp_cache_alloc_slow(struct segpool_cache *cache,
-					       unsigned int gfp, int node)
+static __sp_noinline __sp_libframe void *
+sp_cache_alloc_slow(struct segpool_cache *cache, unsigned int gfp, int node)
 {
 	void *obj = NULL;
 
@@ -308,8 +308,8 @@ static __sp_cold void sp_cache_bad_obj(struct segpool_cache *cache, void *obj)
  * Give a checked and marked object back: the per-CPU layer's slow path, or
  * the slab of a cache without one (lock, off and debug caches end here).
  */
-static void sp_free_to_layers(struct segpool_cache *cache, void *obj,
-			      unsigned int node)
+static __sp_libframe void sp_free_to_layers(struct segpool_cache *cache,
+					    void *obj, unsigned int node)
 {
 	sp_vg_free(cache, obj);		/* valgrind runs no rseq: always here */
 	if (likely(cache->pcpu))

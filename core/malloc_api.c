@@ -21,7 +21,7 @@
 #include "numa/topology.h"
 
 /* Everything but a size class's magazine hit: start-up, node, large sizes. */
-static __sp_noinline void *sp_malloc_node(size_t size, int node)
+static __sp_noinline __sp_libframe void *sp_malloc_node(size_t size, int node)
 {
 	void *obj;
 	int idx;
@@ -59,7 +59,7 @@ out:
 }
 
 /* Sizes above 1 KiB: the class by sp_kmalloc_index(), then the same hit. */
-static __sp_noinline void *sp_malloc_mid(size_t size)
+static __sp_noinline __sp_libframe void *sp_malloc_mid(size_t size)
 {
 	void *obj;
 
@@ -155,7 +155,7 @@ static void sp_classify(const void *ptr, const char *op, bool named_ok,
 }
 
 /* Not a slab object: NULL, a large mapping, or misuse (reported). */
-static __sp_noinline void sp_free_untagged(void *ptr)
+static __sp_noinline __sp_libframe void sp_free_untagged(void *ptr)
 {
 	if (!ptr)
 		return;

@@ -14,6 +14,14 @@
 
 #define __sp_cold	__attribute__((cold, noinline))
 #define __sp_noinline	__attribute__((noinline))
+/*
+ * __sp_libframe - a function on the way from a public call to a debug
+ * hook (allocation, free, their slow paths).  Its frames are left out of
+ * the call sites a debug cache records (slab/debug.c), so a trace starts
+ * at the program's caller, as KASAN's and glibc's do.  Such functions sit
+ * in one section, whose bounds the linker gives (__start_/__stop_).
+ */
+#define __sp_libframe	__attribute__((section("segpool_libframes")))
 #define __sp_always_inline inline __attribute__((always_inline))
 #define __sp_noreturn	__attribute__((noreturn))
 #define __sp_printf(a, b) __attribute__((format(printf, a, b)))

@@ -26,7 +26,10 @@
  * continue: a bad free is ignored, a damaged red zone or poison restored.
  * Stack traces come from backtrace() (primed once at the first debug cache,
  * outside any lock, since its first call loads libgcc_s) and are printed with
- * dladdr().
+ * dladdr().  They start at the program's caller: the library's own frames
+ * on the way to the hook (the __sp_libframe functions: sp_cache_alloc_slow,
+ * sp_alloc_objs, sp_slab_take, sp_node_take, ...) are left out, as KASAN
+ * and glibc leave theirs.
  */
 #include <errno.h>
 #include <execinfo.h>
@@ -155,14 +158,32 @@ static void sp_debug_red_fill(const struct segpool_cache *c, void *obj)
 	       c->stride - c->dbg.red_left - c->dbg.meta_end);
 }
 
+/* The bounds of the __sp_libframe functions (internal/compiler.h). */
+extern const char __start_segpool_libframes[], __stop_segpool_libframes[];
+
+/* Is @ret, a return address, in a function of the library's own paths? */
+static bool sp_debug_libframe(const void *ret)
+{
+	/* a call may end its function: the caller is the byte before */
+	const char *pc = (const char *)ret - 1;
+
+	return pc >= __start_segpool_libframes && pc < __stop_segpool_libframes;
+}
+
 static __sp_noinline void sp_debug_capture(struct sp_debug_track *t)
 {
-	void *frames[SP_DEBUG_STACK_DEPTH + 2];
+	void *frames[SP_DEBUG_STACK_DEPTH + SP_DEBUG_SKIP_MAX];
 	int n = backtrace(frames, (int)SP_ARRAY_SIZE(frames));
+	int skip = 2;		/* this function and the hook that called it */
 
-	/* drop this function and the hook that called it */
-	n = n > 2 ? n - 2 : 0;
-	memcpy(t->addrs, frames + 2, (size_t)n * sizeof(void *));
+	/* then the library's own way there: the trace starts at the caller */
+	while (skip < n && skip < SP_DEBUG_SKIP_MAX &&
+	       sp_debug_libframe(frames[skip]))
+		skip++;
+	n = n > skip ? n - skip : 0;
+	if (n > SP_DEBUG_STACK_DEPTH)
+		n = SP_DEBUG_STACK_DEPTH;
+	memcpy(t->addrs, frames + skip, (size_t)n * sizeof(void *));
 	t->nr = (uint32_t)n;
 	t->tid = (uint32_t)gettid();
 	t->seq = __atomic_add_fetch(&sp_debug_seq, 1, __ATOMIC_RELAXED);

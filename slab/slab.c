@@ -272,7 +272,8 @@ static void sp_slab_relist(struct segpool_cache *c, struct sp_cache_node *n,
 }
 
 /* Pop objects from the node's slabs into @objs (node lock held); how many. */
-static size_t sp_node_take(struct segpool_cache *c, struct sp_cache_node *n,
+static __sp_libframe size_t sp_node_take(struct segpool_cache *c,
+					 struct sp_cache_node *n,
 			   size_t want, void **objs, bool xfer)
 {
 	size_t got = 0;
@@ -336,8 +337,8 @@ static void sp_node_untake(struct segpool_cache *c, struct sp_cache_node *n,
 		n->allocs -= cnt;
 }
 
-static size_t sp_slab_take(struct segpool_cache *c, int idx, size_t want,
-			   void **objs, bool xfer)
+static __sp_libframe size_t sp_slab_take(struct segpool_cache *c, int idx,
+					 size_t want, void **objs, bool xfer)
 {
 	struct sp_cache_node *n = &c->node[idx];
 	size_t got;
@@ -364,13 +365,14 @@ static size_t sp_slab_take(struct segpool_cache *c, int idx, size_t want,
 	return got;
 }
 
-size_t sp_slab_alloc_bulk(struct segpool_cache *c, int idx, size_t want,
-			  void **objs)
+__sp_libframe size_t sp_slab_alloc_bulk(struct segpool_cache *c, int idx,
+					size_t want, void **objs)
 {
 	return sp_slab_take(c, idx, want, objs, false);
 }
 
-size_t sp_slab_fill(struct segpool_cache *c, int idx, size_t want, void **objs)
+__sp_libframe size_t sp_slab_fill(struct segpool_cache *c, int idx,
+				  size_t want, void **objs)
 {
 	return sp_slab_take(c, idx, want, objs, true);
 }
@@ -400,7 +402,7 @@ static struct sp_slab *sp_node_victim(struct segpool_cache *c,
  * Put @obj back on @s (node lock held).  Return the slab to release, if
  * freeing @obj left one empty slab too many on the node.
  */
-static struct sp_slab *sp_node_put(struct segpool_cache *c,
+static __sp_libframe struct sp_slab *sp_node_put(struct segpool_cache *c,
 				   struct sp_cache_node *n, struct sp_slab *s,
 				   void *obj, bool xfer)
 {
@@ -428,7 +430,8 @@ static struct sp_slab *sp_node_put(struct segpool_cache *c,
 	return sp_node_victim(c, n, s);
 }
 
-void sp_slab_free_one(struct segpool_cache *c, struct sp_slab *s, void *obj)
+__sp_libframe void sp_slab_free_one(struct segpool_cache *c, struct sp_slab *s,
+				    void *obj)
 {
 	struct sp_cache_node *n = &c->node[s->node];
 	struct sp_slab *victim;
@@ -497,8 +500,8 @@ static inline size_t sp_slab_run(const struct segpool_cache *c,
 	return k;
 }
 
-static void sp_slab_put(struct segpool_cache *c, size_t cnt, void **objs,
-			bool xfer)
+static __sp_libframe void sp_slab_put(struct segpool_cache *c, size_t cnt,
+				      void **objs, bool xfer)
 {
 	bool debug = c->flags & SP_CACHE_DEBUG;
 	struct sp_list_head victims;
@@ -533,7 +536,8 @@ static void sp_slab_put(struct segpool_cache *c, size_t cnt, void **objs,
 	}
 }
 
-void sp_slab_free_bulk(struct segpool_cache *c, size_t cnt, void **objs)
+__sp_libframe void sp_slab_free_bulk(struct segpool_cache *c, size_t cnt,
+				     void **objs)
 {
 	sp_slab_put(c, cnt, objs, false);
 }

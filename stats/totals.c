@@ -23,7 +23,6 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "core/core.h"
 #include "numa/large.h"
 #include "stats/snap.h"
 
