@@ -170,13 +170,23 @@ static bool sp_debug_libframe(const void *ret)
 	return pc >= __start_segpool_libframes && pc < __stop_segpool_libframes;
 }
 
-static __sp_noinline void sp_debug_capture(struct sp_debug_track *t)
+static __sp_noinline __sp_libframe void
+sp_debug_capture(struct sp_debug_track *t)
 {
 	void *frames[SP_DEBUG_STACK_DEPTH + SP_DEBUG_SKIP_MAX];
 	int n = backtrace(frames, (int)SP_ARRAY_SIZE(frames));
-	int skip = 2;		/* this function and the hook that called it */
+	int skip = 0;
 
-	/* then the library's own way there: the trace starts at the caller */
+	/*
+	 * backtrace() itself (and a sanitizer's wrapper of it) first, then
+	 * this function, the hook and the library's way there: the trace
+	 * starts at the caller.  Without the section's bounds, the two frames
+	 * of this function and the hook.
+	 */
+	while (skip < n && skip < 3 && !sp_debug_libframe(frames[skip]))
+		skip++;
+	if (skip == n || skip == 3)
+		skip = 2;
 	while (skip < n && skip < SP_DEBUG_SKIP_MAX &&
 	       sp_debug_libframe(frames[skip]))
 		skip++;
@@ -401,7 +411,8 @@ static bool sp_debug_valid_obj(const struct segpool_cache *c,
 
 /* --- the hooks (node lock held) ------------------------------------------- */
 
-void sp_debug_on_alloc(struct segpool_cache *c, struct sp_slab *s, void *obj)
+__sp_libframe void sp_debug_on_alloc(struct segpool_cache *c, struct sp_slab *s,
+				     void *obj)
 {
 	uint64_t st = sp_debug_state(c, obj);
 
@@ -433,7 +444,8 @@ void sp_debug_on_untake(struct segpool_cache *c, void *obj)
 	sp_debug_set_state(c, obj, SP_DEBUG_STATE_FREE);
 }
 
-bool sp_debug_on_free(struct segpool_cache *c, struct sp_slab *s, void *obj)
+__sp_libframe bool sp_debug_on_free(struct segpool_cache *c, struct sp_slab *s,
+				     void *obj)
 {
 	uint64_t st = sp_debug_state(c, obj);
 

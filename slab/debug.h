@@ -50,7 +50,7 @@ struct sp_slab;
 #define SP_DEBUG_RED_LEFT	16	/* smallest left red zone */
 #define SP_DEBUG_RED_RIGHT	8	/* smallest right red zone */
 #define SP_DEBUG_STACK_DEPTH	16	/* frames kept per call site */
-#define SP_DEBUG_SKIP_MAX	12	/* the library's own, left out */
+#define SP_DEBUG_SKIP_MAX	14	/* the library's own, left out */
 
 /* struct sp_debug_track - one call site: who, when, from where. */
 struct sp_debug_track {
