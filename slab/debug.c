@@ -158,16 +158,35 @@ static void sp_debug_red_fill(const struct segpool_cache *c, void *obj)
 	       c->stride - c->dbg.red_left - c->dbg.meta_end);
 }
 
-/* The bounds of the __sp_libframe functions (internal/compiler.h). */
-extern const char __start_segpool_libframes[], __stop_segpool_libframes[];
+/*
+ * The bounds of the __sp_libframe functions (internal/compiler.h): the
+ * linker puts .text.sorted.* in name order, so these two come just before
+ * and just after them.
+ */
+static __attribute__((section(".text.sorted.segpool_0"), noinline, used))
+void sp_libframes_begin(void)
+{
+	__asm__ volatile("");
+}
+
+static __attribute__((section(".text.sorted.segpool_2"), noinline, used))
+void sp_libframes_end(void)
+{
+	__asm__ volatile("");
+}
 
 /* Is @ret, a return address, in a function of the library's own paths? */
 static bool sp_debug_libframe(const void *ret)
 {
 	/* a call may end its function: the caller is the byte before */
-	const char *pc = (const char *)ret - 1;
+	uintptr_t pc = (uintptr_t)ret - 1;
+	uintptr_t lo = (uintptr_t)sp_libframes_begin;
+	uintptr_t hi = (uintptr_t)sp_libframes_end;
 
-	return pc >= __start_segpool_libframes && pc < __stop_segpool_libframes;
+	/* a linker that does not sort them: no bounds, skip by count */
+	if (hi <= lo || hi - lo > (16UL << 20))
+		return false;
+	return pc >= lo && pc < hi;
 }
 
 static __sp_noinline __sp_libframe void
