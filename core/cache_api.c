@@ -231,8 +231,9 @@ sp_cache_alloc_slow(struct segpool_cache *cache, unsigned int gfp, int node)
 	return obj;
 }
 
-SEGPOOL_API void *segpool_cache_alloc_node(struct segpool_cache *cache,
-					   unsigned int gfp, int node)
+SEGPOOL_API __sp_libframe void *
+segpool_cache_alloc_node(struct segpool_cache *cache,
+			 unsigned int gfp, int node)
 {
 	return sp_cache_alloc_slow(cache, gfp, node);
 }
@@ -242,7 +243,7 @@ SEGPOOL_API void *segpool_cache_alloc_node(struct segpool_cache *cache,
  * magazine hit.  Everything else (and a miss) is one tail call to
  * sp_cache_alloc_slow(), so the hit path needs no stack frame.
  */
-SEGPOOL_API void *segpool_cache_alloc(struct segpool_cache *cache,
+SEGPOOL_API __sp_libframe void *segpool_cache_alloc(struct segpool_cache *cache,
 				      unsigned int gfp)
 {
 	if (likely(gfp == 0 && cache && cache->magic == SP_CACHE_MAGIC)) {
@@ -254,8 +255,9 @@ SEGPOOL_API void *segpool_cache_alloc(struct segpool_cache *cache,
 	return sp_cache_alloc_slow(cache, gfp, SEGPOOL_NUMA_NO_NODE);
 }
 
-SEGPOOL_API int segpool_cache_alloc_bulk(struct segpool_cache *cache,
-					 unsigned int gfp, size_t n, void **objs)
+SEGPOOL_API __sp_libframe int
+segpool_cache_alloc_bulk(struct segpool_cache *cache,
+			 unsigned int gfp, size_t n, void **objs)
 {
 	if (!sp_alloc_args_ok(cache, gfp))
 		return 0;
@@ -325,7 +327,7 @@ static __sp_cold __sp_noreturn void sp_report_double_free(struct segpool_cache *
 	sp_report_bad_free("double free", obj, c->name);
 }
 
-void sp_free_slow(struct segpool_cache *cache, void *obj)
+__sp_libframe void sp_free_slow(struct segpool_cache *cache, void *obj)
 {
 	struct sp_slab *s;
 
@@ -348,8 +350,8 @@ void sp_free_slow(struct segpool_cache *cache, void *obj)
 	sp_free_to_layers(cache, obj, s->node);
 }
 
-void sp_free_miss(struct segpool_cache *cache, void *obj, uintptr_t tag,
-		  bool kfree)
+__sp_libframe void sp_free_miss(struct segpool_cache *cache, void *obj,
+				uintptr_t tag, bool kfree)
 {
 	if (unlikely(sp_tag_cache(tag) != cache)) {
 		/* not this cache's: untouched but for ASan's poison */
@@ -377,7 +379,8 @@ void sp_free_miss(struct segpool_cache *cache, void *obj, uintptr_t tag,
  * The hit path (core/hotpath.h): a tag of 0 is an address outside every
  * slab (NULL included); both it and a NULL cache go to the full check.
  */
-SEGPOOL_API void segpool_cache_free(struct segpool_cache *cache, void *obj)
+SEGPOOL_API __sp_libframe void
+segpool_cache_free(struct segpool_cache *cache, void *obj)
 {
 	uintptr_t tag = sp_arena_tag(obj);
 
@@ -388,8 +391,9 @@ SEGPOOL_API void segpool_cache_free(struct segpool_cache *cache, void *obj)
 	sp_hot_free(cache, obj, tag, false);
 }
 
-SEGPOOL_API void segpool_cache_free_bulk(struct segpool_cache *cache, size_t n,
-					 void **objs)
+SEGPOOL_API __sp_libframe void
+segpool_cache_free_bulk(struct segpool_cache *cache, size_t n,
+			void **objs)
 {
 	if (!objs)
 		return;

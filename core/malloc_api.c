@@ -75,7 +75,7 @@ static __sp_noinline __sp_libframe void *sp_malloc_mid(size_t size)
  * The hit path (core/hotpath.h): the class from one table load for sizes up
  * to 1 KiB, then the magazine pop; larger sizes are one tail call away.
  */
-SEGPOOL_API void *segpool_malloc(size_t size)
+SEGPOOL_API __sp_libframe void *segpool_malloc(size_t size)
 {
 	void *obj;
 
@@ -87,12 +87,12 @@ SEGPOOL_API void *segpool_malloc(size_t size)
 	return sp_malloc_node(size, SEGPOOL_NUMA_NO_NODE);
 }
 
-SEGPOOL_API void *segpool_malloc_node(size_t size, int node)
+SEGPOOL_API __sp_libframe void *segpool_malloc_node(size_t size, int node)
 {
 	return sp_malloc_node(size, node);
 }
 
-SEGPOOL_API void *segpool_calloc(size_t n, size_t size)
+SEGPOOL_API __sp_libframe void *segpool_calloc(size_t n, size_t size)
 {
 	size_t bytes;
 	void *p;
@@ -168,7 +168,7 @@ static __sp_noinline __sp_libframe void sp_free_untagged(void *ptr)
  * size class or a named cache alike (kfree() semantics: an object of any
  * cache goes back to its cache), and its node.
  */
-SEGPOOL_API void segpool_free(void *ptr)
+SEGPOOL_API __sp_libframe void segpool_free(void *ptr)
 {
 	uintptr_t tag = sp_arena_tag(ptr);
 
@@ -200,7 +200,7 @@ SEGPOOL_API size_t segpool_usable_size(const void *ptr)
 	return size;
 }
 
-SEGPOOL_API void *segpool_realloc(void *ptr, size_t size)
+SEGPOOL_API __sp_libframe void *segpool_realloc(void *ptr, size_t size)
 {
 	struct segpool_cache *c;
 	size_t old;
@@ -229,7 +229,7 @@ SEGPOOL_API void *segpool_realloc(void *ptr, size_t size)
 	return p;
 }
 
-SEGPOOL_API void *segpool_aligned_alloc(size_t align, size_t size)
+SEGPOOL_API __sp_libframe void *segpool_aligned_alloc(size_t align, size_t size)
 {
 	if (!SP_IS_POW2(align)) {
 		errno = EINVAL;
