@@ -34,6 +34,31 @@
 #                        (BENCH_PMR_ARGS=...; also the last part of bench)
 #   make uninstall, clean
 #
+# More targets, each a part of one above or a step of it:
+#   make all             the same as make
+#   make docs            regenerate the generated documentation (api.md,
+#                        the environment and counter tables)
+#   make check-docs      fails when they are stale, when a page or a link
+#                        is missing, and when this text lacks a target
+#                        (scripts/check-help.sh); part of check
+#   make check-deps      say which Debian packages check needs and lacks
+#   make tests, tests-check, tests-stress   build the selftests (both
+#                        tiers, the unit and API tiers, the stress tier)
+#   make examples        build examples/ (make demo runs one)
+#   make tools, segpool-top, bench-tools   build every tool, the viewer,
+#                        the benchmark
+#   make bench-deps, numa-deps   install what bench and check-numa need
+#                        (the peer allocators and gnuplot; qemu)
+#   make bench-smoke, bench-pmr-smoke   the benchmarks' smoke runs (part
+#                        of check)
+#   make bench-stats-cost  segpool against the same code without fast-path
+#                        hit counters, side by side
+#   make install-kernel, segpool-top-install   parts of install
+#   make uninstall-kernel, segpool-top-uninstall   parts of uninstall
+#   make tools-clean, segpool-top-clean, bench-pmr-clean, kernel-clean
+#                        parts of clean
+#   make help            this text
+#
 # Knobs:
 #   V=1                  print whole commands
 #   O=dir                build out of tree (the source tree stays clean)
@@ -366,6 +391,7 @@ check-docs: $(gen-env-doc) $(gen-counters-doc)
 		{ echo "Documentation/reference/$${f##*/}'s counter table is stale: run 'make docs'"; exit 1; }; \
 	done
 	$(Q)$(srctree)/scripts/check-doc-links.sh $(srctree)
+	$(Q)$(srctree)/scripts/check-help.sh $(srctree)
 	$(Q)$(srctree)/scripts/gen-man.sh -c $(if $(wildcard $(lib-so)),-s $(lib-so))
 	$(Q)v=$$(sed -n '1s/^segpool (\([^)-]*\).*/\1/p' $(srctree)/debian/changelog); \
 	[ "$$v" = "$(VERSION)" ] || \

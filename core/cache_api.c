@@ -22,8 +22,8 @@
 #include "numa/topology.h"
 #include "rcu/rcu.h"
 
-size_t sp_alloc_objs(struct segpool_cache *c, unsigned int gfp, int node,
-		     size_t n, void **objs)
+__sp_libframe size_t sp_alloc_objs(struct segpool_cache *c, unsigned int gfp,
+				   int node, size_t n, void **objs)
 {
 	int idx = sp_policy_node_idx(c, node);
 
@@ -249,8 +249,8 @@ static __sp_cold void *sp_alloc_nested(void)
 	return NULL;
 }
 
-static __sp_noinline void *sp_cache_alloc_slow(struct segpool_cache *cache,
-					       unsigned int gfp, int node)
+static __sp_noinline __sp_libframe void *
+sp_cache_alloc_slow(struct segpool_cache *cache, unsigned int gfp, int node)
 {
 	void *obj;
 
@@ -265,8 +265,9 @@ static __sp_noinline void *sp_cache_alloc_slow(struct segpool_cache *cache,
 	return obj;
 }
 
-SEGPOOL_API void *segpool_cache_alloc_node(struct segpool_cache *cache,
-					   unsigned int gfp, int node)
+SEGPOOL_API __sp_libframe void *
+segpool_cache_alloc_node(struct segpool_cache *cache,
+			 unsigned int gfp, int node)
 {
 	return sp_cache_alloc_slow(cache, gfp, node);
 }
@@ -276,7 +277,7 @@ SEGPOOL_API void *segpool_cache_alloc_node(struct segpool_cache *cache,
  * magazine hit.  Everything else (and a miss) is one tail call to
  * sp_cache_alloc_slow(), so the hit path needs no stack frame.
  */
-SEGPOOL_API void *segpool_cache_alloc(struct segpool_cache *cache,
+SEGPOOL_API __sp_libframe void *segpool_cache_alloc(struct segpool_cache *cache,
 				      unsigned int gfp)
 {
 	if (likely(gfp == 0 && cache && cache->magic == SP_CACHE_MAGIC)) {
@@ -288,8 +289,9 @@ SEGPOOL_API void *segpool_cache_alloc(struct segpool_cache *cache,
 	return sp_cache_alloc_slow(cache, gfp, SEGPOOL_NUMA_NO_NODE);
 }
 
-SEGPOOL_API int segpool_cache_alloc_bulk(struct segpool_cache *cache,
-					 unsigned int gfp, size_t n, void **objs)
+SEGPOOL_API __sp_libframe int
+segpool_cache_alloc_bulk(struct segpool_cache *cache,
+			 unsigned int gfp, size_t n, void **objs)
 {
 	if (!sp_alloc_args_ok(cache, gfp))
 		return 0;
@@ -350,8 +352,8 @@ static __sp_cold void sp_cache_bad_obj(struct segpool_cache *cache, void *obj)
  * Give a checked and marked object back: the per-CPU layer's slow path, or
  * the slab of a cache without one (lock, off and debug caches end here).
  */
-static void sp_free_to_layers(struct segpool_cache *cache, void *obj,
-			      unsigned int node)
+static __sp_libframe void sp_free_to_layers(struct segpool_cache *cache,
+					    void *obj, unsigned int node)
 {
 	sp_vg_free(cache, obj);		/* valgrind runs no rseq: always here */
 	if (likely(cache->pcpu))
@@ -429,7 +431,7 @@ void sp_lib_drain(void)
 	} while (sp_lib_leave());
 }
 
-void sp_free_slow(struct segpool_cache *cache, void *obj)
+__sp_libframe void sp_free_slow(struct segpool_cache *cache, void *obj)
 {
 	struct sp_slab *s;
 
@@ -462,8 +464,8 @@ void sp_free_slow(struct segpool_cache *cache, void *obj)
 		sp_lib_drain();
 }
 
-void sp_free_miss(struct segpool_cache *cache, void *obj, uintptr_t tag,
-		  bool kfree)
+__sp_libframe void sp_free_miss(struct segpool_cache *cache, void *obj,
+				uintptr_t tag, bool kfree)
 {
 	if (unlikely(sp_tag_cache(tag) != cache)) {
 		/* not this cache's: untouched but for ASan's poison */
@@ -498,7 +500,8 @@ void sp_free_miss(struct segpool_cache *cache, void *obj, uintptr_t tag,
  * The hit path (core/hotpath.h): a tag of 0 is an address outside every
  * slab (NULL included); both it and a NULL cache go to the full check.
  */
-SEGPOOL_API void segpool_cache_free(struct segpool_cache *cache, void *obj)
+SEGPOOL_API __sp_libframe void
+segpool_cache_free(struct segpool_cache *cache, void *obj)
 {
 	uintptr_t tag = sp_arena_tag(obj);
 
@@ -509,8 +512,9 @@ SEGPOOL_API void segpool_cache_free(struct segpool_cache *cache, void *obj)
 	sp_hot_free(cache, obj, tag, false);
 }
 
-SEGPOOL_API void segpool_cache_free_bulk(struct segpool_cache *cache, size_t n,
-					 void **objs)
+SEGPOOL_API __sp_libframe void
+segpool_cache_free_bulk(struct segpool_cache *cache, size_t n,
+			void **objs)
 {
 	if (!objs)
 		return;

@@ -32,6 +32,10 @@ SP_INTERNAL __sp_cold void sp_lib_drain(void);
 SP_INTERNAL void sp_lib_defer_free(void *obj);
 SP_INTERNAL int sp_init_slow(void);
 
+/* --- core/verbose.c --- */
+/* The settings in force, on stderr (SEGPOOL_VERBOSE; once, at start-up). */
+SP_INTERNAL void sp_init_verbose(void);
+
 /*
  * sp_init() - make sure the library is initialised (normally done by a
  * constructor before main).  Return: 0, or -ENOMEM when the arena or the

@@ -72,6 +72,7 @@
 #include "segpool_config.h"
 #include "core/core.h"
 #include "failslab/failslab.h"
+#include "internal/env.h"
 #include "internal/reentry.h"
 #include "internal/report.h"
 #include "numa/region.h"
@@ -227,6 +228,8 @@ int sp_init_slow(void)
 	/* after sp_ready: starting the export calls back into sp_init() */
 	sp_export_init();
 	sp_stats_print_init();
+	if (sp_env_bool(SP_ENV_VERBOSE, false))
+		sp_init_verbose();
 	return 0;
 }
 

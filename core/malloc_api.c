@@ -64,7 +64,8 @@ out:
  * From a signal handler that interrupted the library on its thread: what
  * the hit path could not serve fails (internal/reentry.h).
  */
-static __sp_noinline void *sp_malloc_node(size_t size, int node, bool zero)
+static __sp_noinline __sp_libframe void *sp_malloc_node(size_t size, int node,
+						       bool zero)
 {
 	void *obj;
 
@@ -82,7 +83,7 @@ static __sp_noinline void *sp_malloc_node(size_t size, int node, bool zero)
 }
 
 /* Sizes above 1 KiB: the class by sp_kmalloc_index(), then the same hit. */
-static __sp_noinline void *sp_malloc_mid(size_t size)
+static __sp_noinline __sp_libframe void *sp_malloc_mid(size_t size)
 {
 	void *obj;
 
@@ -98,7 +99,7 @@ static __sp_noinline void *sp_malloc_mid(size_t size)
  * The hit path (core/hotpath.h): the class from one table load for sizes up
  * to 1 KiB, then the magazine pop; larger sizes are one tail call away.
  */
-SEGPOOL_API void *segpool_malloc(size_t size)
+SEGPOOL_API __sp_libframe void *segpool_malloc(size_t size)
 {
 	void *obj;
 
@@ -110,7 +111,7 @@ SEGPOOL_API void *segpool_malloc(size_t size)
 	return sp_malloc_node(size, SEGPOOL_NUMA_NO_NODE, false);
 }
 
-SEGPOOL_API void *segpool_malloc_node(size_t size, int node)
+SEGPOOL_API __sp_libframe void *segpool_malloc_node(size_t size, int node)
 {
 	return sp_malloc_node(size, node, false);
 }
@@ -125,7 +126,7 @@ void *sp_malloc_node_zeroed(size_t size, int node)
 	return p;
 }
 
-SEGPOOL_API void *segpool_calloc(size_t n, size_t size)
+SEGPOOL_API __sp_libframe void *segpool_calloc(size_t n, size_t size)
 {
 	size_t bytes;
 
@@ -183,7 +184,7 @@ static void sp_classify(const void *ptr, const char *op, bool named_ok,
 }
 
 /* Not a slab object: NULL, a large block, or misuse (reported). */
-static __sp_noinline void sp_free_untagged(void *ptr)
+static __sp_noinline __sp_libframe void sp_free_untagged(void *ptr)
 {
 	bool ok;
 
@@ -212,7 +213,7 @@ static __sp_noinline void sp_free_untagged(void *ptr)
  * size class or a named cache alike (kfree() semantics: an object of any
  * cache goes back to its cache), and its node.
  */
-SEGPOOL_API void segpool_free(void *ptr)
+SEGPOOL_API __sp_libframe void segpool_free(void *ptr)
 {
 	uintptr_t tag = sp_arena_tag(ptr);
 
@@ -244,7 +245,7 @@ SEGPOOL_API size_t segpool_usable_size(const void *ptr)
 	return size;
 }
 
-SEGPOOL_API void *segpool_realloc(void *ptr, size_t size)
+SEGPOOL_API __sp_libframe void *segpool_realloc(void *ptr, size_t size)
 {
 	struct segpool_cache *c;
 	size_t old;
@@ -274,7 +275,7 @@ SEGPOOL_API void *segpool_realloc(void *ptr, size_t size)
 	return p;
 }
 
-SEGPOOL_API void *segpool_aligned_alloc(size_t align, size_t size)
+SEGPOOL_API __sp_libframe void *segpool_aligned_alloc(size_t align, size_t size)
 {
 	if (!SP_IS_POW2(align)) {
 		errno = EINVAL;

@@ -14,6 +14,17 @@
 
 #define __sp_cold	__attribute__((cold, noinline))
 #define __sp_noinline	__attribute__((noinline))
+/*
+ * __sp_libframe - a function on the way from a public call to a debug
+ * hook (allocation, free, their slow paths).  Its frames are left out of
+ * the call sites a debug cache records (slab/debug.c), so a trace starts
+ * at the program's caller, as KASAN's and glibc's do.  Such functions sit
+ * together inside .text: the linker sorts the .text.sorted.* input
+ * sections by name and keeps them in one run, which two markers of
+ * slab/debug.c (.text.sorted.segpool_0 and _2) bound.  Inside .text, so
+ * debuggers and valgrind read their line tables as any function's.
+ */
+#define __sp_libframe	__attribute__((section(".text.sorted.segpool_1")))
 #define __sp_always_inline inline __attribute__((always_inline))
 #define __sp_noreturn	__attribute__((noreturn))
 #define __sp_printf(a, b) __attribute__((format(printf, a, b)))

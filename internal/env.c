@@ -57,17 +57,49 @@ void sp_env_escape(const char *s, char *buf, size_t size)
 	buf[n] = '\0';
 }
 
+/* An accepted list this short goes in the message; a longer one is left
+ * to the manual, so a message stays within a line or two. */
+#define SP_ENV_ACCEPTED_SHORT	48
+
 void sp_env_bad(enum sp_env_id id, const char *value, const char *why)
 {
 	const struct sp_env_var *v = &sp_env_table[id];
+	size_t instead;
 	char esc[160];
 
 	if (sp_env_reported[id])
 		return;
 	sp_env_reported[id] = true;
 	sp_env_escape(value, esc, sizeof(esc));
-	sp_warn("%s=\"%s\": %s; accepted: %s; instead: %s", v->name, esc, why,
-		v->accepted, v->on_bad);
+	/* the first clause of @on_bad; the manual says the rest */
+	instead = strcspn(v->on_bad, "(");
+	while (instead && v->on_bad[instead - 1] == ' ')
+		instead--;
+	if (strlen(v->accepted) <= SP_ENV_ACCEPTED_SHORT)
+		sp_warn("%s=\"%s\": %s (accepted: %s); instead: %.*s; see "
+			"segpool(7)", v->name, esc, why, v->accepted, (int)instead,
+			v->on_bad);
+	else
+		sp_warn("%s=\"%s\": %s; instead: %.*s; see segpool(7), "
+			"ENVIRONMENT", v->name, esc, why, (int)instead, v->on_bad);
+}
+
+void sp_env_print_settings(void)
+{
+	for (int id = 0; id < SP_ENV_NR; id++) {
+		const struct sp_env_var *v = &sp_env_table[id];
+		const char *s = getenv(v->name);
+		char esc[160];
+
+		if (s && *s) {
+			sp_env_escape(s, esc, sizeof(esc));
+			sp_warn("  %s=\"%s\"", v->name, esc);
+		} else if (!strncmp(v->def, "unset: ", 7)) {
+			sp_warn("  %s unset: %s", v->name, v->def + 7);
+		} else {
+			sp_warn("  %s unset: default %s", v->name, v->def);
+		}
+	}
 }
 
 static int sp_env_word_index(const char *const *words, const char *s)

@@ -12,10 +12,12 @@
  * with a control character (a newline would break the text dumps) is
  * refused whatever the variable.  Words and booleans are matched without
  * regard to case; booleans accept the same words everywhere: 1 yes on true,
- * 0 no off false.  A bad value gets one message on stderr naming the
- * variable, the value (escaped), why and what is accepted, then the stated
- * behaviour (@on_bad: mostly the default).  Each variable is reported at
- * most once per process.
+ * 0 no off false.  A bad value gets one short message on stderr naming the
+ * variable, the value (escaped) and why, what is accepted when that is
+ * short, the stated behaviour (@on_bad: mostly the default, without its
+ * parenthesis) and the installed manual, segpool(7), whose ENVIRONMENT
+ * section has the rest.  Each variable is reported at most once per
+ * process.
  */
 #ifndef SP_INTERNAL_ENV_H
 #define SP_INTERNAL_ENV_H
@@ -40,6 +42,7 @@ enum sp_env_id {
 	SP_ENV_EXPORT_INTERVAL_MS,
 	SP_ENV_STATS_PRINT,
 	SP_ENV_STATS_PRINT_FILE,
+	SP_ENV_VERBOSE,
 	SP_ENV_NR,
 };
 
@@ -111,6 +114,11 @@ SP_INTERNAL void sp_env_bad(enum sp_env_id id, const char *value,
  */
 SP_INTERNAL const char *sp_env_parse(const struct sp_env_var *v,
 				     const char *value, long long *out);
+/*
+ * sp_env_print_settings() - one line per variable on stderr: its value
+ * when set, else its default (SEGPOOL_VERBOSE).
+ */
+SP_INTERNAL void sp_env_print_settings(void);
 /* sp_env_escape() - @s with control and non-ASCII bytes as \n, \xNN, into
  * @buf (cut to @size - 1). */
 SP_INTERNAL void sp_env_escape(const char *s, char *buf, size_t size);

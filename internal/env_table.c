@@ -83,9 +83,9 @@ const struct sp_env_var sp_env_table[SP_ENV_NR] = {
 	[SP_ENV_DEBUG] = {
 		.name = "SEGPOOL_DEBUG", .kind = SP_ENV_TEXT,
 		.def = "unset: no debug flags",
-		.accepted = "<letters>[,<cache>...][;...], letters F Z P U or -, cache names of printable characters up to 63 bytes, a '*' at the end for a prefix",
+		.accepted = "1 (every check on every cache, as a bare slub_debug), 0, or <letters>[,<cache>...][;...], letters F Z P U or -, cache names of printable characters up to 63 bytes, a '*' at the end for a prefix",
 		.on_bad = "the parts understood apply, the rest is skipped (a value with a control character is refused whole: no debug flags)",
-		.help = "debug flags for every cache or the caches named (guide/debugging.md)",
+		.help = "debug flags for every cache or the caches named; 1 (or yes, on, true) turns every check on for every cache, 0 (no, off, false) none (guide/debugging.md)",
 		.bad_example = "FQ",
 	},
 	[SP_ENV_DEBUG_RESPONSE] = {
@@ -123,9 +123,9 @@ const struct sp_env_var sp_env_table[SP_ENV_NR] = {
 	[SP_ENV_STATS_PRINT] = {
 		.name = "SEGPOOL_STATS_PRINT", .kind = SP_ENV_TEXT,
 		.def = "unset: nothing printed at exit",
-		.accepted = "comma-separated slabinfo, health, detail, percpu, or json (with percpu at most); all (or 1) for the three text sections; 0 for nothing",
+		.accepted = "comma-separated slabinfo, health, detail, percpu, unused, or json (with percpu at most); all (or 1) for the three text sections; 0 for nothing",
 		.on_bad = "nothing printed at exit",
-		.help = "print those sections of the statistics when the process exits (guide/statistics.md)",
+		.help = "print those sections of the statistics when the process exits, after the totals, caches that never held an object folded on one line (unused lists them); SEGPOOL_MALLOC_CONF=stats_print asks for the same print, and this decides when both are set (guide/statistics.md)",
 		.bad_example = "slabinfo,bogus",
 	},
 	[SP_ENV_STATS_PRINT_FILE] = {
@@ -135,5 +135,12 @@ const struct sp_env_var sp_env_table[SP_ENV_NR] = {
 		.on_bad = "nothing printed at exit",
 		.help = "where SEGPOOL_STATS_PRINT prints",
 		.bad_example = "/tmp/%q",
+	},
+	[SP_ENV_VERBOSE] = {
+		.name = "SEGPOOL_VERBOSE", .kind = SP_ENV_BOOL,
+		.def = "off",
+		.accepted = "a boolean: 1 yes on true, 0 no off false",
+		.on_bad = "quiet",
+		.help = "print the settings in force at start-up on standard error: every variable's value or default, then the per-CPU mode and the nodes, as MIMALLOC_VERBOSE and jemalloc's confirm_conf do",
 	},
 };

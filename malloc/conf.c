@@ -10,7 +10,6 @@
  * sp_pl_conf_opts is the one list of the options: the documentation's table
  * is checked against it (selftests/test_malloc.c).
  */
-#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,12 +21,14 @@
 #include "internal/env.h"
 #include "internal/report.h"
 #include "malloc/preload.h"
+#include "stats/print.h"
 
 #define SP_PL_CONF_ENV	"SEGPOOL_MALLOC_CONF"
 
 const struct sp_pl_conf_opt sp_pl_conf_opts[] = {
 	{ "stats_print", "true, false", "false",
-	  "print the statistics on stderr when the program exits" },
+	  "print the statistics on stderr when the program exits (the library's "
+	  "print at exit; SEGPOOL_STATS_PRINT decides when set too)" },
 	{ "stats_format", "text, json, detail, health", "text",
 	  "what stats_print prints: the slabinfo table (segpool_stats_dump()), "
 	  "JSON (segpool_stats_json()), every field (segpool_stats_dump_detail()) "
@@ -39,40 +40,6 @@ enum sp_pl_format { SP_PL_TEXT, SP_PL_JSON, SP_PL_DETAIL, SP_PL_HEALTH };
 
 static bool sp_pl_stats_print;
 static enum sp_pl_format sp_pl_stats_format;
-static int sp_pl_stats_fd = -1;		/* a copy of stderr, taken at start */
-
-/*
- * A destructor, not atexit(): it runs after the program's own exit
- * handlers, so it shows the program's last state; and on a copy of the
- * stderr descriptor taken at start-up, since exit handlers may close
- * stderr (coreutils' close_stdout() does).
- */
-__attribute__((destructor)) static void sp_pl_stats_at_exit(void)
-{
-	FILE *out;
-
-	if (!sp_pl_stats_print || sp_pl_stats_fd < 0)
-		return;
-	out = fdopen(sp_pl_stats_fd, "w");
-	if (!out)
-		return;
-	switch (sp_pl_stats_format) {
-	case SP_PL_TEXT:
-		segpool_stats_dump(out);
-		break;
-	case SP_PL_JSON:
-		segpool_stats_json(out, 0);
-		break;
-	case SP_PL_DETAIL:
-		segpool_stats_dump_detail(out, NULL, 0);
-		break;
-	case SP_PL_HEALTH:
-		segpool_stats_health(out);
-		break;
-	}
-	fclose(out);
-	sp_pl_stats_fd = -1;
-}
 
 /* One "key:value" of @len bytes at @s; false when not understood. */
 static bool sp_pl_conf_pair(const char *s, size_t len)
@@ -126,12 +93,23 @@ void sp_pl_conf_init(void)
 
 		if (len && !sp_pl_conf_pair(s, len))
 			sp_warn(SP_PL_CONF_ENV ": '%.*s' not understood "
-				"(see Documentation/guide/malloc.md): ignored",
+				"(see segpool-malloc(7)): ignored",
 				(int)len, s);
 		s += len;
 		if (*s == ',')
 			s++;
 	}
-	if (sp_pl_stats_print)
-		sp_pl_stats_fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+	/*
+	 * The library's print at exit, not one of our own: one knob whether
+	 * or not the preload is used, and SEGPOOL_STATS_PRINT, when set too,
+	 * decides (stats/print.c) so nothing is printed twice.
+	 */
+	if (sp_pl_stats_print) {
+		static const char *const sections[] = {
+			[SP_PL_TEXT] = "slabinfo", [SP_PL_JSON] = "json",
+			[SP_PL_DETAIL] = "detail", [SP_PL_HEALTH] = "health",
+		};
+
+		sp_stats_print_request(sections[sp_pl_stats_format]);
+	}
 }

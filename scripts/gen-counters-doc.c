@@ -50,9 +50,9 @@ static void table_json(void)
 	puts("| Path | Type | In | Meaning |");
 	puts("|------|------|----|---------|");
 	for (size_t i = 0; i < NR_CTRS; i++)
-		printf("| `caches[].%s` | integer | %s | %s (counter) |\n",
-		       ctrs[i].key, ctrs[i].exported ? "both" : "library",
-		       ctrs[i].doc);
+		/* every counter: a record field or the key table's */
+		printf("| `caches[].%s` | integer | both | %s (counter) |\n",
+		       ctrs[i].key, ctrs[i].doc);
 	for (size_t i = 0; i < NR_CTRS; i++)
 		printf("| `caches[].cpus[].%s` | integer | library | as the "
 		       "cache's, in this slot (counter) |\n", ctrs[i].key);

@@ -10,9 +10,11 @@
 #   OUTDIR/man3/NAME.3         one per function, function-like macro and
 #                              struct of include/segpool/*.h, from their
 #                              kernel-doc (scripts/gen-api-doc.sh -m)
-#   OUTDIR/man1/segpool-top.1  from Documentation/man/segpool-top.1.in
-#   OUTDIR/man7/segpool.7      from Documentation/man/segpool.7.in, its
-#                              ENVIRONMENT section from the table of
+#   OUTDIR/manS/NAME.S         from each Documentation/man/NAME.S.in
+#                              (segpool-top.1, segpool.7, segpool-malloc.7,
+#                              segpool-kernel.7, segpool-pmr.3), the
+#                              version filled in; segpool.7's ENVIRONMENT
+#                              section from the table of
 #                              Documentation/reference/environment.md
 # and lists them on stdout.  VERSION defaults to SEGPOOL_VERSION_STRING.
 #
@@ -139,20 +141,24 @@ generate() {
 	mkdir -p "$out/man1" "$out/man3" "$out/man7"
 	"$srctree/scripts/gen-api-doc.sh" -W -v "$version" -m "$out/man3" |
 		sed "s|^\(.*\)$|$out/man3/\1.3|"
-	sed -e "s|@VERSION@|$version|g" "$srctree/Documentation/man/segpool-top.1.in" \
-		>"$out/man1/segpool-top.1"
-	echo "$out/man1/segpool-top.1"
 	env_section >"$out/env.tmp"
 	if [ ! -s "$out/env.tmp" ]; then
 		echo "$prog: no environment table in Documentation/reference/environment.md" >&2
 		exit 1
 	fi
-	awk -v version="$version" -v envf="$out/env.tmp" '
-		/^@ENVIRONMENT@$/ { while ((getline l < envf) > 0) print l; next }
-		{ gsub(/@VERSION@/, version); print }' \
-		"$srctree/Documentation/man/segpool.7.in" >"$out/man7/segpool.7"
+	# the hand-written pages: NAME.SECTION.in, each into manSECTION/
+	for in in "$srctree"/Documentation/man/*.[1-9].in; do
+		page=${in##*/}
+		page=${page%.in}
+		sect=${page##*.}
+		mkdir -p "$out/man$sect"
+		awk -v version="$version" -v envf="$out/env.tmp" '
+			/^@ENVIRONMENT@$/ { while ((getline l < envf) > 0) print l; next }
+			{ gsub(/@VERSION@/, version); print }' \
+			"$in" >"$out/man$sect/$page"
+		echo "$out/man$sect/$page"
+	done
 	rm -f "$out/env.tmp"
-	echo "$out/man7/segpool.7"
 }
 
 if [ "$check" -eq 0 ]; then

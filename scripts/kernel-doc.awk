@@ -340,9 +340,8 @@ function man_entry(    p, t, m, i, cur, lines, nl, what) {
 	t = ".SH NAME\n" roff_code(p) " \\- " man_inl(what) "\n"
 	t = t ".SH LIBRARY\nsegpool library\n.RI ( libsegpool \", \" \\-lsegpool )\n"
 	t = t ".SH SYNOPSIS\n.nf\n.B #include <" inc ">\n.PP\n"
-	# the export attribute says nothing to a reader
-	what = decl
-	gsub(/SEGPOOL_API[ \t]+/, "", what)
+	# the export and compiler attributes say nothing to a reader
+	what = public_decl(decl)
 	nl = split(what, lines, "\n")
 	for (i = 1; i <= nl; i++)
 		if (i < nl || lines[i] != "")
@@ -356,15 +355,22 @@ function man_entry(    p, t, m, i, cur, lines, nl, what) {
 	}
 	t = t ".SH DESCRIPTION\n"
 	cur = 0
+	ex = ""
 	for (m = 1; m <= nd; m++) {
 		if (dt[m] == "pre") {
-			t = t ".PP\n.in +4n\n.EX\n"
+			# C code goes to EXAMPLES (man-pages(7)), as one
+			# listing (blank lines apart); a table stays
+			code = ""
 			nl = split(expand(dd[m]), lines, "\n")
 			for (i = 1; i <= nl; i++)
 				if (i < nl || lines[i] != "")
-					t = t roff_code(lines[i]) "\n"
-			t = t ".EE\n.in\n"
-			cur++
+					code = code roff_code(lines[i]) "\n"
+			if (dd[m] ~ /;/) {
+				ex = ex (ex != "" ? "\n" : "") code
+			} else {
+				t = t ".PP\n.in +4n\n.EX\n" code ".EE\n.in\n"
+				cur++
+			}
 		} else if (dd[m] != "") {
 			t = t ".PP\n" man_inl(dd[m]) "\n"
 			cur++
@@ -372,6 +378,10 @@ function man_entry(    p, t, m, i, cur, lines, nl, what) {
 	}
 	if (!cur)
 		t = t man_inl(cap(summary)) "\n"
+	errs = 0
+	for (m = 1; m <= ns; m++)
+		if (sn[m] == "Errors")
+			errs = 1
 	for (m = 1; m <= ns; m++) {
 		t = t ".SH " man_section(sn[m]) "\n"
 		cur = st2[m]
@@ -380,8 +390,103 @@ function man_entry(    p, t, m, i, cur, lines, nl, what) {
 		for (i = 1; i <= nl; i++)
 			if (trim(lines[i]) != "")
 				t = t (i > 1 ? ".PP\n" : "") man_inl(cap(trim(lines[i]))) "\n"
+		# ERRORS apart from RETURN VALUE, as man-pages(7) lays out
+		if (!errs && man_section(sn[m]) == "RETURN VALUE")
+			t = t man_errors(st2[m])
 	}
+	if (ex != "")
+		t = t ".SH EXAMPLES\n.EX\n" ex ".EE\n"
 	pagetxt[p] = t
+}
+
+# The declaration without the export and compiler attributes (SEGPOOL_API,
+# SEGPOOL_WUR, SEGPOOL_MALLOC, SEGPOOL_ALLOC_SIZE(n), ...).
+function public_decl(d) {
+	gsub(/SEGPOOL_(API|WUR|MALLOC)[ \t]+/, "", d)
+	gsub(/SEGPOOL_ALLOC_(SIZE2?|ALIGN)\([^)]*\)[ \t]*/, "", d)
+	gsub(/SEGPOOL_(WUR|MALLOC)\n/, "\n", d)
+	gsub(/\n[ \t]*\n/, "\n", d)
+	sub(/^[ \t\n]+/, "", d)
+	return d
+}
+
+# What an errno value means when the text gives no reason in parentheses.
+function errno_default(e) {
+	if (e == "ENOMEM") return "no memory was left"
+	if (e == "EINVAL") return "an argument is not valid"
+	if (e == "EEXIST") return "the name is taken"
+	if (e == "ENOENT") return "no such object"
+	if (e == "EBUSY") return "the object is in use"
+	if (e == "EAGAIN") return "try again"
+	if (e == "EPERM" || e == "EACCES") return "not permitted"
+	if (e == "ENOSPC") return "no room left"
+	if (e == "ERANGE" || e == "EOVERFLOW") return "a value out of range"
+	if (e == "ENAMETOOLONG") return "the name is too long"
+	if (e == "EIO") return "writing failed"
+	if (e == "EMFILE" || e == "ENFILE") return "too many files are open"
+	if (e == "ENODEV") return "no such device"
+	if (e == "EFAULT") return "a bad address"
+	if (e == "ENOSYS" || e == "EOPNOTSUPP" || e == "ENOTSUP")
+		return "not supported here"
+	return "see RETURN VALUE"
+}
+
+# An ERRORS section from the errno values a Return: text names, each with
+# the reason in parentheses after it ("EINVAL (NULL cache, ...)").
+function man_errors(s,    out, e, i, c, depth, why, n, order, reason) {
+	n = 0
+	split("", reason)
+	while (match(s, /E[A-Z][A-Z0-9]+/)) {
+		e = substr(s, RSTART, RLENGTH)
+		c = substr(s, RSTART - 1, 1)
+		s = substr(s, RSTART + RLENGTH)
+		if ((c ~ /[A-Za-z0-9_]/ && RSTART > 1) || substr(s, 1, 1) ~ /[A-Za-z0-9_]/)
+			continue
+		if (e !~ /^E(INVAL|NOMEM|EXIST|NOENT|BUSY|AGAIN|PERM|ACCES|NOSPC|RANGE|OVERFLOW|NAMETOOLONG|NOSYS|OPNOTSUPP|NOTSUP|FAULT|IO|NODEV|SRCH|TIMEDOUT|DEADLK|BADF|CANCELED|ALREADY|NOTEMPTY|MFILE|NFILE|ROFS|XDEV|NXIO|LOOP|INTR|CHILD|PIPE|NOTDIR|ISDIR|FBIG)$/)
+			continue
+		why = ""
+		# "-EINVAL (errno EINVAL) for ...": the reason follows
+		if (match(s, /^[ \t]*\(errno E[A-Z0-9]+\)/))
+			s = substr(s, RLENGTH + 1)
+		if (match(s, /^[ \t]*(for|when|if|on) [^;.)]*/)) {
+			why = trim(substr(s, 1, RLENGTH))
+			s = substr(s, RLENGTH + 1)
+			# "..., EEXIST if ...": the next value starts there
+			if (match(why, /,?[ \t]+(or[ \t]+)?-?E[A-Z][A-Z0-9]+/)) {
+				s = substr(why, RSTART) s
+				why = substr(why, 1, RSTART - 1)
+			}
+		} else if (match(s, /^[ \t]*\(/)) {
+			s = substr(s, RLENGTH + 1)
+			depth = 1
+			for (i = 1; i <= length(s) && depth; i++) {
+				c = substr(s, i, 1)
+				if (c == "(")
+					depth++
+				else if (c == ")")
+					depth--
+				if (depth)
+					why = why c
+			}
+			s = substr(s, i)
+		}
+		if (!(e in reason)) {
+			order[++n] = e
+			reason[e] = why
+		} else if (why != "") {
+			reason[e] = reason[e] (reason[e] != "" ? "; " : "") why
+		}
+	}
+	if (!n)
+		return ""
+	out = ".SH ERRORS\n"
+	for (i = 1; i <= n; i++) {
+		e = order[i]
+		why = reason[e] != "" ? reason[e] : errno_default(e)
+		sub(/\.$/, "", why)
+		out = out ".TP\n.B " e "\n" man_inl(cap(why) ".") "\n"
+	}
+	return out
 }
 
 function man_write(    i, j, k, p, q, f, n, sa, tmp, seen) {

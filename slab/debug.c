@@ -26,7 +26,10 @@
  * continue: a bad free is ignored, a damaged red zone or poison restored.
  * Stack traces come from backtrace() (primed once at the first debug cache,
  * outside any lock, since its first call loads libgcc_s) and are printed with
- * dladdr().
+ * dladdr().  They start at the program's caller: the library's own frames
+ * on the way to the hook (the __sp_libframe functions: sp_cache_alloc_slow,
+ * sp_alloc_objs, sp_slab_take, sp_node_take, ...) are left out, as KASAN
+ * and glibc leave theirs.
  */
 #include <errno.h>
 #include <execinfo.h>
@@ -156,14 +159,61 @@ static void sp_debug_red_fill(const struct segpool_cache *c, void *obj)
 	       c->stride - c->dbg.red_left - c->dbg.meta_end);
 }
 
-static __sp_noinline void sp_debug_capture(struct sp_debug_track *t)
+/*
+ * The bounds of the __sp_libframe functions (internal/compiler.h): the
+ * linker puts .text.sorted.* in name order, so these two come just before
+ * and just after them.
+ */
+static __attribute__((section(".text.sorted.segpool_0"), noinline, used))
+void sp_libframes_begin(void)
 {
-	void *frames[SP_DEBUG_STACK_DEPTH + 2];
-	int n = backtrace(frames, (int)SP_ARRAY_SIZE(frames));
+	__asm__ volatile("");
+}
 
-	/* drop this function and the hook that called it */
-	n = n > 2 ? n - 2 : 0;
-	memcpy(t->addrs, frames + 2, (size_t)n * sizeof(void *));
+static __attribute__((section(".text.sorted.segpool_2"), noinline, used))
+void sp_libframes_end(void)
+{
+	__asm__ volatile("");
+}
+
+/* Is @ret, a return address, in a function of the library's own paths? */
+static bool sp_debug_libframe(const void *ret)
+{
+	/* a call may end its function: the caller is the byte before */
+	uintptr_t pc = (uintptr_t)ret - 1;
+	uintptr_t lo = (uintptr_t)sp_libframes_begin;
+	uintptr_t hi = (uintptr_t)sp_libframes_end;
+
+	/* a linker that does not sort them: no bounds, skip by count */
+	if (hi <= lo || hi - lo > (16UL << 20))
+		return false;
+	return pc >= lo && pc < hi;
+}
+
+static __sp_noinline __sp_libframe void
+sp_debug_capture(struct sp_debug_track *t)
+{
+	void *frames[SP_DEBUG_STACK_DEPTH + SP_DEBUG_SKIP_MAX];
+	int n = backtrace(frames, (int)SP_ARRAY_SIZE(frames));
+	int skip = 0;
+
+	/*
+	 * backtrace() itself (and a sanitizer's wrapper of it) first, then
+	 * this function, the hook and the library's way there: the trace
+	 * starts at the caller.  Without the section's bounds, the two frames
+	 * of this function and the hook.
+	 */
+	while (skip < n && skip < 3 && !sp_debug_libframe(frames[skip]))
+		skip++;
+	if (skip == n || skip == 3)
+		skip = 2;
+	while (skip < n && skip < SP_DEBUG_SKIP_MAX &&
+	       sp_debug_libframe(frames[skip]))
+		skip++;
+	n = n > skip ? n - skip : 0;
+	if (n > SP_DEBUG_STACK_DEPTH)
+		n = SP_DEBUG_STACK_DEPTH;
+	memcpy(t->addrs, frames + skip, (size_t)n * sizeof(void *));
 	t->nr = (uint32_t)n;
 	t->tid = (uint32_t)gettid();
 	t->seq = __atomic_add_fetch(&sp_debug_seq, 1, __ATOMIC_RELAXED);
@@ -381,7 +431,8 @@ static bool sp_debug_valid_obj(const struct segpool_cache *c,
 
 /* --- the hooks (node lock held) ------------------------------------------- */
 
-void sp_debug_on_alloc(struct segpool_cache *c, struct sp_slab *s, void *obj)
+__sp_libframe void sp_debug_on_alloc(struct segpool_cache *c, struct sp_slab *s,
+				     void *obj)
 {
 	uint64_t st = sp_debug_state(c, obj);
 
@@ -413,7 +464,8 @@ void sp_debug_on_untake(struct segpool_cache *c, void *obj)
 	sp_debug_set_state(c, obj, SP_DEBUG_STATE_FREE);
 }
 
-bool sp_debug_on_free(struct segpool_cache *c, struct sp_slab *s, void *obj)
+__sp_libframe bool sp_debug_on_free(struct segpool_cache *c, struct sp_slab *s,
+				     void *obj)
 {
 	uint64_t st = sp_debug_state(c, obj);
 

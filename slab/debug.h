@@ -50,6 +50,7 @@ struct sp_slab;
 #define SP_DEBUG_RED_LEFT	16	/* smallest left red zone */
 #define SP_DEBUG_RED_RIGHT	8	/* smallest right red zone */
 #define SP_DEBUG_STACK_DEPTH	16	/* frames kept per call site */
+#define SP_DEBUG_SKIP_MAX	14	/* the library's own, left out */
 
 /* struct sp_debug_track - one call site: who, when, from where. */
 struct sp_debug_track {
@@ -79,7 +80,7 @@ struct sp_debug_layout {
 struct sp_debug_env {
 	unsigned long global;		/* flags of every cache not named */
 	unsigned int nr;		/* entries in @names */
-	const char *why;		/* the first thing skipped, or NULL */
+	char why[48];			/* the first thing skipped, or "" */
 	struct {
 		unsigned long flags;
 		unsigned int len;	/* of @name, without a trailing '*' */

@@ -4,6 +4,8 @@
  *
  * SEGPOOL_DEBUG, in the manner of the kernel's slub_debug:
  *
+ *   SEGPOOL_DEBUG=1                           every check, every cache (a
+ *                                             bare slub_debug); 0: none
  *   SEGPOOL_DEBUG=<flags>                     every cache
  *   SEGPOOL_DEBUG=<flags>,<cache>[,<cache>]   the caches named
  *   SEGPOOL_DEBUG=<block>;<block>...          several blocks
@@ -23,7 +25,9 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include <segpool/debug.h>
 
@@ -49,8 +53,8 @@ static unsigned long sp_debug_letter(char ch)
 
 static void sp_debug_skip(struct sp_debug_env *env, const char *why, int *ret)
 {
-	if (!env->why)
-		env->why = why;
+	if (!env->why[0])
+		snprintf(env->why, sizeof(env->why), "%s", why);
 	*ret = -EINVAL;
 }
 
@@ -68,8 +72,13 @@ static unsigned long sp_debug_parse_flags(struct sp_debug_env *env,
 
 		if (*p == '-')
 			continue;
-		if (!f)
-			sp_debug_skip(env, "an unknown flag letter", ret);
+		if (!f) {
+			char why[sizeof(env->why)];
+
+			/* name it: "FQ" says 'Q', not just "a letter" */
+			snprintf(why, sizeof(why), "unknown flag letter '%c'", *p);
+			sp_debug_skip(env, why, ret);
+		}
 		flags |= f;
 	}
 	return flags;
@@ -106,11 +115,31 @@ static void sp_debug_add_name(struct sp_debug_env *env, const char *p,
 	env->nr++;
 }
 
+/* A whole value that is a boolean word: 1 every check on every cache. */
+static int sp_debug_env_bool(const char *str)
+{
+	static const char *const on[] = { "1", "yes", "on", "true" };
+	static const char *const off[] = { "0", "no", "off", "false" };
+
+	for (size_t i = 0; i < SP_ARRAY_SIZE(on); i++) {
+		if (!strcasecmp(str, on[i]))
+			return 1;
+		if (!strcasecmp(str, off[i]))
+			return 0;
+	}
+	return -1;
+}
+
 int sp_debug_env_parse(struct sp_debug_env *env, const char *str)
 {
 	int ret = 0;
 
 	memset(env, 0, sizeof(*env));
+	/* as a bare slub_debug: SEGPOOL_DEBUG=1 is every check, every cache */
+	if (str && sp_debug_env_bool(str) >= 0) {
+		env->global = sp_debug_env_bool(str) ? SP_CACHE_DEBUG : 0;
+		return 0;
+	}
 	while (str && *str) {
 		const char *end = strchrnul(str, ';');
 		const char *comma = memchr(str, ',', (size_t)(end - str));

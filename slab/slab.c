@@ -346,7 +346,8 @@ static void sp_slab_relist(struct segpool_cache *c, struct sp_cache_node *n,
 }
 
 /* Pop objects from the node's slabs into @objs (node lock held); how many. */
-static size_t sp_node_take(struct segpool_cache *c, struct sp_cache_node *n,
+static __sp_libframe size_t sp_node_take(struct segpool_cache *c,
+					 struct sp_cache_node *n,
 			   size_t want, void **objs, bool xfer)
 {
 	struct sp_slab *ahead = NULL;	/* links prefetched a slab ago */
@@ -432,8 +433,8 @@ static void sp_node_untake(struct segpool_cache *c, struct sp_cache_node *n,
 		n->allocs -= cnt;
 }
 
-static size_t sp_slab_take(struct segpool_cache *c, int idx, size_t want,
-			   void **objs, bool xfer)
+static __sp_libframe size_t sp_slab_take(struct segpool_cache *c, int idx,
+					 size_t want, void **objs, bool xfer)
 {
 	struct sp_cache_node *n = &c->node[idx];
 	size_t got;
@@ -460,13 +461,14 @@ static size_t sp_slab_take(struct segpool_cache *c, int idx, size_t want,
 	return got;
 }
 
-size_t sp_slab_alloc_bulk(struct segpool_cache *c, int idx, size_t want,
-			  void **objs)
+__sp_libframe size_t sp_slab_alloc_bulk(struct segpool_cache *c, int idx,
+					size_t want, void **objs)
 {
 	return sp_slab_take(c, idx, want, objs, false);
 }
 
-size_t sp_slab_fill(struct segpool_cache *c, int idx, size_t want, void **objs)
+__sp_libframe size_t sp_slab_fill(struct segpool_cache *c, int idx,
+				  size_t want, void **objs)
 {
 	return sp_slab_take(c, idx, want, objs, true);
 }
@@ -530,7 +532,7 @@ static inline struct sp_slab *sp_slab_after_free(struct segpool_cache *c,
  * Put @obj back on @s (node lock held).  Return the slab to release, if
  * freeing @obj left one empty slab too many on the node.
  */
-static struct sp_slab *sp_node_put(struct segpool_cache *c,
+static __sp_libframe struct sp_slab *sp_node_put(struct segpool_cache *c,
 				   struct sp_cache_node *n, struct sp_slab *s,
 				   void *obj, bool xfer)
 {
@@ -551,7 +553,8 @@ static struct sp_slab *sp_node_put(struct segpool_cache *c,
 	return sp_slab_after_free(c, n, s);
 }
 
-void sp_slab_free_one(struct segpool_cache *c, struct sp_slab *s, void *obj)
+__sp_libframe void sp_slab_free_one(struct segpool_cache *c, struct sp_slab *s,
+				    void *obj)
 {
 	struct sp_cache_node *n = &c->node[s->node];
 	struct sp_slab *victim;
@@ -645,8 +648,9 @@ static struct sp_slab *sp_run_end(struct segpool_cache *c,
 	return sp_slab_after_free(c, n, s);
 }
 
-static void sp_slab_put_fast(struct segpool_cache *c, size_t cnt, void **objs,
-			     bool xfer, struct sp_list_head *victims)
+static __sp_libframe void sp_slab_put_fast(struct segpool_cache *c, size_t cnt,
+					   void **objs, bool xfer,
+					   struct sp_list_head *victims)
 {
 	struct sp_slab *ring[SP_FLUSH_RING];
 	struct sp_cache_node *n = NULL;
@@ -708,8 +712,9 @@ static void sp_slab_put_fast(struct segpool_cache *c, size_t cnt, void **objs,
 }
 
 /* Debug caches: one object at a time, each through the debug hook. */
-static void sp_slab_put_debug(struct segpool_cache *c, size_t cnt, void **objs,
-			      bool xfer, struct sp_list_head *victims)
+static __sp_libframe void sp_slab_put_debug(struct segpool_cache *c,
+					    size_t cnt, void **objs, bool xfer,
+					    struct sp_list_head *victims)
 {
 	struct sp_cache_node *n = NULL;
 
@@ -730,8 +735,8 @@ static void sp_slab_put_debug(struct segpool_cache *c, size_t cnt, void **objs,
 		pthread_mutex_unlock(&n->lock);
 }
 
-static void sp_slab_put(struct segpool_cache *c, size_t cnt, void **objs,
-			bool xfer)
+static __sp_libframe void sp_slab_put(struct segpool_cache *c, size_t cnt,
+				      void **objs, bool xfer)
 {
 	struct sp_list_head victims;
 	struct sp_slab *v;
@@ -749,7 +754,8 @@ static void sp_slab_put(struct segpool_cache *c, size_t cnt, void **objs,
 	}
 }
 
-void sp_slab_free_bulk(struct segpool_cache *c, size_t cnt, void **objs)
+__sp_libframe void sp_slab_free_bulk(struct segpool_cache *c, size_t cnt,
+				     void **objs)
 {
 	sp_slab_put(c, cnt, objs, false);
 }

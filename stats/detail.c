@@ -28,6 +28,7 @@
 struct sp_detail {
 	struct sp_sbuf *b;
 	unsigned int flags;
+	struct sp_fold fold;
 };
 
 static void sp_detail_flags(struct sp_sbuf *b, unsigned long flags)
@@ -71,6 +72,8 @@ static void sp_detail_cache(const struct sp_cache_snap *s, void *arg)
 	struct sp_sbuf *b = d->b;
 	bool percpu = d->flags & SEGPOOL_STATS_PERCPU;
 
+	if (sp_fold_take(&d->fold, s))
+		return;
 	sp_sbuf_printf(b, "cache %s\n", s->name);
 	for (size_t i = 0; i < sp_nr_cache_fields; i++) {
 		const struct sp_cache_field *f = &sp_cache_fields[i];
@@ -126,11 +129,16 @@ static void sp_detail_pool(const struct sp_pool_snap *p, void *arg)
 int sp_stats_fmt_detail(struct sp_sbuf *b, const char *cache,
 			unsigned int flags)
 {
-	struct sp_detail d = { b, flags };
+	struct sp_detail d = { b, flags, SP_FOLD_INIT(flags) };
 	int ret;
 
 	ret = sp_stats_walk(cache, flags & SEGPOOL_STATS_PERCPU,
 			    sp_detail_cache, &d);
+	if (d.fold.n) {
+		sp_fold_finish(&d.fold, b);
+		sp_sbuf_putc(b, '\n');		/* a block of its own */
+	}
+	sp_fold_finish(&d.fold, b);
 	if (ret == 0 && cache)
 		ret = -ENOENT;
 	if (ret >= 0 && !cache)

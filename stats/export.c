@@ -170,6 +170,14 @@ static void sp_export_write(uint32_t n, uint32_t na)
 		       sizeof(struct segpool_export_cache_node));
 	sp_export_copy(dst + l->arenas_offset, src + l->arenas_offset,
 		       (size_t)na * sizeof(struct segpool_export_arena));
+	/* the key table and its values (stats/export_snapshot.c) */
+	sp_export_copy(dst + l->keys_offset, src + l->keys_offset, l->keys_size);
+	sp_export_copy(dst + l->values_offset, src + l->values_offset,
+		       sp_export_values_size(l, n, false));
+	sp_export_copy(dst + l->node_values_offset, src + l->node_values_offset,
+		       sp_export_values_size(l, n, true));
+	sp_export_copy(dst + l->health_values_offset,
+		       src + l->health_values_offset, l->health_values_size);
 	sp_exp.seq += 2;
 	/* every store of the snapshot is visible before the even count */
 	__atomic_store_n(&sp_exp.seg->seq, sp_exp.seq, __ATOMIC_RELEASE);
@@ -244,6 +252,12 @@ static void sp_export_publish(unsigned int interval_ms)
 	h->arena_capacity = sp_exp.layout.capacity;
 	h->nr_arenas = na;
 	h->arenas_offset = sp_exp.layout.arenas_offset;
+	h->keys_offset = sp_exp.layout.keys_offset;
+	h->nr_cache_keys = sp_exp.layout.nr_keys[0];
+	h->nr_node_keys = sp_exp.layout.nr_keys[1];
+	h->nr_health_keys = sp_exp.layout.nr_keys[2];
+	h->nr_health_node_keys = sp_exp.layout.nr_keys[3];
+	h->values_offset = sp_exp.layout.values_offset;
 	h->collect_ns = h->monotonic_ns - t0;
 	for (uint32_t i = 0; i < n; i++)
 		recs[i].update = h->updates;

@@ -9,6 +9,7 @@
 #ifndef SP_STATS_EXPORT_H
 #define SP_STATS_EXPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,8 +26,24 @@ struct sp_export_layout {
 	size_t caches_offset;
 	size_t cache_nodes_offset;
 	size_t arenas_offset;		/* @capacity arena records too */
+	/* the key table (include/segpool/export.h) and its values: */
+	size_t keys_offset;		/* every key, fixed for the build */
+	size_t keys_size;
+	size_t values_offset;		/* u64 [capacity][cache keys] */
+	size_t node_values_offset;	/* u64 [capacity][nr_nodes][node keys] */
+	size_t health_values_offset;	/* health, its nodes, the strings */
+	size_t health_values_size;
+	uint32_t nr_keys[4];		/* cache, node, health, health node */
 	size_t size;
 };
+
+/* Bytes of the key values of @n caches (@node: their node values). */
+static inline size_t sp_export_values_size(const struct sp_export_layout *l,
+					   uint32_t n, bool node)
+{
+	return node ? (size_t)n * l->nr_nodes * l->nr_keys[1] * 8 :
+		      (size_t)n * l->nr_keys[0] * 8;
+}
 
 /* --- stats/export.c --- */
 /*
@@ -40,6 +57,13 @@ SP_INTERNAL void sp_export_init(void);
 /* sp_export_layout() - the layout for @nr_nodes nodes and @capacity caches. */
 SP_INTERNAL void sp_export_layout(struct sp_export_layout *l,
 				  uint32_t nr_nodes, uint32_t capacity);
+/*
+ * sp_export_collect_keys() - the key table into @area, and the values of
+ * the health keys (read now).  The cache keys' values are written by
+ * sp_export_collect().
+ */
+SP_INTERNAL void sp_export_collect_keys(void *area,
+					const struct sp_export_layout *l);
 /* sp_export_count_caches() - how many caches are listed now. */
 SP_INTERNAL uint32_t sp_export_count_caches(void);
 /*

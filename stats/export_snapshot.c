@@ -9,8 +9,13 @@
  * sums come from segpool_cache_get_info(), so they are what the API says;
  * its per-node figures and per-CPU event counters are read right after,
  * one node lock at a time (depots are read without one), the same way the
- * dump reads them.
+ * dump reads them.  Then the key table: every key segpool_stats_json()
+ * writes for a cache, a cache's node and the health section, from the same
+ * field lists (stats/snap.c, stats/health.c), with their values for each
+ * cache (from its snapshot, sp_stats_snap_cache(), taken again) and for
+ * the health section, so a reader has everything the library knows.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include <segpool/segpool.h>
@@ -26,6 +31,9 @@
 #include "rcu/rcu.h"
 #include "slab/slab.h"
 #include "stats/export.h"
+#include "stats/snap.h"
+
+static uint32_t sp_export_nr_cache_keys(void);
 
 void sp_export_layout(struct sp_export_layout *l, uint32_t nr_nodes,
 		      uint32_t capacity)
@@ -42,7 +50,117 @@ void sp_export_layout(struct sp_export_layout *l, uint32_t nr_nodes,
 	l->caches_offset = SP_ALIGN(l->nodes_offset + nodes, (size_t)SP_CACHE_LINE);
 	l->cache_nodes_offset = l->caches_offset + recs;
 	l->arenas_offset = l->cache_nodes_offset + cnodes;
-	l->size = SP_ALIGN(l->arenas_offset + arenas, SP_PAGE_SIZE);
+	/* the key table: the field lists of the JSON (stats/snap.c) */
+	l->nr_keys[0] = sp_export_nr_cache_keys();
+	l->nr_keys[1] = (uint32_t)sp_nr_node_fields;
+	l->nr_keys[2] = (uint32_t)sp_nr_health_fields;
+	l->nr_keys[3] = (uint32_t)sp_nr_health_node_fields;
+	l->keys_offset = l->arenas_offset + arenas;
+	l->keys_size = (size_t)(l->nr_keys[0] + l->nr_keys[1] + l->nr_keys[2] +
+				l->nr_keys[3]) * sizeof(struct segpool_export_key);
+	l->values_offset = l->keys_offset + l->keys_size;
+	l->node_values_offset = l->values_offset +
+				sp_export_values_size(l, capacity, false);
+	l->health_values_offset = l->node_values_offset +
+				  sp_export_values_size(l, capacity, true);
+	l->health_values_size = ((size_t)l->nr_keys[2] +
+				 (size_t)nr_nodes * l->nr_keys[3]) * 8 +
+				SEGPOOL_EXPORT_STRINGS;
+	l->size = SP_ALIGN(l->health_values_offset + l->health_values_size,
+			   SP_PAGE_SIZE);
+}
+
+/* --- the key table: what segpool_stats_json() writes, from its lists ---- */
+
+/* A cache's keys: its fields but the flags, the node totals, the counters. */
+static uint32_t sp_export_nr_cache_keys(void)
+{
+	uint32_t n = 0;
+
+	for (size_t i = 0; i < sp_nr_cache_fields; i++)
+		n += sp_cache_fields[i].kind != SP_FIELD_FLAGS;
+	return n + (uint32_t)sp_nr_node_fields + SP_CTR_NR;
+}
+
+static struct segpool_export_key *sp_export_key(struct segpool_export_key *k,
+						const char *name,
+						enum sp_field_kind kind)
+{
+	snprintf(k->name, sizeof(k->name), "%s", name);
+	k->kind = kind == SP_FIELD_BOOL ? SEGPOOL_EXPORT_KEY_BOOL :
+		  kind == SP_FIELD_STR ? SEGPOOL_EXPORT_KEY_STR :
+		  SEGPOOL_EXPORT_KEY_U64;
+	return k + 1;
+}
+
+void sp_export_collect_keys(void *area, const struct sp_export_layout *l)
+{
+	struct segpool_export_key *k =
+		(struct segpool_export_key *)((char *)area + l->keys_offset);
+	uint64_t *v = (uint64_t *)((char *)area + l->health_values_offset);
+	char *str = (char *)(v + l->nr_keys[2] + (size_t)l->nr_nodes *
+			     l->nr_keys[3]);
+	struct segpool_health h;
+	size_t used = 0;
+
+	for (size_t i = 0; i < sp_nr_cache_fields; i++)
+		if (sp_cache_fields[i].kind != SP_FIELD_FLAGS)
+			k = sp_export_key(k, sp_cache_fields[i].name,
+					  sp_cache_fields[i].kind);
+	for (size_t i = 0; i < sp_nr_node_fields; i++)
+		k = sp_export_key(k, sp_node_fields[i].name, SP_FIELD_U64);
+	for (int i = 0; i < SP_CTR_NR; i++)
+		k = sp_export_key(k, sp_ctr_name[sp_ctr_order[i]], SP_FIELD_U64);
+	for (size_t i = 0; i < sp_nr_node_fields; i++)
+		k = sp_export_key(k, sp_node_fields[i].name, SP_FIELD_U64);
+	for (size_t i = 0; i < sp_nr_health_fields; i++)
+		k = sp_export_key(k, sp_health_fields[i].name,
+				  sp_health_fields[i].kind);
+	for (size_t i = 0; i < sp_nr_health_node_fields; i++)
+		k = sp_export_key(k, sp_health_node_fields[i].name,
+				  sp_health_node_fields[i].kind);
+
+	/* the health values: numbers, or the offset of a string */
+	memset(v, 0, l->health_values_size);
+	sp_stats_health_read(&h);
+	for (size_t i = 0; i < sp_nr_health_fields; i++) {
+		const struct sp_health_field *f = &sp_health_fields[i];
+		int n;
+
+		if (f->kind != SP_FIELD_STR) {
+			*v++ = f->num(&h);
+			continue;
+		}
+		n = snprintf(str + used, SEGPOOL_EXPORT_STRINGS - used, "%s",
+			     f->str(&h));
+		*v++ = (uint64_t)(l->health_values_offset + l->health_values_size -
+				  SEGPOOL_EXPORT_STRINGS + used);
+		if (n >= 0 && used + (size_t)n + 1 < SEGPOOL_EXPORT_STRINGS)
+			used += (size_t)n + 1;
+	}
+	for (uint32_t n = 0; n < l->nr_nodes; n++)
+		for (size_t i = 0; i < sp_nr_health_node_fields; i++)
+			*v++ = n < h.nr_nodes ?
+			       sp_health_node_fields[i].get(&h.node[n]) : 0;
+}
+
+/* The values of cache @c's keys, in the table's order (its snapshot @s). */
+static void sp_export_cache_values(struct segpool_cache *c,
+				   struct sp_cache_snap *s, uint64_t *cv,
+				   uint64_t *nv, const struct sp_export_layout *l)
+{
+	sp_stats_snap_cache(c, s);
+	for (size_t i = 0; i < sp_nr_cache_fields; i++)
+		if (sp_cache_fields[i].kind != SP_FIELD_FLAGS)
+			*cv++ = sp_cache_fields[i].get(s);
+	for (size_t i = 0; i < sp_nr_node_fields; i++)
+		*cv++ = sp_node_field_total(&sp_node_fields[i], s);
+	for (int i = 0; i < SP_CTR_NR; i++)
+		*cv++ = s->ctr[sp_ctr_order[i]];
+	for (uint32_t n = 0; n < l->nr_nodes; n++)
+		for (size_t i = 0; i < sp_nr_node_fields; i++)
+			*nv++ = (int)n < s->nr_nodes ?
+				sp_node_fields[i].get(s, &s->node[n]) : 0;
 }
 
 uint32_t sp_export_count_caches(void)
@@ -192,6 +310,11 @@ static void sp_export_cache_nodes(struct segpool_cache *c,
 	}
 }
 
+/* The snapshot of one cache for its values: the publisher's alone (the
+ * callers hold the publish lock), too large for its stack. */
+static struct sp_cache_snap sp_export_snap;
+static struct sp_node_snap sp_export_snap_nodes[SP_MAX_NODES];
+
 uint32_t sp_export_collect(void *area, const struct sp_export_layout *l)
 {
 	char *base = area;
@@ -199,17 +322,30 @@ uint32_t sp_export_collect(void *area, const struct sp_export_layout *l)
 		(struct segpool_export_cache *)(base + l->caches_offset);
 	struct segpool_export_cache_node *cnodes =
 		(struct segpool_export_cache_node *)(base + l->cache_nodes_offset);
+	uint64_t *cvals = (uint64_t *)(base + l->values_offset);
+	uint64_t *nvals = (uint64_t *)(base + l->node_values_offset);
 	struct segpool_cache *c;
 	uint32_t n = 0;
 
 	sp_export_nodes((struct segpool_export_node *)(base + l->nodes_offset),
 			l->nr_nodes);
+	sp_export_collect_keys(area, l);
 	sp_rcu_walk_begin();
+	/* the program's caches first, the library's after, as sp_stats_walk() */
+	for (int pass = 0; pass < 2; pass++)
 	sp_list_for_each_entry_rcu(c, &sp_cache_list, list) {
+		if (!(c->flags & (SP_CACHE_KMALLOC | SP_CACHE_INTERNAL)) != !pass)
+			continue;
 		if (n < l->capacity) {
 			sp_export_cache_sums(c, &recs[n]);
 			sp_export_cache_nodes(c, &cnodes[(size_t)n * l->nr_nodes],
 					      l->nr_nodes);
+			sp_export_snap.node = sp_export_snap_nodes;
+			sp_export_snap.slot = NULL;
+			sp_export_snap.nr_slots = 0;
+			sp_export_cache_values(c, &sp_export_snap,
+				cvals + (size_t)n * l->nr_keys[0],
+				nvals + (size_t)n * l->nr_nodes * l->nr_keys[1], l);
 		}
 		n++;
 	}

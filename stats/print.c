@@ -15,6 +15,9 @@
  *                                              slabinfo health detail json
  *                                              percpu; "all" (or 1, yes, on)
  *                                              = slabinfo,health,detail;
+ *                                              "unused": list the caches
+ *                                              that never held an object
+ *                                              (else one line names them);
  *                                              0, no, off or empty: nothing
  *   SEGPOOL_STATS_PRINT_FILE=/tmp/stats.%p     where: a file (created or
  *                                              replaced, never through a
@@ -26,7 +29,12 @@
  * printed at exit: a setting is never half applied.  The handler runs from
  * atexit(), after the program's own handlers registered later, and writes
  * with write(2), not stdio, so a closed or redirected stdout does not
- * matter.  A forked child that calls exit() prints its own figures too.
+ * matter, on a copy of standard error taken at set-up, so a program that
+ * closes fd 2 before it exits still gets its print.  A forked child that
+ * calls exit() prints its own figures too.  The text begins with the
+ * totals (stats/totals.c).  The malloc replacement's
+ * SEGPOOL_MALLOC_CONF=stats_print asks for this same print
+ * (sp_stats_print_request()): both set print once.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -74,20 +82,24 @@ static void sp_stats_deliver(struct sp_sbuf *b, segpool_write_cb cb, void *arg)
 	}
 }
 
-SEGPOOL_API int segpool_stats_print(segpool_write_cb write_cb, void *arg,
-				    unsigned int opts)
+/*
+ * The sections of @opts; @at_exit: the print at exit's text, which begins
+ * with the totals and folds the caches that never held an object unless
+ * SP_STATS_PRINT_UNUSED is given.
+ */
+static int sp_stats_print_run(segpool_write_cb write_cb, void *arg,
+			      unsigned int opts, bool at_exit)
 {
 	struct sp_sbuf b = SP_SBUF_INIT;
 	unsigned int pcpu = opts & SEGPOOL_STATS_PERCPU;
+	unsigned int fold = 0;
 	int ret = 0;
 
-	if ((opts & ~SEGPOOL_STATS_PRINT_VALID) ||
-	    ((opts & SEGPOOL_STATS_JSON) && (opts & SP_STATS_TEXT))) {
-		errno = EINVAL;
-		return -EINVAL;
-	}
 	if (sp_init())
 		return -ENOMEM;
+	if (at_exit && !(opts & SP_STATS_PRINT_UNUSED))
+		fold = SP_STATS_FOLD;
+	opts &= ~SP_STATS_PRINT_UNUSED;
 	if (!(opts & (SP_STATS_TEXT | SEGPOOL_STATS_JSON)))
 		opts |= SP_STATS_TEXT;
 	if (!write_cb)
@@ -95,15 +107,17 @@ SEGPOOL_API int segpool_stats_print(segpool_write_cb write_cb, void *arg,
 
 	if (opts & SEGPOOL_STATS_JSON)
 		ret = sp_stats_fmt_json(&b, pcpu);
+	else if (at_exit)
+		sp_stats_fmt_totals(&b);	/* ends with an empty line */
 	if (!ret && (opts & SEGPOOL_STATS_SLABINFO)) {
-		ret = sp_stats_fmt_slabinfo(&b);
+		ret = sp_stats_fmt_slabinfo(&b, fold);
 		if (opts & (SEGPOOL_STATS_HEALTH | SEGPOOL_STATS_DETAIL))
 			sp_sbuf_putc(&b, '\n');
 	}
 	if (!ret && (opts & SEGPOOL_STATS_HEALTH))
 		sp_stats_fmt_health(&b);	/* ends with an empty line */
 	if (!ret && (opts & SEGPOOL_STATS_DETAIL))
-		ret = sp_stats_fmt_detail(&b, NULL, pcpu);
+		ret = sp_stats_fmt_detail(&b, NULL, pcpu | fold);
 	if (!ret)
 		ret = b.err;
 	if (!ret)
@@ -114,10 +128,25 @@ SEGPOOL_API int segpool_stats_print(segpool_write_cb write_cb, void *arg,
 	return ret;
 }
 
+SEGPOOL_API int segpool_stats_print(segpool_write_cb write_cb, void *arg,
+				    unsigned int opts)
+{
+	if ((opts & ~SEGPOOL_STATS_PRINT_VALID) ||
+	    ((opts & SEGPOOL_STATS_JSON) && (opts & SP_STATS_TEXT))) {
+		errno = EINVAL;
+		return -EINVAL;
+	}
+	return sp_stats_print_run(write_cb, arg, opts, false);
+}
+
 /* --- the print at exit --------------------------------------------------- */
 
 static unsigned int sp_exit_opts;
 static char sp_exit_path[256];		/* "" : standard error */
+/* a copy of standard error taken when the print is set up: a program may
+ * close fd 2 before it exits (coreutils' close_stdout() does) */
+static int sp_exit_stderr = -1;
+static bool sp_exit_env;		/* SEGPOOL_STATS_PRINT was set */
 
 int sp_stats_print_parse(const char *s, unsigned int *opts)
 {
@@ -133,6 +162,7 @@ int sp_stats_print_parse(const char *s, unsigned int *opts)
 		{ "all", SP_STATS_TEXT },
 		{ "1", SP_STATS_TEXT }, { "yes", SP_STATS_TEXT },
 		{ "on", SP_STATS_TEXT }, { "true", SP_STATS_TEXT },
+		{ "unused", SP_STATS_PRINT_UNUSED },
 	};
 	unsigned int o = 0;
 
@@ -157,7 +187,9 @@ int sp_stats_print_parse(const char *s, unsigned int *opts)
 			return -EINVAL;		/* a trailing comma */
 	}
 	if (!(o & (SP_STATS_TEXT | SEGPOOL_STATS_JSON)))
-		return -EINVAL;			/* "percpu" alone */
+		return -EINVAL;			/* "percpu" or "unused" alone */
+	if ((o & SP_STATS_PRINT_UNUSED) && (o & SEGPOOL_STATS_JSON))
+		return -EINVAL;			/* JSON lists every cache */
 	if ((o & SEGPOOL_STATS_JSON) && (o & SP_STATS_TEXT))
 		return -EINVAL;
 	*opts = o;
@@ -217,7 +249,9 @@ static void sp_exit_write_fd(void *arg, const char *text)
 static void sp_stats_print_at_exit(void)
 {
 	char path[sizeof(sp_exit_path) + 16], tmp[sizeof(path) + 8];
-	int fd = STDERR_FILENO, err;
+	/* a copy of stderr, so a program that closed its own still gets it */
+	int err_fd = sp_exit_stderr >= 0 ? sp_exit_stderr : STDERR_FILENO;
+	int fd = err_fd, err;
 
 	if (!sp_exit_opts)
 		return;
@@ -235,14 +269,14 @@ static void sp_stats_print_at_exit(void)
 				e == ELOOP ? "a symbolic link" :
 				e == EINVAL ? "not a regular file" :
 				e == EPERM ? "another user's file" : strerror(e));
-			fd = STDERR_FILENO;
+			fd = err_fd;
 		}
 	}
-	err = segpool_stats_print(sp_exit_write_fd, &fd, sp_exit_opts);
+	err = sp_stats_print_run(sp_exit_write_fd, &fd, sp_exit_opts, true);
 	if (err)
 		sp_warn("SEGPOOL_STATS_PRINT: cannot print the statistics: %s",
 			strerror(-err));
-	if (fd != STDERR_FILENO && sp_os_user_file_commit(fd, tmp, path))
+	if (fd != err_fd && sp_os_user_file_commit(fd, tmp, path))
 		sp_warn("SEGPOOL_STATS_PRINT_FILE=%s: cannot write %s: %s",
 			sp_exit_path, path, strerror(errno));
 }
@@ -277,6 +311,8 @@ int sp_stats_print_configure(const char *sections, const char *file)
 		sp_exit_path[0] = '\0';
 	}
 	sp_exit_opts = opts;
+	if (opts && sp_exit_stderr < 0)
+		sp_exit_stderr = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
 	if (opts && !registered) {
 		if (atexit(sp_stats_print_at_exit)) {
 			sp_warn("SEGPOOL_STATS_PRINT: atexit() failed: nothing is "
@@ -305,9 +341,22 @@ void sp_stats_print_init(void)
 	}
 	if (!sections)
 		return;
+	sp_exit_env = true;
 	if (sp_stats_print_parse(sections, &opts)) {
 		sp_env_bad(SP_ENV_STATS_PRINT, sections, "not understood");
 		return;
 	}
 	sp_stats_print_configure(sections, file);
+}
+
+/*
+ * SEGPOOL_MALLOC_CONF=stats_print:true asks for the same print: one knob,
+ * one print.  SEGPOOL_STATS_PRINT, when set, says what it prints.
+ */
+int sp_stats_print_request(const char *sections)
+{
+	if (sp_exit_env)
+		return 0;
+	return sp_stats_print_configure(sections,
+					sp_env_get(SP_ENV_STATS_PRINT_FILE));
 }

@@ -19,6 +19,10 @@
  */
 SP_INTERNAL int sp_stats_print_parse(const char *s, unsigned int *opts);
 
+/* "unused" in SEGPOOL_STATS_PRINT: list the caches that never held an
+ * object instead of folding them into one line (not a public option). */
+#define SP_STATS_PRINT_UNUSED	(1U << 30)
+
 /*
  * sp_stats_path_expand() - @pattern with %p replaced by @pid and %% by %,
  * into @out.  Return: 0, -EINVAL (empty, or another %-sequence) or
@@ -39,5 +43,13 @@ SP_INTERNAL int sp_stats_print_configure(const char *sections,
 
 /* Read the settings from the environment (from sp_init()). */
 SP_INTERNAL void sp_stats_print_init(void);
+
+/*
+ * sp_stats_print_request() - the malloc replacement's stats_print: print
+ * @sections at exit as SEGPOOL_STATS_PRINT would, unless that is set (then
+ * it decides, and the print happens once).  Return: 0 or a negative errno.
+ * Context: after sp_init(), single-threaded start-up.
+ */
+SP_INTERNAL int sp_stats_print_request(const char *sections);
 
 #endif /* SP_STATS_PRINT_H */

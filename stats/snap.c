@@ -387,6 +387,12 @@ void sp_stats_snap_cache(struct segpool_cache *c, struct sp_cache_snap *s)
 
 /* --- walking the cache list --------------------------------------------- */
 
+/* The library's own caches (size classes, magazines) come after the rest. */
+static bool sp_cache_builtin(unsigned long flags)
+{
+	return flags & (SP_CACHE_KMALLOC | SP_CACHE_INTERNAL);
+}
+
 /* What a walk needs besides the stack: mapped once per statistics call. */
 struct sp_walk_space {
 	struct sp_cache_snap snap;
@@ -405,10 +411,14 @@ int sp_stats_walk(const char *name, bool slots, sp_stats_fn fn, void *arg)
 	if (!w)
 		return -ENOMEM;
 	sp_rcu_walk_begin();
+	/* the program's own caches first, then the library's (two passes) */
+	for (int pass = 0; pass < 2 && n >= 0; pass++)
 	sp_list_for_each_entry_rcu(c, &sp_cache_list, list) {
 		struct sp_pcpu_cache *pc;
 
 		if (name && strcmp(c->name, name))
+			continue;
+		if (sp_cache_builtin(c->flags) != (pass == 1))
 			continue;
 		pc = __atomic_load_n(&c->pcpu, __ATOMIC_ACQUIRE);
 		if (slots && pc && pc->nr_slots * sizeof(*slot) > slot_bytes) {
@@ -435,6 +445,32 @@ int sp_stats_walk(const char *name, bool slots, sp_stats_fn fn, void *arg)
 		sp_os_unmap(slot, slot_bytes);
 	sp_os_unmap(w, SP_ALIGN(sizeof(*w), SP_PAGE_SIZE));
 	return n;
+}
+
+/* --- folding the caches that never held an object ---------------------- */
+
+bool sp_fold_take(struct sp_fold *f, const struct sp_cache_snap *s)
+{
+	if (!f->on || s->sum.slabs_created)
+		return false;
+	sp_sbuf_printf(&f->names, "%s%s", f->n ? " " : "", s->name);
+	f->n++;
+	return true;
+}
+
+void sp_fold_finish(struct sp_fold *f, struct sp_sbuf *b)
+{
+	if (f->n) {
+		sp_sbuf_printf(b, "# %u cache%s never held an object (%s): ", f->n,
+			       f->n == 1 ? "" : "s",
+			       "SEGPOOL_STATS_PRINT=...,unused lists them");
+		sp_sbuf_write(b, f->names.buf, f->names.len);
+		sp_sbuf_putc(b, '\n');
+	}
+	if (f->names.err)
+		b->err = f->names.err;
+	sp_sbuf_free(&f->names);
+	f->n = 0;
 }
 
 /* --- arguments ---------------------------------------------------------- */

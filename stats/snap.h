@@ -137,8 +137,9 @@ SP_INTERNAL void sp_stats_snap_cache(struct segpool_cache *c,
 				     struct sp_cache_snap *s);
 
 /*
- * sp_stats_walk() - snapshot every live cache (or the one named @name) in
- * list order and call @fn with each, with the cache-list lock held: @fn
+ * sp_stats_walk() - snapshot every live cache (or the one named @name), the
+ * program's own first and the library's (size classes, magazines) after,
+ * each group in list order, and call @fn with each, with the cache-list lock held: @fn
  * must only format into memory.  @slots asks for per-slot figures.
  * Return: the number of caches visited, or -ENOMEM.
  */
@@ -213,6 +214,13 @@ SP_INTERNAL size_t sp_cache_flag_names(unsigned long flags,
 /* Check a public call's stream and flags; 0 or -EINVAL with errno set. */
 SP_INTERNAL int sp_stats_check_args(FILE *out, unsigned int flags);
 
+/*
+ * SP_STATS_FOLD - an option of the text sections beside the public ones:
+ * caches that never held an object (no slab ever made) are folded into one
+ * line naming them.  The print at exit sets it unless told "unused".
+ */
+#define SP_STATS_FOLD		(1U << 31)
+
 /* --- stats/buf.c --- */
 
 /*
@@ -245,6 +253,23 @@ SP_INTERNAL void sp_sbuf_free(struct sp_sbuf *b);
  */
 SP_INTERNAL int sp_sbuf_finish(struct sp_sbuf *b, FILE *out);
 
+/*
+ * struct sp_fold - the caches a text section folds (@on: SP_STATS_FOLD was
+ * given).  sp_fold_take() is true for a cache to leave out, whose name it
+ * keeps; sp_fold_finish() writes the one line that names them all into @b
+ * ("# 47 caches never held an object (...): a b c") and frees @f.
+ */
+struct sp_fold {
+	bool on;
+	unsigned int n;
+	struct sp_sbuf names;
+};
+
+#define SP_FOLD_INIT(flags)	{ ((flags) & SP_STATS_FOLD) != 0, 0, SP_SBUF_INIT }
+
+SP_INTERNAL bool sp_fold_take(struct sp_fold *f, const struct sp_cache_snap *s);
+SP_INTERNAL void sp_fold_finish(struct sp_fold *f, struct sp_sbuf *b);
+
 /* --- the sections, formatted into @b (the files of stats/) --- */
 
 /*
@@ -252,7 +277,10 @@ SP_INTERNAL int sp_sbuf_finish(struct sp_sbuf *b, FILE *out);
  * that does not exist); a buffer that ran out of memory says so in
  * @b->err.  segpool_stats_print() strings them together.
  */
-SP_INTERNAL int sp_stats_fmt_slabinfo(struct sp_sbuf *b);
+/* @flags: 0 or SP_STATS_FOLD */
+SP_INTERNAL int sp_stats_fmt_slabinfo(struct sp_sbuf *b, unsigned int flags);
+/* The totals the print at exit starts with (stats/totals.c). */
+SP_INTERNAL void sp_stats_fmt_totals(struct sp_sbuf *b);
 SP_INTERNAL void sp_stats_fmt_health(struct sp_sbuf *b);
 /* @cache: one cache, or NULL for every cache (without the health block). */
 SP_INTERNAL int sp_stats_fmt_detail(struct sp_sbuf *b, const char *cache,

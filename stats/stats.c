@@ -79,12 +79,20 @@ SEGPOOL_API const char *segpool_percpu_mode(void)
 	return sp_pcpu_reason;
 }
 
+struct sp_slabinfo_walk {
+	struct sp_sbuf *b;
+	struct sp_fold fold;
+};
+
 /* One slabinfo row: the name padded to 17 columns, then the numbers. */
 static void sp_slabinfo_row(const struct sp_cache_snap *s, void *arg)
 {
-	struct sp_sbuf *b = arg;
+	struct sp_slabinfo_walk *w = arg;
+	struct sp_sbuf *b = w->b;
 	uint64_t v[SP_SI_NR];
 
+	if (sp_fold_take(&w->fold, s))
+		return;
 	sp_slabinfo_of(s, v);
 	sp_sbuf_printf(b, "%-17s %6llu %6llu %6llu %4llu %4llu : tunables "
 		       "%4llu %4llu %4llu : slabdata %6llu %6llu %6llu\n",
@@ -101,8 +109,9 @@ static void sp_slabinfo_row(const struct sp_cache_snap *s, void *arg)
 		       (unsigned long long)v[SP_SI_SHAREDAVAIL]);
 }
 
-int sp_stats_fmt_slabinfo(struct sp_sbuf *b)
+int sp_stats_fmt_slabinfo(struct sp_sbuf *b, unsigned int flags)
 {
+	struct sp_slabinfo_walk w = { b, SP_FOLD_INIT(flags) };
 	int ret;
 
 	sp_sbuf_printf(b, "slabinfo - version: 2.1\n");
@@ -110,7 +119,8 @@ int sp_stats_fmt_slabinfo(struct sp_sbuf *b)
 		       "<objperslab> <pagesperslab> : tunables <limit> "
 		       "<batchcount> <sharedfactor> : slabdata <active_slabs> "
 		       "<num_slabs> <sharedavail>\n");
-	ret = sp_stats_walk(NULL, false, sp_slabinfo_row, b);
+	ret = sp_stats_walk(NULL, false, sp_slabinfo_row, &w);
+	sp_fold_finish(&w.fold, b);
 	return ret < 0 ? ret : 0;
 }
 
@@ -122,7 +132,7 @@ SEGPOOL_API int segpool_stats_dump(FILE *out)
 	ret = sp_stats_check_args(out, 0);
 	if (ret)
 		return ret;
-	ret = sp_stats_fmt_slabinfo(&b);
+	ret = sp_stats_fmt_slabinfo(&b, 0);
 	if (ret < 0) {
 		sp_sbuf_free(&b);
 		errno = -ret;

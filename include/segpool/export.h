@@ -100,6 +100,13 @@ SEGPOOL_BEGIN_DECLS
  * @arena_capacity:     arena records there is room for.
  * @nr_arenas:          arena records of this snapshot.
  * @arenas_offset:      where the arena records start (0: none).
+ * @keys_offset:        where the key table starts (0: none; a writer of
+ *                      before the table).
+ * @nr_cache_keys:      keys of a cache (struct segpool_export_key).
+ * @nr_node_keys:       keys of a cache on one node.
+ * @nr_health_keys:     keys of the health section.
+ * @nr_health_node_keys: keys of one node of the health section.
+ * @values_offset:      where the values of those keys start.
  * @reserved1:          zero.
  *
  * The segment, all integers in the machine's byte order, offsets in bytes
@@ -110,9 +117,25 @@ SEGPOOL_BEGIN_DECLS
  *	caches_offset        struct segpool_export_cache       [capacity]
  *	cache_nodes_offset   struct segpool_export_cache_node  [capacity][nr_nodes]
  *	arenas_offset        struct segpool_export_arena       [arena_capacity]
+ *	keys_offset          struct segpool_export_key         [nr_cache_keys +
+ *	                         nr_node_keys + nr_health_keys +
+ *	                         nr_health_node_keys], in that order
+ *	values_offset        uint64_t [capacity][nr_cache_keys]
+ *	                     uint64_t [capacity][nr_nodes][nr_node_keys]
+ *	                     uint64_t [nr_health_keys]
+ *	                     uint64_t [nr_nodes][nr_health_node_keys]
+ *	                     char     [SEGPOOL_EXPORT_STRINGS]
  *
- * of which the first @nr_caches cache records (and their node records)
- * and the first @nr_arenas arena records hold the last snapshot.  The
+ * of which the first @nr_caches cache records (and their node records and
+ * values) and the first @nr_arenas arena records hold the last snapshot.
+ * The key table names every figure segpool_stats_json() writes for a
+ * cache, a cache's node, the health section and its nodes, in its order,
+ * from the same field lists: a reader shows what the library knows
+ * without knowing it in advance (segpool-top --json writes the library's
+ * keys this way).  A key's value is a number, a boolean (0 or 1) or, for
+ * a string, the offset of a NUL-terminated string in the last part.
+ * The key words took over reserved words of layout 1 as the arena words
+ * did: a writer of before leaves them zero.  The
  * arena fields took over reserved words of layout 1, which older writers
  * leave zero: a reader finds no arenas there, and an older reader never
  * looks.  The first part of the header is written once,
@@ -166,7 +189,34 @@ struct segpool_export_header {
 	uint32_t arena_capacity;	/* 400 */
 	uint32_t nr_arenas;		/* 404 */
 	uint64_t arenas_offset;		/* 408 */
-	uint64_t reserved1[12];		/* 416 */
+	uint64_t keys_offset;		/* 416 */
+	uint32_t nr_cache_keys;		/* 424 */
+	uint32_t nr_node_keys;		/* 428 */
+	uint32_t nr_health_keys;	/* 432 */
+	uint32_t nr_health_node_keys;	/* 436 */
+	uint64_t values_offset;		/* 440 */
+	uint64_t reserved1[8];		/* 448 */
+};
+
+/** SEGPOOL_EXPORT_STRINGS - bytes for the string values of the health keys. */
+#define SEGPOOL_EXPORT_STRINGS		512
+
+/* Kinds of a key (struct segpool_export_key, @kind). */
+/** SEGPOOL_EXPORT_KEY_U64 - the value is a number. */
+#define SEGPOOL_EXPORT_KEY_U64		'u'
+/** SEGPOOL_EXPORT_KEY_BOOL - the value is 0 (false) or 1 (true). */
+#define SEGPOOL_EXPORT_KEY_BOOL		'b'
+/** SEGPOOL_EXPORT_KEY_STR - the value is an offset into the strings. */
+#define SEGPOOL_EXPORT_KEY_STR		's'
+
+/**
+ * struct segpool_export_key - the name of one figure of the key table.
+ * @name: the key of segpool_stats_json(), NUL-terminated.
+ * @kind: SEGPOOL_EXPORT_KEY_U64, _BOOL or _STR.
+ */
+struct segpool_export_key {
+	char name[31];			/* 0 */
+	char kind;			/* 31 */
 };
 
 /**
@@ -399,6 +449,10 @@ SEGPOOL_STATIC_ASSERT(offsetof(struct segpool_export_cache, reserved) == 352,
 	       "cache record: layout 1 offsets");
 SEGPOOL_STATIC_ASSERT(offsetof(struct segpool_export_header, arenas_offset) == 408,
 	       "header: the arena words of layout 1");
+SEGPOOL_STATIC_ASSERT(offsetof(struct segpool_export_header, keys_offset) == 416 &&
+		      offsetof(struct segpool_export_header, values_offset) == 440,
+	       "header: the key words of layout 1");
+SEGPOOL_STATIC_ASSERT(sizeof(struct segpool_export_key) == 32, "key: 32 bytes");
 SEGPOOL_STATIC_ASSERT(sizeof(struct segpool_export_arena) == 208,
 	       "arena record: 208 bytes");
 SEGPOOL_STATIC_ASSERT(sizeof(struct segpool_export_cache_node) == 128,

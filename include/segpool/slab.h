@@ -203,6 +203,18 @@ struct segpool_cache;
  *         in constructed state and segpool keeps their bytes intact while they
  *         are free (the free-list link lives outside the object).
  *
+ * A cache for a program's connections, one object taken and given back:
+ *
+ *	struct segpool_cache *conns =
+ *		segpool_cache_create("conn", sizeof(struct conn), 0,
+ *				     SEGPOOL_HWCACHE_ALIGN, NULL);
+ *	struct conn *c = conns ? segpool_cache_alloc(conns, SEGPOOL_ZERO) : NULL;
+ *
+ *	if (!c)
+ *		err(1, "conn");
+ *	segpool_cache_free(conns, c);
+ *	segpool_cache_destroy(conns);
+ *
  * Context: any thread.  Takes the global cache-list lock.
  * Return: the new cache, or NULL with errno set: EINVAL for a bad argument
  * (also both NUMA policies at once), EEXIST if a live cache already has @name, ENOMEM when out of memory.  With
@@ -412,6 +424,17 @@ SEGPOOL_API size_t segpool_cache_object_size(const struct segpool_cache *cache);
  *        naturally aligned); above, a run of pages of the calling CPU's node
  *        region (power-of-two sizes aligned to their size), or from 64 MiB
  *        up a mapping of its own on that node, unmapped on free.
+ *
+ * As malloc(), on segpool's size classes:
+ *
+ *	char *line = segpool_malloc(len + 1);
+ *
+ *	if (!line)
+ *		return -ENOMEM;
+ *	memcpy(line, text, len);
+ *	line[len] = '\0';
+ *	...
+ *	segpool_free(line);
  *
  * Context: any thread.
  * Return: the memory, at least 16-byte aligned (8 for the 8-byte class), or

@@ -14,6 +14,9 @@
  * object of its kind that producer writes (unless listed as optional).
  * Then the same figures must agree between the two where both have them,
  * and a cache name that needs escaping must come back as it was from both.
+ * And every key of a cache, a cache's node and the health section must be
+ * in both documents (the per-CPU slots apart): the check that fails when
+ * a field is added to one producer only.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -373,6 +376,23 @@ static void test_schema_table(void **state)
 	/* the table describes the two producers' common keys at least */
 	assert_non_null(find_key("schema"));
 	assert_non_null(find_key("caches[].nodes[].node"));
+	/*
+	 * One JSON: a cache, a cache's node and the health section have the
+	 * same keys from both producers (the export's key table is filled
+	 * from the library's field lists), so no key there may be one
+	 * producer's.  Only the per-CPU slots (cpus[]) and the pools stay
+	 * the library's, and the export object the viewer's.
+	 */
+	for (size_t i = 0; i < nkeys; i++) {
+		const char *k = keys[i].path;
+
+		if ((!strncmp(k, "caches", 6) || !strncmp(k, "health", 6)) &&
+		    strncmp(k, "caches[].cpus", 13) &&
+		    keys[i].in != (P_LIBRARY | P_EXPORT))
+			fail_msg("%s: key %s is not in both documents: add it to "
+				 "the library's field lists, which the export's "
+				 "key table follows", SCHEMA_DOC, k);
+	}
 	for (size_t i = 0; i < nkeys; i++) {
 		static const char *const types[] = {
 			"integer", "string", "boolean", "object", "array",

@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <linux/cleanup.h>
 #include <linux/compiler.h>
 #include <linux/container_of.h>
 #include <linux/gfp.h>
@@ -723,6 +724,84 @@ static void test_sheaves(void **state)
 
 /* --- odds and ends ---------------------------------------------------------------------- */
 
+/* --- Linux 6.x idioms ------------------------------------------------------ */
+
+static int conns_freed;
+
+/* 6.x-style: a scope-freed allocation, handed over on success only */
+static struct conn *conn_new(int fd, bool fail)
+{
+	struct conn *c __free(kfree) = kzalloc(sizeof(*c), GFP_KERNEL);
+	char *scratch __free(kvfree) = kvmalloc(4096, GFP_KERNEL);
+
+	if (!c || !scratch)
+		return NULL;
+	c->fd = fd;
+	if (fail) {
+		conns_freed++;
+		return NULL;		/* both freed at the brace */
+	}
+	return_ptr(c);			/* c handed over; scratch freed */
+}
+
+static void test_kernel_6x_idioms(void **state)
+{
+	struct kmem_cache *s = KMEM_CACHE(conn, 0);
+	struct conn *c;
+	void *p;
+
+	(void)state;
+	assert_non_null(s);
+	/* <linux/cleanup.h>: freed on the early return, kept on return_ptr */
+	assert_null(conn_new(3, true));
+	assert_int_equal(conns_freed, 1);
+	c = conn_new(4, false);
+	assert_non_null(c);
+	assert_int_equal(c->fd, 4);
+	{
+		struct conn *tmp __free(kfree) = c;	/* freed at the brace */
+
+		assert_int_equal(tmp->fd, 4);
+	}
+	{
+		void *keep __free(kfree) = kmalloc(8, GFP_KERNEL);
+
+		p = no_free_ptr(keep);			/* keep is NULL now */
+		assert_null(keep);
+	}
+	kfree(p);
+	/* kmalloc_size_roundup(): what kmalloc() really gives */
+	assert_int_equal(kmalloc_size_roundup(100), 112);
+	assert_int_equal(kmalloc_size_roundup(8), 8);
+	p = kmalloc(kmalloc_size_roundup(1000), GFP_KERNEL);
+	assert_non_null(p);
+	assert_int_equal(ksize(p), kmalloc_size_roundup(1000));
+	kfree(p);
+	assert_int_equal(kmalloc_size_roundup(40000), 40960);
+	assert_true(kmalloc_size_roundup(KMALLOC_MAX_SIZE + 1) == SIZE_MAX);
+	/* kmem_cache_alloc_lru(): no list_lru, the cache's object */
+	c = kmem_cache_alloc_lru(s, NULL, GFP_KERNEL);
+	assert_non_null(c);
+	kmem_cache_free(s, c);
+	/* the _noprof forms are the calls themselves */
+	c = kmem_cache_alloc_noprof(s, GFP_KERNEL);
+	assert_non_null(c);
+	kmem_cache_free(s, c);
+	p = kzalloc_noprof(64, GFP_KERNEL);
+	assert_non_null(p);
+	assert_int_equal(((char *)p)[63], 0);
+	kfree(p);
+	p = kvmalloc_node_noprof(1 << 20, GFP_KERNEL, NUMA_NO_NODE);
+	assert_non_null(p);
+	/* no vmalloc area: vmalloc() memory is kmalloc() memory */
+	assert_false(is_vmalloc_addr(p));
+	kvfree(p);
+	p = vmalloc(1 << 16);
+	assert_false(is_vmalloc_addr(p));
+	vfree(p);
+	kmem_cache_destroy(s);
+}
+
 static void test_helpers(void **state)
 {
 	struct conn c;
@@ -754,6 +833,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_mempool),
 	cmocka_unit_test(test_sheaves),
 	cmocka_unit_test(test_helpers),
+	cmocka_unit_test(test_kernel_6x_idioms),
 };
 
 int main(void)

@@ -431,6 +431,70 @@ static void test_double_free_aborts(void **state)
 	assert_int_equal(segpool_cache_destroy(p.c), 0);
 }
 
+/*
+ * A call site starts at the program's caller: the library's frames on the
+ * way to the hook (sp_cache_alloc_slow, sp_alloc_objs, sp_slab_take,
+ * sp_node_take, ...) are left out, as KASAN leaves its own.
+ */
+static __attribute__((noinline)) void *alloc_site(struct segpool_cache *c)
+{
+	void *p = segpool_cache_alloc(c, 0);
+
+	__asm__ volatile("" ::: "memory");	/* not a tail call */
+	return p;
+}
+
+static __attribute__((noinline)) void free_site(void *arg)
+{
+	struct plant *p = arg;
+
+	segpool_cache_free(p->c, p->obj);
+	__asm__ volatile("" ::: "memory");
+	segpool_cache_free(p->c, p->obj);	/* the double free */
+	__asm__ volatile("" ::: "memory");
+}
+
+/* The address of frame #0 after @label in @err, or 0. */
+static uintptr_t first_frame(const char *err, const char *label)
+{
+	const char *p = strstr(err, label);
+	unsigned long a;
+
+	if (!p || !(p = strstr(p, "#0 ")) || sscanf(p + 3, "%lx", &a) != 1)
+		return 0;
+	return (uintptr_t)a;
+}
+
+static void expect_in(uintptr_t a, void *fn, const char *what,
+		      const char *err)
+{
+	uintptr_t f = (uintptr_t)fn;
+
+	/* a return address within the first bytes of the function */
+	if (a <= f || a > f + 512)
+		fail_msg("%s: frame #0 %#lx is not in its caller %#lx; "
+			 "stderr:\n%s", what, (unsigned long)a,
+			 (unsigned long)f, err);
+}
+
+static void test_trace_starts_at_caller(void **state)
+{
+	struct plant p = { .c = mk("dbg-trace", 40, SEGPOOL_STORE_USER) };
+	static struct child r;
+
+	(void)state;
+	p.obj = alloc_site(p.c);
+	assert_non_null(p.obj);
+	run_child(free_site, &p, &r);
+	expect_abort(&r);
+	expect_in(first_frame(r.err, "allocated by"), (void *)alloc_site,
+		  "allocation", r.err);
+	expect_in(first_frame(r.err, "freed by"), (void *)free_site, "free",
+		  r.err);
+	segpool_cache_free(p.c, p.obj);
+	assert_int_equal(segpool_cache_destroy(p.c), 0);
+}
+
 static void test_double_free_continues(void **state)
 {
 	struct segpool_cache *c = mk("dbg-dfree-cont", 40, SEGPOOL_RED_ZONE);
@@ -926,11 +990,25 @@ static void test_env_parse(void **state)
 
 	/* junk is skipped, and said (by the caller, which reports) */
 	assert_int_equal(sp_debug_env_parse(&env, "ZQ,conn"), -EINVAL);
-	assert_string_equal(env.why, "an unknown flag letter");
+	assert_string_equal(env.why, "unknown flag letter 'Q'");
 	assert_int_equal(sp_debug_env_flags(&env, "conn"), SEGPOOL_RED_ZONE);
+	assert_int_equal(sp_debug_env_parse(&env, "F-z9,conn;Y"), -EINVAL);
+	assert_string_equal(env.why, "unknown flag letter '9'");	/* the first */
 	assert_int_equal(sp_debug_env_parse(&env, ""), 0);
 	assert_int_equal(sp_debug_env_flags(&env, "conn"), 0);
 	assert_int_equal(sp_debug_env_parse(&env, NULL), 0);
+
+	/* as a bare slub_debug: 1 is every check on every cache; 0 none */
+	static const char *const on[] = { "1", "yes", "On", "TRUE" };
+	static const char *const off[] = { "0", "no", "OFF", "false" };
+
+	for (size_t i = 0; i < sizeof(on) / sizeof(on[0]); i++) {
+		assert_int_equal(sp_debug_env_parse(&env, on[i]), 0);
+		assert_int_equal(sp_debug_env_flags(&env, "conn"), DBG_ALL);
+		assert_int_equal(sp_debug_env_flags(&env, "kmalloc-64"), DBG_ALL);
+		assert_int_equal(sp_debug_env_parse(&env, off[i]), 0);
+		assert_int_equal(sp_debug_env_flags(&env, "conn"), 0);
+	}
 	assert_int_equal(sp_debug_env_flags(&env, "conn"), 0);
 }
 
@@ -1027,6 +1105,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test_setup_teardown(test_use_after_free_continues,
 					setup_continue, teardown_response),
 	cmocka_unit_test(test_double_free_aborts),
+	cmocka_unit_test(test_trace_starts_at_caller),
 	cmocka_unit_test_setup_teardown(test_double_free_continues,
 					setup_continue, teardown_response),
 	cmocka_unit_test(test_wrong_cache_aborts),

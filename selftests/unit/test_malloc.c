@@ -783,6 +783,15 @@ static int run_preloaded(const char *cmd, const char *extra_env, char *buf,
 	return pclose(p);
 }
 
+static int count_of(const char *text, const char *s)
+{
+	int n = 0;
+
+	for (const char *p = strstr(text, s); p; p = strstr(p + 1, s))
+		n++;
+	return n;
+}
+
 static bool preload_usable(void)
 {
 	return access(SEGPOOL_MALLOC_SO_PATH, R_OK) == 0;
@@ -813,6 +822,17 @@ static void test_preload_programs(void **state)
 			   out, sizeof(out));
 	assert_int_equal(rc, 0);
 	assert_non_null(strstr(out, "\"schema\""));
+	/* one knob: both set print once, as SEGPOOL_STATS_PRINT says */
+	rc = run_preloaded("exec ls / >/dev/null", "SEGPOOL_STATS_PRINT=health "
+			   "SEGPOOL_MALLOC_CONF=stats_print:true", out, sizeof(out));
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(out, "\nhealth\n"));
+	assert_null(strstr(out, "slabinfo - version"));
+	assert_int_equal(count_of(out, "\ntotals\n") + !strncmp(out, "totals\n", 7), 1);
+	rc = run_preloaded("exec ls / >/dev/null", "SEGPOOL_STATS_PRINT=slabinfo "
+			   "SEGPOOL_MALLOC_CONF=stats_print:true", out, sizeof(out));
+	assert_int_equal(rc, 0);
+	assert_int_equal(count_of(out, "slabinfo - version: 2.1"), 1);
 	rc = run_preloaded("exec /bin/true", "SEGPOOL_MALLOC_CONF=stats_print:maybe",
 			   out, sizeof(out));
 	assert_int_equal(rc, 0);

@@ -284,6 +284,10 @@ static void test_setting_parse(void **state)
 		{ "slab", -EINVAL, 0 },
 		{ "healthy", -EINVAL, 0 },
 		{ "2", -EINVAL, 0 },
+		{ "all,unused", 0, SEGPOOL_STATS_SLABINFO | SEGPOOL_STATS_HEALTH |
+				 SEGPOOL_STATS_DETAIL | SP_STATS_PRINT_UNUSED },
+		{ "unused", -EINVAL, 0 },
+		{ "json,unused", -EINVAL, 0 },
 	};
 	char out[64];
 
@@ -534,7 +538,8 @@ static void test_print_at_exit_stderr(void **state)
 					   "slabinfo,health", buf, sizeof(buf),
 					   &status), 0);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	assert_true(!strncmp(buf, "slabinfo - version: 2.1\n", 24));
+	assert_true(!strncmp(buf, "totals\n", 7));
+	assert_non_null(strstr(buf, "\n\nslabinfo - version: 2.1\n"));
 	row = strstr(buf, "\n" CHILD_CACHE " ");
 	assert_non_null(row);
 	assert_int_equal(sscanf(row + 1, CHILD_CACHE " %llu", &active), 1);
@@ -556,6 +561,119 @@ static void test_print_at_exit_stderr(void **state)
 					   sizeof(buf), &status), 0);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	assert_string_equal(buf, "");
+}
+
+/* In a forked child: configure, hold objects, make a cache it never uses. */
+static void child_fold_and_exit(void *arg)
+{
+	const char *sections = arg;
+	void *objs[CHILD_OBJS];
+
+	if (sp_stats_print_configure(sections, NULL))
+		exit(3);
+	make_cache(CHILD_CACHE, objs, CHILD_OBJS);
+	if (!segpool_cache_create("stp-never-used", 40, 0, 0, NULL))
+		exit(4);
+	exit(0);
+}
+
+/*
+ * The print at exit: totals first; caches that never held an object on one
+ * line unless "unused"; the program's caches before the library's.
+ */
+static void test_print_at_exit_shape(void **state)
+{
+	static char buf[1 << 18];
+	unsigned long long in_use, mapped, resident, peak;
+	const char *row, *folded, *kmalloc;
+	int status;
+
+	(void)state;
+	assert_int_equal(sp_test_run_child(child_fold_and_exit, "slabinfo,detail",
+					   buf, sizeof(buf), &status), 0);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	if (sscanf(buf, "totals\nin_use_bytes %llu\nslab_bytes %*u\nlarge_bytes "
+		   "%*u\nmapped_bytes %llu\nresident_bytes %llu\n"
+		   "peak_resident_bytes %llu\n\nslabinfo - version: 2.1\n",
+		   &in_use, &mapped, &resident, &peak) != 4)
+		fail_msg("the print does not start with the totals: %.400s", buf);
+	assert_true(in_use >= CHILD_OBJS * 88);
+	assert_true(mapped >= 4u << 20);
+	assert_true(peak >= resident && resident > 0);
+	/* folded: named on one line, no row and no detail block */
+	folded = strstr(buf, "caches never held an object (");
+	assert_non_null(folded);
+	assert_non_null(strstr(folded, "stp-never-used"));
+	assert_null(strstr(buf, "\nstp-never-used "));
+	assert_null(strstr(buf, "cache stp-never-used\n"));
+	/* the program's cache comes first, in both sections */
+	row = strstr(buf, "\n" CHILD_CACHE " ");
+	kmalloc = strstr(buf, "\nkmalloc-");
+	assert_non_null(row);
+	assert_true(!kmalloc || row < kmalloc);
+	row = strstr(buf, "cache " CHILD_CACHE "\n");
+	assert_non_null(row);
+	printf("# %zu bytes printed at exit\n", strlen(buf));
+
+	/* "unused": every cache, as before */
+	assert_int_equal(sp_test_run_child(child_fold_and_exit,
+					   "slabinfo,detail,unused", buf,
+					   sizeof(buf), &status), 0);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_null(strstr(buf, "never held an object"));
+	assert_non_null(strstr(buf, "\nstp-never-used "));
+	assert_non_null(strstr(buf, "cache stp-never-used\n"));
+}
+
+/* A program that closes standard error before it exits still gets it. */
+static void child_close_stderr(void *arg)
+{
+	void *objs[CHILD_OBJS];
+
+	(void)arg;
+	if (sp_stats_print_configure("slabinfo", NULL))
+		exit(3);
+	make_cache(CHILD_CACHE, objs, CHILD_OBJS);
+	close(STDERR_FILENO);
+	exit(0);
+}
+
+static void test_print_at_exit_closed_stderr(void **state)
+{
+	static char buf[1 << 17];
+	int status;
+
+	(void)state;
+	assert_int_equal(sp_test_run_child(child_close_stderr, NULL, buf,
+					   sizeof(buf), &status), 0);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_non_null(strstr(buf, "\n" CHILD_CACHE " "));
+}
+
+/* Every rendering lists the program's caches before the library's. */
+static void test_user_caches_first(void **state)
+{
+	void *objs[CHILD_OBJS];
+	struct segpool_cache *c;
+	void *k = segpool_malloc(24);
+	char *text;
+
+	(void)state;
+	assert_non_null(k);
+	c = make_cache("stp-mine", objs, CHILD_OBJS);
+	text = file_call(W_DUMP, 0);
+	assert_non_null(strstr(text, "\nstp-mine "));
+	assert_true(strstr(text, "\nstp-mine ") < strstr(text, "\nkmalloc-8 "));
+	free(text);
+	text = file_call(W_DETAIL, 0);
+	assert_true(strstr(text, "cache stp-mine\n") <
+		    strstr(text, "cache kmalloc-8\n"));
+	free(text);
+	text = file_call(W_JSON, 0);
+	assert_true(strstr(text, "\"stp-mine\"") < strstr(text, "\"kmalloc-8\""));
+	free(text);
+	drop_cache(c, objs, CHILD_OBJS);
+	segpool_free(k);
 }
 
 /* Run again with the settings in the environment (see test_print_at_exit). */
@@ -651,6 +769,9 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_print_file_safe),
 	cmocka_unit_test(test_secure_env),
 	cmocka_unit_test(test_secure_env_child),
+	cmocka_unit_test(test_print_at_exit_shape),
+	cmocka_unit_test(test_print_at_exit_closed_stderr),
+	cmocka_unit_test(test_user_caches_first),
 	cmocka_unit_test(test_print_at_exit_child),
 	cmocka_unit_test(test_print_at_exit),
 };

@@ -22,6 +22,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <segpool/segpool.h>
+
 #include "selftests/lib/harness.h"
 #include "tools/segpool-top/top.h"
 
@@ -185,11 +187,34 @@ static void test_options(void **state)
 	expect_usage("-p 0", "is not a pid");
 	expect_usage("-z 5", "unknown option '-z'");
 	expect_usage("-p", "wants a value");
-	expect_usage("5 6", "unexpected argument '5'");
+	/* the extra one is the one named: 5 is the process, 6 too many */
+	expect_usage("5 6", "unexpected argument '6'");
+	expect_usage("-p 5 6", "unexpected argument '6'");
+	expect_usage("-oz 5", "unknown option '-z'");
 }
 
-/* A snapshot of made-up caches, for the keys and the orders. */
+/* -V: the release, as other tools' --version prints theirs */
+static void test_version(void **state)
+{
+	const char *want = "segpool-top (segpool) " SEGPOOL_VERSION_STRING "\n";
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	(void)state;
+	assert_non_null(f);
+	top_version(f);
+	fclose(f);
+	if (strncmp(text, want, strlen(want)))
+		fail_msg("-V prints \"%s\"", text);
+	free(text);
+}
+
+
+/* A snapshot of made-up caches on one node, for the keys and the views. */
 static struct segpool_export_cache fake[5];
+static struct segpool_export_cache_node fake_cnodes[5];
+static struct segpool_export_node fake_node;
 static struct top_snap snap;
 
 static void fake_snapshot(void)
@@ -218,7 +243,288 @@ static void fake_snapshot(void)
 	}
 	snap.hdr.nr_caches = 5;
 	snap.caches = fake;
+	memset(fake_cnodes, 0, sizeof(fake_cnodes));
+	memset(&fake_node, 0, sizeof(fake_node));
+	snap.hdr.nr_nodes = 1;
+	snap.hdr.page_size = 4096;
+	snap.nodes = &fake_node;
+	snap.cnodes = fake_cnodes;
+	fake_node.pages_reserved = 1u << 20;		/* 4 GiB */
+	fake_node.pages_committed = 1024;
+	fake_node.pages_used = 27;
+	fake_cnodes[2].partial_slabs = 16;		/* conn: 16 slabs */
+	fake_cnodes[2].objects = 100;
+	fake[2].pages_per_slab = 1;
 }
+
+/* A viewer's context on the made-up snapshot, its rows laid out. */
+static void fake_ctx(struct top_ctx *ctx)
+{
+	fake_snapshot();
+	memset(ctx, 0, sizeof(*ctx));
+	ctx->cur = &snap;
+	ctx->prev = &snap;
+	ctx->sort = TOP_SORT_DEFAULT;
+	ctx->delay = 3.0;
+	assert_int_equal(top_ctx_relayout(ctx), 0);
+}
+
+/* The lines of a plain frame, in @line[] (the frame's buffer, cut up). */
+static int frame_lines(struct top_screen *scr, char **line, int max)
+{
+	char *p, *end;
+	int n = 0;
+
+	assert_true(scr->plain);
+	p = scr->buf;
+	end = scr->buf + scr->len;
+	while (p && p < end && n < max) {
+		char *nl = memchr(p, '\n', (size_t)(end - p));
+
+		line[n++] = p;
+		if (!nl)
+			break;
+		*nl = '\0';
+		p = nl + 1;
+	}
+	return n;
+}
+
+/*
+ * slabtop -o's frame (procps-ng slabtop.c): five summary lines, a blank
+ * line, the header, then one row per cache in its formats (a real frame:
+ * "703560 518344   0%    0.10K  18040       39     72160K buffer_head"); 79 columns with
+ * a 23-character name.
+ */
+static const char *const slabtop_summary[] = {
+	" Active / Total Objects (% used)    : ",
+	" Active / Total Slabs (% used)      : ",
+	" Active / Total Caches (% used)     : ",
+	" Active / Total Size (% used)       : ",
+	" Minimum / Average / Maximum Object : ",
+};
+#define SLABTOP_HEADER	"  OBJS ACTIVE  USE OBJ SIZE  SLABS OBJ/SLAB CACHE SIZE NAME"
+#define SLABTOP_NAME_COL 55
+
+static void check_slabtop_row(const char *row,
+			      const struct segpool_export_cache *c)
+{
+	unsigned int objs, active, use, slabs, per, kib;
+	float size;
+	char name[64];
+
+	if (strlen(row) > 79 && strlen(c->name) <= 23)
+		fail_msg("row wider than slabtop's 79 columns: \"%s\"", row);
+	/* slabtop: "%6u %6u %3u%% %7.2fK %6u %8u %9uK %-23s" */
+	if (sscanf(row, "%6u %6u %3u%% %7fK %6u %8u %9uK %63s", &objs, &active,
+		   &use, &size, &slabs, &per, &kib, name) != 8)
+		fail_msg("not a slabtop row: \"%s\"", row);
+	assert_int_equal(objs, c->total_objs);
+	assert_int_equal(active, c->active_objs);
+	assert_int_equal(use, c->total_objs ?
+			 c->active_objs * 100 / c->total_objs : 0);
+	assert_int_equal(kib, (c->slab_bytes + 1023) / 1024);
+	assert_string_equal(name, c->name);
+	/* the columns end where the header's do: the name at column 55 (0-based) */
+	if (strncmp(row + SLABTOP_NAME_COL, c->name, strlen(c->name)) ||
+	    row[SLABTOP_NAME_COL - 1] != ' ')
+		fail_msg("the name is not at column %d: \"%s\"",
+			 SLABTOP_NAME_COL, row);
+	assert_int_equal(row[17], '%');		/* USE ends at 18 */
+	assert_int_equal(row[26], 'K');		/* OBJ SIZE at 27 */
+	assert_int_equal(row[53], 'K');		/* CACHE SIZE at 54 */
+}
+
+static void test_once_frame(void **state)
+{
+	static const int widths[] = { 80, 1000 };
+	struct top_ctx ctx;
+
+	(void)state;
+	for (size_t w = 0; w < sizeof(widths) / sizeof(widths[0]); w++) {
+		struct top_screen scr = { 0 };
+		char *line[64];
+		int n;
+
+		fake_ctx(&ctx);
+		ctx.once = true;
+		top_scr_begin_plain(&scr, widths[w]);
+		top_view_list(&ctx, &scr);
+		n = frame_lines(&scr, line, 64);
+		printf("# -o frame at %d columns:\n", widths[w]);
+		for (int i = 0; i < n; i++)
+			printf("#   |%s|\n", line[i]);
+		/* nothing before, nothing between, one row per cache */
+		assert_int_equal(n, 5 + 1 + 1 + (int)snap.hdr.nr_caches);
+		for (int i = 0; i < 5; i++)
+			if (strncmp(line[i], slabtop_summary[i],
+				    strlen(slabtop_summary[i])))
+				fail_msg("line %d is \"%s\", slabtop's starts \"%s\"",
+					 i + 1, line[i], slabtop_summary[i]);
+		assert_string_equal(line[0] + strlen(slabtop_summary[0]),
+				    "133 / 679 (19.6%)");
+		assert_string_equal(line[5], "");
+		assert_string_equal(line[6], SLABTOP_HEADER);
+		for (int i = 7; i < n; i++)
+			check_slabtop_row(line[i], ctx.rows[i - 7].c);
+		top_scr_free(&scr);
+		free(ctx.rows);
+	}
+}
+
+/* The live list at 80 columns: slabtop's columns, each name in view. */
+static void test_list_width(void **state)
+{
+	struct top_ctx ctx;
+	struct top_screen scr = { 0 };
+	char *line[64];
+	int n;
+
+	(void)state;
+	fake_ctx(&ctx);
+	top_scr_begin_plain(&scr, 80);
+	top_view_list(&ctx, &scr);
+	n = frame_lines(&scr, line, 64);
+	assert_int_equal(n, 10 + (int)snap.hdr.nr_caches);
+	assert_string_equal(line[9], SLABTOP_HEADER);
+	for (int i = 10; i < n; i++)
+		check_slabtop_row(line[i], ctx.rows[i - 10].c);
+	top_scr_free(&scr);
+	/* wider: segpool-top's STRIDE and GROWTH come before NAME */
+	top_scr_begin_plain(&scr, 120);
+	top_view_list(&ctx, &scr);
+	n = frame_lines(&scr, line, 64);
+	assert_true(n > 9);
+	assert_non_null(strstr(line[9], "CACHE SIZE  STRIDE  GROWTH NAME"));
+	top_scr_free(&scr);
+	free(ctx.rows);
+}
+
+/*
+ * The hint of a view, "(X or Y: back ...", names keys that go back to the
+ * list: each one, pressed there, does.
+ */
+static int key_of_name(const char *name)
+{
+	if (!strcmp(name, "Esc"))
+		return TOP_KEY_ESC;
+	if (!strcmp(name, "Enter"))
+		return TOP_KEY_ENTER;
+	if (strlen(name) == 1)
+		return name[0];
+	fail_msg("a hint names key \"%s\"", name);
+	return 0;
+}
+
+static void check_back_hint(enum top_mode mode)
+{
+	struct top_ctx ctx;
+	struct top_screen scr = { 0 };
+	char *line[64], a[16], b[16];
+	const char *hint = NULL;
+	int n, keys[2];
+
+	fake_ctx(&ctx);
+	ctx.mode = mode;
+	snprintf(ctx.selected, sizeof(ctx.selected), "conn");
+	top_scr_begin_plain(&scr, 200);
+	if (mode == TOP_VIEW_CACHE)
+		top_view_cache(&ctx, &scr);
+	else
+		top_view_nodes(&ctx, &scr);
+	n = frame_lines(&scr, line, 64);
+	for (int i = 0; i < n && !hint; i++)
+		if (strstr(line[i], ": back to the list"))
+			hint = strchr(line[i], '(');
+	if (!hint)
+		fail_msg("view %d has no hint to go back", mode);
+	if (sscanf(hint, "(%15s or %15[^:]", a, b) != 2)
+		fail_msg("a hint it cannot read: %s", hint);
+	keys[0] = key_of_name(a);
+	keys[1] = key_of_name(b);
+	for (int k = 0; k < 2; k++) {
+		ctx.mode = mode;
+		top_handle_key(&ctx, keys[k], 10);
+		if (ctx.mode != TOP_VIEW_LIST)
+			fail_msg("the hint says %s goes back; it does not",
+				 k ? b : a);
+	}
+	top_scr_free(&scr);
+	free(ctx.rows);
+}
+
+static void test_back_hints(void **state)
+{
+	(void)state;
+	check_back_hint(TOP_VIEW_CACHE);
+	check_back_hint(TOP_VIEW_NODES);
+}
+
+/* The nodes view: every memory figure in K, one unit per column. */
+static void test_nodes_units(void **state)
+{
+	struct top_ctx ctx;
+	struct top_screen scr = { 0 };
+	char *line[64];
+	int n, checked = 0;
+
+	(void)state;
+	fake_ctx(&ctx);
+	top_scr_begin_plain(&scr, 120);
+	top_view_nodes(&ctx, &scr);
+	n = frame_lines(&scr, line, 64);
+	for (int i = 0; i < n; i++) {
+		char bound[8], res[24], com[24], used[24], mem[24];
+		unsigned long long slabs, objs;
+		int node;
+
+		if (sscanf(line[i], " %d %7s %23s %23s %23s %llu %llu %23s",
+			   &node, bound, res, com, used, &slabs, &objs,
+			   mem) == 8) {
+			assert_string_equal(res, "4194304K");
+			assert_string_equal(com, "4096K");
+			assert_string_equal(used, "108K");
+			assert_string_equal(mem, "64K");
+			checked++;
+		} else if (sscanf(line[i], " conn %23s", mem) == 1) {
+			assert_string_equal(mem, "64K");
+			checked++;
+		}
+	}
+	assert_int_equal(checked, 2);
+	top_scr_free(&scr);
+	free(ctx.rows);
+}
+
+/* End, then e: the rows left fill the screen again, none is lost below. */
+static void test_end_then_hide(void **state)
+{
+	struct top_ctx ctx;
+	struct top_screen scr = { 0 };
+	const int rows = 10 + 3;		/* room for three rows */
+
+	(void)state;
+	fake_ctx(&ctx);
+	top_scr_begin(&scr, rows, 80);
+	top_view_list(&ctx, &scr);
+	assert_int_equal(top_handle_key(&ctx, TOP_KEY_END, 3), TOP_ACT_REDRAW);
+	assert_int_equal(top_ctx_relayout(&ctx), 0);
+	top_scr_begin(&scr, rows, 80);
+	top_view_list(&ctx, &scr);
+	assert_int_equal(scr.line, rows);
+	assert_int_equal(top_handle_key(&ctx, 'e', 3), TOP_ACT_REDRAW);
+	assert_int_equal(top_ctx_relayout(&ctx), 0);
+	assert_int_equal(ctx.nrows, 4);
+	top_scr_begin(&scr, rows, 80);
+	top_view_list(&ctx, &scr);
+	assert_int_equal(ctx.sel, 3);
+	if (scr.line != rows)
+		fail_msg("%d of %d lines drawn: rows %zu.. of %zu", scr.line,
+			 rows, ctx.first, ctx.nrows);
+	top_scr_free(&scr);
+	free(ctx.rows);
+}
+
 
 static void expect_order(enum top_sort sort, bool reverse, bool hide,
 			 const char *want)
@@ -598,6 +904,12 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_natural_sort),
 	cmocka_unit_test(test_sort_keys),
 	cmocka_unit_test(test_options),
+	cmocka_unit_test(test_version),
+	cmocka_unit_test(test_once_frame),
+	cmocka_unit_test(test_list_width),
+	cmocka_unit_test(test_back_hints),
+	cmocka_unit_test(test_nodes_units),
+	cmocka_unit_test(test_end_then_hide),
 	cmocka_unit_test(test_orders),
 	cmocka_unit_test(test_keys),
 	cmocka_unit_test(test_manual_tables),

@@ -10,7 +10,12 @@
  * the segment carries, "source": "export", and an "export" object saying
  * which process and snapshot it was.  So one reader reads both, and the
  * schema test (selftests/api/test_json_schema.c) checks both against the one
- * documented list.
+ * documented list.  A segment with the key table (include/segpool/export.h)
+ * carries every key the library writes for a cache, its nodes and the
+ * health section, named from the library's own field lists: those are
+ * written from the table, in its order, so the two documents have the
+ * same keys at every level; a segment of before the table gets the keys
+ * its records hold.
  */
 #include <errno.h>
 #include <string.h>
@@ -46,6 +51,25 @@ static bool top_flag(uint32_t flags, const char *name)
 	return false;
 }
 
+/* The slabinfo columns, as segpool_stats_dump() prints them. */
+static void top_json_slabinfo(struct sp_json *j,
+			      const struct segpool_export_cache *c)
+{
+	sp_json_open(j, "slabinfo", '{', true);
+	sp_json_u64(j, "active_objs", c->active_objs);
+	sp_json_u64(j, "num_objs", c->total_objs);
+	sp_json_u64(j, "objsize", c->stride);
+	sp_json_u64(j, "objperslab", c->objs_per_slab);
+	sp_json_u64(j, "pagesperslab", c->pages_per_slab);
+	sp_json_u64(j, "limit", 2ULL * c->mag_size);
+	sp_json_u64(j, "batchcount", c->mag_size);
+	sp_json_u64(j, "sharedfactor", c->depot_max);
+	sp_json_u64(j, "active_slabs", c->active_slabs);
+	sp_json_u64(j, "num_slabs", c->total_slabs);
+	sp_json_u64(j, "sharedavail", c->depot_objs);
+	sp_json_close(j);
+}
+
 /* The per-node slab figures of one cache node record. */
 static void top_json_cnode(struct sp_json *j,
 			   const struct segpool_export_cache_node *n)
@@ -69,6 +93,49 @@ static void top_json_cnode(struct sp_json *j,
 	sp_json_close(j);
 }
 
+/* @n keys from @k with values @v, as their kind says. */
+static void top_json_keys(struct sp_json *j, const struct top_snap *s,
+			  const struct segpool_export_key *k, const uint64_t *v,
+			  uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		if (k[i].kind == SEGPOOL_EXPORT_KEY_BOOL)
+			sp_json_bool(j, k[i].name, v[i] != 0);
+		else if (k[i].kind == SEGPOOL_EXPORT_KEY_STR)
+			sp_json_str(j, k[i].name, top_snap_string(s, v[i]));
+		else
+			sp_json_u64(j, k[i].name, v[i]);
+	}
+}
+
+/*
+ * A cache from the key table: the keys and order of segpool_stats_json(),
+ * the name, slabinfo and flags from the record.
+ */
+static void top_json_cache_keys(struct sp_json *j, const struct top_snap *s,
+				size_t i)
+{
+	const struct segpool_export_cache *c = &s->caches[i];
+	const struct segpool_export_cache_node *cn = top_snap_cache_nodes(s, i);
+	uint32_t nn = s->hdr.nr_nodes;
+
+	sp_json_open(j, NULL, '{', false);
+	sp_json_str(j, "name", c->name);
+	top_json_slabinfo(j, c);
+	top_json_flags(j, c->flags);
+	top_json_keys(j, s, s->keys, s->vals + i * s->nkeys[0], s->nkeys[0]);
+	sp_json_open(j, "nodes", '[', false);
+	for (uint32_t n = 0; n < nn; n++) {
+		sp_json_open(j, NULL, '{', true);
+		sp_json_int(j, "node", cn[n].node_id);
+		top_json_keys(j, s, s->keys + s->nkeys[0],
+			      s->nvals + (i * nn + n) * s->nkeys[1], s->nkeys[1]);
+		sp_json_close(j);
+	}
+	sp_json_close(j);
+	sp_json_close(j);
+}
+
 static void top_json_cache(struct sp_json *j, const struct top_snap *s,
 			   size_t i)
 {
@@ -86,21 +153,13 @@ static void top_json_cache(struct sp_json *j, const struct top_snap *s,
 		fill += cn[n].xfer_allocs;
 		flush += cn[n].xfer_frees;
 	}
+	if (s->nkeys[0]) {
+		top_json_cache_keys(j, s, i);
+		return;
+	}
 	sp_json_open(j, NULL, '{', false);
 	sp_json_str(j, "name", c->name);
-	sp_json_open(j, "slabinfo", '{', true);
-	sp_json_u64(j, "active_objs", c->active_objs);
-	sp_json_u64(j, "num_objs", c->total_objs);
-	sp_json_u64(j, "objsize", c->stride);
-	sp_json_u64(j, "objperslab", c->objs_per_slab);
-	sp_json_u64(j, "pagesperslab", c->pages_per_slab);
-	sp_json_u64(j, "limit", 2ULL * c->mag_size);
-	sp_json_u64(j, "batchcount", c->mag_size);
-	sp_json_u64(j, "sharedfactor", c->depot_max);
-	sp_json_u64(j, "active_slabs", c->active_slabs);
-	sp_json_u64(j, "num_slabs", c->total_slabs);
-	sp_json_u64(j, "sharedavail", c->depot_objs);
-	sp_json_close(j);
+	top_json_slabinfo(j, c);
 	sp_json_u64(j, "object_size", c->object_size);
 	sp_json_u64(j, "slab_size", c->stride);
 	sp_json_u64(j, "align", c->align);
@@ -164,11 +223,40 @@ static void top_json_mode(struct sp_json *j, const char *reason)
 	sp_json_str(j, "percpu_reason", reason);
 }
 
+/* The health section from the key table: segpool_stats_json()'s. */
+static void top_json_health_keys(struct sp_json *j, const struct top_snap *s)
+{
+	const struct segpool_export_key *hk = s->keys + s->nkeys[0] + s->nkeys[1];
+	uint32_t nn = s->hdr.nr_nodes;
+
+	sp_json_open(j, "health", '{', false);
+	top_json_keys(j, s, hk, s->hvals, s->nkeys[2]);
+	sp_json_open(j, "node_ids", '[', true);
+	for (uint32_t n = 0; n < nn; n++)
+		sp_json_int(j, NULL, s->nodes[n].node_id);
+	sp_json_close(j);
+	sp_json_open(j, "nodes", '[', false);
+	for (uint32_t n = 0; n < nn; n++) {
+		sp_json_open(j, NULL, '{', true);
+		sp_json_int(j, "node", s->nodes[n].node_id);
+		top_json_keys(j, s, hk + s->nkeys[2],
+			      s->hvals + s->nkeys[2] + (size_t)n * s->nkeys[3],
+			      s->nkeys[3]);
+		sp_json_close(j);
+	}
+	sp_json_close(j);
+	sp_json_close(j);
+}
+
 static void top_json_health(struct sp_json *j, const struct top_snap *s)
 {
 	const struct segpool_export_header *h = &s->hdr;
 	uint64_t page = h->page_size;
 
+	if (s->nkeys[2]) {
+		top_json_health_keys(j, s);
+		return;
+	}
 	sp_json_open(j, "health", '{', false);
 	sp_json_str(j, "version", h->version);
 	top_json_mode(j, h->percpu_mode);

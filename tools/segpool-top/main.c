@@ -64,8 +64,7 @@ int main(int argc, char **argv)
 		top_usage(stdout);
 		return TOP_EXIT_OK;
 	case TOP_RUN_VERSION:
-		printf("%s (segpool) reads export layout version %u\n",
-		       TOP_PROG, SEGPOOL_EXPORT_LAYOUT_VERSION);
+		top_version(stdout);
 		return TOP_EXIT_OK;
 	case TOP_RUN_SLABINFO:
 	case TOP_RUN_JSON:

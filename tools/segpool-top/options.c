@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <segpool/segpool.h>
+
 #include "tools/segpool-top/top.h"
 
 void top_error(const char *fmt, ...)
@@ -55,7 +57,7 @@ void top_usage(FILE *out)
 		"      --slabinfo       print the slabinfo 2.1 dump once and exit\n"
 		"      --json           print the statistics JSON document once and exit\n"
 		"  -h, --help           this text\n"
-		"  -V, --version        the program and export layout versions\n"
+		"  -V, --version        the release, and the export layout it reads\n"
 		"\n"
 		"Sort keys (-s and while running; slabtop's in either case):\n",
 		TOP_PROG, TOP_PROG, TOP_DEFAULT_DELAY, TOP_MIN_DELAY);
@@ -74,6 +76,13 @@ void top_usage(FILE *out)
 		"\n"
 		"Exit status: 0; 1 when the process is missing, does not export, uses\n"
 		"another layout version or exits while watched; 2 for a usage error.\n");
+}
+
+void top_version(FILE *out)
+{
+	fprintf(out, "%s (segpool) %s\n"
+		"reads the export layout version %u\n", TOP_PROG,
+		SEGPOOL_VERSION_STRING, SEGPOOL_EXPORT_LAYOUT_VERSION);
 }
 
 static int top_parse_pid(const char *s, int *pid)
@@ -200,14 +209,20 @@ int top_parse_args(int argc, char **argv, struct top_opts *o, char *msg,
 			return top_bad(msg, len, "option '%s' wants a value",
 				       argv[optind - 1]);
 		default:
+			/* "-oz": name the letter, not the word it sits in */
+			if (optopt)
+				return top_bad(msg, len, "unknown option '-%c'",
+					       optopt);
 			return top_bad(msg, len, "unknown option '%s'",
 				       argv[optind - 1]);
 		}
 	}
-	if (!o->pid && optind == argc - 1 && !top_parse_pid(argv[optind], &o->pid))
+	/* a lone PID: the first operand; any after it is the extra one */
+	if (!o->pid && optind < argc && !top_parse_pid(argv[optind], &o->pid))
 		optind++;
 	if (optind < argc)
-		return top_bad(msg, len, "unexpected argument '%s'", argv[optind]);
+		return top_bad(msg, len, "unexpected argument '%s'%s", argv[optind],
+			       o->pid ? " (one process at a time)" : "");
 	if (!o->pid)
 		return top_bad(msg, len, "which process? give its pid with -p PID");
 	/* as slabtop: a delay means nothing for one frame */

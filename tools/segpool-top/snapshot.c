@@ -113,6 +113,77 @@ static void top_snap_unpack(struct top_snap *s, size_t nn, size_t nc,
 	}
 }
 
+/*
+ * The key table and its values into @s->kraw (a writer of before it has
+ * none: 0 keys).  Return: 0, or -1 when they do not fit the segment (a
+ * torn header: the caller reads again).
+ */
+static int top_keys_read(struct top_snap *s, const struct segpool_export_header *v,
+			 const char *base, size_t nn)
+{
+	const uint64_t max = 4096;	/* keys of one kind: far more than any */
+	uint64_t nk = 0, keys_len, vals_len, nvals_len, h_len, nvals_off, h_off;
+	char *p;
+
+	memset(s->nkeys, 0, sizeof(s->nkeys));
+	s->keys = NULL;
+	if (!v->keys_offset)
+		return 0;
+	if (v->nr_cache_keys > max || v->nr_node_keys > max ||
+	    v->nr_health_keys > max || v->nr_health_node_keys > max)
+		return -1;
+	nk = (uint64_t)v->nr_cache_keys + v->nr_node_keys + v->nr_health_keys +
+	     v->nr_health_node_keys;
+	keys_len = nk * sizeof(struct segpool_export_key);
+	vals_len = (uint64_t)v->nr_caches * v->nr_cache_keys * 8;
+	nvals_len = (uint64_t)v->nr_caches * nn * v->nr_node_keys * 8;
+	nvals_off = v->values_offset + (uint64_t)v->capacity * v->nr_cache_keys * 8;
+	h_off = nvals_off + (uint64_t)v->capacity * nn * v->nr_node_keys * 8;
+	h_len = ((uint64_t)v->nr_health_keys + nn * v->nr_health_node_keys) * 8 +
+		SEGPOOL_EXPORT_STRINGS;
+	if (!top_fits(v->keys_offset, nk, sizeof(struct segpool_export_key),
+		      v->segment_size) ||
+	    !top_fits(h_off, 1, h_len, v->segment_size) ||
+	    v->values_offset % 8 || v->values_offset > h_off)
+		return -1;
+	if (keys_len + vals_len + nvals_len + h_len > s->kraw_cap) {
+		p = realloc(s->kraw, keys_len + vals_len + nvals_len + h_len);
+		if (!p)
+			return 0;		/* without the keys, then */
+		s->kraw = p;
+		s->kraw_cap = keys_len + vals_len + nvals_len + h_len;
+	}
+	p = s->kraw;
+	top_load(p, base + v->keys_offset, keys_len);
+	top_load(p + keys_len, base + v->values_offset, vals_len);
+	top_load(p + keys_len + vals_len, base + nvals_off, nvals_len);
+	top_load(p + keys_len + vals_len + nvals_len, base + h_off, h_len);
+	s->keys = (const struct segpool_export_key *)p;
+	s->vals = (const uint64_t *)(p + keys_len);
+	s->nvals = (const uint64_t *)(p + keys_len + vals_len);
+	s->hvals = (const uint64_t *)(p + keys_len + vals_len + nvals_len);
+	s->strings = (const char *)(s->hvals + v->nr_health_keys +
+				    nn * v->nr_health_node_keys);
+	s->strings_base = h_off + h_len - SEGPOOL_EXPORT_STRINGS;
+	s->nkeys[0] = v->nr_cache_keys;
+	s->nkeys[1] = v->nr_node_keys;
+	s->nkeys[2] = v->nr_health_keys;
+	s->nkeys[3] = v->nr_health_node_keys;
+	/* what the process named is not trusted to end */
+	((char *)s->strings)[SEGPOOL_EXPORT_STRINGS - 1] = '\0';
+	for (uint64_t i = 0; i < nk; i++)
+		((struct segpool_export_key *)p)[i].name[30] = '\0';
+	return 0;
+}
+
+const char *top_snap_string(const struct top_snap *s, uint64_t v)
+{
+	if (!s->strings || v < s->strings_base ||
+	    v - s->strings_base >= SEGPOOL_EXPORT_STRINGS)
+		return "";
+	return s->strings + (v - s->strings_base);
+}
+
 enum top_status top_snap_read(struct top_seg *sg, struct top_snap *s,
 			      char *msg, size_t len)
 {
@@ -175,6 +246,10 @@ enum top_status top_snap_read(struct top_seg *sg, struct top_snap *s,
 				 v.arena_capacity);
 			return TOP_EBADSEG;
 		}
+		/* a torn header: read again; a damaged table: go without */
+		if (top_keys_read(s, &v, base, nn) &&
+		    s1 != __atomic_load_n(&h->seq, __ATOMIC_ACQUIRE))
+			continue;
 		nodes_len = nn * c->node_size;
 		caches_len = (size_t)v.nr_caches * c->cache_size;
 		cnodes_len = (size_t)v.nr_caches * nn * c->cache_node_size;
@@ -229,5 +304,6 @@ void top_snap_free(struct top_snap *s)
 	free(s->cnodes);
 	free(s->arenas);
 	free(s->raw);
+	free(s->kraw);
 	memset(s, 0, sizeof(*s));
 }

@@ -104,6 +104,21 @@ struct top_snap {
 	size_t cap_arenas;
 	char *raw;				/* what the copy loop fills */
 	size_t raw_cap;
+	/*
+	 * The key table: every figure the library's JSON has, with the
+	 * values of this snapshot (none from a writer of before it:
+	 * nkeys all 0).  keys[] holds the cache, node, health and health
+	 * node keys in that order; vals [nr_caches][nkeys[0]], nvals
+	 * [nr_caches][nr_nodes][nkeys[1]], hvals [nkeys[2]] then
+	 * [nr_nodes][nkeys[3]]; a string value is strings[value - strings_base].
+	 */
+	uint32_t nkeys[4];
+	const struct segpool_export_key *keys;
+	const uint64_t *vals, *nvals, *hvals;
+	const char *strings;			/* SEGPOOL_EXPORT_STRINGS bytes */
+	uint64_t strings_base;
+	char *kraw;				/* their copy */
+	size_t kraw_cap;
 };
 
 /* Read one consistent snapshot of @sg into @s (which keeps its buffers). */
@@ -116,6 +131,8 @@ top_snap_cache_nodes(const struct top_snap *s, size_t i);
 /* The cache named @name, or NULL. */
 const struct segpool_export_cache *top_snap_find(const struct top_snap *s,
 						 const char *name);
+/* The string a key of kind SEGPOOL_EXPORT_KEY_STR has @v for ("" if bad). */
+const char *top_snap_string(const struct top_snap *s, uint64_t v);
 
 /* --- slabinfo.c --- */
 int top_print_slabinfo(FILE *out, const struct top_snap *s);
@@ -305,6 +322,7 @@ struct top_ctx {
 	enum top_sort sort;
 	bool reverse;			/* of this order; a new order clears it */
 	bool hide_empty;
+	bool once;			/* -o: slabtop -o's frame, nothing more */
 	char selected[SEGPOOL_EXPORT_NAME_LEN];	/* cache under the cursor */
 	size_t sel;			/* its row */
 	size_t first;			/* first row on screen */
@@ -378,6 +396,8 @@ struct top_opts {
 int top_parse_args(int argc, char **argv, struct top_opts *o, char *msg,
 		   size_t len);
 void top_usage(FILE *out);
+/* -V: "segpool-top (segpool) 0.1.0", then the layout it reads. */
+void top_version(FILE *out);
 /* Print "segpool-top: <msg>" on stderr. */
 void top_error(const char *fmt, ...) TOP_PRINTF(1, 2);
 
@@ -388,5 +408,10 @@ void top_error(const char *fmt, ...) TOP_PRINTF(1, 2);
  * signal, the process's exit or @o->iterations frames.
  */
 int top_watch(const struct top_opts *o);
+/*
+ * top_ctx_relayout() - the rows of @ctx->cur in its order, the selection
+ * following its cache by name.  Return: 0, or -1 out of memory.
+ */
+int top_ctx_relayout(struct top_ctx *ctx);
 
 #endif /* SEGPOOL_TOP_H */

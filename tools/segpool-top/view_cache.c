@@ -5,7 +5,8 @@
  * Left, how the cache is now; right, its counters since creation with
  * their rate over the last refresh; below, its slabs and objects on each
  * NUMA node, with the objects taken out of the node's slabs and given back
- * since creation (for the application directly or through magazines).  The field names are those of struct segpool_cache_info and
+ * since creation (for the application directly or through magazines),
+ * memory in K.  The field names are those of struct segpool_cache_info and
  * SLUB's counters (Documentation/reference/stats-keys.md explains each).
  */
 #include <string.h>
@@ -83,7 +84,7 @@ static void top_cache_node_table(struct top_ctx *ctx, struct top_screen *scr,
 			     (unsigned long long)x->full_slabs,
 			     (unsigned long long)x->empty_slabs,
 			     (unsigned long long)x->objects,
-			     top_fmt_bytes(mem, sizeof(mem), slabs * slab),
+			     top_fmt_kib(mem, sizeof(mem), slabs * slab),
 			     (unsigned long long)x->depot_objs,
 			     (unsigned long long)(x->allocs + x->xfer_allocs),
 			     (unsigned long long)(x->frees + x->xfer_frees));
@@ -119,7 +120,7 @@ void top_view_cache(struct top_ctx *ctx, struct top_screen *scr)
 		     ctx->cur->hdr.page_size, c->objs_per_slab, c->mag_size,
 		     c->depot_max);
 	top_scr_line(scr, TOP_A_NONE, "%s", ctx->note[0] ? ctx->note :
-		     " (c or Esc: back to the list; up and down: other caches)");
+		     " (Esc or Enter: back to the list; up and down: other caches)");
 	top_cache_fields_table(ctx, scr, c, p);
 	top_cache_node_table(ctx, scr, idx);
 }

@@ -8,18 +8,22 @@
  *    Active / Total Caches (% used)     : 5 / 49 (10.2%)
  *    Active / Total Size (% used)       : 180.50K / 345.00K (52.3%)
  *    Minimum / Average / Maximum Object : 0.01K / 0.15K / 32.00K
- *    Magazines: 120 objects on CPUs, 180 in depots  Allocations: 1200/s ...
+ *    Slab memory: ...  Magazines: 120 objects on CPUs, 180 in depots ...
  *    Snapshot #45 every 1000 ms, 0.3 s old  Refresh 3.0 s  Sort: ...
  *   (a passing note)
- *        OBJS    ACTIVE  USE OBJ SIZE  STRIDE   SLABS OBJ/SLAB CACHE SIZE ...
+ *     OBJS ACTIVE  USE OBJ SIZE  SLABS OBJ/SLAB CACHE SIZE NAME
  *   ...one row per cache, the selected one in reverse video...
  *
- * The five summary lines and the columns up to CACHE SIZE are slabtop's,
- * with slabtop's meanings (sizes of the header in K with two decimals);
- * STRIDE (bytes from one object to the next, slabinfo's objsize) and
- * GROWTH are segpool-top's.  Each column keeps one unit in every row:
- * counts in full, OBJ SIZE and STRIDE in bytes, CACHE SIZE and GROWTH in
- * K, so figures line up.
+ * The five summary lines and the columns are slabtop's, with slabtop's
+ * widths and meanings: a row is 78 columns with a 23-character name, so it
+ * fits 80 with the name in view.  Each column keeps one unit in every row:
+ * counts in full, OBJ SIZE in K with two decimals, CACHE SIZE in K.  A
+ * screen wide enough for them gets segpool-top's STRIDE (bytes from one
+ * object to the next, slabinfo's objsize) and GROWTH (K) before NAME.
+ *
+ * -o prints slabtop -o's frame and nothing else: the five summary lines, a
+ * blank line, the header and the rows, without the title, the rates and
+ * the hints of the live view.
  */
 #include <inttypes.h>
 #include <time.h>
@@ -27,8 +31,11 @@
 #include "tools/segpool-top/top.h"
 
 #define TOP_LIST_HEAD_LINES	10
-/* one format for the header and the rows, so they cannot drift apart */
-#define TOP_LIST_ROW	"%9s %9s %4s %8s %7s %7s %8s %10s %8s %s"
+/* slabtop's header and rows, in one format so they cannot drift apart */
+#define TOP_LIST_ROW	"%6s %6s %4s %8s %6s %8s %10s %-23s"
+/* the same with segpool-top's two columns before NAME */
+#define TOP_LIST_WIDE	"%6s %6s %4s %8s %6s %8s %10s %7s %7s %-23s"
+#define TOP_LIST_WIDE_COLS	(79 + 16)
 
 int top_view_list_height(const struct top_screen *scr)
 {
@@ -148,6 +155,8 @@ static void top_list_summary(struct top_ctx *ctx, struct top_screen *scr)
 		     top_fmt_kib2(b2, sizeof(b2), active ?
 				  (double)osum / (double)active : 0.0),
 		     top_fmt_kib2(b3, sizeof(b3), (double)omax));
+	if (ctx->once)
+		return;		/* slabtop -o: no rates, no hints */
 	top_scr_line(scr, TOP_A_NONE, " Slab memory: %s  Magazines: %" PRIu64
 		     " objects on CPUs, %" PRIu64 " in depots  Allocations: "
 		     "%.0f/s  Nodes: %u  CPUs: %u%s",
@@ -165,40 +174,68 @@ static void top_list_summary(struct top_ctx *ctx, struct top_screen *scr)
 	top_list_arenas(ctx, scr);
 }
 
-void top_view_list(struct top_ctx *ctx, struct top_screen *scr)
+/* The first row to show: the selection in view, and no empty screen below. */
+static void top_list_scroll(struct top_ctx *ctx, const struct top_screen *scr)
 {
-	int height = top_view_list_height(scr);
+	size_t height = (size_t)top_view_list_height(scr);
 
-	top_view_title(ctx, scr, NULL);
-	top_list_summary(ctx, scr);
-	top_scr_line(scr, TOP_A_REVERSE, TOP_LIST_ROW, "OBJS", "ACTIVE", "USE",
-		     "OBJ SIZE", "STRIDE", "SLABS", "OBJ/SLAB", "CACHE SIZE",
-		     "GROWTH", "NAME");
-	/* keep the selected row on screen */
+	if (scr->plain) {
+		ctx->first = 0;
+		return;
+	}
 	if (ctx->sel < ctx->first)
 		ctx->first = ctx->sel;
-	if (ctx->sel >= ctx->first + (size_t)height)
-		ctx->first = ctx->sel - (size_t)height + 1;
-	if (scr->plain)
-		ctx->first = 0;
+	if (ctx->sel >= ctx->first + height)
+		ctx->first = ctx->sel - height + 1;
+	/* fewer rows than before (e after End): fill the screen again */
+	if (ctx->first + height > ctx->nrows)
+		ctx->first = ctx->nrows > height ? ctx->nrows - height : 0;
+}
+
+void top_view_list(struct top_ctx *ctx, struct top_screen *scr)
+{
+	bool wide = !ctx->once && scr->cols >= TOP_LIST_WIDE_COLS;
+
+	if (!ctx->once)
+		top_view_title(ctx, scr, NULL);
+	top_list_summary(ctx, scr);
+	if (ctx->once)
+		top_scr_line(scr, TOP_A_NONE, "%s", "");
+	if (wide)
+		top_scr_line(scr, TOP_A_REVERSE, TOP_LIST_WIDE, "OBJS", "ACTIVE",
+			     "USE", "OBJ SIZE", "SLABS", "OBJ/SLAB", "CACHE SIZE",
+			     "STRIDE", "GROWTH", "NAME");
+	else
+		top_scr_line(scr, TOP_A_REVERSE, TOP_LIST_ROW, "OBJS", "ACTIVE",
+			     "USE", "OBJ SIZE", "SLABS", "OBJ/SLAB", "CACHE SIZE",
+			     "NAME");
+	top_list_scroll(ctx, scr);
 	for (size_t i = ctx->first; i < ctx->nrows && !top_scr_full(scr); i++) {
 		const struct top_row *r = &ctx->rows[i];
 		const struct segpool_export_cache *c = r->c;
+		enum top_attr a = i == ctx->sel && !scr->plain ? TOP_A_REVERSE :
+								 TOP_A_NONE;
 		char objs[24], act[24], use[8], size[24], stride[24], slabs[24];
 		char per[16], bytes[24], grow[24];
 
 		snprintf(objs, sizeof(objs), "%" PRIu64, c->total_objs);
 		snprintf(act, sizeof(act), "%" PRIu64, c->active_objs);
-		snprintf(use, sizeof(use), "%.0f%%",
-			 top_pct(c->active_objs, c->total_objs));
-		snprintf(size, sizeof(size), "%" PRIu64, c->object_size);
-		snprintf(stride, sizeof(stride), "%" PRIu64, c->stride);
+		/* slabtop's: the whole percent, rounded down */
+		snprintf(use, sizeof(use), "%u%%", c->total_objs ?
+			 (unsigned int)(c->active_objs * 100 / c->total_objs) : 0);
+		snprintf(size, sizeof(size), "%.2fK",
+			 (double)c->object_size / 1024.0);
 		snprintf(slabs, sizeof(slabs), "%" PRIu64, c->total_slabs);
 		snprintf(per, sizeof(per), "%u", c->objs_per_slab);
-		top_scr_line(scr, i == ctx->sel ? TOP_A_REVERSE : TOP_A_NONE,
-			     TOP_LIST_ROW, objs, act, use, size, stride, slabs,
-			     per, top_fmt_kib(bytes, sizeof(bytes), c->slab_bytes),
-			     r->is_new ? "new" :
+		top_fmt_kib(bytes, sizeof(bytes), c->slab_bytes);
+		if (!wide) {
+			top_scr_line(scr, a, TOP_LIST_ROW, objs, act, use, size,
+				     slabs, per, bytes, c->name);
+			continue;
+		}
+		snprintf(stride, sizeof(stride), "%" PRIu64, c->stride);
+		top_scr_line(scr, a, TOP_LIST_WIDE, objs, act, use, size, slabs,
+			     per, bytes, stride, r->is_new ? "new" :
 			     top_fmt_delta_kib(grow, sizeof(grow), r->growth),
 			     c->name);
 	}

@@ -6,11 +6,12 @@
  * much address space it reserved, committed and handed out, and the slabs,
  * objects and slab memory of every cache on it.  Then, for the caches in
  * the list's order (without the empty ones), the slab memory each holds on
- * each node, as many nodes as fit across.
+ * each node, as many nodes as fit across.  Every memory column is in K,
+ * as the list's CACHE SIZE, so figures line up.
  */
 #include "tools/segpool-top/top.h"
 
-#define TOP_NODE_COL	9		/* width of one node's column */
+#define TOP_NODE_COL	10		/* width of one node's column */
 
 static void top_nodes_regions(struct top_ctx *ctx, struct top_screen *scr)
 {
@@ -37,11 +38,11 @@ static void top_nodes_regions(struct top_ctx *ctx, struct top_screen *scr)
 		}
 		top_scr_line(scr, TOP_A_NONE, " %4d %5s %11s %11s %11s %10llu "
 			     "%11llu %12s", r->node_id, r->bound ? "yes" : "no",
-			     top_fmt_bytes(res, sizeof(res), r->pages_reserved * page),
-			     top_fmt_bytes(com, sizeof(com), r->pages_committed * page),
-			     top_fmt_bytes(used, sizeof(used), r->pages_used * page),
+			     top_fmt_kib(res, sizeof(res), r->pages_reserved * page),
+			     top_fmt_kib(com, sizeof(com), r->pages_committed * page),
+			     top_fmt_kib(used, sizeof(used), r->pages_used * page),
 			     (unsigned long long)slabs, (unsigned long long)objs,
-			     top_fmt_bytes(mem, sizeof(mem), bytes));
+			     top_fmt_kib(mem, sizeof(mem), bytes));
 	}
 }
 
@@ -79,7 +80,7 @@ static void top_nodes_caches(struct top_ctx *ctx, struct top_screen *scr)
 
 			len += (size_t)snprintf(line + len, sizeof(line) - len,
 				" %*s", TOP_NODE_COL - 1,
-				top_fmt_bytes(mem, sizeof(mem), k *
+				top_fmt_kib(mem, sizeof(mem), k *
 					      c->pages_per_slab * s->hdr.page_size));
 		}
 		top_scr_line(scr, TOP_A_NONE, "%s", line);
@@ -89,8 +90,8 @@ static void top_nodes_caches(struct top_ctx *ctx, struct top_screen *scr)
 void top_view_nodes(struct top_ctx *ctx, struct top_screen *scr)
 {
 	top_view_title(ctx, scr, "NUMA nodes");
-	top_scr_line(scr, TOP_A_NONE, " %u node%s, %u CPUs  (N or Esc: back to "
-		     "the list)", ctx->cur->hdr.nr_nodes,
+	top_scr_line(scr, TOP_A_NONE, " %u node%s, %u CPUs  (m or Esc: back to "
+		     "the list; memory in K)", ctx->cur->hdr.nr_nodes,
 		     ctx->cur->hdr.nr_nodes == 1 ? "" : "s", ctx->cur->hdr.nr_cpus);
 	top_scr_line(scr, TOP_A_NONE, "%s", ctx->note);
 	top_nodes_regions(ctx, scr);

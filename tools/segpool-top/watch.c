@@ -36,7 +36,7 @@ static void top_update_age(struct top_ctx *ctx)
 }
 
 /* The rows in order, with the selection following its cache by name. */
-static int top_relayout(struct top_ctx *ctx)
+int top_ctx_relayout(struct top_ctx *ctx)
 {
 	long n = top_rows_build(&ctx->rows, &ctx->rows_cap, ctx->cur,
 				ctx->have_prev ? ctx->prev : NULL, ctx->sort,
@@ -87,7 +87,7 @@ static int top_draw(struct top_ctx *ctx, struct top_screen *scr, bool plain,
 	int rows;
 
 	top_update_age(ctx);
-	if (top_relayout(ctx))
+	if (top_ctx_relayout(ctx))
 		return -1;
 	if (plain) {
 		top_scr_begin_plain(scr, cols);
@@ -250,6 +250,7 @@ int top_watch(const struct top_opts *o)
 	}
 	ctx.delay = o->delay;
 	ctx.sort = o->sort;
+	ctx.once = o->mode == TOP_RUN_ONCE;
 	if (o->mode == TOP_RUN_ONCE || o->batch || !isatty(STDOUT_FILENO)) {
 		ret = top_batch(&ctx, o, spare);
 		top_ctx_free(&ctx);

@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include <linux/cleanup.h>
 #include <linux/compiler.h>
 #include <linux/gfp.h>
 #include <linux/numa.h>
@@ -526,5 +527,61 @@ static inline void kvfree_sensitive(const void *addr, size_t len)
 	(void)len;
 	segpool_kfree_sensitive(addr);
 }
+
+/* --- Linux 6.x idioms ------------------------------------------------------ */
+
+/* __free(kfree), __free(kvfree): <linux/cleanup.h> */
+DEFINE_FREE(kfree, void *, if (_T) kfree(_T))
+DEFINE_FREE(kvfree, void *, if (_T) kvfree(_T))
+
+/*
+ * kmalloc_size_roundup() - the bytes kmalloc(@size) really gives, so a
+ * caller can use them all: the size class, or whole pages above them;
+ * SIZE_MAX above KMALLOC_MAX_SIZE.  It allocates and frees one object of
+ * that class to ask (segpool has no public table of its classes): call
+ * it when sizing, not in a hot path.
+ */
+static inline size_t kmalloc_size_roundup(size_t size)
+{
+	void *p;
+	size_t n;
+
+	if (size > KMALLOC_MAX_SIZE)
+		return SIZE_MAX;
+	if (size > SEGPOOL_KMALLOC_MAX_CACHE_SIZE)
+		return (size + 4095) & ~(size_t)4095;
+	p = segpool_malloc(size ? size : 1);
+	if (!p)
+		return size;		/* as the kernel when it cannot tell */
+	n = segpool_usable_size(p);
+	segpool_free(p);
+	return n;
+}
+
+/* kmem_cache_alloc_lru() - no list_lru here: kmem_cache_alloc(). */
+static __always_inline void *kmem_cache_alloc_lru(struct kmem_cache *s,
+						  void *lru, gfp_t flags)
+{
+	(void)lru;
+	return kmem_cache_alloc(s, flags);
+}
+
+/*
+ * The _noprof forms (Linux 6.10's memory allocation profiling): the same
+ * calls, with no profiling to leave out.
+ */
+#define kmalloc_noprof(...)		kmalloc(__VA_ARGS__)
+#define kmalloc_node_noprof(...)	kmalloc_node(__VA_ARGS__)
+#define kzalloc_noprof(...)		kzalloc(__VA_ARGS__)
+#define kcalloc_noprof(...)		kcalloc(__VA_ARGS__)
+#define kmalloc_array_noprof(...)	kmalloc_array(__VA_ARGS__)
+#define krealloc_noprof(...)		krealloc(__VA_ARGS__)
+#define kmemdup_noprof(...)		kmemdup(__VA_ARGS__)
+#define kvmalloc_noprof(...)		kvmalloc(__VA_ARGS__)
+#define kvmalloc_node_noprof(...)	kvmalloc_node(__VA_ARGS__)
+#define kvzalloc_noprof(...)		kvzalloc(__VA_ARGS__)
+#define kmem_cache_alloc_noprof(...)	kmem_cache_alloc(__VA_ARGS__)
+#define kmem_cache_alloc_node_noprof(...) kmem_cache_alloc_node(__VA_ARGS__)
+#define kmem_cache_alloc_lru_noprof(...) kmem_cache_alloc_lru(__VA_ARGS__)
 
 #endif /* SEGPOOL_KERNEL_LINUX_SLAB_H */

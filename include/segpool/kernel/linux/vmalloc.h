@@ -9,6 +9,16 @@
 
 #include <linux/slab.h>
 
+/*
+ * is_vmalloc_addr() - false: there is no vmalloc area, vmalloc() memory
+ * is kmalloc() memory (kvfree() and vfree() take either).
+ */
+static inline bool is_vmalloc_addr(const void *x)
+{
+	(void)x;
+	return false;
+}
+
 static inline void *vmalloc(unsigned long size)
 {
 	return kvmalloc(size, GFP_KERNEL);
