@@ -23,6 +23,8 @@
  * start-up (never for a delay of -1: it starts when a delay is set later),
  * is started afresh in a fork child, and is stopped and joined at exit
  * (within a second: a thread stuck behind a lock is left to the exit).
+ * It never keeps the process alive: when the main thread has left by
+ * pthread_exit() and no other thread is left, it returns at its next pass.
  * It walks the caches in an RCU walk (lock order level 2) and takes the
  * locks a shrink takes, in the order core/init.c states, holding
  * sp_decay.lock (level 12, a leaf) only to sleep.
@@ -161,6 +163,8 @@ static uint64_t sp_decay_tick_ms(long ms)
 {
 	long t = ms / 4;
 
+	if (ms < 0)			/* only the limit's shrinks, and exit */
+		return SP_DECAY_TICK_MAX_MS;
 	if (t < SP_DECAY_TICK_MIN_MS)
 		t = SP_DECAY_TICK_MIN_MS;
 	if (t > SP_DECAY_TICK_MAX_MS)
@@ -207,14 +211,17 @@ static void *sp_decay_thread(void *arg)
 			next.tv_nsec -= 1000000000L;
 		}
 		while (!sp_decay.stopping && !sp_decay.kicked && !sp_decay.shrink) {
-			int err = ms < 0 ?
-				pthread_cond_wait(&sp_decay.wake, &sp_decay.lock) :
-				pthread_cond_timedwait(&sp_decay.wake,
-						       &sp_decay.lock, &next);
+			int err = pthread_cond_timedwait(&sp_decay.wake,
+							 &sp_decay.lock, &next);
+
 			if (err == ETIMEDOUT)
 				break;
 		}
 		if (sp_decay.stopping)
+			break;
+		/* main returned by pthread_exit() and every other thread
+		 * ended: the process ends with us, not never */
+		if (sp_os_alone())
 			break;
 		shrink = sp_decay.shrink;
 		sp_decay.shrink = false;

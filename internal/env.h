@@ -72,7 +72,8 @@ struct sp_env_var {
 #define SP_ENV_REGION_MAX	(1LL << 40)
 #define SP_ENV_DECAY_MS_DEFAULT	1000
 #define SP_ENV_DECAY_MS_MAX	3600000
-#define SP_ENV_MEMORY_LIMIT_MAX	(1LL << 50)
+#define SP_ENV_MEMORY_LIMIT_MIN	(1LL << 20)
+#define SP_ENV_MEMORY_LIMIT_MAX	(1LL << 40)
 
 /* --- internal/env_table.c --- */
 extern SP_INTERNAL const struct sp_env_var sp_env_table[SP_ENV_NR];

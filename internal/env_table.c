@@ -150,9 +150,9 @@ const struct sp_env_var sp_env_table[SP_ENV_NR] = {
 	},
 	[SP_ENV_MEMORY_LIMIT] = {
 		.name = "SEGPOOL_MEMORY_LIMIT", .kind = SP_ENV_SIZE,
-		.min = 0, .max = SP_ENV_MEMORY_LIMIT_MAX,
-		.def = "0: no limit",
-		.accepted = "bytes up to 1024T, decimal or 0x hex, with an optional K, M, G or T suffix; 0 for no limit",
+		.min = SP_ENV_MEMORY_LIMIT_MIN, .max = SP_ENV_MEMORY_LIMIT_MAX,
+		.def = "unset: no limit",
+		.accepted = "bytes from 1M to 1T, decimal or 0x hex, with an optional K, M, G or T suffix",
 		.on_bad = "no limit",
 		.help = "a soft limit on the memory the regions commit: past it segpool gives free memory back before it commits more, and still allocates if that did not help (guide/tuning.md); segpool_set_memory_limit() changes it",
 	},

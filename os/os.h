@@ -62,6 +62,12 @@ SP_INTERNAL enum sp_os_thp sp_os_thp_mode(void);
  * /proc/self/smaps); 0 when unreadable. */
 SP_INTERNAL uint64_t sp_os_huge_bytes(const void *addr, size_t size);
 
+/* --- the process (os/proc.c) --- */
+/* Whether the main thread has exited (pthread_exit()) and the caller is the
+ * only thread left: a helper thread that must not keep the process alive
+ * then returns. */
+SP_INTERNAL bool sp_os_alone(void);
+
 /* --- shared memory (os/shm.c) --- */
 /*
  * sp_os_shm_create() - create the shared-memory object @name (mode 0600,
