@@ -70,6 +70,7 @@ static struct {
 	bool shrink;			/* the limit was reached: shrink all */
 	uint64_t runs;
 	uint64_t caches_released;
+	uint64_t shrunk_at;		/* when the last limit shrink ended */
 } sp_decay = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 };
@@ -189,6 +190,8 @@ static void sp_decay_pass(long ms, bool shrink_all)
 	pthread_mutex_lock(&sp_decay.lock);
 	sp_decay.runs++;
 	sp_decay.caches_released += shrunk;
+	if (shrink_all)
+		sp_decay.shrunk_at = sp_region_now_ns();
 	pthread_mutex_unlock(&sp_decay.lock);
 }
 
@@ -310,13 +313,22 @@ static int sp_decay_ensure(void)
 	return -err;
 }
 
-/* The limit was reached: the thread shrinks every cache (a leaf lock). */
+/*
+ * The limit was reached: the thread shrinks every cache (a leaf lock).  At
+ * most once per SP_DECAY_SHRINK_GAP_MS: a live set above the limit would
+ * otherwise drain every cache without end.
+ */
+#define SP_DECAY_SHRINK_GAP_MS	100
+
 static void sp_decay_kick_shrink(void)
 {
+	uint64_t now = sp_region_now_ns();
+
 	if (!__atomic_load_n(&sp_decay_once_done, __ATOMIC_ACQUIRE))
 		return;
 	pthread_mutex_lock(&sp_decay.lock);
-	if (!sp_decay.shrink) {
+	if (!sp_decay.shrink && (!sp_decay.shrunk_at ||
+	    now - sp_decay.shrunk_at >= SP_DECAY_SHRINK_GAP_MS * 1000000ULL)) {
 		sp_decay.shrink = true;
 		pthread_cond_signal(&sp_decay.wake);
 	}
