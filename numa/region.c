@@ -175,7 +175,8 @@ static int sp_region_grow(struct sp_region *r)
 		sp_os_decommit(chunk, SP_MAX_BLOCK_SIZE);
 		goto fail;
 	}
-	if (sp_region_thp)
+	/* not the first chunk: a small program stays small */
+	if (sp_region_thp < 0 || (sp_region_thp > 0 && r->committed))
 		sp_os_advise_huge(chunk, SP_MAX_BLOCK_SIZE, sp_region_thp > 0);
 	r->committed += SP_MAX_BLOCK_PAGES;
 	return 0;

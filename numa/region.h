@@ -232,7 +232,8 @@ extern SP_INTERNAL uint64_t sp_region_limit_hits;	/* limit reached (atomic) */
 extern SP_INTERNAL uint64_t sp_region_limit_exceeded;	/* and passed (atomic) */
 
 /*
- * Transparent huge pages for committed chunks: 1 advise them, -1 refuse
+ * Transparent huge pages for committed chunks: 1 advise them (every chunk
+ * of a region but its first, so a small program stays small), -1 refuse
  * them, 0 leave the kernel's default (core/decay.c sets it from SEGPOOL_THP
  * before the first chunk).  With huge pages advised the decay gives back
  * blocks smaller than a huge page only after twice the delay, since a purge
