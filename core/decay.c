@@ -122,13 +122,10 @@ static uint64_t sp_decay_cache_ops(struct segpool_cache *c, bool *holds)
 	return ops;
 }
 
+/* What segpool_cache_shrink() does: drain the per-CPU layer, then slabs. */
 static void sp_decay_shrink_cache(struct segpool_cache *c)
 {
-	struct sp_pcpu_cache *pc = __atomic_load_n(&c->pcpu, __ATOMIC_ACQUIRE);
-
-	if (pc)
-		sp_pcpu_drain(pc);
-	sp_slab_shrink(c);
+	(void)segpool_cache_shrink(c);
 }
 
 /* Shrink the caches idle for @delay_ns (all of them with @all). */
