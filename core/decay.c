@@ -48,7 +48,6 @@
 #include "internal/env.h"
 #include "internal/rculist.h"
 #include "internal/report.h"
-#include "internal/sanitize.h"
 #include "numa/region.h"
 #include "os/os.h"
 #include "percpu/pcpu.h"
@@ -348,13 +347,8 @@ void sp_decay_settings(void)
 	int thp = sp_env_word(SP_ENV_THP);
 	long long limit = sp_env_number(SP_ENV_MEMORY_LIMIT, 0);
 
-	/*
-	 * No thread by default under ThreadSanitizer: its deadlock detector
-	 * aborts when a thread holds more than 64 locks, which the fork
-	 * handlers do, and it follows them only in a threaded process.
-	 */
 	sp_decay_set_delay((long)sp_env_number(SP_ENV_DECAY_MS,
-			   SP_TSAN ? -1 : SP_ENV_DECAY_MS_DEFAULT));
+					       SP_ENV_DECAY_MS_DEFAULT));
 	__atomic_store_n(&sp_region_limit_pages,
 			 (uint64_t)limit >> SP_PAGE_SHIFT, __ATOMIC_RELAXED);
 	__atomic_store_n(&sp_region_limit_hook, sp_decay_kick_shrink,

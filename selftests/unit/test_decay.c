@@ -26,7 +26,6 @@
 #include "selftests/lib/harness.h"
 #include "core/core.h"
 #include "internal/env.h"
-#include "internal/sanitize.h"
 #include "numa/region.h"
 #include "slab/slab.h"
 
@@ -293,10 +292,6 @@ static void test_fork_child_decays(void **state)
 	int status;
 
 	(void)state;
-	/* its deadlock detector aborts at a fork of a threaded process
-	 * (core/decay.c, sp_decay_settings()) */
-	if (SP_TSAN)
-		skip();
 	assert_int_equal(segpool_set_decay_ms(100), 0);
 	pid = fork();
 	assert_true(pid >= 0);
@@ -378,7 +373,6 @@ static void test_env_never_and_bad(void **state)
 }
 
 static const struct CMUnitTest tests[] = {
-	/* first: it forks, before any test starts the thread (TSan) */
 	cmocka_unit_test_setup(test_env_never_and_bad, setup),
 	cmocka_unit_test_setup(test_region_decay_by_age, setup),
 	cmocka_unit_test_setup(test_burst_goes_back_by_itself, setup),
