@@ -21,7 +21,9 @@
  * Both are done by one background thread, "segpool-decay", every quarter
  * of the delay (10 ms to 1 s), with every signal blocked.  It starts after
  * start-up (never for a delay of -1: it starts when a delay is set later),
- * is started afresh in a fork child, and is stopped and joined at exit
+ * is started afresh in a fork child (not under ThreadSanitizer, which
+ * cannot start a thread in a child of a threaded process), and is stopped
+ * and joined at exit
  * (within a second: a thread stuck behind a lock is left to the exit).
  * It never keeps the process alive: when the main thread has left by
  * pthread_exit() and no other thread is left, it returns at its next pass.
@@ -48,6 +50,7 @@
 #include "internal/env.h"
 #include "internal/rculist.h"
 #include "internal/report.h"
+#include "internal/sanitize.h"
 #include "numa/region.h"
 #include "os/os.h"
 #include "percpu/pcpu.h"
@@ -229,9 +232,10 @@ static void *sp_decay_thread(void *arg)
 			sp_decay.kicked = false;
 			clock_gettime(CLOCK_MONOTONIC, &next);
 		}
+		ms = __atomic_load_n(&sp_decay_ms, __ATOMIC_RELAXED);
 		pthread_mutex_unlock(&sp_decay.lock);
-		sp_decay_pass(__atomic_load_n(&sp_decay_ms, __ATOMIC_RELAXED),
-			      shrink);
+		if (ms >= 0 || shrink)	/* -1: nothing to do but wait */
+			sp_decay_pass(ms, shrink);
 		pthread_mutex_lock(&sp_decay.lock);
 		/* fell behind (a stopped process): count from now */
 		{
@@ -376,7 +380,9 @@ void sp_decay_start(void)
  */
 void sp_decay_fork_child(void)
 {
-	bool had = sp_decay.running;
+	/* under TSan a child of a threaded parent cannot start a thread
+	 * ("dup thread with used id"): its memory waits for a shrink */
+	bool had = sp_decay.running && !SP_TSAN;
 
 	pthread_mutex_init(&sp_decay.lock, NULL);
 	if (__atomic_load_n(&sp_decay_once_done, __ATOMIC_ACQUIRE))

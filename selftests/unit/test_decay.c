@@ -26,6 +26,7 @@
 #include "selftests/lib/harness.h"
 #include "core/core.h"
 #include "internal/env.h"
+#include "internal/sanitize.h"
 #include "numa/region.h"
 #include "slab/slab.h"
 
@@ -292,6 +293,9 @@ static void test_fork_child_decays(void **state)
 	int status;
 
 	(void)state;
+	/* no thread in a child of a threaded process there (core/decay.c) */
+	if (SP_TSAN)
+		skip();
 	assert_int_equal(segpool_set_decay_ms(100), 0);
 	pid = fork();
 	assert_true(pid >= 0);
