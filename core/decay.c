@@ -351,8 +351,13 @@ void sp_decay_settings(void)
 	int thp = sp_env_word(SP_ENV_THP);
 	long long limit = sp_env_number(SP_ENV_MEMORY_LIMIT, 0);
 
+	/*
+	 * Not by default under ThreadSanitizer: a fork child of a process
+	 * with a second thread cannot start threads there ("starting new
+	 * threads after multi-threaded fork is not supported").
+	 */
 	sp_decay_set_delay((long)sp_env_number(SP_ENV_DECAY_MS,
-					       SP_ENV_DECAY_MS_DEFAULT));
+			   SP_TSAN ? -1 : SP_ENV_DECAY_MS_DEFAULT));
 	__atomic_store_n(&sp_region_limit_pages,
 			 (uint64_t)limit >> SP_PAGE_SHIFT, __ATOMIC_RELAXED);
 	__atomic_store_n(&sp_region_limit_hook, sp_decay_kick_shrink,

@@ -143,7 +143,7 @@ const struct sp_env_var sp_env_table[SP_ENV_NR] = {
 	[SP_ENV_DECAY_MS] = {
 		.name = "SEGPOOL_DECAY_MS", .kind = SP_ENV_INT,
 		.min = -1, .max = SP_ENV_DECAY_MS_MAX,
-		.def = STR(SP_ENV_DECAY_MS_DEFAULT),
+		.def = STR(SP_ENV_DECAY_MS_DEFAULT) " (-1 in a ThreadSanitizer build: there a fork child of a threaded process cannot start threads)",
 		.accepted = "milliseconds, an integer from -1 to " STR(SP_ENV_DECAY_MS_MAX) ": 0 gives free pages back at once, -1 never (no background thread)",
 		.on_bad = "the default",
 		.help = "how long free pages, idle magazines and empty slabs stay resident before a background thread gives them back to the OS (guide/tuning.md); segpool_set_decay_ms() changes it",
