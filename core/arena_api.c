@@ -16,6 +16,7 @@
 
 #include "arena/arena.h"
 #include "core/core.h"
+#include "numa/region.h"
 #include "numa/topology.h"
 #include "slab/debug.h"
 
@@ -110,6 +111,13 @@ segpool_arena_create_buf(const char *name, int node, unsigned long flags,
 	return sp_arena_new(name, node, flags, buf, size);
 }
 
+/* The chunks an arena gave back go to the OS now. */
+static void sp_arena_regions_purge(void)
+{
+	for (int i = 0; i < sp_arena.nr_regions; i++)
+		sp_region_purge(i);
+}
+
 SEGPOOL_API int segpool_arena_destroy(struct segpool_arena *a)
 {
 	if (!sp_arena_ok(a)) {
@@ -119,6 +127,8 @@ SEGPOOL_API int segpool_arena_destroy(struct segpool_arena *a)
 	sp_bump_list_del(a);
 	sp_bump_fini(a);
 	segpool_cache_free(sp_arena_cache, a);
+	/* "give everything back": not at the decay's leisure */
+	sp_arena_regions_purge();
 	return 0;
 }
 
@@ -169,7 +179,12 @@ SEGPOOL_API long segpool_arena_trim(struct segpool_arena *a)
 		errno = EINVAL;
 		return -EINVAL;
 	}
-	return (long)sp_bump_trim(a);
+	long n;
+
+	n = (long)sp_bump_trim(a);
+	if (n > 0)
+		sp_arena_regions_purge();
+	return n;
 }
 
 SEGPOOL_API int segpool_arena_mark(struct segpool_arena *a,

@@ -53,7 +53,9 @@
  * 12. Leaves, taken under anything, nothing under them but a try of the
  *     RCU fork lock (level 2): each CPU's RCU batch lock -> the RCU spill
  *     lock (rcu/free.c); the deferred-slab lock (rcu/typesafe.c); a depot's
- *     spinlock in builds without cas16 (percpu/depot.c).
+ *     spinlock in builds without cas16 (percpu/depot.c); the decay
+ *     thread's state lock (core/decay.c: not taken by fork, the child
+ *     re-initialises it).
  *
  * sp_init_lock is not in the order: it is never taken once the library is
  * ready.  No segpool lock is held while a grace period is waited for.
@@ -71,6 +73,7 @@
 
 #include "segpool_config.h"
 #include "core/core.h"
+#include "core/decay.h"
 #include "failslab/failslab.h"
 #include "internal/env.h"
 #include "internal/reentry.h"
@@ -151,6 +154,7 @@ static void sp_atfork_child(void)
 	sp_failslab_fork_child();
 	sp_cache_reinit_locks(sp_fork_child_pcpu);
 	sp_rcu_fork_child();
+	sp_decay_fork_child();	/* last: it starts a thread */
 }
 
 static void sp_init_settings(void)
@@ -160,6 +164,7 @@ static void sp_init_settings(void)
 	sp_failslab_init();
 	sp_topology_init(sp_cpu_possible_count());
 	sp_rcu_init();
+	sp_decay_settings();	/* before the first chunk is committed */
 }
 
 /* One try; the name of the step that failed, or NULL. */
@@ -230,6 +235,7 @@ int sp_init_slow(void)
 	sp_stats_print_init();
 	if (sp_env_bool(SP_ENV_VERBOSE, false))
 		sp_init_verbose();
+	sp_decay_start();
 	return 0;
 }
 

@@ -43,6 +43,9 @@ enum sp_env_id {
 	SP_ENV_STATS_PRINT,
 	SP_ENV_STATS_PRINT_FILE,
 	SP_ENV_VERBOSE,
+	SP_ENV_DECAY_MS,
+	SP_ENV_MEMORY_LIMIT,
+	SP_ENV_THP,
 	SP_ENV_NR,
 };
 
@@ -70,6 +73,10 @@ struct sp_env_var {
 #define SP_ENV_FAKE_NODES_MAX	8
 #define SP_ENV_REGION_MIN	(16LL << 20)
 #define SP_ENV_REGION_MAX	(1LL << 40)
+#define SP_ENV_DECAY_MS_DEFAULT	1000
+#define SP_ENV_DECAY_MS_MAX	3600000
+#define SP_ENV_MEMORY_LIMIT_MIN	(1LL << 20)
+#define SP_ENV_MEMORY_LIMIT_MAX	(1LL << 40)
 
 /* --- internal/env_table.c --- */
 extern SP_INTERNAL const struct sp_env_var sp_env_table[SP_ENV_NR];

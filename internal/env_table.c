@@ -19,6 +19,10 @@ static const char *const sp_env_bind_words[] = {
 	"auto", "always", "never", NULL,
 };
 static const char *const sp_env_response_words[] = { "abort", "continue", NULL };
+/* in the order of enum sp_thp_mode (core/decay.h) */
+static const char *const sp_env_thp_words[] = {
+	"auto", "always", "never", NULL,
+};
 
 _Static_assert(SEGPOOL_EXPORT_INTERVAL_DEFAULT == 1000 &&
 	       SEGPOOL_EXPORT_INTERVAL_MIN == 10 &&
@@ -142,5 +146,30 @@ const struct sp_env_var sp_env_table[SP_ENV_NR] = {
 		.accepted = "a boolean: 1 yes on true, 0 no off false",
 		.on_bad = "quiet",
 		.help = "print the settings in force at start-up on standard error: every variable's value or default, then the per-CPU mode and the nodes, as MIMALLOC_VERBOSE and jemalloc's confirm_conf do",
+	},
+	[SP_ENV_DECAY_MS] = {
+		.name = "SEGPOOL_DECAY_MS", .kind = SP_ENV_INT,
+		.min = -1, .max = SP_ENV_DECAY_MS_MAX,
+		.def = STR(SP_ENV_DECAY_MS_DEFAULT) " (-1 in a ThreadSanitizer build: there a fork child of a threaded process cannot start threads)",
+		.accepted = "milliseconds, an integer from -1 to " STR(SP_ENV_DECAY_MS_MAX) ": 0 gives free pages back at once, -1 never (no background thread)",
+		.on_bad = "the default",
+		.help = "how long free pages, idle magazines and empty slabs stay resident before a background thread gives them back to the OS (guide/tuning.md); segpool_set_decay_ms() changes it",
+	},
+	[SP_ENV_MEMORY_LIMIT] = {
+		.name = "SEGPOOL_MEMORY_LIMIT", .kind = SP_ENV_SIZE,
+		.min = SP_ENV_MEMORY_LIMIT_MIN, .max = SP_ENV_MEMORY_LIMIT_MAX,
+		.def = "unset: no limit",
+		.accepted = "bytes from 1M to 1T, decimal or 0x hex, with an optional K, M, G or T suffix",
+		.on_bad = "no limit",
+		.help = "a soft limit on the memory the regions commit: past it segpool gives free memory back before it commits more, and still allocates if that did not help (guide/tuning.md); segpool_set_memory_limit() changes it",
+	},
+	[SP_ENV_THP] = {
+		.name = "SEGPOOL_THP", .kind = SP_ENV_WORD,
+		.words = sp_env_thp_words,
+		.def = "auto",
+		.accepted = "auto, always or never",
+		.on_bad = "auto, the default",
+		.help = "transparent huge pages for the regions' slab memory: auto advises them (MADV_HUGEPAGE) when the kernel's mode is madvise, always whatever the mode, never refuses them (MADV_NOHUGEPAGE) (guide/tuning.md)",
+		.bad_example = "sometimes",
 	},
 };

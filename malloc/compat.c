@@ -2,9 +2,10 @@
 /*
  * malloc/compat.c - glibc's malloc controls, answered from segpool.
  *
- *   malloc_trim()   drains the per-CPU magazines of every size class,
- *                   gives their empty slabs back and purges every node's
- *                   free pages; returns 1 when a slab was released.
+ *   malloc_trim()   segpool_shrink_all(): drains the per-CPU magazines of
+ *                   every cache, gives their empty slabs back and purges
+ *                   every node's free pages; returns 1 when memory went
+ *                   back to the OS.
  *   mallopt()       accepts glibc's parameters and changes nothing (segpool
  *                   has no arenas, thresholds or top pad; its knobs are the
  *                   SEGPOOL_* variables); 1 for a known parameter, 0 for an
@@ -40,19 +41,12 @@
 
 unsigned long sp_pl_trim(void)
 {
-	unsigned long released = 0;
+	long long released;
 
 	if (!sp_pl_ready())
 		return 0;
-	for (unsigned int i = 0; i < SP_KMALLOC_NR_CLASSES; i++) {
-		int n = segpool_cache_shrink(sp_kmalloc_cache(i));
-
-		if (n > 0)
-			released += (unsigned long)n;
-	}
-	for (int idx = 0; idx < sp_topo.nr_nodes; idx++)
-		sp_region_purge(idx);
-	return released;
+	released = segpool_shrink_all();
+	return released > 0 ? (unsigned long)released : 0;
 }
 
 SEGPOOL_API int malloc_trim(size_t pad)

@@ -98,7 +98,7 @@ extern SP_INTERNAL const size_t sp_pl_conf_nr_opts;
 
 /* --- malloc/compat.c --- */
 
-/* Give back what can be given: drain magazines, release empty slabs. */
+/* Give back what can be given (segpool_shrink_all()): the bytes. */
 SP_INTERNAL unsigned long sp_pl_trim(void);
 
 #endif /* SP_MALLOC_PRELOAD_H */

@@ -9,13 +9,15 @@
  *              in chunks of SP_MAX_BLOCK_SIZE as the bump pointer @top grows
  *   carved     below @top: either handed out or on a buddy free list
  *
- * A freed block joins the free lists "dirty": its memory is given back to
- * the OS (MADV_DONTNEED) once it merges into a whole top-level block, when
- * the region holds more than SP_DIRTY_MAX_PAGES of dirty free pages, or on
- * sp_region_purge() (cache shrink and destroy).  Returning memory one slab
- * at a time cost a system call and a TLB shootdown per slab, which made a
- * workload that empties old slabs while filling new ones spend half its
- * time in madvise.
+ * A freed block joins the free lists "dirty", stamped with the time it was
+ * freed (a merge takes the newest stamp, a split keeps it): its memory is
+ * given back to the OS (MADV_DONTNEED) by the decay once it stayed free for
+ * the delay (sp_region_decay(), run by core/decay.c's thread), at once when
+ * the delay is 0, when the region holds more than SP_DIRTY_MAX_PAGES of
+ * dirty free pages (a safety valve), or on sp_region_purge() (cache shrink
+ * and destroy).  Returning memory one slab at a time cost a system call and
+ * a TLB shootdown per slab, and returning a block the moment it merged to
+ * the top order made a churning cache fault its pages back every round.
  *
  * Locking: one mutex per region, a leaf lock (nothing else is taken under
  * it).  The pagemap entries of a block are written under the region lock by
@@ -28,6 +30,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "internal/env.h"
 #include "internal/report.h"
@@ -41,8 +44,12 @@ struct sp_arena sp_arena;
 #define SP_REGION_MIN_SIZE	(16UL << 20)
 _Static_assert(SP_REGION_MIN_SIZE == SP_ENV_REGION_MIN,
 	       "SEGPOOL_REGION_SIZE: the table's bound");
-/* free memory a region may keep before it is given back (16 MiB) */
-#define SP_DIRTY_MAX_PAGES	((16UL << 20) >> SP_PAGE_SHIFT)
+/* free memory a region may keep before all of it is given back (64 MiB) */
+#define SP_DIRTY_MAX_PAGES	((64UL << 20) >> SP_PAGE_SHIFT)
+
+int64_t sp_region_delay_ns = -1;
+
+static void sp_region_limit_check(unsigned int order);
 
 static size_t sp_region_size_from_env(void)
 {
@@ -72,6 +79,8 @@ static void sp_region_init(struct sp_region *r, int idx, char *base,
 	r->dirty_pages = 0;
 	r->nr_runs = 0;
 	r->run_pages = 0;
+	r->purged_pages = 0;
+	r->stamp = 0;
 	r->commit_failures = 0;
 	r->bound = sp_topo.bind;
 }
@@ -162,8 +171,8 @@ static void sp_free_push(struct sp_region *r, uint32_t page, unsigned int o,
 {
 	struct sp_page *pg = &r->map[page];
 
-	SP_WRITE_ONCE(pg->info,
-		      SP_PAGE_FREE_TAG(o) | (dirty ? SP_PAGE_DIRTY_BIT : 0));
+	SP_WRITE_ONCE(pg->info, SP_PAGE_FREE_TAG(o) |
+		      (dirty ? SP_PAGE_DIRTY_BIT | r->stamp : 0));
 	if (dirty)
 		r->dirty_pages += 1UL << o;
 	pg->prev = SP_PAGE_NONE;
@@ -209,6 +218,9 @@ static int sp_region_grow(struct sp_region *r)
 		sp_os_decommit(chunk, SP_MAX_BLOCK_SIZE);
 		goto fail;
 	}
+	/* not the first chunk: a small program stays small */
+	if (sp_region_thp < 0 || (sp_region_thp > 0 && r->committed))
+		sp_os_advise_huge(chunk, SP_MAX_BLOCK_SIZE, sp_region_thp > 0);
 	r->committed += SP_MAX_BLOCK_PAGES;
 	return 0;
 fail:
@@ -236,6 +248,8 @@ void *sp_region_alloc(int idx, unsigned int order, uintptr_t owner)
 		errno = ENOMEM;
 		return NULL;
 	}
+	if (unlikely(SP_READ_ONCE(sp_region_limit_pages)))
+		sp_region_limit_check(order);
 	r = &sp_arena.region[idx];
 	pthread_mutex_lock(&r->lock);
 	for (o = order; o <= SP_MAX_ORDER; o++)
@@ -253,6 +267,8 @@ void *sp_region_alloc(int idx, unsigned int order, uintptr_t owner)
 	} else {
 		page = r->free_head[o];
 		dirty = r->map[page].info & SP_PAGE_DIRTY_BIT;
+		r->stamp = r->map[page].info & ~SP_PAGE_FREE_MASK &
+			   ~SP_PAGE_DIRTY_BIT;
 		sp_free_unlink(r, page, o);
 	}
 	/* split: keep the lower half, free the upper (as dirty as it was) */
@@ -275,16 +291,22 @@ static void sp_block_purge(struct sp_region *r, uint32_t page, unsigned int o)
 		return;
 	sp_os_release(r->base + ((size_t)page << SP_PAGE_SHIFT),
 		      (size_t)SP_PAGE_SIZE << o);
-	SP_WRITE_ONCE(pg->info, pg->info & ~SP_PAGE_DIRTY_BIT);
+	SP_WRITE_ONCE(pg->info, pg->info & SP_PAGE_FREE_MASK);
 	r->dirty_pages -= 1UL << o;
+	r->purged_pages += 1UL << o;
 }
 
-static void sp_region_purge_locked(struct sp_region *r)
+static size_t sp_region_purge_locked(struct sp_region *r)
 {
+	uint64_t before = r->purged_pages;
+
+	if (!r->dirty_pages)
+		return 0;
 	for (unsigned int o = 0; o <= SP_MAX_ORDER; o++)
 		for (uint32_t p = r->free_head[o]; p != SP_PAGE_NONE;
 		     p = r->map[p].next)
 			sp_block_purge(r, p, o);
+	return (size_t)(r->purged_pages - before);
 }
 
 void sp_region_free(void *addr, unsigned int order)
@@ -292,20 +314,23 @@ void sp_region_free(void *addr, unsigned int order)
 	int idx = sp_arena_idx_of(addr);
 	struct sp_region *r;
 	uint32_t page;
+	uint64_t now;
 
 	SP_BUG_ON(idx < 0 || order > SP_MAX_ORDER);
 	r = &sp_arena.region[idx];
 	page = (uint32_t)(((char *)addr - r->base) >> SP_PAGE_SHIFT);
 	SP_BUG_ON(page & ((1U << order) - 1));
+	now = sp_region_now_ns();
 
 	pthread_mutex_lock(&r->lock);
+	r->stamp = (uintptr_t)(now >> SP_PAGE_STAMP_UNIT) << SP_PAGE_STAMP_SHIFT;
 	sp_set_owner(r, page, order, 0);
 	r->pages_used -= 1UL << order;
 	while (order < SP_MAX_ORDER) {
 		uint32_t buddy = page ^ (1U << order);
 
 		if (buddy >= r->top ||
-		    (r->map[buddy].info & ~SP_PAGE_DIRTY_BIT) !=
+		    (r->map[buddy].info & SP_PAGE_FREE_MASK) !=
 		    SP_PAGE_FREE_TAG(order))
 			break;
 		sp_free_unlink(r, buddy, order);
@@ -313,21 +338,23 @@ void sp_region_free(void *addr, unsigned int order)
 		order++;
 	}
 	sp_free_push(r, page, order, true);
-	/* a whole top-level block is free: one call returns all of it */
-	if (order == SP_MAX_ORDER)
+	/* the decay decides, unless the delay is 0 or the cap is passed */
+	if (SP_READ_ONCE(sp_region_delay_ns) == 0)
 		sp_block_purge(r, page, order);
 	else if (r->dirty_pages > SP_DIRTY_MAX_PAGES)
 		sp_region_purge_locked(r);
 	pthread_mutex_unlock(&r->lock);
 }
 
-void sp_region_purge(int idx)
+size_t sp_region_purge(int idx)
 {
 	struct sp_region *r = &sp_arena.region[idx];
+	size_t n;
 
 	pthread_mutex_lock(&r->lock);
-	sp_region_purge_locked(r);
+	n = sp_region_purge_locked(r);
 	pthread_mutex_unlock(&r->lock);
+	return n;
 }
 
 void sp_region_set_owner(void *addr, unsigned int order, uintptr_t owner)
@@ -411,15 +438,28 @@ static void sp_free_range(struct sp_region *r, uint32_t page, uint32_t end,
 
 /*
  * What sp_region_free() does once a block has merged: the same policy, in
- * one place for the run code (keep the two in step).
+ * one place for the run code (keep the two in step): the decay decides,
+ * unless the delay is 0 or the cap is passed.
  */
 static void sp_pages_freed_locked(struct sp_region *r, uint32_t page,
 				  unsigned int order)
 {
-	if (order == SP_MAX_ORDER)
+	if (SP_READ_ONCE(sp_region_delay_ns) == 0)
 		sp_block_purge(r, page, order);
 	else if (r->dirty_pages > SP_DIRTY_MAX_PAGES)
 		sp_region_purge_locked(r);
+}
+
+/* The stamp bits of a free tag: when its block became dirty. */
+static inline uintptr_t sp_free_tag_stamp(uintptr_t info)
+{
+	return info & ~SP_PAGE_FREE_MASK & ~SP_PAGE_DIRTY_BIT;
+}
+
+/* The stamp of a block freed at @now (sp_region_now_ns()). */
+static inline uintptr_t sp_stamp_of(uint64_t now)
+{
+	return (uintptr_t)(now >> SP_PAGE_STAMP_UNIT) << SP_PAGE_STAMP_SHIFT;
 }
 
 /*
@@ -523,10 +563,13 @@ static uint32_t sp_take_tops(struct sp_region *r, size_t n, size_t align,
 			return SP_PAGE_NONE;
 take:
 	*dirty = false;
+	r->stamp = 0;
 	for (size_t j = 0; j < n; j++) {
 		uint32_t p = page + (uint32_t)(j * SP_MAX_BLOCK_PAGES);
+		uintptr_t st = sp_free_tag_stamp(r->map[p].info);
 
 		*dirty |= !!(r->map[p].info & SP_PAGE_DIRTY_BIT);
+		r->stamp = SP_MAX(r->stamp, st);	/* the tail's: the newest */
 		sp_free_unlink(r, p, SP_MAX_ORDER);
 	}
 	return page;
@@ -549,6 +592,7 @@ static uint32_t sp_take_block(struct sp_region *r, unsigned int order,
 	}
 	page = r->free_head[o];
 	*dirty = r->map[page].info & SP_PAGE_DIRTY_BIT;
+	r->stamp = sp_free_tag_stamp(r->map[page].info);	/* a split keeps it */
 	sp_free_unlink(r, page, o);
 	while (o > order) {
 		o--;
@@ -571,6 +615,8 @@ void *sp_region_alloc_pages(int idx, size_t pages, size_t align, bool *dirty)
 		errno = ENOMEM;
 		return NULL;
 	}
+	if (unlikely(SP_READ_ONCE(sp_region_limit_pages)))
+		sp_region_limit_check(sp_order_base_2(pages));
 	r = &sp_arena.region[idx];
 	pthread_mutex_lock(&r->lock);
 	if (pages <= SP_MAX_BLOCK_PAGES && align_pages <= SP_MAX_BLOCK_PAGES) {
@@ -626,6 +672,7 @@ static size_t sp_run_len_locked(struct sp_region *r, uint32_t page)
 
 bool sp_region_free_pages(void *addr)
 {
+	uint64_t now = sp_region_now_ns();
 	struct sp_region *r;
 	uint32_t page;
 	size_t pages;
@@ -634,6 +681,7 @@ bool sp_region_free_pages(void *addr)
 	if (!r)
 		return false;
 	pthread_mutex_lock(&r->lock);
+	r->stamp = sp_stamp_of(now);
 	pages = sp_run_len_locked(r, page);
 	if (!pages) {
 		pthread_mutex_unlock(&r->lock);
@@ -673,6 +721,7 @@ void *sp_region_move_out(void *addr, size_t size)
 		   (!r->bound || !sp_os_bind(addr, bytes, r->node));
 
 	pthread_mutex_lock(&r->lock);
+	r->stamp = sp_stamp_of(sp_region_now_ns());
 	r->nr_runs--;
 	if (unlikely(!refilled)) {
 		/* a hole in the region: its pages are never handed out again */
@@ -718,6 +767,8 @@ static bool sp_run_grow_locked(struct sp_region *r, uint32_t page,
 		bool dirty = r->map[q].info & SP_PAGE_DIRTY_BIT;
 		uint32_t next = q + (1U << o);
 
+		r->stamp = sp_free_tag_stamp(r->map[q].info);
+
 		sp_free_unlink(r, q, (unsigned int)o);
 		if (next > end)
 			sp_free_range(r, end, next, dirty);
@@ -730,6 +781,7 @@ static bool sp_run_grow_locked(struct sp_region *r, uint32_t page,
 bool sp_region_resize_pages(void *addr, size_t pages)
 {
 	struct sp_region *r;
+	uint64_t now = sp_region_now_ns();
 	uint32_t page;
 	size_t old;
 	bool ok = true;
@@ -740,6 +792,7 @@ bool sp_region_resize_pages(void *addr, size_t pages)
 	if (!r)
 		return false;
 	pthread_mutex_lock(&r->lock);
+	r->stamp = sp_stamp_of(now);
 	old = sp_run_len_locked(r, page);
 	if (!old) {
 		ok = false;
@@ -758,4 +811,100 @@ bool sp_region_resize_pages(void *addr, size_t pages)
 	}
 	pthread_mutex_unlock(&r->lock);
 	return ok;
+}
+
+/* --- decay: dirty free blocks go back once they stayed free for the delay - */
+
+uint64_t sp_region_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+size_t sp_region_decay(int idx, uint64_t now_ns, uint64_t delay_ns)
+{
+	struct sp_region *r = &sp_arena.region[idx];
+	uint64_t before, limit, small;
+	size_t n;
+
+	if (now_ns < delay_ns)
+		return 0;
+	/* stamps at or below this one are older than the delay */
+	limit = (now_ns - delay_ns) >> SP_PAGE_STAMP_UNIT;
+	/* blocks smaller than a huge page, under advised huge pages: twice */
+	small = now_ns < 2 * delay_ns ? 0 :
+		(now_ns - 2 * delay_ns) >> SP_PAGE_STAMP_UNIT;
+	if (SP_READ_ONCE(sp_region_thp) <= 0)
+		small = limit;
+	pthread_mutex_lock(&r->lock);
+	before = r->purged_pages;
+	for (unsigned int o = 0; o <= SP_MAX_ORDER && r->dirty_pages; o++)
+		for (uint32_t p = r->free_head[o]; p != SP_PAGE_NONE;
+		     p = r->map[p].next) {
+			uintptr_t info = r->map[p].info;
+
+			if ((info & SP_PAGE_DIRTY_BIT) &&
+			    (info >> SP_PAGE_STAMP_SHIFT) <=
+			    (o < SP_HUGE_ORDER ? small : limit))
+				sp_block_purge(r, p, o);
+		}
+	n = (size_t)(r->purged_pages - before);
+	pthread_mutex_unlock(&r->lock);
+	return n;
+}
+
+/* --- the soft limit, huge pages -------------------------------------------- */
+
+uint64_t sp_region_limit_pages;
+void (*sp_region_limit_hook)(void);
+uint64_t sp_region_limit_hits;
+uint64_t sp_region_limit_exceeded;
+int sp_region_thp;
+
+/* Pages in use and dirty, all regions (each read under its lock). */
+static uint64_t sp_region_resident(void)
+{
+	uint64_t sum = 0;
+
+	for (int i = 0; i < sp_arena.nr_regions; i++) {
+		struct sp_region *r = &sp_arena.region[i];
+
+		pthread_mutex_lock(&r->lock);
+		sum += r->pages_used + r->dirty_pages;
+		pthread_mutex_unlock(&r->lock);
+	}
+	return sum;
+}
+
+/* No region lock held: purge them all, ask for a shrink, and go on. */
+static void sp_region_limit_check(unsigned int order)
+{
+	uint64_t limit = SP_READ_ONCE(sp_region_limit_pages);
+	void (*hook)(void);
+
+	if (!limit || sp_region_resident() + (1UL << order) <= limit)
+		return;
+	__atomic_fetch_add(&sp_region_limit_hits, 1, __ATOMIC_RELAXED);
+	for (int i = 0; i < sp_arena.nr_regions; i++)
+		sp_region_purge(i);
+	hook = __atomic_load_n(&sp_region_limit_hook, __ATOMIC_ACQUIRE);
+	if (hook)
+		hook();
+	if (sp_region_resident() + (1UL << order) > limit)
+		__atomic_fetch_add(&sp_region_limit_exceeded, 1, __ATOMIC_RELAXED);
+}
+
+uint64_t sp_region_huge_bytes(int idx)
+{
+	struct sp_region *r = &sp_arena.region[idx];
+	size_t committed;
+
+	pthread_mutex_lock(&r->lock);
+	committed = r->committed;
+	pthread_mutex_unlock(&r->lock);
+	if (!committed)
+		return 0;
+	return sp_os_huge_bytes(r->base, committed << SP_PAGE_SHIFT);
 }

@@ -41,11 +41,21 @@
 #define SP_MAX_BLOCK_PAGES	(1UL << SP_MAX_ORDER)
 #define SP_MAX_BLOCK_SIZE	(SP_MAX_BLOCK_PAGES << SP_PAGE_SHIFT)
 #define SP_PAGE_NONE		UINT32_MAX
+#define SP_HUGE_ORDER		9	/* a 2 MiB transparent huge page */
 
 #define SP_PAGE_FREE_BIT	1UL
 #define SP_PAGE_FREE_TAG(o)	(((uintptr_t)(o) << 1) | SP_PAGE_FREE_BIT)
 /* On a free block's tag: its pages may still hold memory (not yet purged). */
 #define SP_PAGE_DIRTY_BIT	(1UL << 5)
+/* The free bit and the order: what a free tag is, stamp and dirt aside. */
+#define SP_PAGE_FREE_MASK	(SP_PAGE_DIRTY_BIT - 1)
+/*
+ * A dirty free block's tag also holds when it became dirty, above the dirty
+ * bit: the monotonic clock in units of 2^SP_PAGE_STAMP_UNIT ns (about a
+ * millisecond), which the decay compares with its delay.
+ */
+#define SP_PAGE_STAMP_SHIFT	6
+#define SP_PAGE_STAMP_UNIT	20
 
 /* One per page of the arena: 16 bytes, 0.4% of the memory it describes. */
 struct sp_page {
@@ -78,6 +88,9 @@ struct sp_region {
 	size_t dirty_pages;		/* free pages not yet given back */
 	size_t nr_runs;			/* live page runs (large blocks) */
 	size_t run_pages;		/* pages they hold */
+	uint64_t purged_pages;		/* pages given back so far */
+	uintptr_t stamp;		/* stamp bits sp_free_push() gives a
+					 * dirty block (its caller sets it) */
 	unsigned long commit_failures;	/* commits or binds that failed */
 	bool bound;			/* every committed chunk is bound (mbind) */
 } __sp_cacheline_aligned;
@@ -178,17 +191,65 @@ static inline int sp_arena_idx_of(const void *addr)
 SP_INTERNAL void *sp_region_alloc(int idx, unsigned int order, uintptr_t owner);
 
 /*
- * sp_region_free() - give a block back; it merges with free buddies.  Its
- * memory goes back to the OS (MADV_DONTNEED) when the merged block reaches
- * the largest order, when the region's not-yet-returned free memory passes
- * a limit, or at the next sp_region_purge(): one system call per large run
- * instead of one per slab, so a workload that frees and allocates slabs in
- * turn does not pay a TLB shootdown for every slab.
+ * sp_region_free() - give a block back; it merges with free buddies and
+ * stays "dirty" (its memory resident) with the time it was freed.  Its
+ * memory goes back to the OS (MADV_DONTNEED) at once when the decay delay
+ * is 0, else when sp_region_decay() finds it older than the delay, when the
+ * region's dirty free memory passes a hard cap, or at the next
+ * sp_region_purge(): a workload that frees and allocates slabs in turn
+ * reuses resident pages instead of paying a fault and a TLB shootdown for
+ * every slab.
  */
 SP_INTERNAL void sp_region_free(void *addr, unsigned int order);
 
-/* sp_region_purge() - give every free page of node index @idx back now. */
-SP_INTERNAL void sp_region_purge(int idx);
+/*
+ * sp_region_purge() - give every free page of node index @idx back now.
+ * Return: the pages given back.
+ */
+SP_INTERNAL size_t sp_region_purge(int idx);
+
+/*
+ * sp_region_delay_ns - how long a freed block stays resident: -1 for ever
+ * (until a purge or the cap), 0 not at all.  Set by core/decay.c.
+ */
+extern SP_INTERNAL int64_t sp_region_delay_ns;
+
+/*
+ * sp_region_decay() - give back the dirty free blocks of node index @idx
+ * that became dirty more than @delay_ns before @now_ns (CLOCK_MONOTONIC
+ * nanoseconds, sp_region_now_ns()).
+ * Return: the pages given back.
+ */
+SP_INTERNAL size_t sp_region_decay(int idx, uint64_t now_ns, uint64_t delay_ns);
+
+/* sp_region_now_ns() - the clock of the stamps (coarse monotonic), in ns. */
+SP_INTERNAL uint64_t sp_region_now_ns(void);
+
+/*
+ * The soft limit (core/decay.c sets it): when an allocation would take the
+ * pages in use and dirty, all regions together, past @sp_region_limit_pages
+ * (0: no limit), every region is purged at once and @sp_region_limit_hook
+ * is called (it must not take a lock above level 12: it asks the decay
+ * thread to shrink the caches); the allocation goes on whatever came of it.
+ */
+extern SP_INTERNAL uint64_t sp_region_limit_pages;
+extern SP_INTERNAL void (*sp_region_limit_hook)(void);
+extern SP_INTERNAL uint64_t sp_region_limit_hits;	/* limit reached (atomic) */
+extern SP_INTERNAL uint64_t sp_region_limit_exceeded;	/* and passed (atomic) */
+
+/*
+ * Transparent huge pages for committed chunks: 1 advise them (every chunk
+ * of a region but its first, so a small program stays small), -1 refuse
+ * them, 0 leave the kernel's default (core/decay.c sets it from SEGPOOL_THP
+ * before the first chunk).  With huge pages advised the decay gives back
+ * blocks smaller than a huge page only after twice the delay, since a purge
+ * of part of a huge page splits it.
+ */
+extern SP_INTERNAL int sp_region_thp;
+
+/* sp_region_huge_bytes() - bytes of node index @idx backed by huge pages
+ * (reads /proc/self/smaps: for the statistics only). */
+SP_INTERNAL uint64_t sp_region_huge_bytes(int idx);
 
 /* sp_region_set_owner() - change the owner token of a block's pages. */
 SP_INTERNAL void sp_region_set_owner(void *addr, unsigned int order,

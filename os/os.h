@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include "internal/compiler.h"
 
 /* --- memory mappings (os/mem.c) --- */
@@ -60,6 +61,27 @@ SP_INTERNAL void *sp_os_map_meta(size_t size);
  * leaves this process, or SIZE_MAX when there is no limit.
  */
 SP_INTERNAL size_t sp_os_as_room(void);
+/* --- transparent huge pages (os/thp.c) --- */
+/* Advise huge pages for the range (MADV_HUGEPAGE), or refuse them
+ * (MADV_NOHUGEPAGE); best effort. */
+SP_INTERNAL void sp_os_advise_huge(void *addr, size_t size, bool huge);
+enum sp_os_thp {
+	SP_OS_THP_UNKNOWN,	/* no THP in this kernel, or unreadable */
+	SP_OS_THP_NEVER,
+	SP_OS_THP_MADVISE,
+	SP_OS_THP_ALWAYS,
+};
+/* The kernel's mode, /sys/kernel/mm/transparent_hugepage/enabled. */
+SP_INTERNAL enum sp_os_thp sp_os_thp_mode(void);
+/* Bytes of [@addr, @addr + @size) backed by huge pages (AnonHugePages of
+ * /proc/self/smaps); 0 when unreadable. */
+SP_INTERNAL uint64_t sp_os_huge_bytes(const void *addr, size_t size);
+
+/* --- the process (os/proc.c) --- */
+/* Whether the main thread has exited (pthread_exit()) and the caller is the
+ * only thread left: a helper thread that must not keep the process alive
+ * then returns. */
+SP_INTERNAL bool sp_os_alone(void);
 
 /* --- shared memory (os/shm.c) --- */
 /*

@@ -161,6 +161,9 @@ struct segpool_cache {
 	uint64_t rcu_objs_freed;	/* freed by RCU and back in the cache */
 	uint64_t rcu_slabs_pending;	/* empty slabs waiting for a grace period */
 	uint64_t rcu_slabs_released;	/* slabs released after one */
+	/* the decay thread's, written by it alone (core/decay.c) */
+	uint64_t decay_ops;		/* operations counted at its last look */
+	uint64_t decay_since;		/* when they last changed (ns) */
 	char name[SEGPOOL_CACHE_NAME_MAX + 1];
 	struct sp_debug_layout dbg;	/* debug caches' slot (slab/debug.h) */
 	/* --- per node, each line-aligned --- */

@@ -190,7 +190,10 @@ static void sp_export_nodes(struct segpool_export_node *out, uint32_t nr)
 		o->pages_committed = r->committed;
 		o->pages_used = r->pages_used;
 		o->commit_failures = r->commit_failures;
+		o->pages_dirty = r->dirty_pages;
+		o->pages_purged = r->purged_pages;
 		pthread_mutex_unlock(&r->lock);
+		o->huge_bytes = sp_region_huge_bytes((int)i);
 	}
 }
 

@@ -14,6 +14,7 @@
 
 #include "segpool_config.h"
 #include "core/core.h"
+#include "core/decay.h"
 #include "failslab/failslab.h"
 #include "numa/region.h"
 #include "numa/topology.h"
@@ -77,12 +78,16 @@ static void sp_health_node_read(int i, struct segpool_health_node *hn)
 	hn->region_bytes = (uint64_t)r->nr_pages << SP_PAGE_SHIFT;
 	hn->committed_bytes = (uint64_t)r->committed << SP_PAGE_SHIFT;
 	hn->used_bytes = (uint64_t)r->pages_used << SP_PAGE_SHIFT;
+	hn->dirty_bytes = (uint64_t)r->dirty_pages << SP_PAGE_SHIFT;
+	hn->purged_bytes = r->purged_pages << SP_PAGE_SHIFT;
 	pthread_mutex_unlock(&r->lock);
+	hn->huge_bytes = sp_region_huge_bytes(i);
 }
 
 void sp_stats_health_read(struct segpool_health *h)
 {
 	struct segpool_cache *any = sp_kmalloc_cache(0);
+	struct sp_decay_stats ds;
 	struct sp_pcpu_cache *pc;
 
 	memset(h, 0, sizeof(*h));
@@ -104,6 +109,15 @@ void sp_stats_health_read(struct segpool_health *h)
 	h->nr_nodes = (unsigned int)sp_arena.nr_regions;
 	sp_health_debug(h->debug, sizeof(h->debug));
 	sp_copy(h->sanitizer, sizeof(h->sanitizer), SP_SANITIZER);
+	sp_decay_read(&ds);
+	h->decay_on = ds.decay_ms >= 0;
+	h->decay_ms = ds.decay_ms > 0 ? (uint64_t)ds.decay_ms : 0;
+	h->decay_runs = ds.runs;
+	h->decay_caches = ds.caches_released;
+	h->memory_limit = ds.memory_limit;
+	h->limit_hits = ds.limit_hits;
+	h->limit_exceeded = ds.limit_exceeded;
+	h->thp = ds.thp;
 	for (int i = 0; i < sp_arena.nr_regions; i++)
 		sp_health_node_read(i, &h->node[i]);
 }
@@ -134,7 +148,15 @@ static const char *sp_rseq_registration_name(unsigned int reg)
 	X(cpu_slots,		SP_FIELD_U64,	h->cpu_slots)		\
 	X(numa_available,	SP_FIELD_BOOL,	h->numa_available)	\
 	X(numa_bind,		SP_FIELD_BOOL,	h->numa_bind)		\
-	X(nr_nodes,		SP_FIELD_U64,	h->nr_nodes)
+	X(nr_nodes,		SP_FIELD_U64,	h->nr_nodes)		\
+	X(decay_on,		SP_FIELD_BOOL,	h->decay_on)		\
+	X(decay_ms,		SP_FIELD_U64,	h->decay_ms)		\
+	X(decay_runs,		SP_FIELD_U64,	h->decay_runs)		\
+	X(decay_caches,		SP_FIELD_U64,	h->decay_caches)	\
+	X(memory_limit,		SP_FIELD_U64,	h->memory_limit)	\
+	X(limit_hits,		SP_FIELD_U64,	h->limit_hits)		\
+	X(limit_exceeded,	SP_FIELD_U64,	h->limit_exceeded)	\
+	X(thp,			SP_FIELD_BOOL,	h->thp)
 
 #define SP_HEALTH_NODE(X)						\
 	X(cpus,			SP_FIELD_U64,	n->cpus)		\
@@ -142,7 +164,10 @@ static const char *sp_rseq_registration_name(unsigned int reg)
 	X(commit_failures,	SP_FIELD_U64,	n->commit_failures)	\
 	X(region_bytes,		SP_FIELD_U64,	n->region_bytes)	\
 	X(committed_bytes,	SP_FIELD_U64,	n->committed_bytes)	\
-	X(used_bytes,		SP_FIELD_U64,	n->used_bytes)
+	X(used_bytes,		SP_FIELD_U64,	n->used_bytes)		\
+	X(dirty_bytes,		SP_FIELD_U64,	n->dirty_bytes)		\
+	X(purged_bytes,		SP_FIELD_U64,	n->purged_bytes)	\
+	X(huge_bytes,		SP_FIELD_U64,	n->huge_bytes)
 
 #define SP_STR_GETTER(name, expr)					\
 	static const char *sp_hs_##name(const struct segpool_health *h)	\

@@ -228,7 +228,9 @@ struct segpool_export_key {
  * @pages_committed: pages made accessible so far.
  * @pages_used:      pages handed out (slabs, descriptors).
  * @commit_failures: commits or binds that failed.
- * @reserved:        zero.
+ * @pages_dirty:     pages free but still resident, waiting for the decay.
+ * @pages_purged:    pages given back to the OS so far.
+ * @huge_bytes:      bytes of the region backed by transparent huge pages.
  */
 struct segpool_export_node {
 	int32_t node_id;		/* 0 */
@@ -237,7 +239,9 @@ struct segpool_export_node {
 	uint64_t pages_committed;	/* 16 */
 	uint64_t pages_used;		/* 24 */
 	uint64_t commit_failures;	/* 32 */
-	uint64_t reserved[3];		/* 40 */
+	uint64_t pages_dirty;		/* 40 */
+	uint64_t pages_purged;		/* 48 */
+	uint64_t huge_bytes;		/* 56 */
 };
 
 /*

@@ -9,6 +9,7 @@
 #include <segpool/slab.h>
 #include <segpool/numa.h>
 #include <segpool/stats.h>
+#include <segpool/memory.h>
 #include <segpool/export.h>
 #include <segpool/debug.h>
 #include <segpool/fault.h>

@@ -273,6 +273,12 @@ SEGPOOL_API int segpool_stats_print(segpool_write_cb write_cb, void *arg,
  * @committed_bytes: bytes of it made accessible (and bound, if @bound).
  * @used_bytes:      bytes handed out: slabs, slab descriptors and large
  *                   allocations.
+ * @dirty_bytes:     bytes free but still resident, waiting for the decay
+ *                   (retained).
+ * @purged_bytes:    bytes given back to the OS so far (MADV_DONTNEED), by
+ *                   the decay, shrinks and the limit.
+ * @huge_bytes:      bytes of the region backed by transparent huge pages
+ *                   (AnonHugePages of /proc/self/smaps, read for the call).
  */
 struct segpool_health_node {
 	int node;
@@ -283,6 +289,9 @@ struct segpool_health_node {
 	uint64_t region_bytes;
 	uint64_t committed_bytes;
 	uint64_t used_bytes;
+	uint64_t dirty_bytes;
+	uint64_t purged_bytes;
+	uint64_t huge_bytes;
 };
 
 /**
@@ -314,6 +323,19 @@ struct segpool_health_node {
  *                     injection is on.
  * @sanitizer:         "none", or the sanitizer the library was built with
  *                     ("address" or "thread").
+ * @decay_on:          1 when free memory goes back by itself
+ *                     (SEGPOOL_DECAY_MS is not -1).
+ * @decay_ms:          the decay delay in milliseconds (0 with @decay_on:
+ *                     at once; 0 without: never).
+ * @decay_runs:        passes of the decay thread.
+ * @decay_caches:      idle caches the decay thread drained and shrank.
+ * @memory_limit:      the soft memory limit in bytes, 0 for none.
+ * @limit_hits:        allocations that found the limit reached (and gave
+ *                     free memory back first).
+ * @limit_exceeded:    of those, allocations that went past the limit all
+ *                     the same.
+ * @thp:               1 when region chunks are advised transparent huge
+ *                     pages (SEGPOOL_THP).
  * @node:              one entry per node.
  */
 struct segpool_health {
@@ -331,6 +353,14 @@ struct segpool_health {
 	unsigned int nr_nodes;
 	char debug[64];
 	char sanitizer[16];
+	unsigned int decay_on;
+	unsigned int thp;
+	uint64_t decay_ms;
+	uint64_t decay_runs;
+	uint64_t decay_caches;
+	uint64_t memory_limit;
+	uint64_t limit_hits;
+	uint64_t limit_exceeded;
 	struct segpool_health_node node[SEGPOOL_HEALTH_MAX_NODES];
 };
 

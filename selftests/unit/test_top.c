@@ -475,15 +475,20 @@ static void test_nodes_units(void **state)
 	n = frame_lines(&scr, line, 64);
 	for (int i = 0; i < n; i++) {
 		char bound[8], res[24], com[24], used[24], mem[24];
+		char dirty[24], purged[24], huge[24];
 		unsigned long long slabs, objs;
 		int node;
 
-		if (sscanf(line[i], " %d %7s %23s %23s %23s %llu %llu %23s",
-			   &node, bound, res, com, used, &slabs, &objs,
-			   mem) == 8) {
+		if (sscanf(line[i], " %d %7s %23s %23s %23s %23s %23s %23s "
+			   "%llu %llu %23s", &node, bound, res, com, used,
+			   dirty, purged, huge, &slabs, &objs, mem) == 11) {
 			assert_string_equal(res, "4194304K");
 			assert_string_equal(com, "4096K");
 			assert_string_equal(used, "108K");
+			/* retained, purged and huge: K as well */
+			assert_true(dirty[strlen(dirty) - 1] == 'K');
+			assert_true(purged[strlen(purged) - 1] == 'K');
+			assert_true(huge[strlen(huge) - 1] == 'K');
 			assert_string_equal(mem, "64K");
 			checked++;
 		} else if (sscanf(line[i], " conn %23s", mem) == 1) {

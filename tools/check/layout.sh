@@ -34,6 +34,7 @@ allowed=(
 	"stats/export.c -> core/core.h: the public calls start the library first (sp_init)"
 	"stats/export_snapshot.c -> core/core.h: the size classes (sp_kmalloc_caches)"
 	"stats/health.c -> core/core.h: the public calls start the library first (sp_init)"
+	"stats/health.c -> core/decay.h: the decay's delay, limit and counters (sp_decay_read)"
 	"stats/json.c -> core/core.h: the public calls start the library first (sp_init)"
 	"stats/print.c -> core/core.h: the public calls start the library first (sp_init)"
 	"stats/snap.c -> core/core.h: the public calls start the library first (sp_init)"

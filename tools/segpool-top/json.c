@@ -276,6 +276,9 @@ static void top_json_health(struct sp_json *j, const struct top_snap *s)
 		sp_json_u64(j, "region_bytes", nd->pages_reserved * page);
 		sp_json_u64(j, "committed_bytes", nd->pages_committed * page);
 		sp_json_u64(j, "used_bytes", nd->pages_used * page);
+		sp_json_u64(j, "dirty_bytes", nd->pages_dirty * page);
+		sp_json_u64(j, "purged_bytes", nd->pages_purged * page);
+		sp_json_u64(j, "huge_bytes", nd->huge_bytes);
 		sp_json_close(j);
 	}
 	sp_json_close(j);

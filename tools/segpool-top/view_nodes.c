@@ -3,7 +3,9 @@
  * tools/segpool-top/view_nodes.c - the NUMA nodes (key m).
  *
  * First each node's memory region: whether it is bound to its node, how
- * much address space it reserved, committed and handed out, and the slabs,
+ * much address space it reserved, committed and handed out, how much is
+ * free but resident (retained, waiting for the decay), given back to the
+ * OS so far and backed by huge pages, and the slabs,
  * objects and slab memory of every cache on it.  Then, for the caches in
  * the list's order (without the empty ones), the slab memory each holds on
  * each node, as many nodes as fit across.  Every memory column is in K,
@@ -19,11 +21,13 @@ static void top_nodes_regions(struct top_ctx *ctx, struct top_screen *scr)
 	uint64_t page = s->hdr.page_size;
 
 	top_scr_line(scr, TOP_A_REVERSE, " NODE BOUND    RESERVED   COMMITTED"
-		     "        USED      SLABS     OBJECTS  SLAB MEMORY");
+		     "        USED    RETAINED      PURGED        HUGE"
+		     "      SLABS     OBJECTS  SLAB MEMORY");
 	for (uint32_t n = 0; n < s->hdr.nr_nodes; n++) {
 		const struct segpool_export_node *r = &s->nodes[n];
 		uint64_t slabs = 0, objs = 0, bytes = 0;
 		char res[16], com[16], used[16], mem[16];
+		char dirty[16], purged[16], huge[16];
 
 		for (size_t i = 0; i < s->hdr.nr_caches; i++) {
 			const struct segpool_export_cache *c = &s->caches[i];
@@ -36,11 +40,16 @@ static void top_nodes_regions(struct top_ctx *ctx, struct top_screen *scr)
 			objs += x->objects;
 			bytes += k * c->pages_per_slab * page;
 		}
-		top_scr_line(scr, TOP_A_NONE, " %4d %5s %11s %11s %11s %10llu "
-			     "%11llu %12s", r->node_id, r->bound ? "yes" : "no",
+		top_scr_line(scr, TOP_A_NONE, " %4d %5s %11s %11s %11s %11s "
+			     "%11s %11s %10llu %11llu %12s", r->node_id,
+			     r->bound ? "yes" : "no",
 			     top_fmt_kib(res, sizeof(res), r->pages_reserved * page),
 			     top_fmt_kib(com, sizeof(com), r->pages_committed * page),
 			     top_fmt_kib(used, sizeof(used), r->pages_used * page),
+			     top_fmt_kib(dirty, sizeof(dirty), r->pages_dirty * page),
+			     top_fmt_kib(purged, sizeof(purged),
+					   r->pages_purged * page),
+			     top_fmt_kib(huge, sizeof(huge), r->huge_bytes),
 			     (unsigned long long)slabs, (unsigned long long)objs,
 			     top_fmt_kib(mem, sizeof(mem), bytes));
 	}

@@ -1,0 +1,508 @@
+// SPDX-License-Identifier: MIT
+/*
+ * core/decay.c - memory that goes back by itself, segpool_shrink_all() and
+ * the soft memory limit.
+ *
+ * Free memory is kept resident for a while, since a program that frees
+ * usually allocates again soon, and given back once it stayed unused for the
+ * delay (SEGPOOL_DECAY_MS, segpool_set_decay_ms(); jemalloc's
+ * dirty_decay_ms, mimalloc's purge_delay):
+ *
+ *   free pages      each dirty free block of a region carries the time it
+ *                   was freed (numa/region.c); sp_region_decay() gives back
+ *                   those older than the delay;
+ *   idle caches     a cache whose per-CPU slots and slabs counted no
+ *                   allocation or free for the delay, but still holds
+ *                   objects in magazines or depots or empty slabs, is
+ *                   shrunk as segpool_cache_shrink() does, once per idle
+ *                   spell (a drain fences every CPU in rseq mode: not
+ *                   something to repeat for nothing).
+ *
+ * Both are done by one background thread, "segpool-decay", every quarter
+ * of the delay (10 ms to 1 s), with every signal blocked.  It starts after
+ * start-up (never for a delay of -1: it starts when a delay is set later),
+ * is started afresh in a fork child (not under ThreadSanitizer, which
+ * cannot start a thread in a child of a threaded process), and is stopped
+ * and joined at exit
+ * (within a second: a thread stuck behind a lock is left to the exit).
+ * It never keeps the process alive: when the main thread has left by
+ * pthread_exit() and no other thread is left, it returns at its next pass.
+ * It walks the caches in an RCU walk (lock order level 2) and takes the
+ * locks a shrink takes, in the order core/init.c states, holding
+ * sp_decay.lock (level 12, a leaf) only to sleep.
+ *
+ * The soft limit: numa/region.c checks it before a region allocation; past
+ * it, it purges every region at once and calls sp_decay_kick_shrink(),
+ * which asks the thread to shrink every cache at its next pass (the caller
+ * may hold cache locks: it cannot shrink itself).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <segpool/segpool.h>
+
+#include "core/core.h"
+#include "core/decay.h"
+#include "internal/env.h"
+#include "internal/rculist.h"
+#include "internal/report.h"
+#include "internal/sanitize.h"
+#include "numa/region.h"
+#include "os/os.h"
+#include "percpu/pcpu.h"
+#include "rcu/rcu.h"
+#include "slab/slab.h"
+
+_Static_assert(SEGPOOL_DECAY_MS_MAX == SP_ENV_DECAY_MS_MAX,
+	       "SEGPOOL_DECAY_MS: the table's bound");
+
+#define SP_DECAY_TICK_MIN_MS	10
+#define SP_DECAY_TICK_MAX_MS	1000
+
+static struct {
+	pthread_mutex_t lock;		/* level 12: the fields below */
+	pthread_cond_t wake;		/* the thread sleeps on it */
+	pthread_t thread;
+	bool running;			/* a thread was started */
+	bool stopping;			/* exit: the thread returns */
+	bool kicked;			/* the delay changed: pass at once */
+	bool shrink;			/* the limit was reached: shrink all */
+	uint64_t runs;
+	uint64_t caches_released;
+	uint64_t shrunk_at;		/* when the last limit shrink ended */
+} sp_decay = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+};
+
+static long sp_decay_ms = -1;		/* atomic */
+static bool sp_decay_once_done;
+static pthread_once_t sp_decay_once_ctl = PTHREAD_ONCE_INIT;
+
+static void sp_decay_cond_init(void)
+{
+	pthread_condattr_t a;
+
+	pthread_condattr_init(&a);
+	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	pthread_cond_init(&sp_decay.wake, &a);
+	pthread_condattr_destroy(&a);
+}
+
+/* --- idle caches ---------------------------------------------------------- */
+
+/*
+ * What a cache counted (allocations and frees of every slot and node) and
+ * whether it holds free memory a shrink would give back.
+ */
+static uint64_t sp_decay_cache_ops(struct segpool_cache *c, bool *holds)
+{
+	struct sp_pcpu_cache *pc = __atomic_load_n(&c->pcpu, __ATOMIC_ACQUIRE);
+	uint64_t ops = 0;
+
+	*holds = false;
+	if (pc) {
+		struct sp_pcpu_stats st;
+
+		sp_pcpu_read_stats(pc, &st);
+		ops = st.alloc_fastpath + st.free_fastpath +
+		      st.stat[SP_STAT_ALLOC_SLOWPATH] +
+		      st.stat[SP_STAT_FREE_SLOWPATH];
+		*holds = st.objs_in_magazines || st.full_in_depot ||
+			 st.empty_in_depot;
+	}
+	for (int i = 0; i < sp_arena.nr_regions; i++) {
+		struct sp_cache_node *n = &c->node[i];
+
+		pthread_mutex_lock(&n->lock);
+		ops += n->allocs + n->frees + n->slabs_created;
+		*holds |= n->nr_empty != 0;
+		pthread_mutex_unlock(&n->lock);
+	}
+	return ops;
+}
+
+/* What segpool_cache_shrink() does: drain the per-CPU layer, then slabs. */
+static void sp_decay_shrink_cache(struct segpool_cache *c)
+{
+	(void)segpool_cache_shrink(c);
+}
+
+/* Shrink the caches idle for @delay_ns (all of them with @all). */
+static unsigned long sp_decay_caches(uint64_t now, uint64_t delay_ns, bool all)
+{
+	struct segpool_cache *c;
+	unsigned long n = 0;
+
+	sp_rcu_walk_begin();
+	sp_list_for_each_entry_rcu(c, &sp_cache_list, list) {
+		bool holds;
+		uint64_t ops = sp_decay_cache_ops(c, &holds);
+
+		/* only this thread writes the decay fields */
+		if (ops != c->decay_ops || !c->decay_since) {
+			c->decay_ops = ops;
+			c->decay_since = now;
+			if (!all)
+				continue;
+		}
+		if (!holds || (!all && now - c->decay_since < delay_ns))
+			continue;
+		sp_decay_shrink_cache(c);
+		n++;
+	}
+	sp_rcu_walk_end();
+	return n;
+}
+
+/* --- the thread ----------------------------------------------------------- */
+
+static uint64_t sp_decay_tick_ms(long ms)
+{
+	long t = ms / 4;
+
+	if (ms < 0)			/* only the limit's shrinks, and exit */
+		return SP_DECAY_TICK_MAX_MS;
+	if (t < SP_DECAY_TICK_MIN_MS)
+		t = SP_DECAY_TICK_MIN_MS;
+	if (t > SP_DECAY_TICK_MAX_MS)
+		t = SP_DECAY_TICK_MAX_MS;
+	return (uint64_t)t;
+}
+
+static void sp_decay_pass(long ms, bool shrink_all)
+{
+	uint64_t now = sp_region_now_ns();
+	uint64_t delay = ms < 0 ? 0 : (uint64_t)ms * 1000000ULL;
+	unsigned long shrunk = 0;
+
+	if (ms >= 0 || shrink_all)
+		shrunk = sp_decay_caches(now, delay, shrink_all);
+	for (int i = 0; i < sp_arena.nr_regions; i++) {
+		if (shrink_all)
+			sp_region_purge(i);
+		else if (ms >= 0)
+			sp_region_decay(i, now, delay);
+	}
+	pthread_mutex_lock(&sp_decay.lock);
+	sp_decay.runs++;
+	sp_decay.caches_released += shrunk;
+	if (shrink_all)
+		sp_decay.shrunk_at = sp_region_now_ns();
+	pthread_mutex_unlock(&sp_decay.lock);
+}
+
+static void *sp_decay_thread(void *arg)
+{
+	struct timespec next;
+
+	(void)arg;
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	pthread_mutex_lock(&sp_decay.lock);
+	for (;;) {
+		long ms = __atomic_load_n(&sp_decay_ms, __ATOMIC_RELAXED);
+		uint64_t tick = sp_decay_tick_ms(ms);
+		bool shrink;
+
+		next.tv_sec += (time_t)(tick / 1000);
+		next.tv_nsec += (long)(tick % 1000) * 1000000L;
+		if (next.tv_nsec >= 1000000000L) {
+			next.tv_sec++;
+			next.tv_nsec -= 1000000000L;
+		}
+		while (!sp_decay.stopping && !sp_decay.kicked && !sp_decay.shrink) {
+			int err = pthread_cond_timedwait(&sp_decay.wake,
+							 &sp_decay.lock, &next);
+
+			if (err == ETIMEDOUT)
+				break;
+		}
+		if (sp_decay.stopping)
+			break;
+		/* main returned by pthread_exit() and every other thread
+		 * ended: the process ends with us, not never */
+		if (sp_os_alone())
+			break;
+		shrink = sp_decay.shrink;
+		sp_decay.shrink = false;
+		if (sp_decay.kicked) {
+			sp_decay.kicked = false;
+			clock_gettime(CLOCK_MONOTONIC, &next);
+		}
+		ms = __atomic_load_n(&sp_decay_ms, __ATOMIC_RELAXED);
+		pthread_mutex_unlock(&sp_decay.lock);
+		if (ms >= 0 || shrink)	/* -1: nothing to do but wait */
+			sp_decay_pass(ms, shrink);
+		pthread_mutex_lock(&sp_decay.lock);
+		/* fell behind (a stopped process): count from now */
+		{
+			struct timespec now;
+
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			if (now.tv_sec > next.tv_sec + 1)
+				next = now;
+		}
+	}
+	pthread_mutex_unlock(&sp_decay.lock);
+	return NULL;
+}
+
+/* With sp_decay.lock held; 0 or an errno. */
+static int sp_decay_spawn_locked(void)
+{
+	sigset_t all, old;
+	int err;
+
+	if (sp_decay.running)
+		return 0;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&sp_decay.thread, NULL, sp_decay_thread, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err)
+		return err;
+	pthread_setname_np(sp_decay.thread, "segpool-decay");
+	sp_decay.running = true;
+	sp_decay.stopping = false;
+	return 0;
+}
+
+static void sp_decay_atexit(void)
+{
+	struct timespec deadline;
+	bool running;
+
+	pthread_mutex_lock(&sp_decay.lock);
+	running = sp_decay.running;
+	sp_decay.stopping = true;
+	pthread_cond_signal(&sp_decay.wake);
+	pthread_mutex_unlock(&sp_decay.lock);
+	if (!running)
+		return;
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += 1;
+	if (pthread_timedjoin_np(sp_decay.thread, NULL, &deadline) == 0) {
+		pthread_mutex_lock(&sp_decay.lock);
+		sp_decay.running = false;
+		pthread_mutex_unlock(&sp_decay.lock);
+	}
+}
+
+static void sp_decay_once(void)
+{
+	sp_decay_cond_init();
+	atexit(sp_decay_atexit);
+	__atomic_store_n(&sp_decay_once_done, true, __ATOMIC_RELEASE);
+}
+
+/* The thread, when the delay asks for one; 0 or -errno. */
+static int sp_decay_ensure(void)
+{
+	int err = 0;
+
+	if (__atomic_load_n(&sp_decay_ms, __ATOMIC_RELAXED) < 0 &&
+	    !__atomic_load_n(&sp_region_limit_pages, __ATOMIC_RELAXED))
+		return 0;
+	pthread_once(&sp_decay_once_ctl, sp_decay_once);
+	pthread_mutex_lock(&sp_decay.lock);
+	if (!sp_decay.stopping)
+		err = sp_decay_spawn_locked();
+	pthread_mutex_unlock(&sp_decay.lock);
+	return -err;
+}
+
+/*
+ * The limit was reached: the thread shrinks every cache (a leaf lock).  At
+ * most once per SP_DECAY_SHRINK_GAP_MS: a live set above the limit would
+ * otherwise drain every cache without end.
+ */
+#define SP_DECAY_SHRINK_GAP_MS	100
+
+static void sp_decay_kick_shrink(void)
+{
+	uint64_t now = sp_region_now_ns();
+
+	if (!__atomic_load_n(&sp_decay_once_done, __ATOMIC_ACQUIRE))
+		return;
+	pthread_mutex_lock(&sp_decay.lock);
+	if (!sp_decay.shrink && (!sp_decay.shrunk_at ||
+	    now - sp_decay.shrunk_at >= SP_DECAY_SHRINK_GAP_MS * 1000000ULL)) {
+		sp_decay.shrink = true;
+		pthread_cond_signal(&sp_decay.wake);
+	}
+	pthread_mutex_unlock(&sp_decay.lock);
+}
+
+/* --- settings, start, fork ----------------------------------------------- */
+
+static void sp_decay_set_delay(long ms)
+{
+	__atomic_store_n(&sp_decay_ms, ms, __ATOMIC_RELAXED);
+	__atomic_store_n(&sp_region_delay_ns,
+			 ms < 0 ? (int64_t)-1 : (int64_t)ms * 1000000,
+			 __ATOMIC_RELAXED);
+}
+
+void sp_decay_settings(void)
+{
+	int thp = sp_env_word(SP_ENV_THP);
+	long long limit = sp_env_number(SP_ENV_MEMORY_LIMIT, 0);
+
+	/*
+	 * Not by default under ThreadSanitizer: a fork child of a process
+	 * with a second thread cannot start threads there ("starting new
+	 * threads after multi-threaded fork is not supported").
+	 */
+	sp_decay_set_delay((long)sp_env_number(SP_ENV_DECAY_MS,
+			   SP_TSAN ? -1 : SP_ENV_DECAY_MS_DEFAULT));
+	__atomic_store_n(&sp_region_limit_pages,
+			 (uint64_t)limit >> SP_PAGE_SHIFT, __ATOMIC_RELAXED);
+	__atomic_store_n(&sp_region_limit_hook, sp_decay_kick_shrink,
+			 __ATOMIC_RELEASE);
+	if (thp == SP_THP_ALWAYS)
+		sp_region_thp = 1;
+	else if (thp == SP_THP_NEVER)
+		sp_region_thp = -1;
+	else
+		sp_region_thp = sp_os_thp_mode() == SP_OS_THP_MADVISE ? 1 : 0;
+}
+
+void sp_decay_start(void)
+{
+	if (sp_decay_ensure())
+		sp_warn("cannot start the decay thread: free memory stays "
+			"resident until a shrink");
+}
+
+/*
+ * The child's only thread is the one that forked, after the library's
+ * child handler: the parent's decay thread was not copied.  Its lock and
+ * condvar start afresh (the thread that held them is gone) and, when the
+ * parent had a thread, so does the child.
+ */
+void sp_decay_fork_child(void)
+{
+	/* under TSan a child of a threaded parent cannot start a thread
+	 * ("dup thread with used id"): its memory waits for a shrink */
+	bool had = sp_decay.running && !SP_TSAN;
+
+	pthread_mutex_init(&sp_decay.lock, NULL);
+	if (__atomic_load_n(&sp_decay_once_done, __ATOMIC_ACQUIRE))
+		sp_decay_cond_init();
+	sp_decay.running = false;
+	sp_decay.kicked = false;
+	sp_decay.shrink = false;
+	if (had && !sp_decay.stopping) {
+		pthread_mutex_lock(&sp_decay.lock);
+		sp_decay_spawn_locked();
+		pthread_mutex_unlock(&sp_decay.lock);
+	}
+}
+
+void sp_decay_read(struct sp_decay_stats *st)
+{
+	st->decay_ms = __atomic_load_n(&sp_decay_ms, __ATOMIC_RELAXED);
+	st->memory_limit = __atomic_load_n(&sp_region_limit_pages,
+					   __ATOMIC_RELAXED) << SP_PAGE_SHIFT;
+	st->limit_hits = __atomic_load_n(&sp_region_limit_hits,
+					 __ATOMIC_RELAXED);
+	st->limit_exceeded = __atomic_load_n(&sp_region_limit_exceeded,
+					     __ATOMIC_RELAXED);
+	st->thp = sp_region_thp > 0;
+	pthread_mutex_lock(&sp_decay.lock);
+	st->runs = sp_decay.runs;
+	st->caches_released = sp_decay.caches_released;
+	pthread_mutex_unlock(&sp_decay.lock);
+}
+
+/* --- the public calls ----------------------------------------------------- */
+
+/* Pages given back so far, all regions (a shrink purges on its own too). */
+static uint64_t sp_decay_purged(void)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; i < sp_arena.nr_regions; i++) {
+		struct sp_region *r = &sp_arena.region[i];
+
+		pthread_mutex_lock(&r->lock);
+		n += r->purged_pages;
+		pthread_mutex_unlock(&r->lock);
+	}
+	return n;
+}
+
+SEGPOOL_API long long segpool_shrink_all(void)
+{
+	struct segpool_cache *c;
+	uint64_t before;
+
+	if (sp_init()) {
+		errno = ENOMEM;
+		return -ENOMEM;
+	}
+	before = sp_decay_purged();
+	sp_rcu_walk_begin();
+	sp_list_for_each_entry_rcu(c, &sp_cache_list, list)
+		sp_decay_shrink_cache(c);
+	sp_rcu_walk_end();
+	for (int i = 0; i < sp_arena.nr_regions; i++)
+		sp_region_purge(i);
+	/* other threads' purges meanwhile count too: the figure is a hint */
+	return (long long)((sp_decay_purged() - before) << SP_PAGE_SHIFT);
+}
+
+SEGPOOL_API int segpool_set_decay_ms(long ms)
+{
+	int err;
+
+	if (ms < -1 || ms > SEGPOOL_DECAY_MS_MAX) {
+		errno = EINVAL;
+		return -EINVAL;
+	}
+	if (sp_init()) {
+		errno = ENOMEM;
+		return -ENOMEM;
+	}
+	sp_decay_set_delay(ms);
+	err = sp_decay_ensure();
+	if (err) {
+		errno = EAGAIN;
+		return -EAGAIN;
+	}
+	if (__atomic_load_n(&sp_decay_once_done, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_lock(&sp_decay.lock);
+		sp_decay.kicked = true;
+		pthread_cond_signal(&sp_decay.wake);
+		pthread_mutex_unlock(&sp_decay.lock);
+	}
+	return 0;
+}
+
+SEGPOOL_API long segpool_get_decay_ms(void)
+{
+	return __atomic_load_n(&sp_decay_ms, __ATOMIC_RELAXED);
+}
+
+SEGPOOL_API int segpool_set_memory_limit(uint64_t bytes)
+{
+	if (sp_init()) {
+		errno = ENOMEM;
+		return -ENOMEM;
+	}
+	__atomic_store_n(&sp_region_limit_pages, bytes >> SP_PAGE_SHIFT,
+			 __ATOMIC_RELAXED);
+	/* the shrinks the limit asks for need the thread */
+	if (bytes)
+		sp_decay_ensure();
+	return 0;
+}
+
+SEGPOOL_API uint64_t segpool_get_memory_limit(void)
+{
+	return __atomic_load_n(&sp_region_limit_pages, __ATOMIC_RELAXED)
+	       << SP_PAGE_SHIFT;
+}

@@ -1,0 +1,390 @@
+// SPDX-License-Identifier: MIT
+/*
+ * selftests/unit/test_decay.c - memory that goes back by itself: the
+ * region's stamped dirty blocks and sp_region_decay(), the decay thread
+ * giving a freed burst back with no further call, SEGPOOL_DECAY_MS=0 and
+ * -1, segpool_shrink_all(), the soft memory limit, a fork child's thread,
+ * and bad settings.
+ *
+ * Residency is read with mincore() over the regions' committed memory (the
+ * RSS of segpool's own ranges), so sanitizer shadow and the test's own
+ * heap do not blur it.  Waits poll up to a generous bound, many times the
+ * delay: a correctness bound, not a timing threshold.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <segpool/segpool.h>
+
+#include "selftests/lib/harness.h"
+#include "core/core.h"
+#include "internal/env.h"
+#include "internal/sanitize.h"
+#include "numa/region.h"
+#include "slab/slab.h"
+
+#define BURST_OBJS	100000
+#define BURST_BLOCKS	2000
+#define WAIT_BOUND_MS	30000
+
+static int setup(void **state)
+{
+	(void)state;
+	return sp_init();
+}
+
+/* Resident bytes of every region's committed memory. */
+static size_t arena_resident(void)
+{
+	static unsigned char vec[(64UL << 20) / SP_PAGE_SIZE];
+	size_t bytes = 0;
+
+	for (int i = 0; i < sp_arena.nr_regions; i++) {
+		struct sp_region *r = &sp_arena.region[i];
+		size_t committed, off = 0;
+
+		pthread_mutex_lock(&r->lock);
+		committed = r->committed << SP_PAGE_SHIFT;
+		pthread_mutex_unlock(&r->lock);
+		while (off < committed) {
+			size_t len = committed - off;
+
+			if (len > sizeof(vec) * SP_PAGE_SIZE)
+				len = sizeof(vec) * SP_PAGE_SIZE;
+			assert_int_equal(mincore(r->base + off, len, vec), 0);
+			for (size_t p = 0; p < len / SP_PAGE_SIZE; p++)
+				bytes += (vec[p] & 1) * SP_PAGE_SIZE;
+			off += len;
+		}
+	}
+	return bytes;
+}
+
+static size_t dirty_pages(void)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < sp_arena.nr_regions; i++) {
+		pthread_mutex_lock(&sp_arena.region[i].lock);
+		n += sp_arena.region[i].dirty_pages;
+		pthread_mutex_unlock(&sp_arena.region[i].lock);
+	}
+	return n;
+}
+
+/* Whether a thread of this process is named "segpool-decay". */
+static bool decay_thread_running(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	bool found = false;
+
+	assert_non_null(d);
+	while (!found && (e = readdir(d))) {
+		char path[300], comm[32] = "";
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f))
+			found = !strncmp(comm, "segpool-decay", 13);
+		fclose(f);
+	}
+	closedir(d);
+	return found;
+}
+
+static void sleep_ms(unsigned int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+struct burst {
+	struct segpool_cache *c;
+	void *objs[BURST_OBJS];
+	void *blocks[BURST_BLOCKS];
+};
+
+/* Allocate and touch a burst (a cache's objects, malloc blocks), free it. */
+static void burst(const char *name)
+{
+	static struct burst b;
+	unsigned int seed = sp_test_seed();
+
+	b.c = segpool_cache_create(name, 64, 0, 0, NULL);
+	assert_non_null(b.c);
+	for (size_t i = 0; i < BURST_OBJS; i++) {
+		b.objs[i] = segpool_cache_alloc(b.c, 0);
+		assert_non_null(b.objs[i]);
+		memset(b.objs[i], 1, 64);
+	}
+	for (size_t i = 0; i < BURST_BLOCKS; i++) {
+		size_t sz = 1024 + (size_t)(rand_r(&seed) % (16 * 1024));
+
+		b.blocks[i] = segpool_malloc(sz);
+		assert_non_null(b.blocks[i]);
+		memset(b.blocks[i], 2, sz);
+	}
+	for (size_t i = 0; i < BURST_OBJS; i++)
+		segpool_cache_free(b.c, b.objs[(i * 7919) % BURST_OBJS]);
+	for (size_t i = 0; i < BURST_BLOCKS; i++)
+		segpool_free(b.blocks[i]);
+}
+
+/* Poll until the arena holds at most @bytes resident; what it holds. */
+static size_t wait_resident_below(size_t bytes)
+{
+	size_t r = arena_resident();
+
+	for (int t = 0; t < WAIT_BOUND_MS / 20 && r > bytes; t++) {
+		sleep_ms(20);
+		r = arena_resident();
+	}
+	return r;
+}
+
+/* A freed block stays dirty, stamped; the decay takes it once it is old. */
+static void test_region_decay_by_age(void **state)
+{
+	unsigned char vec[16];
+	uint64_t now;
+	char *p;
+
+	(void)state;
+	assert_int_equal(segpool_set_decay_ms(SEGPOOL_DECAY_NEVER), 0);
+	p = sp_region_alloc(0, 4, 0x1000);
+	assert_non_null(p);
+	memset(p, 1, 16 * SP_PAGE_SIZE);
+	sp_region_free(p, 4);
+	assert_int_equal(mincore(p, 16 * SP_PAGE_SIZE, vec), 0);
+	assert_true(vec[0] & 1);	/* kept: the delay has not passed */
+	now = sp_region_now_ns();
+	/* not older than a second: nothing of it goes */
+	sp_region_decay(0, now, 1000000000ULL);
+	assert_int_equal(mincore(p, 16 * SP_PAGE_SIZE, vec), 0);
+	assert_true(vec[0] & 1);
+	/* two seconds later it is */
+	assert_true(sp_region_decay(0, now + 2000000000ULL, 1000000000ULL) >= 16);
+	assert_int_equal(mincore(p, 16 * SP_PAGE_SIZE, vec), 0);
+	for (int i = 0; i < 16; i++)
+		assert_false(vec[i] & 1);
+}
+
+/* The thread gives a freed burst back with no further call. */
+static void test_burst_goes_back_by_itself(void **state)
+{
+	size_t before, freed, after;
+
+	(void)state;
+	assert_int_equal(segpool_shrink_all() >= 0, 1);
+	before = arena_resident();
+	assert_int_equal(segpool_set_decay_ms(200), 0);
+	assert_int_equal(segpool_get_decay_ms(), 200);
+	assert_true(decay_thread_running());
+	burst("decay-burst");
+	freed = arena_resident();
+	print_message("resident: %zu KiB before, %zu KiB freed\n",
+		      before >> 10, freed >> 10);
+	assert_true(freed > before + (4UL << 20));	/* the burst stayed */
+	after = wait_resident_below(before + (2UL << 20));
+	print_message("resident after the decay: %zu KiB\n", after >> 10);
+	assert_true(after <= before + (2UL << 20));
+	assert_int_equal(dirty_pages(), 0);
+	assert_int_equal(segpool_set_decay_ms(SEGPOOL_DECAY_NEVER), 0);
+}
+
+/* -1: nothing goes back by itself; segpool_shrink_all() gives it all. */
+static void test_never_then_shrink_all(void **state)
+{
+	size_t before, freed;
+	long long released;
+
+	(void)state;
+	assert_int_equal(segpool_set_decay_ms(SEGPOOL_DECAY_NEVER), 0);
+	segpool_shrink_all();
+	before = arena_resident();
+	burst("decay-never");
+	freed = arena_resident();
+	sleep_ms(300);			/* several passes of a 200 ms delay */
+	assert_true(arena_resident() >= freed - (1UL << 20));
+	released = segpool_shrink_all();
+	assert_true(released > (4LL << 20));
+	assert_true(arena_resident() <= before + (2UL << 20));
+	assert_int_equal(dirty_pages(), 0);
+}
+
+/* 0: a freed block goes back at the free itself. */
+static void test_zero_purges_at_once(void **state)
+{
+	unsigned char vec[16];
+	char *p;
+
+	(void)state;
+	assert_int_equal(segpool_set_decay_ms(0), 0);
+	p = sp_region_alloc(0, 4, 0x1000);
+	assert_non_null(p);
+	memset(p, 1, 16 * SP_PAGE_SIZE);
+	sp_region_free(p, 4);
+	assert_int_equal(mincore(p, 16 * SP_PAGE_SIZE, vec), 0);
+	for (int i = 0; i < 16; i++)
+		assert_false(vec[i] & 1);
+	assert_int_equal(segpool_set_decay_ms(SEGPOOL_DECAY_NEVER), 0);
+}
+
+/* Past the limit segpool purges before it takes more region memory. */
+static void test_memory_limit_purges_first(void **state)
+{
+	struct segpool_health h = { .size = sizeof(h) };
+	uint64_t hits;
+	size_t used;
+	void *p, *q;
+
+	(void)state;
+	assert_int_equal(segpool_set_decay_ms(SEGPOOL_DECAY_NEVER), 0);
+	segpool_shrink_all();
+	assert_int_equal(segpool_health_get(&h), 0);
+	hits = h.limit_hits;
+	/* 8 MiB dirty: freed, kept for ever */
+	p = sp_region_alloc(0, SP_MAX_ORDER, 0x1000);
+	q = sp_region_alloc(0, SP_MAX_ORDER, 0x1000);
+	assert_non_null(p);
+	assert_non_null(q);
+	memset(p, 1, SP_MAX_BLOCK_SIZE);
+	memset(q, 1, SP_MAX_BLOCK_SIZE);
+	sp_region_free(p, SP_MAX_ORDER);
+	sp_region_free(q, SP_MAX_ORDER);
+	assert_true(dirty_pages() >= 2 * SP_MAX_BLOCK_PAGES);
+	pthread_mutex_lock(&sp_arena.region[0].lock);
+	used = sp_arena.region[0].pages_used;
+	pthread_mutex_unlock(&sp_arena.region[0].lock);
+	/* a limit just above what is in use: the dirty memory passes it */
+	assert_int_equal(segpool_set_memory_limit(((uint64_t)used << SP_PAGE_SHIFT) +
+						  (1ULL << 20)), 0);
+	assert_int_equal(segpool_get_memory_limit(),
+			 ((uint64_t)used << SP_PAGE_SHIFT) + (1ULL << 20));
+	p = sp_region_alloc(0, 0, 0x1000);
+	assert_non_null(p);
+	assert_int_equal(dirty_pages(), 0);	/* purged before */
+	assert_int_equal(segpool_health_get(&h), 0);
+	assert_true(h.limit_hits > hits);
+	assert_true(h.node[0].purged_bytes >= 2 * SP_MAX_BLOCK_SIZE);
+	sp_region_free(p, 0);
+	assert_int_equal(segpool_set_memory_limit(0), 0);
+	segpool_shrink_all();
+}
+
+/* A fork child has a decay thread of its own. */
+static void test_fork_child_decays(void **state)
+{
+	pid_t pid;
+	int status;
+
+	(void)state;
+	/* no thread in a child of a threaded process there (core/decay.c) */
+	if (SP_TSAN)
+		skip();
+	assert_int_equal(segpool_set_decay_ms(100), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		unsigned char vec[16];
+		char *p = sp_region_alloc(0, 4, 0x1000);
+		int t;
+
+		alarm(SP_TEST_CHILD_TIMEOUT);
+		if (!p)
+			_exit(2);
+		memset(p, 1, 16 * SP_PAGE_SIZE);
+		sp_region_free(p, 4);
+		for (t = 0; t < WAIT_BOUND_MS / 20; t++) {
+			if (mincore(p, 16 * SP_PAGE_SIZE, vec))
+				_exit(3);
+			if (!(vec[0] & 1))
+				_exit(0);
+			sleep_ms(20);
+		}
+		_exit(1);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(segpool_set_decay_ms(SEGPOOL_DECAY_NEVER), 0);
+}
+
+/* Bad settings: refused by the calls, and by the table with a reason. */
+static void test_bad_settings(void **state)
+{
+	long long v;
+
+	(void)state;
+	errno = 0;
+	assert_int_equal(segpool_set_decay_ms(-2), -EINVAL);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(segpool_set_decay_ms(SEGPOOL_DECAY_MS_MAX + 1), -EINVAL);
+	assert_string_equal(sp_env_parse(&sp_env_table[SP_ENV_DECAY_MS], "-2", &v),
+			    "out of range");
+	assert_string_equal(sp_env_parse(&sp_env_table[SP_ENV_DECAY_MS], "1s", &v),
+			    "not an integer");
+	assert_null(sp_env_parse(&sp_env_table[SP_ENV_DECAY_MS], "-1", &v));
+	assert_int_equal(v, -1);
+	assert_null(sp_env_parse(&sp_env_table[SP_ENV_MEMORY_LIMIT], "512M", &v));
+	assert_int_equal(v, 512LL << 20);
+	assert_string_equal(sp_env_parse(&sp_env_table[SP_ENV_MEMORY_LIMIT], "-5", &v),
+			    "not a size");
+	assert_string_equal(sp_env_parse(&sp_env_table[SP_ENV_THP], "sometimes", &v),
+			    "not one of the words");
+	assert_null(sp_env_parse(&sp_env_table[SP_ENV_THP], "NEVER", &v));
+}
+
+/* SEGPOOL_DECAY_MS=-1 at start-up: no thread, and a bad value is named. */
+static void test_env_never_and_bad(void **state)
+{
+	static const char *const bad[] = { "SEGPOOL_DECAY_MS=soon", NULL };
+	static const struct sp_test_exec x = {
+		.arg = "test_bad_settings", .env = bad,
+	};
+	char buf[4096];
+	int status;
+
+	(void)state;
+	assert_int_equal(sp_test_exec_self(&x, buf, sizeof(buf), &status), 0);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_non_null(strstr(buf, "SEGPOOL_DECAY_MS=\"soon\": not an integer"));
+	if (getenv("SEGPOOL_DECAY_MS")) {
+		/* the child: -1 read at start-up, and no thread */
+		assert_int_equal(segpool_get_decay_ms(), SEGPOOL_DECAY_NEVER);
+		assert_false(decay_thread_running());
+		return;
+	}
+	{
+		static const char *const never[] = { "SEGPOOL_DECAY_MS=-1", NULL };
+
+		assert_int_equal(sp_test_rerun(never, "test_env_never_and_bad"), 0);
+	}
+}
+
+static const struct CMUnitTest tests[] = {
+	cmocka_unit_test_setup(test_env_never_and_bad, setup),
+	cmocka_unit_test_setup(test_region_decay_by_age, setup),
+	cmocka_unit_test_setup(test_burst_goes_back_by_itself, setup),
+	cmocka_unit_test_setup(test_never_then_shrink_all, setup),
+	cmocka_unit_test_setup(test_zero_purges_at_once, setup),
+	cmocka_unit_test_setup(test_memory_limit_purges_first, setup),
+	cmocka_unit_test_setup(test_fork_child_decays, setup),
+	cmocka_unit_test_setup(test_bad_settings, setup),
+};
+
+SP_TEST_MAIN(tests)
