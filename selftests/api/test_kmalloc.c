@@ -338,16 +338,20 @@ static void test_realloc_edges(void **state)
 	after = slabinfo_active(name);
 	CHECK(after == before - 1, "%s active %ld -> %ld after realloc(p, 0)",
 	      name, before, after);
-	/* same for a large allocation: its mapping goes away */
+	/* same for a large allocation: its pages go back (at once with a
+	 * decay delay of 0; after the delay otherwise, test_decay) */
 	p = segpool_malloc(4 * MiB);
 	assert_non_null(p);
 	memset(p, 1, 4 * MiB);
 	{
+		long delay = segpool_get_decay_ms();
 		size_t rss1 = sp_test_rss(), rss2;
 
+		assert_int_equal(segpool_set_decay_ms(0), 0);
 		q = segpool_realloc(p, 0);
 		assert_null(q);
 		rss2 = sp_test_rss();
+		assert_int_equal(segpool_set_decay_ms(delay), 0);
 		CHECK(rss1 >= rss2 + 3 * MiB,
 		      "RSS %zu -> %zu after realloc(4 MiB, 0)", rss1, rss2);
 	}
@@ -432,9 +436,14 @@ static void test_large_rss(void **state)
 	enum { N = 64 };
 	void *p[N];
 	size_t rss0, rss1, rss2, total = N * MiB;
+	long delay = segpool_get_decay_ms();
 	int i;
 
 	(void)state;
+	/* what earlier tests left resident goes first, and frees go back at
+	 * once (the decay's own tests are test_decay's) */
+	segpool_shrink_all();
+	assert_int_equal(segpool_set_decay_ms(0), 0);
 	rss0 = sp_test_rss();
 	for (i = 0; i < N; i++) {
 		p[i] = segpool_malloc(MiB);
@@ -448,6 +457,7 @@ static void test_large_rss(void **state)
 		segpool_free(p[i]);
 	}
 	rss2 = sp_test_rss();
+	assert_int_equal(segpool_set_decay_ms(delay), 0);
 	print_message("# rss: %zu KiB before, %zu KiB holding 64 MiB, %zu KiB after free\n",
 		      rss0 >> 10, rss1 >> 10, rss2 >> 10);
 	CHECK(rss1 >= rss0 + total * 9 / 10, "RSS grew only %zu KiB for 64 MiB",
