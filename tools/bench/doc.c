@@ -34,14 +34,41 @@ static char *bench_slurp(const char *path, size_t *len)
 	return buf;
 }
 
-int bench_doc_update(const char *doc, const char *md_path)
+/*
+ * Write @doc anew as its text up to @begin, then @head, @md and @tail,
+ * then the text from @end: beside it first, then renamed over it.
+ * Return: 0, or -1 (said why).
+ */
+static int bench_doc_write(const char *doc, const char *text, const char *begin,
+			   const char *head, const char *md, const char *tail,
+			   const char *end)
 {
 	char tmp[600];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", doc);
+	f = fopen(tmp, "w");
+	if (!f) {
+		bench_warn("%s: %s", tmp, strerror(errno));
+		return -1;
+	}
+	fwrite(text, 1, (size_t)(begin - text), f);
+	fprintf(f, "%s%s%s", head, md, tail);
+	fputs(end, f);
+	if (fclose(f) || rename(tmp, doc)) {
+		bench_warn("%s: %s", doc, strerror(errno));
+		remove(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+int bench_doc_update(const char *doc, const char *md_path)
+{
 	size_t dlen = 0, mlen = 0;
 	char *text = bench_slurp(doc, &dlen);
 	char *md = bench_slurp(md_path, &mlen);
 	char *begin, *end;
-	FILE *f;
 	int ret = -1;
 
 	if (!text || !md) {
@@ -56,21 +83,7 @@ int bench_doc_update(const char *doc, const char *md_path)
 		goto out;
 	}
 	begin += strlen(BENCH_DOC_BEGIN);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", doc);
-	f = fopen(tmp, "w");
-	if (!f) {
-		bench_warn("%s: %s", tmp, strerror(errno));
-		goto out;
-	}
-	fwrite(text, 1, (size_t)(begin - text), f);
-	fprintf(f, "\n%s", md);
-	fputs(end, f);
-	if (fclose(f) || rename(tmp, doc)) {
-		bench_warn("%s: %s", doc, strerror(errno));
-		remove(tmp);
-		goto out;
-	}
-	ret = 0;
+	ret = bench_doc_write(doc, text, begin, "\n", md, "", end);
 out:
 	free(text);
 	free(md);
@@ -80,12 +93,11 @@ out:
 int bench_doc_update_part(const char *doc, const char *part,
 			  const char *md_path)
 {
-	char tmp[600], pbegin[96], pend[96];
+	char pbegin[96], pend[96];
 	size_t dlen = 0, mlen = 0;
 	char *text = bench_slurp(doc, &dlen);
 	char *md = bench_slurp(md_path, &mlen);
 	char *sec, *secend, *begin, *end;
-	FILE *f;
 	int ret = -1;
 
 	if (!text || !md) {
@@ -112,21 +124,9 @@ int bench_doc_update_part(const char *doc, const char *part,
 		if (*end == '\n')
 			end++;
 	}
-	snprintf(tmp, sizeof(tmp), "%s.tmp", doc);
-	f = fopen(tmp, "w");
-	if (!f) {
-		bench_warn("%s: %s", tmp, strerror(errno));
-		goto out;
-	}
-	fwrite(text, 1, (size_t)(begin - text), f);
-	fprintf(f, "%s\n%s%s\n", pbegin, md, pend);
-	fputs(end, f);
-	if (fclose(f) || rename(tmp, doc)) {
-		bench_warn("%s: %s", doc, strerror(errno));
-		remove(tmp);
-		goto out;
-	}
-	ret = 0;
+	strcat(pbegin, "\n");
+	strcat(pend, "\n");
+	ret = bench_doc_write(doc, text, begin, pbegin, md, pend, end);
 out:
 	free(text);
 	free(md);
