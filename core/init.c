@@ -75,6 +75,7 @@
 #include "core/core.h"
 #include "core/decay.h"
 #include "failslab/failslab.h"
+#include "internal/debug.h"
 #include "internal/env.h"
 #include "internal/reentry.h"
 #include "internal/report.h"
@@ -126,7 +127,10 @@ static void sp_fork_child_pcpu(struct segpool_cache *c)
 static void sp_atfork_prepare(void)
 {
 	sp_rcu_fork_prepare();
+	/* cache after cache: each one's depot, then node locks (above) */
+	sp_lockdep_unordered_begin();
 	sp_cache_lock_all(sp_fork_lock_pcpu);
+	sp_lockdep_unordered_end();
 	sp_failslab_fork_lock();
 	sp_desc_lock_all();
 	sp_arena_lock_all();

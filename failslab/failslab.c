@@ -20,6 +20,7 @@
 
 #include "core/core.h"
 #include "failslab/failslab.h"
+#include "internal/debug.h"
 #include "internal/env.h"
 #include "internal/report.h"
 #include "slab/slab.h"
@@ -41,6 +42,7 @@ static void sp_fs_publish(bool on)
 }
 
 static pthread_mutex_t sp_failslab_lock = PTHREAD_MUTEX_INITIALIZER;
+SP_LOCK_CLASS_STATIC(sp_failslab_lock, SP_LOCK_FAILSLAB)
 static struct segpool_failslab sp_fs;	/* guarded by the lock */
 static unsigned long sp_fs_count;	/* eligible calls past the space budget */
 static uint64_t sp_fs_rng;		/* xorshift64* state, never 0 */

@@ -32,6 +32,7 @@
 
 #include "core/core.h"
 #include "core/hotpath.h"
+#include "internal/debug.h"
 #include "numa/large.h"
 #include "numa/region.h"
 #include "numa/topology.h"
@@ -75,6 +76,7 @@ struct sp_large {
 #define SP_LARGE_MIN_BUCKETS	256
 
 static pthread_mutex_t sp_large_mutex = PTHREAD_MUTEX_INITIALIZER;
+SP_LOCK_CLASS_STATIC(sp_large_mutex, SP_LOCK_LARGE)
 static struct sp_large **sp_large_buckets;	/* under sp_large_mutex */
 static size_t sp_large_nr_buckets;
 static size_t sp_large_count;

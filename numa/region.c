@@ -32,6 +32,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "internal/debug.h"
 #include "internal/env.h"
 #include "internal/report.h"
 #include "internal/sanitize.h"
@@ -64,6 +65,7 @@ static void sp_region_init(struct sp_region *r, int idx, char *base,
 			   struct sp_page *map, size_t nr_pages)
 {
 	pthread_mutex_init(&r->lock, NULL);
+	sp_lock_class(&r->lock, SP_LOCK_REGION);
 	for (int o = 0; o <= SP_MAX_ORDER; o++) {
 		r->free_head[o] = SP_PAGE_NONE;
 		r->nr_free[o] = 0;

@@ -32,6 +32,7 @@
 #include <stdint.h>
 #include <stdbool.h>
 
+#include "internal/compiler.h"
 #include "percpu/contract.h"
 
 #define SP_RSEQ_ARCH		1
@@ -66,6 +67,40 @@
 	"movl $1, %k[res]\n\t"						\
 	"jmp " #out "b\n\t"						\
 	".popsection\n\t"
+
+/*
+ * SP_RSEQ_INJECT(n, abort) - injection point @n inside a sequence, in the
+ * manner of librseq's RSEQ_INJECT_ASM: the empty string in every build but
+ * a debug one (make DEBUG=1), so the sequences of a release build are the
+ * same text with or without them.  In a debug build, when this thread's
+ * sp_rseq_inject.point is @n and its .aborts is not 0, the point takes one
+ * from .aborts and jumps to the sequence's abort handler, as the kernel
+ * moves a thread there on preemption, migration or a signal (registers
+ * kept, nothing after the point done).  A selftest so makes exactly N
+ * aborts at a chosen point (selftests/unit/test_debug_build.c).
+ * SP_RSEQ_INJECT_OPS adds the two fields as operands of the sequence.
+ */
+#ifdef CONFIG_SEGPOOL_DEBUG
+struct sp_rseq_inject {
+	unsigned int point;	/* the point that aborts (1, 2, ...), or 0 */
+	unsigned int aborts;	/* aborts still to make there */
+};
+extern SP_INTERNAL __thread struct sp_rseq_inject sp_rseq_inject;
+#define SP_RSEQ_INJECT(n, abort)					\
+	"cmpl $" #n ", %[inj_point]\n\t"				\
+	"jne 88f\n\t"							\
+	"cmpl $0, %[inj_aborts]\n\t"					\
+	"je 88f\n\t"							\
+	"decl %[inj_aborts]\n\t"					\
+	"jmp " #abort "f\n\t"						\
+	"88:\n\t"
+#define SP_RSEQ_INJECT_OPS						\
+	, [inj_point] "+m"(sp_rseq_inject.point),			\
+	  [inj_aborts] "+m"(sp_rseq_inject.aborts)
+#else
+#define SP_RSEQ_INJECT(n, abort)	""
+#define SP_RSEQ_INJECT_OPS
+#endif
 
 /*
  * The hit count (__SEGPOOL_RSEQ_HIT, segpool/inline.h): one added to the
@@ -195,10 +230,12 @@ sp_rseq_steal(const void *pc, void *busy, unsigned long *slotp)
 		SP_RSEQ_CS_DESC(1, 2, 4)
 		SP_RSEQ_ENTER
 		"1:\n\t"
+		SP_RSEQ_INJECT(1, 4)
 		"movq " SP_AT(SP_PC_ID_OFF, "%[pc]") ", %%rcx\n\t"
 		"movl %%fs:(%%rcx), %k[slot]\n\t"
 		"cmpq " SP_AT(SP_PC_NR_SLOTS, "%[pc]") ", %[slot]\n\t"
 		"jae 5f\n\t"
+		SP_RSEQ_INJECT(2, 4)
 		"movq %[slot], %%rax\n\t"
 		"shlq $" SP_STR(SP_PCPU_SHIFT) ", %%rax\n\t"
 		"addq " SP_AT(SP_PC_SLOTS, "%[pc]") ", %%rax\n\t"
@@ -207,6 +244,7 @@ sp_rseq_steal(const void *pc, void *busy, unsigned long *slotp)
 		"subq %[busy], %%rcx\n\t"
 		"cmpq $" SP_STR(SP_MARKER_REMOTE_DELTA) ", %%rcx\n\t" /* busy, remote */
 		"jbe 5f\n\t"
+		SP_RSEQ_INJECT(3, 4)
 		"movq %[busy], " SP_AT(SP_SLOT_TOP, "%%rax") "\n\t" /* commit */
 		"2:\n\t"
 		"jmp 6f\n\t"
@@ -214,7 +252,7 @@ sp_rseq_steal(const void *pc, void *busy, unsigned long *slotp)
 		"xorl %k[res], %k[res]\n\t"
 		"6:\n\t"
 		SP_RSEQ_ABORT_HANDLER(4, 6)
-		: [res] "=&r"(res), [slot] "=&r"(slot)
+		: [res] "=&r"(res), [slot] "=&r"(slot) SP_RSEQ_INJECT_OPS
 		: [pc] "r"(pc), [busy] "r"(busy)
 		: "rax", "rcx", "memory", "cc");
 	*slotp = slot;

@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "internal/debug.h"
 #include "internal/sanitize.h"
 #include "percpu/depot.h"
 #include "percpu/pcpu.h"
@@ -47,6 +48,7 @@ void sp_depot_init(struct sp_depot *d)
 {
 	memset(d, 0, sizeof(*d));
 	pthread_mutex_init(&d->lock, NULL);
+	sp_lock_class(&d->lock, SP_LOCK_DEPOT);
 }
 
 void sp_depot_fork_child(struct sp_depot *d)

@@ -44,6 +44,7 @@
 #include <sched.h>
 #include <string.h>
 
+#include "internal/debug.h"
 #include "internal/report.h"
 #include "internal/sanitize.h"
 #include "numa/topology.h"
@@ -177,7 +178,10 @@ static struct sp_pcpu_slot *sp_slot_own(struct sp_pcpu_cache *pc, void ***topp,
 			}
 			if (old) {
 				*topp = (void **)old;
-				return &pc->slots[id];
+				slot = &pc->slots[id];
+				sp_assert(sp_mag_top_is_busy(SP_READ_ONCE(slot->top)));
+				sp_lock_enter(SP_LOCK_SLOT);
+				return slot;
 			}
 			/* an unregistered thread reads an id out of range */
 			if (id >= pc->nr_slots && !retried && sp_rseq_own &&
@@ -201,12 +205,21 @@ static struct sp_pcpu_slot *sp_slot_own(struct sp_pcpu_cache *pc, void ***topp,
 	if (!sp_spin_trylock(&slot->lock))
 		return NULL;
 	*topp = slot->top;
+	sp_lock_enter(SP_LOCK_SLOT);
 	return slot;
 }
 
 static void sp_slot_release(struct sp_pcpu_cache *pc, struct sp_pcpu_slot *slot,
 			    void **top)
 {
+	/* an owner publishes a magazine's top, within its bounds */
+	sp_assert(!sp_mag_top_is_busy(top));
+	sp_assert(top == sp_mag_top_none || !slot->loaded ||
+		  sp_mag_count_at(slot->loaded, top) <= slot->loaded->cap);
+	sp_assert(sp_pcpu_mode == SP_PCPU_RSEQ ?
+		  sp_mag_top_is_busy(SP_READ_ONCE(slot->top)) :
+		  SP_READ_ONCE(slot->lock) != 0);
+	sp_lock_leave(SP_LOCK_SLOT);
 	sp_hook(SP_HOOK_SLOT_RELEASE, pc, slot);
 	if (sp_pcpu_mode == SP_PCPU_RSEQ) {
 		__atomic_store_n(&slot->top, top, __ATOMIC_RELEASE);
@@ -222,8 +235,10 @@ static void **sp_slot_own_remote(struct sp_pcpu_cache *pc, unsigned long i)
 	struct sp_pcpu_slot *slot = &pc->slots[i];
 	void **old;
 
+	sp_assert_held(&pc->drain_lock);
 	if (sp_pcpu_mode != SP_PCPU_RSEQ) {
 		sp_spin_lock(&slot->lock);
+		sp_lock_enter(SP_LOCK_SLOT);
 		return slot->top;
 	}
 	for (;;) {
@@ -238,8 +253,10 @@ static void **sp_slot_own_remote(struct sp_pcpu_cache *pc, unsigned long i)
 		if (sp_rseq_fence((long)i))
 			sp_bug("membarrier fence failed on slot %lu", i);
 		if (__atomic_load_n(&slot->top, __ATOMIC_SEQ_CST) ==
-		    sp_mag_top_remote)
+		    sp_mag_top_remote) {
+			sp_lock_enter(SP_LOCK_SLOT);
 			return old;
+		}
 		/* a critical section committed after the exchange: again */
 	}
 }
@@ -358,6 +375,7 @@ static struct sp_mag *sp_swap_resize(struct sp_pcpu_cache *pc, struct sp_mag *m)
 		return m;
 	memcpy(sp_mag_base(n), sp_mag_base(m), m->count * sizeof(void *));
 	n->count = m->count;
+	sp_assert(n->count <= n->cap);
 	sp_mag_free(m);
 	return n;
 }
@@ -406,6 +424,7 @@ static void sp_swap_center(struct sp_pcpu_slot *slot, bool alloc, uint64_t since
 	}
 	from->count -= k;
 	to->count = k;
+	sp_assert(from->count <= from->cap && to->count <= to->cap);
 }
 
 /* --- slow paths ---------------------------------------------------------------------- */
@@ -603,6 +622,7 @@ static void sp_slot_drain(struct sp_pcpu_cache *pc, unsigned long i)
 
 	if (m) {
 		m->count = sp_mag_count_at(m, top);
+		sp_assert(m->count <= m->cap);
 		sp_stat_add(slot, SP_STAT_FLUSH_OBJS, m->count);
 		sp_mag_flush(pc, m);
 		sp_mag_free(m);
@@ -684,6 +704,7 @@ struct sp_pcpu_cache *sp_pcpu_cache_create(struct segpool_cache *c)
 	pc->base_cls = pc->cls;
 	pc->depot_max = SP_DEPOT_MAX_DEFAULT;
 	pthread_mutex_init(&pc->drain_lock, NULL);
+	sp_lock_class(&pc->drain_lock, SP_LOCK_DRAIN);
 	for (int n = 0; n < sp_topo.nr_nodes; n++)
 		sp_depot_init(&pc->depot[n]);
 	for (unsigned long i = 0; i < pc->nr_slots; i++) {

@@ -24,6 +24,11 @@
 #define RSEQ_SIG 0x53053053
 #endif
 
+#if defined(CONFIG_SEGPOOL_DEBUG) && SP_RSEQ_ARCH
+/* the debug build's abort injection (SP_RSEQ_INJECT, percpu/arch-x86_64.h) */
+__thread struct sp_rseq_inject sp_rseq_inject;
+#endif
+
 enum sp_pcpu_mode_id sp_pcpu_mode = SP_PCPU_LOCK;
 long sp_rseq_off;
 long sp_rseq_id_off;

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "internal/debug.h"
 #include "internal/rculist.h"
 #include "internal/report.h"
 #include "os/os.h"
@@ -23,6 +24,7 @@
 void *sp_cache_nil_slots;
 
 pthread_mutex_t sp_cache_list_lock = PTHREAD_MUTEX_INITIALIZER;
+SP_LOCK_CLASS_STATIC(sp_cache_list_lock, SP_LOCK_CACHE_LIST)
 struct sp_list_head sp_cache_list = SP_LIST_HEAD_INIT(sp_cache_list);
 
 static bool sp_cache_name_valid(const char *name)
@@ -96,6 +98,7 @@ struct segpool_cache *sp_cache_create(const char *name, size_t size,
 		struct sp_cache_node *n = &c->node[i];
 
 		pthread_mutex_init(&n->lock, NULL);
+		sp_lock_class(&n->lock, SP_LOCK_NODE);
 		sp_list_init(&n->partial);
 		sp_list_init(&n->full);
 		sp_list_init(&n->empty);

@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 
+#include "internal/debug.h"
 #include "slab/slab.h"
 
 #define SP_DESC_BLOCK_ORDER	4	/* 64 KiB: 1024 descriptors */
@@ -28,6 +29,14 @@ struct sp_desc_pool {
 static struct sp_desc_pool sp_desc_pools[SP_MAX_NODES] = {
 	[0 ... SP_MAX_NODES - 1] = { .lock = PTHREAD_MUTEX_INITIALIZER },
 };
+
+#ifdef CONFIG_SEGPOOL_DEBUG
+static __attribute__((constructor)) void sp_desc_lock_classes(void)
+{
+	for (int i = 0; i < SP_MAX_NODES; i++)
+		sp_lock_class(&sp_desc_pools[i].lock, SP_LOCK_DESC);
+}
+#endif
 
 static int sp_desc_pool_grow(struct sp_desc_pool *p, int idx)
 {

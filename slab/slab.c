@@ -29,6 +29,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "internal/debug.h"
 #include "internal/reentry.h"
 #include "internal/report.h"
 #include "slab/slab.h"
@@ -309,6 +310,8 @@ static void sp_slab_relist(struct segpool_cache *c, struct sp_cache_node *n,
 {
 	enum sp_slab_list want;
 
+	sp_assert_held(&n->lock);
+	sp_assert(s->inuse <= c->objs_per_slab);
 	if (s->inuse == 0)
 		want = SP_SLAB_EMPTY;
 	else if (s->inuse == c->objs_per_slab)
@@ -353,6 +356,7 @@ static __sp_libframe size_t sp_node_take(struct segpool_cache *c,
 	struct sp_slab *ahead = NULL;	/* links prefetched a slab ago */
 	size_t got = 0;
 
+	sp_assert_held(&n->lock);
 	while (got < want) {
 		struct sp_slab *s;
 
@@ -536,6 +540,7 @@ static __sp_libframe struct sp_slab *sp_node_put(struct segpool_cache *c,
 				   struct sp_cache_node *n, struct sp_slab *s,
 				   void *obj, bool xfer)
 {
+	sp_assert_held(&n->lock);
 	if (unlikely(c->flags & SP_CACHE_DEBUG) && !sp_debug_on_free(c, s, obj))
 		return NULL;	/* a bad free, reported: ignored */
 	if (unlikely(s->inuse == 0 || obj == s->freelist)) {
