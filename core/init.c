@@ -126,20 +126,21 @@ static void sp_fork_child_pcpu(struct segpool_cache *c)
 
 static void sp_atfork_prepare(void)
 {
+	/* cache after cache, each one's depot then node locks: unchecked */
+	sp_lockdep_fork_begin();
 	sp_rcu_fork_prepare();
-	/* cache after cache: each one's depot, then node locks (above) */
-	sp_lockdep_unordered_begin();
 	sp_cache_lock_all(sp_fork_lock_pcpu);
-	sp_lockdep_unordered_end();
 	sp_failslab_fork_lock();
 	sp_desc_lock_all();
 	sp_arena_lock_all();
 	sp_large_lock();
 	sp_rcu_fork_prepare_leaves();
+	sp_lockdep_fork_end();
 }
 
 static void sp_atfork_parent(void)
 {
+	sp_lockdep_fork_begin();
 	sp_rcu_fork_parent_leaves();
 	sp_large_unlock();
 	sp_arena_unlock_all();
@@ -147,10 +148,12 @@ static void sp_atfork_parent(void)
 	sp_failslab_fork_unlock();
 	sp_cache_unlock_all(sp_fork_unlock_pcpu);
 	sp_rcu_fork_parent();
+	sp_lockdep_fork_end();
 }
 
 static void sp_atfork_child(void)
 {
+	sp_lockdep_fork_begin();
 	sp_rcu_fork_child_leaves();
 	sp_large_reinit_lock();
 	sp_arena_reinit_locks();
@@ -158,6 +161,7 @@ static void sp_atfork_child(void)
 	sp_failslab_fork_child();
 	sp_cache_reinit_locks(sp_fork_child_pcpu);
 	sp_rcu_fork_child();
+	sp_lockdep_fork_end();
 	sp_decay_fork_child();	/* last: it starts a thread */
 }
 

@@ -10,6 +10,7 @@
  *                        file:line: assertion 'expr' failed" and abort().
  *   sp_assert_held(&m)   this thread holds the mutex m.
  *   sp_lock_class(&m, level), SP_LOCK_CLASS_STATIC(m, level)
+ *                        (after pthread_mutex_init(), which drops a class)
  *                        m's level in the lock order of core/init.c's head
  *                        comment (enum sp_lock_level below).
  *
@@ -76,18 +77,22 @@ SP_INTERNAL int sp_lockdep_init(pthread_mutex_t *m,
 				const pthread_mutexattr_t *attr);
 SP_INTERNAL int sp_lockdep_destroy(pthread_mutex_t *m);
 SP_INTERNAL bool sp_lockdep_held(const pthread_mutex_t *m);
-/* a lock with no mutex (an owned CPU slot): taken and left at @level */
-SP_INTERNAL void sp_lockdep_enter(enum sp_lock_level level, const char *file,
-				  int line);
+/*
+ * A lock with no mutex (an owned CPU slot): taken and left at @level;
+ * @try: taken by a try that gives up when it is owned (not ordered).
+ */
+SP_INTERNAL void sp_lockdep_enter(enum sp_lock_level level, bool try,
+				  const char *file, int line);
 SP_INTERNAL void sp_lockdep_leave(enum sp_lock_level level, const char *file,
 				  int line);
 /*
  * The fork handlers take every cache's depot and node locks, cache after
- * cache (core/init.c says why that order is safe): between these two
- * calls this thread's order is not checked, only recorded.
+ * cache (core/init.c says why that order is safe), and the child's
+ * re-initialise them: between these two calls nothing of this thread's
+ * is checked nor recorded.
  */
-SP_INTERNAL void sp_lockdep_unordered_begin(void);
-SP_INTERNAL void sp_lockdep_unordered_end(void);
+SP_INTERNAL void sp_lockdep_fork_begin(void);
+SP_INTERNAL void sp_lockdep_fork_end(void);
 
 #define sp_assert_held(m)						\
 	do {								\
@@ -106,7 +111,10 @@ SP_INTERNAL void sp_lockdep_unordered_end(void);
 		sp_lock_class(&(m), (level));				\
 	}
 
-#define sp_lock_enter(level)	sp_lockdep_enter((level), __FILE__, __LINE__)
+#define sp_lock_enter(level)						\
+	sp_lockdep_enter((level), false, __FILE__, __LINE__)
+#define sp_lock_enter_try(level)					\
+	sp_lockdep_enter((level), true, __FILE__, __LINE__)
 #define sp_lock_leave(level)	sp_lockdep_leave((level), __FILE__, __LINE__)
 
 /* the library's mutex calls (internal/lockdep.c undefines them) */
@@ -123,9 +131,10 @@ SP_INTERNAL void sp_lockdep_unordered_end(void);
 #define sp_lock_class(m, level)	((void)sizeof(m), (void)(level))
 #define SP_LOCK_CLASS_STATIC(m, level)	/* nothing */
 #define sp_lock_enter(level)	((void)(level))
+#define sp_lock_enter_try(level) ((void)(level))
 #define sp_lock_leave(level)	((void)(level))
-#define sp_lockdep_unordered_begin()	((void)0)
-#define sp_lockdep_unordered_end()	((void)0)
+#define sp_lockdep_fork_begin()	((void)0)
+#define sp_lockdep_fork_end()	((void)0)
 
 #endif /* CONFIG_SEGPOOL_DEBUG */
 

@@ -10,13 +10,18 @@
  * compare-and-swap, so a lookup takes no lock.  A full table leaves the
  * mutexes it cannot hold unordered (sp_lockdep_table_full counts them).
  *
- * Each thread keeps how many locks of each level it holds, and the last
- * few mutexes it took (sp_assert_held() looks there; the fork handlers
- * hold more, and then a held check passes for any mutex that fell off).
- * Taking a classed mutex while a lock of a higher level is held reports
- * the inversion with both levels and the call site, and aborts.
- * pthread_mutex_init() of a mutex this thread holds (the child's fork
- * handlers do that) forgets it.
+ * Each thread keeps how many locks of each level it holds (by the class
+ * at the time of the call), and the mutexes it took, up to
+ * SP_LOCKDEP_STACK of them (sp_assert_held() looks there; past that a
+ * held check passes and an unknown unlock is let through until the thread
+ * holds none again).  Taking a classed mutex while a lock of a higher
+ * level is held reports the inversion with both levels and the call
+ * site, and aborts.  pthread_mutex_init() of a mutex this thread holds
+ * forgets it, and of any other drops its class (the memory is a new
+ * mutex now).  core/init.c's fork handlers, which take every cache's
+ * locks cache after cache and re-initialise them in the child, run
+ * between sp_lockdep_fork_begin() and _end(): nothing is checked nor
+ * recorded there, so the counts before the fork stand after it.
  */
 #include "segpool_config.h"
 
@@ -34,8 +39,9 @@
 #undef pthread_mutex_destroy
 
 #define SP_LOCKDEP_SLOTS	(1u << 16)	/* classed mutexes at once */
-#define SP_LOCKDEP_STACK	16		/* mutexes a thread remembers */
+#define SP_LOCKDEP_STACK	64		/* mutexes a thread remembers */
 #define SP_LOCKDEP_TOMB		((uint64_t)1)
+#define SP_LOCKDEP_NEXT(i)	(((i) + 1) & (SP_LOCKDEP_SLOTS - 1))
 
 /* (address << 4) | level; 0 free, 1 a removed entry */
 static uint64_t sp_lockdep_table[SP_LOCKDEP_SLOTS];
@@ -45,8 +51,8 @@ struct sp_lockdep_thread {
 	unsigned int held[SP_LOCK_LEVELS];	/* locks held, per level */
 	const pthread_mutex_t *stack[SP_LOCKDEP_STACK];
 	unsigned int depth;			/* entries in @stack */
-	unsigned int lost;			/* taken while @stack was full */
-	unsigned int unordered;			/* sp_lockdep_unordered_begin() */
+	unsigned int lost;			/* taken with @stack full */
+	unsigned int forking;			/* sp_lockdep_fork_begin() */
 };
 static __thread struct sp_lockdep_thread sp_lockdep_me;
 
@@ -71,8 +77,9 @@ static long sp_lockdep_find(const void *m)
 	uint64_t key = sp_lockdep_key(m);
 	unsigned int i = sp_lockdep_hash(m), n;
 
-	for (n = 0; n < SP_LOCKDEP_SLOTS; n++, i = (i + 1) & (SP_LOCKDEP_SLOTS - 1)) {
-		uint64_t e = __atomic_load_n(&sp_lockdep_table[i], __ATOMIC_ACQUIRE);
+	for (n = 0; n < SP_LOCKDEP_SLOTS; n++, i = SP_LOCKDEP_NEXT(i)) {
+		uint64_t e = __atomic_load_n(&sp_lockdep_table[i],
+					     __ATOMIC_ACQUIRE);
 
 		if (!e)
 			return -1;
@@ -107,8 +114,9 @@ void sp_lock_class(pthread_mutex_t *m, enum sp_lock_level level)
 	unsigned int i = sp_lockdep_hash(m), n;
 
 	sp_lockdep_forget(m);
-	for (n = 0; n < SP_LOCKDEP_SLOTS; n++, i = (i + 1) & (SP_LOCKDEP_SLOTS - 1)) {
-		uint64_t e = __atomic_load_n(&sp_lockdep_table[i], __ATOMIC_RELAXED);
+	for (n = 0; n < SP_LOCKDEP_SLOTS; n++, i = SP_LOCKDEP_NEXT(i)) {
+		uint64_t e = __atomic_load_n(&sp_lockdep_table[i],
+					     __ATOMIC_RELAXED);
 
 		if ((e == 0 || e == SP_LOCKDEP_TOMB) &&
 		    __atomic_compare_exchange_n(&sp_lockdep_table[i], &e, want,
@@ -125,7 +133,7 @@ static void sp_lockdep_order(enum sp_lock_level level, const char *file,
 	struct sp_lockdep_thread *t = &sp_lockdep_me;
 	unsigned int l;
 
-	if (level == SP_LOCK_NONE || t->unordered)
+	if (level == SP_LOCK_NONE)
 		return;
 	for (l = SP_LOCK_LEVELS - 1; l > level; l--)
 		if (t->held[l])
@@ -146,32 +154,50 @@ static void sp_lockdep_push(const pthread_mutex_t *m, enum sp_lock_level level)
 		t->lost++;
 }
 
+static bool sp_lockdep_in_stack(const pthread_mutex_t *m, bool drop)
+{
+	struct sp_lockdep_thread *t = &sp_lockdep_me;
+
+	for (unsigned int i = t->depth; i-- > 0;) {
+		if (t->stack[i] != m)
+			continue;
+		if (drop)
+			t->stack[i] = t->stack[--t->depth];
+		return true;
+	}
+	return false;
+}
+
+static void sp_lockdep_held_drop(enum sp_lock_level level)
+{
+	struct sp_lockdep_thread *t = &sp_lockdep_me;
+	unsigned int sum = 0;
+
+	if (t->held[level])
+		t->held[level]--;
+	for (unsigned int l = 0; l < SP_LOCK_LEVELS; l++)
+		sum += t->held[l];
+	if (!sum)
+		t->lost = 0;	/* exact again */
+}
+
 /* drop @m from this thread's record; false when it was not there */
 static bool sp_lockdep_pop(const pthread_mutex_t *m, enum sp_lock_level level)
 {
-	struct sp_lockdep_thread *t = &sp_lockdep_me;
-	unsigned int i;
-
-	for (i = t->depth; i-- > 0;) {
-		if (t->stack[i] != m)
-			continue;
-		t->stack[i] = t->stack[--t->depth];
-		goto found;
-	}
-	if (!t->lost)
+	if (!sp_lockdep_in_stack(m, true) && !sp_lockdep_me.lost)
 		return false;
-	t->lost--;
-found:
-	if (t->held[level])
-		t->held[level]--;
+	sp_lockdep_held_drop(level);
 	return true;
 }
 
 int sp_lockdep_lock(pthread_mutex_t *m, const char *file, int line)
 {
-	enum sp_lock_level level = sp_lockdep_level(m);
+	enum sp_lock_level level;
 	int err;
 
+	if (sp_lockdep_me.forking)
+		return pthread_mutex_lock(m);
+	level = sp_lockdep_level(m);
 	sp_lockdep_order(level, file, line);
 	err = pthread_mutex_lock(m);
 	if (!err)
@@ -183,22 +209,27 @@ int sp_lockdep_trylock(pthread_mutex_t *m)
 {
 	int err = pthread_mutex_trylock(m);
 
-	if (!err)
+	if (!err && !sp_lockdep_me.forking)
 		sp_lockdep_push(m, sp_lockdep_level(m));
 	return err;
 }
 
 int sp_lockdep_unlock(pthread_mutex_t *m, const char *file, int line)
 {
-	if (!sp_lockdep_pop(m, sp_lockdep_level(m)))
-		sp_bug_at(file, line, "unlocking a mutex this thread does not hold");
+	if (!sp_lockdep_me.forking && !sp_lockdep_pop(m, sp_lockdep_level(m)))
+		sp_bug_at(file, line,
+			  "unlocking a mutex this thread does not hold");
 	return pthread_mutex_unlock(m);
 }
 
 int sp_lockdep_init(pthread_mutex_t *m, const pthread_mutexattr_t *attr)
 {
-	/* a fork child re-initialises what its one thread held */
-	sp_lockdep_pop(m, sp_lockdep_level(m));
+	if (!sp_lockdep_me.forking) {
+		if (sp_lockdep_in_stack(m, true))
+			sp_lockdep_held_drop(sp_lockdep_level(m));
+		else
+			sp_lockdep_forget(m);	/* new memory, no class yet */
+	}
 	return pthread_mutex_init(m, attr);
 }
 
@@ -216,32 +247,38 @@ bool sp_lockdep_held(const pthread_mutex_t *m)
 	for (i = 0; i < t->depth; i++)
 		if (t->stack[i] == m)
 			return true;
-	return t->lost != 0;
+	return t->lost != 0 || t->forking;
 }
 
-void sp_lockdep_enter(enum sp_lock_level level, const char *file, int line)
+void sp_lockdep_enter(enum sp_lock_level level, bool try, const char *file,
+		      int line)
 {
-	sp_lockdep_order(level, file, line);
+	if (sp_lockdep_me.forking)
+		return;
+	if (!try)
+		sp_lockdep_order(level, file, line);
 	sp_lockdep_me.held[level]++;
 }
 
 void sp_lockdep_leave(enum sp_lock_level level, const char *file, int line)
 {
+	if (sp_lockdep_me.forking)
+		return;
 	if (!sp_lockdep_me.held[level])
 		sp_bug_at(file, line, "leaving a level %u lock not held",
 			  (unsigned int)level);
-	sp_lockdep_me.held[level]--;
+	sp_lockdep_held_drop(level);
 }
 
-void sp_lockdep_unordered_begin(void)
+void sp_lockdep_fork_begin(void)
 {
-	sp_lockdep_me.unordered++;
+	sp_lockdep_me.forking++;
 }
 
-void sp_lockdep_unordered_end(void)
+void sp_lockdep_fork_end(void)
 {
-	if (sp_lockdep_me.unordered)
-		sp_lockdep_me.unordered--;
+	if (sp_lockdep_me.forking)
+		sp_lockdep_me.forking--;
 }
 
 #endif /* CONFIG_SEGPOOL_DEBUG */

@@ -179,8 +179,9 @@ static struct sp_pcpu_slot *sp_slot_own(struct sp_pcpu_cache *pc, void ***topp,
 			if (old) {
 				*topp = (void **)old;
 				slot = &pc->slots[id];
-				sp_assert(sp_mag_top_is_busy(SP_READ_ONCE(slot->top)));
-				sp_lock_enter(SP_LOCK_SLOT);
+				sp_assert(sp_mag_top_is_busy(
+					SP_READ_ONCE(slot->top)));
+				sp_lock_enter_try(SP_LOCK_SLOT);
 				return slot;
 			}
 			/* an unregistered thread reads an id out of range */
@@ -205,7 +206,7 @@ static struct sp_pcpu_slot *sp_slot_own(struct sp_pcpu_cache *pc, void ***topp,
 	if (!sp_spin_trylock(&slot->lock))
 		return NULL;
 	*topp = slot->top;
-	sp_lock_enter(SP_LOCK_SLOT);
+	sp_lock_enter_try(SP_LOCK_SLOT);
 	return slot;
 }
 

@@ -85,8 +85,9 @@ static void test_lock_order(void **state)
 {
 	(void)state;
 	/* the order of core/init.c, both levels named */
-	assert_true(sp_test_expect_death(inverted, NULL,
-		"lock order: taking a level 7 lock while holding one of level 10"));
+	assert_true(sp_test_expect_death(inverted, NULL, "lock order: taking "
+					 "a level 7 lock while holding one of "
+					 "level 10"));
 	assert_true(sp_test_expect_death(not_held, NULL, "is not held"));
 
 	/* the right order, a try-lock against it, and a held check pass */
@@ -144,10 +145,10 @@ static void test_rseq_inject(void **state)
 	sp_rseq_inject.point = 9;
 	sp_rseq_inject.aborts = 1;
 	{
-		struct segpool_cache *c = segpool_cache_create("inject-none", 64,
-							       0, 0, NULL);
+		struct segpool_cache *c;
 		void *obj;
 
+		c = segpool_cache_create("inject-none", 64, 0, 0, NULL);
 		assert_non_null(c);
 		obj = segpool_cache_alloc(c, 0);
 		assert_non_null(obj);
