@@ -23,7 +23,6 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +32,7 @@
 
 #include "core/core.h"
 #include "internal/report.h"
+#include "os/os.h"
 
 /* Retries of a SEGPOOL_NOFAIL allocation before the abort; pause 2^i ms. */
 #define SP_NOFAIL_RETRIES	10
@@ -109,17 +109,10 @@ SEGPOOL_API void *segpool_alloc_failed(struct segpool_cache *cache,
 		     i++) {
 			void *p;
 
-			if (gfp & SEGPOOL_WAIT) {
-				struct timespec ts = {
-					.tv_sec = (time_t)((1UL << i) / 1000),
-					.tv_nsec = (long)((1UL << i) % 1000) *
-						   1000000L,
-				};
-
-				nanosleep(&ts, NULL);
-			} else {
-				sched_yield();
-			}
+			if (gfp & SEGPOOL_WAIT)
+				sp_os_sleep_ms(1UL << i);
+			else
+				sp_os_yield();
 			errno = 0;
 			p = sp_retry(cache, size, gfp, node);
 			if (p)

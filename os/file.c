@@ -66,3 +66,30 @@ int sp_os_user_file_commit(int fd, const char *tmp, const char *path)
 	return 0;
 }
 
+
+int sp_os_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t w = write(fd, p, len);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+int sp_os_dup_stderr(void)
+{
+	return fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+}
+
+void sp_os_close(int fd)
+{
+	close(fd);
+}

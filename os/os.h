@@ -2,12 +2,26 @@
 /*
  * os/os.h - the OS door: the only calls into the kernel (private).
  *
- * Every system call the library makes for memory (mmap, mprotect, madvise,
- * mbind), shared memory (shm_open, ftruncate) and the per-CPU layer (rseq,
- * membarrier) goes through here, so fault injection (os/faultpoint.h) and
- * error translation happen in one place, as in mimalloc's prim layer.
- * What the OS says about CPUs and nodes is in os/cpu.h.  Memory failures
- * return NULL or -1 with errno ENOMEM unless a function says otherwise.
+ * Every system call the library makes goes through here: for memory
+ * (mmap, mprotect, madvise, mbind), shared memory (shm_open, ftruncate,
+ * the /dev/shm walk of the live export), files (the statistics file,
+ * write, close), the process (its ids, kill, sched_yield, nanosleep,
+ * /proc, getrusage), random bytes (getrandom) and the per-CPU layer
+ * (rseq, membarrier), so fault injection (os/faultpoint.h) and error
+ * translation happen in one place, as in mimalloc's prim layer.  What the
+ * OS says about CPUs and nodes is in os/cpu.h.  Memory failures return
+ * NULL or -1 with errno ENOMEM unless a function says otherwise.
+ *
+ * What the door does not cover, exactly:
+ *   - internal/report.c's write(2) to fd 2: internal/ comes before os/
+ *     (os/ itself reports through it);
+ *   - clock_gettime and sched_getcpu: vDSO reads, called where needed;
+ *   - the C library's own layers: threads and their locks, condition
+ *     variables and signal masks (pthread_*), stdio on a stream the caller
+ *     gave (segpool_stats_print() and friends);
+ *   - liburcu, called from rcu/ (libnuma is called from os/cpu.c).
+ * tools/check/layout.sh checks it in the built objects (nm -u against the
+ * C library's system call wrappers).
  */
 #ifndef SP_OS_OS_H
 #define SP_OS_OS_H
@@ -82,6 +96,22 @@ SP_INTERNAL uint64_t sp_os_huge_bytes(const void *addr, size_t size);
  * only thread left: a helper thread that must not keep the process alive
  * then returns. */
 SP_INTERNAL bool sp_os_alone(void);
+/* This process's id, the calling thread's, and the effective user id. */
+SP_INTERNAL int sp_os_pid(void);
+SP_INTERNAL int sp_os_tid(void);
+SP_INTERNAL unsigned int sp_os_euid(void);
+/* Whether no process @pid exists (kill(@pid, 0) fails with ESRCH). */
+SP_INTERNAL bool sp_os_pid_gone(long pid);
+/* Let another thread run (sched_yield), or sleep @ms milliseconds. */
+SP_INTERNAL void sp_os_yield(void);
+SP_INTERNAL void sp_os_sleep_ms(unsigned long ms);
+/* Resident bytes now (/proc/self/statm), and the peak (getrusage); 0 when
+ * unreadable. */
+SP_INTERNAL uint64_t sp_os_resident_bytes(void);
+SP_INTERNAL uint64_t sp_os_peak_resident_bytes(void);
+/* sp_os_random() - fill @buf with @len random bytes (getrandom(2), never
+ * blocking); false when the kernel had none to give (os/sys.c). */
+SP_INTERNAL bool sp_os_random(void *buf, size_t len);
 
 /* --- shared memory (os/shm.c) --- */
 /*
@@ -106,6 +136,19 @@ SP_INTERNAL int sp_os_shm_resize(int fd, size_t size);
  */
 SP_INTERNAL void *sp_os_map_shared(int fd, size_t size, bool writable);
 /*
+ * sp_os_shm_each() - call @fn(name, @arg) for each shared-memory object of
+ * the system (the entries of /dev/shm, names without the leading '/').
+ */
+SP_INTERNAL void sp_os_shm_each(void (*fn)(const char *name, void *arg),
+				void *arg);
+/*
+ * sp_os_shm_open_own() - open the shared-memory object @name (an entry of
+ * sp_os_shm_each()) read-only, never through a link nor blocking, and
+ * fstat() it into *@st.  Return: its descriptor, or -1 (errno EPERM when
+ * it is not a regular file of this user).
+ */
+SP_INTERNAL int sp_os_shm_open_own(const char *name, struct stat *st);
+/*
  * sp_os_remap() - grow or shrink the mapping @addr of @old bytes to @size,
  * moving it if need be.  Return: its new address, or NULL with errno set.
  */
@@ -127,6 +170,12 @@ SP_INTERNAL int sp_os_user_file_begin(const char *path, char *tmp,
  */
 SP_INTERNAL int sp_os_user_file_commit(int fd, const char *tmp,
 				       const char *path);
+/* sp_os_write_all() - all @len bytes of @buf to @fd (EINTR retried);
+ * 0 or -1. */
+SP_INTERNAL int sp_os_write_all(int fd, const void *buf, size_t len);
+/* sp_os_dup_stderr() - a close-on-exec copy of fd 2 (>= 3), or -1. */
+SP_INTERNAL int sp_os_dup_stderr(void);
+SP_INTERNAL void sp_os_close(int fd);
 
 /* --- the per-CPU layer's system calls (os/sys.c) --- */
 /*

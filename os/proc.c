@@ -1,11 +1,18 @@
 // SPDX-License-Identifier: MIT
 /*
- * os/proc.c - what /proc says about this process's threads (os/os.h).
- * Read with open() and read() into a stack buffer: nothing here allocates.
+ * os/proc.c - the process and its threads (os/os.h): who they are, what
+ * /proc says about them, how they wait.  /proc is read with open() and
+ * read() into a stack buffer: nothing here allocates.
  */
+#include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "os/os.h"
@@ -43,4 +50,67 @@ bool sp_os_alone(void)
 	threads = strtol(p, NULL, 10);
 	/* the exited main thread is still counted */
 	return threads > 0 && threads <= 2;
+}
+
+int sp_os_pid(void)
+{
+	return (int)getpid();
+}
+
+int sp_os_tid(void)
+{
+	return (int)gettid();
+}
+
+unsigned int sp_os_euid(void)
+{
+	return (unsigned int)geteuid();
+}
+
+bool sp_os_pid_gone(long pid)
+{
+	return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
+void sp_os_yield(void)
+{
+	sched_yield();
+}
+
+void sp_os_sleep_ms(unsigned long ms)
+{
+	struct timespec ts = {
+		.tv_sec = (time_t)(ms / 1000),
+		.tv_nsec = (long)(ms % 1000) * 1000000L,
+	};
+
+	nanosleep(&ts, NULL);
+}
+
+uint64_t sp_os_resident_bytes(void)
+{
+	char buf[128];
+	unsigned long long size, res;
+	ssize_t n;
+	int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	if (sscanf(buf, "%llu %llu", &size, &res) != 2)
+		return 0;
+	return (uint64_t)res * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+uint64_t sp_os_peak_resident_bytes(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0;
+	return (uint64_t)ru.ru_maxrss << 10;	/* in KiB on Linux */
 }

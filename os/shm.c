@@ -5,6 +5,7 @@
  * Only the live statistics export (stats/export.c) uses it: one segment
  * per process, created here, mapped shared, grown in place.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -82,4 +83,38 @@ void *sp_os_remap(void *addr, size_t old, size_t size)
 	void *p = mremap(addr, old, size, MREMAP_MAYMOVE);
 
 	return p == MAP_FAILED ? NULL : p;
+}
+
+void sp_os_shm_each(void (*fn)(const char *name, void *arg), void *arg)
+{
+	DIR *d = opendir(SP_SHM_DIR);
+	struct dirent *de;
+
+	if (!d)
+		return;
+	while ((de = readdir(d)))
+		fn(de->d_name, arg);
+	closedir(d);
+}
+
+int sp_os_shm_open_own(const char *name, struct stat *st)
+{
+	char path[sizeof(SP_SHM_DIR) + 256];
+	int fd;
+
+	if (snprintf(path, sizeof(path), SP_SHM_DIR "/%s", name) >=
+	    (int)sizeof(path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	/* O_NONBLOCK: a FIFO planted there would block the open for good */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, st) || !S_ISREG(st->st_mode) || st->st_uid != geteuid()) {
+		close(fd);
+		errno = EPERM;
+		return -1;
+	}
+	return fd;
 }

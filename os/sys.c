@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <linux/membarrier.h>
+#include <sys/random.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -49,4 +50,9 @@ int sp_os_membarrier_fence(int cpu)
 				    MEMBARRIER_CMD_FLAG_CPU, cpu);
 	return (int)syscall(__NR_membarrier,
 			    MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ, 0, 0);
+}
+
+bool sp_os_random(void *buf, size_t len)
+{
+	return getrandom(buf, len, GRND_NONBLOCK) == (ssize_t)len;
 }

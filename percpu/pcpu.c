@@ -41,7 +41,6 @@
  * leaf (level 12).
  */
 #include <errno.h>
-#include <sched.h>
 #include <string.h>
 
 #include "internal/debug.h"
@@ -133,7 +132,7 @@ static void sp_spin_lock(uint32_t *lock)
 	while (__atomic_exchange_n(lock, 1, __ATOMIC_ACQUIRE)) {
 		while (__atomic_load_n(lock, __ATOMIC_RELAXED)) {
 			if (++spins > 64) {
-				sched_yield();
+				sp_os_yield();
 				spins = 0;
 			} else {
 				sp_cpu_relax();
@@ -247,7 +246,7 @@ static void **sp_slot_own_remote(struct sp_pcpu_cache *pc, unsigned long i)
 					  __ATOMIC_SEQ_CST);
 		if (sp_mag_top_is_busy(old)) {
 			/* a local slow path owns it: let it publish */
-			sched_yield();
+			sp_os_yield();
 			continue;
 		}
 		sp_hook(SP_HOOK_DRAIN_XCHG, pc, slot);

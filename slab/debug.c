@@ -215,7 +215,7 @@ sp_debug_capture(struct sp_debug_track *t)
 		n = SP_DEBUG_STACK_DEPTH;
 	memcpy(t->addrs, frames + skip, (size_t)n * sizeof(void *));
 	t->nr = (uint32_t)n;
-	t->tid = (uint32_t)gettid();
+	t->tid = (uint32_t)sp_os_tid();
 	t->seq = __atomic_add_fetch(&sp_debug_seq, 1, __ATOMIC_RELAXED);
 }
 

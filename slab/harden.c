@@ -18,11 +18,11 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 
 #include "internal/env.h"
 #include "internal/report.h"
+#include "os/os.h"
 #include "slab/slab.h"
 
 bool sp_freelist_hardened = true;
@@ -45,7 +45,7 @@ static uint64_t sp_random_u64(const void *salt)
 	uint64_t v;
 	struct timespec ts;
 
-	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) == (ssize_t)sizeof(v))
+	if (sp_os_random(&v, sizeof(v)))
 		return v;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	v = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32) ^

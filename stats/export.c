@@ -49,9 +49,7 @@
  * is no publisher: the child handler drops the child's copies of the
  * mappings and forgets the parent's segment without unlinking it.
  */
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -277,7 +275,7 @@ static void sp_export_fill_header(struct segpool_export_header *h)
 	h->cache_node_size = sizeof(struct segpool_export_cache_node);
 	h->node_size = sizeof(struct segpool_export_node);
 	h->arena_size = sizeof(struct segpool_export_arena);
-	h->pid = (int32_t)getpid();
+	h->pid = (int32_t)sp_os_pid();
 	h->nr_nodes = sp_exp.layout.nr_nodes;
 	h->nr_cpus = (uint32_t)sp_topo.nr_cpus;
 	h->page_size = (uint32_t)SP_PAGE_SIZE;
@@ -293,14 +291,14 @@ static void sp_export_fill_header(struct segpool_export_header *h)
 /* Unmap (and, in the owner, unlink) the segment.  op_lock, pub_lock held. */
 static void sp_export_destroy(void)
 {
-	if (sp_exp.owner == getpid())
+	if (sp_exp.owner == sp_os_pid())
 		sp_os_shm_unlink(sp_exp.name);
 	if (sp_exp.seg)
 		sp_os_unmap(sp_exp.seg, sp_exp.layout.size);
 	if (sp_exp.stage)
 		sp_os_unmap(sp_exp.stage, sp_exp.layout.size);
 	if (sp_exp.fd >= 0)
-		close(sp_exp.fd);
+		sp_os_close(sp_exp.fd);
 	sp_exp.seg = NULL;
 	sp_exp.stage = NULL;
 	sp_exp.fd = -1;
@@ -328,7 +326,7 @@ static void sp_export_in_way(const struct stat *st)
 		"%u, mode %04o, that this process (uid %u) cannot remove; "
 		"not exporting (remove it as its owner or root)", sp_exp.name,
 		kind, (unsigned int)st->st_uid,
-		(unsigned int)(st->st_mode & 07777), (unsigned int)geteuid());
+		(unsigned int)(st->st_mode & 07777), sp_os_euid());
 }
 
 /* Create and map the segment and the stage.  op_lock, pub_lock held. */
@@ -344,7 +342,7 @@ static int sp_export_create(void)
 		cap *= 2;
 	sp_export_layout(l, (uint32_t)sp_arena.nr_regions, cap);
 	snprintf(sp_exp.name, sizeof(sp_exp.name), "%s%d",
-		 SEGPOOL_EXPORT_SHM_PREFIX, (int)getpid());
+		 SEGPOOL_EXPORT_SHM_PREFIX, sp_os_pid());
 	fd = sp_os_shm_create(sp_exp.name, &in_way);
 	if (fd < 0 && errno == EEXIST) {
 		sp_export_in_way(&in_way);
@@ -360,14 +358,14 @@ static int sp_export_create(void)
 		err = -errno;
 		if (seg)
 			sp_os_unmap(seg, l->size);
-		close(fd);
+		sp_os_close(fd);
 		sp_os_shm_unlink(sp_exp.name);
 		return err;
 	}
 	sp_exp.fd = fd;
 	sp_exp.seg = seg;
 	sp_exp.stage = stage;
-	sp_exp.owner = getpid();
+	sp_exp.owner = sp_os_pid();
 	sp_exp.seq = 0;
 	sp_exp.updates = 0;
 	sp_exp.flags = 0;
@@ -379,21 +377,16 @@ static int sp_export_create(void)
  * Has the segment @name been silent for a minute?  Until then a viewer may
  * still want to say that its process just died; after, it is litter.
  */
-static bool sp_export_silent(int dir, const char *name)
+static bool sp_export_silent(const char *name)
 {
-	/* O_NONBLOCK: a FIFO planted there would block the open for good */
-	int fd = openat(dir, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
-			O_NONBLOCK);
+	/* only a regular file of this user (os/shm.c) */
+	struct stat st;
+	int fd = sp_os_shm_open_own(name, &st);
 	uint64_t now = sp_export_now(CLOCK_REALTIME), last;
 	struct segpool_export_header *h;
-	struct stat st;
 
 	if (fd < 0)
 		return false;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
-		close(fd);
-		return false;
-	}
 	last = (uint64_t)st.st_mtim.tv_sec * 1000000000ULL +
 	       (uint64_t)st.st_mtim.tv_nsec;
 	if ((size_t)st.st_size >= sizeof(*h)) {
@@ -408,7 +401,7 @@ static bool sp_export_silent(int dir, const char *name)
 			sp_os_unmap(h, sizeof(*h));
 		}
 	}
-	close(fd);
+	sp_os_close(fd);
 	return now > last && now - last > SP_EXPORT_STALE_NS;
 }
 
@@ -417,33 +410,31 @@ static bool sp_export_silent(int dir, const char *name)
  * before their exit handlers ran) and that have been silent for a minute.
  * Best effort; op_lock held.
  */
-static void sp_export_sweep(void)
+static void sp_export_sweep_one(const char *name, void *arg)
 {
 	size_t plen = strlen(SEGPOOL_EXPORT_SHM_PREFIX) - 1;
-	DIR *d = opendir(SP_EXPORT_SHM_DIR);
-	struct dirent *de;
+	char *end, shm[256 + 1];
+	long pid;
 
-	if (!d)
+	(void)arg;
+	if (strncmp(name, &SEGPOOL_EXPORT_SHM_PREFIX[1], plen))
 		return;
-	while ((de = readdir(d))) {
-		char *end, shm[sizeof(de->d_name) + 1];
-		long pid;
+	errno = 0;
+	pid = strtol(name + plen, &end, 10);
+	if (end == name + plen || *end || errno || pid <= 0 ||
+	    pid == sp_os_pid())
+		return;
+	if (!sp_os_pid_gone(pid))
+		return;
+	if (!sp_export_silent(name))
+		return;
+	snprintf(shm, sizeof(shm), "/%s", name);
+	sp_os_shm_unlink(shm);
+}
 
-		if (strncmp(de->d_name, &SEGPOOL_EXPORT_SHM_PREFIX[1], plen))
-			continue;
-		errno = 0;
-		pid = strtol(de->d_name + plen, &end, 10);
-		if (end == de->d_name + plen || *end || errno || pid <= 0 ||
-		    pid == getpid())
-			continue;
-		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
-			continue;
-		if (!sp_export_silent(dirfd(d), de->d_name))
-			continue;
-		snprintf(shm, sizeof(shm), "/%s", de->d_name);
-		sp_os_shm_unlink(shm);
-	}
-	closedir(d);
+static void sp_export_sweep(void)
+{
+	sp_os_shm_each(sp_export_sweep_one, NULL);
 }
 
 /* --- the publisher ----------------------------------------------------------- */
@@ -584,7 +575,7 @@ static int sp_export_stop_locked(void)
 static void sp_export_atexit(void)
 {
 	pthread_mutex_lock(&sp_exp.op_lock);
-	if (sp_exp.owner == getpid())
+	if (sp_exp.owner == sp_os_pid())
 		sp_export_stop_locked();
 	pthread_mutex_unlock(&sp_exp.op_lock);
 }

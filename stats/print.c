@@ -37,7 +37,6 @@
  * (sp_stats_print_request()): both set print once.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -232,18 +231,8 @@ int sp_stats_path_expand(const char *pattern, int pid, char *out, size_t len)
 static void sp_exit_write_fd(void *arg, const char *text)
 {
 	int fd = *(int *)arg;
-	size_t len = strlen(text);
 
-	while (len) {
-		ssize_t w = write(fd, text, len);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return;
-		text += w;
-		len -= (size_t)w;
-	}
+	sp_os_write_all(fd, text, strlen(text));
 }
 
 static void sp_stats_print_at_exit(void)
@@ -256,7 +245,7 @@ static void sp_stats_print_at_exit(void)
 	if (!sp_exit_opts)
 		return;
 	if (sp_exit_path[0]) {
-		err = sp_stats_path_expand(sp_exit_path, (int)getpid(), path,
+		err = sp_stats_path_expand(sp_exit_path, sp_os_pid(), path,
 					   sizeof(path));
 		/* never through a link, never into another's file (os/file.c) */
 		fd = err ? -1 : sp_os_user_file_begin(path, tmp, sizeof(tmp));
@@ -312,7 +301,7 @@ int sp_stats_print_configure(const char *sections, const char *file)
 	}
 	sp_exit_opts = opts;
 	if (opts && sp_exit_stderr < 0)
-		sp_exit_stderr = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+		sp_exit_stderr = sp_os_dup_stderr();
 	if (opts && !registered) {
 		if (atexit(sp_stats_print_at_exit)) {
 			sp_warn("SEGPOOL_STATS_PRINT: atexit() failed: nothing is "

@@ -17,13 +17,12 @@
  * peak resident set, as mimalloc's "peak rss".  The two resident figures
  * are 0 where /proc or getrusage cannot tell.
  */
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include "numa/large.h"
+#include "os/os.h"
 #include "stats/snap.h"
 
 struct sp_totals {
@@ -39,31 +38,10 @@ static void sp_totals_cache(const struct sp_cache_snap *s, void *arg)
 	t->slabs += sp_node_slabs(&s->sum) * (SP_PAGE_SIZE << s->order);
 }
 
-/* Resident bytes now (the second field of /proc/self/statm), or 0. */
-static uint64_t sp_totals_resident(void)
-{
-	char buf[128];
-	unsigned long long size, res;
-	ssize_t n;
-	int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	if (sscanf(buf, "%llu %llu", &size, &res) != 2)
-		return 0;
-	return (uint64_t)res * (uint64_t)sysconf(_SC_PAGESIZE);
-}
-
 void sp_stats_fmt_totals(struct sp_sbuf *b)
 {
 	struct sp_totals t = { 0, 0 };
 	struct segpool_health h;
-	struct rusage ru;
 	size_t large_n = 0, large_bytes = 0;
 	uint64_t mapped = 0, peak = 0, resident;
 
@@ -72,8 +50,7 @@ void sp_stats_fmt_totals(struct sp_sbuf *b)
 	sp_stats_health_read(&h);
 	for (unsigned int i = 0; i < h.nr_nodes; i++)
 		mapped += h.node[i].committed_bytes;
-	if (!getrusage(RUSAGE_SELF, &ru))
-		peak = (uint64_t)ru.ru_maxrss << 10;	/* in KiB on Linux */
+	peak = sp_os_peak_resident_bytes();
 	sp_sbuf_printf(b, "totals\n");
 	sp_sbuf_printf(b, "in_use_bytes %llu\n",
 		       (unsigned long long)(t.in_use + large_bytes));
@@ -81,7 +58,7 @@ void sp_stats_fmt_totals(struct sp_sbuf *b)
 	sp_sbuf_printf(b, "large_bytes %llu\n", (unsigned long long)large_bytes);
 	sp_sbuf_printf(b, "mapped_bytes %llu\n",
 		       (unsigned long long)(mapped + large_bytes));
-	resident = sp_totals_resident();
+	resident = sp_os_resident_bytes();
 	if (peak < resident)
 		peak = resident;	/* ru_maxrss lags a little */
 	sp_sbuf_printf(b, "resident_bytes %llu\n", (unsigned long long)resident);

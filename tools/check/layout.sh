@@ -10,13 +10,22 @@
 #     that is gone (the list must not outlive its reason).
 #  2. One OS door: no code outside os/ calls mmap, munmap, mremap,
 #     mprotect, madvise, mbind, shm_open, shm_unlink, ftruncate or
-#     syscall (comments aside); malloc/ may only interpose them.
+#     syscall (comments aside; a source check, no build needed); and,
+#     given the object tree, no object of a library folder but os/'s, nor
+#     of malloc/, takes any C library wrapper of a system call (the list
+#     below) from outside: nm -u of each object against it.  The one
+#     exception is the one os/os.h states, internal/report.c's write(2)
+#     to fd 2 (internal/ comes before os/).  What os/os.h leaves to its
+#     callers (clock_gettime, sched_getcpu: vDSO reads; pthread_*, stdio
+#     on a caller's stream; libnuma, liburcu) is not on the list.
 #
-# Usage: layout.sh SRCTREE.  Prints one TAP-like line per check and
-# "N passed, N failed"; exit status 1 when one failed.
+# Usage: layout.sh SRCTREE [OBJTREE].  Prints one TAP-like line per check
+# and "N passed, N failed"; exit status 1 when one failed.
 set -u
 
-src=${1:?usage: layout.sh SRCTREE}
+src=${1:?usage: layout.sh SRCTREE [OBJTREE]}
+obj=${2:-}
+[[ -z $obj ]] || obj=$(cd "$obj" && pwd) || exit 1
 cd "$src" || exit 1
 pass=0
 fail=0
@@ -110,6 +119,83 @@ for dir in "${order[@]}"; do
 	done
 done
 (( door )) || ok "OS door: no library folder but os/ calls the OS"
+
+# The OS door in the objects: the C library's wrappers of system calls
+# (syscalls(2), and the stdio and directory calls that open or read
+# files).  A name is compared without glibc's decorations: a leading __,
+# and a trailing _chk, _2 or 64 (__read_chk, __open64_2, fstat64).
+wrappers='accept accept4 access acct alarm bind brk capget capset chdir chmod
+chown chroot clock_adjtime clock_getres clock_nanosleep clock_settime clone
+clone3 close close_range closedir connect copy_file_range creat dup dup2 dup3
+epoll_create epoll_create1 epoll_ctl epoll_pwait epoll_wait eventfd
+eventfd_read eventfd_write execl execle execlp execv execve execveat execvp
+exit_group faccessat fallocate fchdir fchmod fchmodat fchown fchownat fclose
+fcntl fdatasync fdopen fdopendir fgetxattr flistxattr flock fopen fork
+fremovexattr freopen fsetxattr fstat fstatat fstatfs fstatvfs fsync ftruncate
+futimens futimes fxstat fxstatat get_mempolicy getcwd getdents getdirentries
+getegid getentropy geteuid getgid getgroups getitimer getpeername getpgid
+getpgrp getpid getppid getpriority getrandom getresgid getresuid getrlimit
+getrusage getsid getsockname getsockopt gettid gettimeofday getuid getxattr
+inotify_add_watch inotify_init inotify_init1 inotify_rm_watch ioctl ioperm
+iopl kill killpg lchown lgetxattr link linkat listen listxattr llistxattr
+lremovexattr lseek lsetxattr lstat lxstat madvise mbind membarrier
+memfd_create migrate_pages mincore mkdir mkdirat mkfifo mknod mknodat
+mkostemp mkstemp mlock mlock2 mlockall mmap mount move_pages mprotect mq_open
+mq_unlink mremap msgctl msgget msgrcv msgsnd msync munlock munlockall munmap
+nanosleep newfstatat open openat opendir pause pipe pipe2 pkey_alloc
+pkey_free pkey_mprotect poll popen posix_fadvise posix_fallocate
+posix_madvise posix_spawn posix_spawnp ppoll prctl pread preadv preadv2
+prlimit process_vm_readv process_vm_writev pselect pwrite pwritev pwritev2
+raise read readahead readdir readdir_r readlink readlinkat readv reboot recv
+recvfrom recvmmsg recvmsg remove removexattr rename renameat renameat2 rmdir
+rseq scandir sched_get_priority_max sched_get_priority_min sched_getaffinity
+sched_getattr sched_getparam sched_getscheduler sched_rr_get_interval
+sched_setaffinity sched_setattr sched_setparam sched_setscheduler sched_yield
+seccomp select semctl semget semop semtimedop send sendfile sendmmsg sendmsg
+sendto set_mempolicy setegid seteuid setgid setgroups setitimer setns setpgid
+setpriority setregid setresgid setresuid setreuid setrlimit setsid setsockopt
+setuid setxattr shm_open shm_unlink shmat shmctl shmdt shmget shutdown
+sigaction sigaltstack signal signalfd sigpending sigprocmask sigqueue
+sigsuspend sigtimedwait sigwaitinfo sleep socket socketpair splice stat
+statfs statvfs statx swapoff swapon symlink symlinkat sync sync_file_range
+syncfs syscall sysconf sysinfo system tee tgkill time timer_create
+timer_delete timer_getoverrun timer_gettime timer_settime timerfd_create
+timerfd_gettime timerfd_settime times tkill truncate umask umount umount2
+uname unlink unlinkat unshare usleep utime utimensat utimes vfork vmsplice
+wait wait3 wait4 waitid waitpid write writev xstat'
+# "object: name" pairs os/os.h names as the door's exceptions
+door_allowed=("internal/report.o: write")
+if [[ -n $obj ]]; then
+	if ! command -v nm >/dev/null 2>&1; then
+		echo "# OS door (objects): skipped, no nm"
+	else
+		declare -A wrapper
+		for w in $wrappers; do wrapper[$w]=1; done
+		nobj=0
+		door=0
+		for dir in "${order[@]}" malloc; do
+			[[ $dir == os ]] && continue
+			for o in "$obj/$dir"/*.o; do
+				[[ -e $o ]] || continue
+				nobj=$((nobj + 1))
+				rel=${o#"$obj"/}
+				while read -r _ sym; do
+					n=${sym%%@*}
+					n=${n#__}
+					n=${n%_chk}
+					n=${n%_2}
+					n=${n%64}
+					[[ -n ${wrapper[$n]+x} ]] || continue
+					[[ " ${door_allowed[*]} " == *" $rel: $n "* ]] && continue
+					bad "OS door: $rel calls $sym outside os/ (nm -u)"
+					door=1
+				done < <(nm -u "$o")
+			done
+		done
+		(( nobj )) || bad "OS door: no object under $obj (build first)"
+		(( door || !nobj )) || ok "OS door: no object but os/'s takes a system call wrapper ($nobj objects, ${#door_allowed[@]} exception)"
+	fi
+fi
 
 echo "$pass passed, $fail failed"
 (( fail == 0 ))
