@@ -17,6 +17,10 @@
 #                        (scripts/install-deps.sh): `make deps check`
 #   make check-hotpath   the hit paths' structure and instruction budgets
 #   make check-layout    includes point down the folders; OS calls only in os/
+#   make checkstyle      HACKING.md's habits a script checks: 80 columns
+#                        (tools/check/long-lines.txt: counts that only go
+#                        down), every file path named in a comment exists
+#                        (tools/check/style.sh); part of check
 #   make check-numa      the NUMA selftests on emulated multi-node machines
 #                        (qemu; RIG_ARGS=...; see tools/numa-rig/)
 #   make check-preload   real programs (python3, gcc, git, sort, a C++
@@ -439,6 +443,7 @@ check: check-deps
 	$(Q)$(MAKE) --no-print-directory -f $(srctree)/Makefile all tests-check man
 	$(Q)$(MAKE) --no-print-directory -f $(srctree)/Makefile check-hotpath
 	$(Q)$(MAKE) --no-print-directory -f $(srctree)/Makefile check-layout
+	$(Q)$(MAKE) --no-print-directory -f $(srctree)/Makefile checkstyle
 	$(Q)$(MAKE) --no-print-directory -f $(srctree)/Makefile check-docs
 	$(Q)rm -rf $(install-root)
 	$(Q)$(MAKE) --no-print-directory -f $(srctree)/Makefile install \
@@ -475,7 +480,7 @@ demo: deps
 #                                 -fsanitize=thread in CFLAGS
 #   CONFIG_SEGPOOL_SANITIZED 1    any SANITIZE=: the sanitizer's malloc
 #                                 must serve the whole program
-#                                 (selftests/test_malloc.c)
+#                                 (selftests/unit/test_malloc.c)
 #   CONFIG_SEGPOOL_VALGRIND  1    $(CC) finds <valgrind/memcheck.h> (Debian
 #                                 package valgrind) and NO_VALGRIND=1 is
 #                                 not given (nor -DSEGPOOL_NO_VALGRIND in
@@ -675,7 +680,7 @@ $(objtree)/selftests/unit/test_arena: $(top-bin)
 
 # --- install ------------------------------------------------------------------------------
 doc-dirs  := guide reference internals
-doc-files := README.md NEWS LICENSE Documentation/README.md \
+doc-files := README.md HACKING.md NEWS LICENSE Documentation/README.md \
 	$(patsubst $(srctree)/%,%,$(foreach d,$(doc-dirs),$(wildcard $(srctree)/Documentation/$(d)/*.md)))
 doc-images := $(notdir $(wildcard $(srctree)/Documentation/images/*.png))
 

@@ -7,7 +7,7 @@
  * helpers, in the manner of mimalloc's _mi_page_malloc and SLUB's
  * alloc_from_pcs: everything but the magazine hit is one jump to a
  * noinline slow path, so a hit needs no stack frame, no call and no lock
- * prefix.  tools/check-hotpath.sh disassembles the built library and fails
+ * prefix.  tools/check/hotpath.sh disassembles the built library and fails
  * when a hit grows a frame, a call or a lock prefix, and prints the counts
  * quoted here and in Documentation/internals/percpu.md.
  *

@@ -8,7 +8,7 @@
  * a program that does not know it runs on segpool cannot ask for itself.
  * An unknown key or a bad value is reported on stderr and ignored.
  * sp_pl_conf_opts is the one list of the options: the documentation's table
- * is checked against it (selftests/test_malloc.c).
+ * is checked against it (selftests/unit/test_malloc.c).
  */
 #include <stdbool.h>
 #include <stdio.h>

@@ -3,7 +3,7 @@
  * selftests/lib/harness.c - the shared main(), seed, RSS, load scaling, CPU
  * pinning, cache and fault-point helpers, and the variants of a program
  * (listed for the runner, checked against the environment it was given).
- * Child processes are lib/child.c's.
+ * Child processes are selftests/lib/child.c's.
  */
 #include <errno.h>
 #include <inttypes.h>

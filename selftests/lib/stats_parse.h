@@ -4,7 +4,7 @@
  * as a tool reads them: the slabinfo dump (segpool_stats_dump()) row by row
  * with sscanf(), the detail and health blocks (segpool_stats_dump_detail(),
  * segpool_stats_health()) as "key value" lines.  The JSON document has its
- * own parser, lib/json.h.
+ * own parser, selftests/lib/json.h.
  *
  * Functions that say they fail the test call cmocka's fail_msg(): only in
  * the thread running the cmocka test.

@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# tools/check/style.sh - the habits of HACKING.md that a script can check
+# (make checkstyle, part of make check; needs no build).
+#
+#  1. 80 columns: no line of a C or C++ source is wider than 80 columns
+#     (a tab to the next multiple of 8).  The files that were wider when
+#     the check came are listed in tools/check/long-lines.txt with their
+#     count of such lines: a file may not exceed its count, and a file
+#     that has fewer must have its count lowered (the list only shrinks:
+#     style.sh --lower rewrites it so).
+#  2. Paths in comments exist: a file path named in a comment of a C or
+#     C++ source (dir/name.ext) names a file of the tree, from its root,
+#     from include/ (<segpool/...>), from Documentation/ (the pages), from
+#     the commenting file's own folder, or a system header.  Paths into
+#     the Linux sources (mm/, kernel/) are other projects' and pass.
+#
+# Usage: style.sh SRCTREE [--lower].  Prints one TAP-like line per check
+# and "N passed, N failed"; exit status 1 when one failed.
+set -u
+
+src=${1:?usage: style.sh SRCTREE [--lower]}
+lower=${2:-}
+cd "$src" || exit 1
+list=tools/check/long-lines.txt
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "ok $*"; }
+bad() { fail=$((fail + 1)); echo "not ok $*"; }
+
+# the C and C++ sources, wherever a clone or a tarball keeps them
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+	mapfile -t files < <(git ls-files -- '*.c' '*.h' '*.cpp' '*.hpp' | sort)
+else
+	mapfile -t files < <(find . -path ./debian -prune -o -path './build-*' \
+		-prune -o -type f \( -name '*.c' -o -name '*.h' -o -name '*.cpp' \
+		-o -name '*.hpp' \) -print | sed 's|^\./||' | sort)
+fi
+
+# --- 1. 80 columns ------------------------------------------------------------
+declare -A listed now
+while read -r n f; do
+	[[ -n ${f:-} && $n != \#* ]] && listed[$f]=$n
+done < <(grep -v '^#' "$list" 2>/dev/null)
+while read -r n f; do
+	now[$f]=$n
+done < <(awk '{
+		w = 0
+		for (i = 1; i <= length($0); i++)
+			w = substr($0, i, 1) == "\t" ? int(w / 8) * 8 + 8 : w + 1
+		if (w > 80) n[FILENAME]++
+	} END { for (f in n) print n[f], f }' "${files[@]}")
+
+if [[ $lower == --lower ]]; then
+	{
+		sed -n '/^#/p' "$list"
+		for f in "${!listed[@]}"; do
+			n=${now[$f]:-0}
+			(( n > listed[$f] )) && n=${listed[$f]}
+			(( n > 0 )) && echo "$n $f"
+		done | sort -k2
+	} > "$list.tmp" && mv "$list.tmp" "$list"
+	echo "# $list lowered"
+	exit 0
+fi
+
+wide=0
+for f in "${!now[@]}"; do
+	n=${now[$f]} m=${listed[$f]:-0}
+	if (( n > m )); then
+		bad "80 columns: $f has $n lines wider than 80 columns ($m allowed, $list)"
+		wide=1
+	elif (( n < m )); then
+		bad "80 columns: $f has $n lines wider than 80 columns, $list allows $m: lower it (style.sh --lower)"
+		wide=1
+	fi
+done
+for f in "${!listed[@]}"; do
+	[[ -n ${now[$f]+x} ]] && continue
+	bad "80 columns: $f has no line wider than 80 columns: drop it from $list (style.sh --lower)"
+	wide=1
+done
+(( wide )) || ok "80 columns: no new line is wider (${#listed[@]} files listed in $list)"
+
+# --- 2. paths in comments -----------------------------------------------------
+# comment text per line, "LINE:TEXT", string literals skipped
+comments='
+{
+	line = $0; out = ""
+	while (length(line)) {
+		if (inc) {
+			e = index(line, "*/")
+			if (!e) { out = out " " line; break }
+			out = out " " substr(line, 1, e - 1)
+			line = substr(line, e + 2); inc = 0
+			continue
+		}
+		s = index(line, "/*"); d = index(line, "//"); q = index(line, "\"")
+		if (q && (!s || q < s) && (!d || q < d)) {
+			rest = substr(line, q + 1)
+			if (match(rest, /^([^"\\]|\\.)*"/))
+				line = substr(rest, RLENGTH + 1)
+			else
+				line = ""
+			continue
+		}
+		if (d && (!s || d < s)) { out = out " " substr(line, d + 2); break }
+		if (!s) break
+		line = substr(line, s + 2); inc = 1
+	}
+	if (out != "") print NR ":" out
+}'
+path_re='(^|[^A-Za-z0-9_./<>@$-])([A-Za-z0-9_.-]+/)+[A-Za-z0-9_-]+\.(c|h|sh|md|map|txt|inc|awk|in|py|cpp|hpp|mk|json)'
+stale=0
+npaths=0
+for f in "${files[@]}"; do
+	dir=$(dirname "$f")
+	while IFS=: read -r l p; do
+		npaths=$((npaths + 1))
+		case $p in mm/* | kernel/*) continue ;; esac
+		[[ -e $p || -e include/$p || -e Documentation/$p ||
+		   -e $dir/$p || -e /usr/include/$p ]] && continue
+		bad "paths in comments: $f:$l names $p, which does not exist"
+		stale=1
+	done < <(awk "$comments" "$f" | awk -v re="$path_re" '{
+			l = $0; sub(/:.*/, "", l); t = substr($0, length(l) + 2)
+			while (match(t, re)) {
+				p = substr(t, RSTART, RLENGTH)
+				t = substr(t, RSTART + RLENGTH)
+				if (t ~ /^[A-Za-z0-9_]/)
+					continue	# x.cc, y.config
+				sub(/^[^A-Za-z0-9_.]/, "", p)
+				print l ":" p
+			}
+		}')
+done
+(( stale )) || ok "paths in comments: all $npaths exist"
+
+echo "$pass passed, $fail failed"
+(( fail == 0 ))
