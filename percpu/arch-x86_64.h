@@ -190,10 +190,14 @@ static inline bool sp_cas16(uint64_t *word, uint64_t old[2],
  * armed: then every id is out of range and each sequence leaves for the
  * slow path at its first compare.
  *
- * Budget (alloc hit, from the descriptor store to the count): 15
- * instructions, 3 dependent loads from @slots (slot top, the round, then the
- * commit); push: 19, with the tag and free-mark compares.  No lock prefix,
- * no call, no stack.
+ * Length, from the lea of the descriptor to the count, as gcc builds them
+ * into the library's hit paths (tools/check/hotpath.sh counts them there
+ * and fails when a line below is not the count):
+ *   rseq-insns: segpool_cache_alloc 14 (the pop)
+ *   rseq-insns: segpool_cache_free 18 (the push)
+ * The pop makes 3 dependent loads from @slots (slot top, the round, then
+ * the commit); the push adds the tag and free-mark compares.  No lock
+ * prefix, no call, no stack.
  *
  * sp_rseq_pop_fast(): the top round of the calling CPU's loaded magazine
  * of the slot array @slots, or a jump to @miss (empty magazine: its guard
@@ -226,31 +230,44 @@ sp_rseq_steal(const void *pc, void *busy, unsigned long *slotp)
 	uintptr_t res;
 	unsigned long slot;
 
+	/* beside each step, its line of percpu/contract.h's pseudocode */
 	__asm__ __volatile__(
 		SP_RSEQ_CS_DESC(1, 2, 4)
+		/* arm (rseq area from pc's SP_PC_RSEQ_OFF word) */
 		SP_RSEQ_ENTER
 		"1:\n\t"
 		SP_RSEQ_INJECT(1, 4)
+		/* id = *(u32 *)(tp + pc->id_off); *slot = id */
 		"movq " SP_AT(SP_PC_ID_OFF, "%[pc]") ", %%rcx\n\t"
 		"movl %%fs:(%%rcx), %k[slot]\n\t"
+		/* if id >= pc->nr_slots: return 0 */
 		"cmpq " SP_AT(SP_PC_NR_SLOTS, "%[pc]") ", %[slot]\n\t"
 		"jae 5f\n\t"
 		SP_RSEQ_INJECT(2, 4)
+		/* s = pc->slots + (id << SP_PCPU_SHIFT) */
 		"movq %[slot], %%rax\n\t"
 		"shlq $" SP_STR(SP_PCPU_SHIFT) ", %%rax\n\t"
 		"addq " SP_AT(SP_PC_SLOTS, "%[pc]") ", %%rax\n\t"
+		/* old = s->top */
 		"movq " SP_AT(SP_SLOT_TOP, "%%rax") ", %[res]\n\t"
+		/*
+		 * if old - busy <= SP_MARKER_REMOTE_DELTA (unsigned): return 0
+		 *					(busy, or the remote marker)
+		 */
 		"movq %[res], %%rcx\n\t"
 		"subq %[busy], %%rcx\n\t"
-		"cmpq $" SP_STR(SP_MARKER_REMOTE_DELTA) ", %%rcx\n\t" /* busy, remote */
+		"cmpq $" SP_STR(SP_MARKER_REMOTE_DELTA) ", %%rcx\n\t"
 		"jbe 5f\n\t"
 		SP_RSEQ_INJECT(3, 4)
-		"movq %[busy], " SP_AT(SP_SLOT_TOP, "%%rax") "\n\t" /* commit */
+		/* s->top = busy				(commit) */
+		"movq %[busy], " SP_AT(SP_SLOT_TOP, "%%rax") "\n\t"
 		"2:\n\t"
+		/* return old */
 		"jmp 6f\n\t"
 		"5:\n\t"
 		"xorl %k[res], %k[res]\n\t"
 		"6:\n\t"
+		/* abort: return SP_RSEQ_ABORTED; the caller retries */
 		SP_RSEQ_ABORT_HANDLER(4, 6)
 		: [res] "=&r"(res), [slot] "=&r"(slot) SP_RSEQ_INJECT_OPS
 		: [pc] "r"(pc), [busy] "r"(busy)

@@ -119,9 +119,9 @@ SEGPOOL_END_DECLS
 /* ------------------------------------------------------------------------ */
 /*
  * The two sequences, x86-64 (the library's percpu/arch-x86_64.h uses these
- * same macros; its contract is percpu/contract.h).  From the descriptor
- * store to the count: pop 15 instructions, push 19; no lock prefix, no
- * call, no stack.  Every failure, an abort included, jumps to @miss.  The
+ * same macros; its contract is percpu/contract.h, their lengths are stated
+ * and checked there, in percpu/arch-x86_64.h).  No lock prefix, no call,
+ * no stack.  Every failure, an abort included, jumps to @miss.  The
  * pop keeps the slot in %rcx, so the round may be returned in %rax as it
  * is; the push takes the rseq offset from memory, one register less.
  */

@@ -13,6 +13,12 @@
 # holds a stack operation (push, pop, an %rsp adjustment), a call, or a lock
 # prefix, or is longer than the budget stated in core/hotpath.h; then
 # checks that Documentation/internals/percpu.md quotes the counts it found.
+# In segpool_cache_alloc and segpool_cache_free it also counts the rseq
+# sequence (pop, push): from the lea of its descriptor (the instruction
+# before the store to the rseq area's rseq_cs, %fs:0x8) to the hit count
+# (the first addq $0x1 after it), both included; in a gcc build each count
+# must be the one its "rseq-insns:" line in percpu/arch-x86_64.h states,
+# so the prose cannot go stale.
 #
 # With INLINE-USER, the program tools/check/inline_user.c built with
 # SEGPOOL_INLINE: the same walk over its four functions (the inline hit
@@ -49,6 +55,15 @@ while read -r _ _ name n; do
 done < <(grep -hE '^ \* +hotpath-budget: [a-z_0-9]+ [0-9]+$' "$budget_file" \
 	 "$src/include/segpool/inline.h")
 
+# The rseq sequences' counts: lines "  rseq-insns: NAME N" in
+# percpu/arch-x86_64.h (NAME the hit path that holds the sequence).
+declare -A seq_want
+while read -r _ _ name n _; do
+	seq_want[$name]=$n
+done < <(grep -hE '^ \* +rseq-insns: [a-z_0-9]+ [0-9]+( |$)' \
+	 "$src/percpu/arch-x86_64.h")
+declare -A seq_count
+
 # walk FILE FUNCTION... : count each hit path, check it against its budget
 # (stack operations allowed when $allow_stack is set)
 declare -A count
@@ -69,6 +84,10 @@ walk() {
 		fi
 		n=$(grep -c . <<<"$body")
 		count[$fn]=$n
+		if [[ -n ${seq_want[$fn]:-} ]]; then
+			seq_count[$fn]=$(awk '/%fs:0x8\(/ { s = NR - 1 }
+				s && /^addq +\$0x1,/ { print NR - s + 1; exit }' <<<"$body")
+		fi
 		pat='^(push|pop|call|lock|enter|leave)|%rsp'
 		[[ -n ${allow_stack:-} ]] && pat='^(call|lock)'
 		bad=$(grep -E "$pat" <<<"$body" | head -3 | tr '\n' ';')
@@ -119,6 +138,22 @@ if readelf -p .comment "$lib" 2>/dev/null | grep -q clang; then
 	((fail == 0))
 	exit
 fi
+# The sequences' counts, as percpu/arch-x86_64.h states them.
+for fn in "${!seq_want[@]}"; do
+	got=${seq_count[$fn]:-}
+	if [[ -z $got ]]; then
+		echo "not ok rseq sequence of $fn: not found (no store to %fs:0x8 followed by the count)"
+		fail=$((fail + 1))
+	elif ((got != seq_want[$fn])); then
+		echo "not ok rseq sequence of $fn: $got instructions, percpu/arch-x86_64.h says $((seq_want[$fn])): correct its rseq-insns line"
+		fail=$((fail + 1))
+	else
+		echo "ok rseq sequence of $fn: $got instructions, as percpu/arch-x86_64.h says"
+		pass=$((pass + 1))
+	fi
+done
+((${#seq_want[@]})) || { echo "not ok percpu/arch-x86_64.h has no rseq-insns line"; fail=$((fail + 1)); }
+
 line="Hit-path instructions (tools/check/hotpath.sh): segpool_cache_alloc ${count[segpool_cache_alloc]:-?}, segpool_cache_free ${count[segpool_cache_free]:-?}, segpool_malloc ${count[segpool_malloc]:-?}, segpool_free ${count[segpool_free]:-?}."
 if grep -qF -- "$line" "$doc"; then
 	echo "ok Documentation/internals/percpu.md quotes these counts"
