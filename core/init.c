@@ -60,6 +60,10 @@
  * sp_init_lock is not in the order: it is never taken once the library is
  * ready.  No segpool lock is held while a grace period is waited for.
  *
+ * A debug build (make DEBUG=1) checks the levels of the mutexes it knows
+ * on every lock call: enum sp_lock_level of internal/debug.h, whose values
+ * are the numbers above (make checkstyle compares them with this list).
+ *
  * fork: sp_atfork_prepare() takes levels 2, 3, 6 to 12 as above, so no
  * lock is held mid-update by a thread that will not exist in the child.
  * The parent releases them in reverse; the child re-initialises them,

@@ -38,16 +38,18 @@
 
 /*
  * The levels of core/init.c's lock order that a debug build checks; the
- * numbers are the comment's.  A lock of no class (levels 1, 2 and 12, the
- * C library's) is recorded as held but not ordered.
+ * numbers are the comment's, and each level's comment names the file the
+ * comment names for it (make checkstyle compares both).  A lock of no
+ * class (the outer and leaf levels, the C library's) is recorded as held
+ * but not ordered.
  */
 enum sp_lock_level {
 	SP_LOCK_NONE		= 0,
 	SP_LOCK_CACHE_LIST	= 3,	/* slab/cache.c */
 	SP_LOCK_DRAIN		= 4,	/* percpu/pcpu.c */
-	SP_LOCK_SLOT		= 5,	/* an owned CPU slot (no mutex) */
+	SP_LOCK_SLOT		= 5,	/* percpu/pcpu.h, an owned slot */
 	SP_LOCK_DEPOT		= 6,	/* percpu/depot.c */
-	SP_LOCK_NODE		= 7,	/* slab/cache.c, a cache's node locks */
+	SP_LOCK_NODE		= 7,	/* slab/slab.c, a cache's node locks */
 	SP_LOCK_FAILSLAB	= 8,	/* failslab/failslab.c */
 	SP_LOCK_DESC		= 9,	/* slab/desc.c */
 	SP_LOCK_REGION		= 10,	/* numa/region.c */

@@ -15,6 +15,9 @@
 #     from include/ (<segpool/...>), from Documentation/ (the pages), from
 #     the commenting file's own folder, or a system header.  Paths into
 #     the Linux sources (mm/, kernel/) are other projects' and pass.
+#  3. The lock levels a debug build checks (enum sp_lock_level of
+#     internal/debug.h, "SP_LOCK_X = N, /* path ..."): level N of the lock
+#     order in core/init.c's head comment (" * N. ...") names that path.
 #
 # Usage: style.sh SRCTREE [--lower].  Prints one TAP-like line per check
 # and "N passed, N failed"; exit status 1 when one failed.
@@ -136,6 +139,28 @@ for f in "${files[@]}"; do
 		}')
 done
 (( stale )) || ok "paths in comments: all $npaths exist"
+
+# --- 3. the lock levels ------------------------------------------------------
+levels=0
+lbad=0
+while read -r name n path; do
+	levels=$((levels + 1))
+	# the text of level N, up to the next level or the end of the list
+	text=$(awk -v n="$n" '
+		$0 ~ "^ \\* +" n "\\. " { on = 1 }
+		on && $0 ~ "^ \\* +[0-9]+\\. " && $0 !~ "^ \\* +" n "\\. " { exit }
+		on && /^ \*$/ { exit }
+		on { print }' core/init.c)
+	if [[ -z $text ]]; then
+		bad "lock levels: internal/debug.h's $name is level $n, which core/init.c's order lacks"
+		lbad=1
+	elif ! grep -qF "$path" <<<"$text"; then
+		bad "lock levels: internal/debug.h's $name is level $n ($path); core/init.c's level $n does not name $path"
+		lbad=1
+	fi
+done < <(sed -nE 's|^[[:space:]]*(SP_LOCK_[A-Z_]+)[[:space:]]*=[[:space:]]*([0-9]+),[[:space:]]*/\*[[:space:]]*([a-z_]+/[a-z_]+\.[ch]).*|\1 \2 \3|p' internal/debug.h)
+(( levels )) || { bad "lock levels: no level found in internal/debug.h"; lbad=1; }
+(( lbad )) || ok "lock levels: the $levels levels of internal/debug.h are core/init.c's"
 
 echo "$pass passed, $fail failed"
 (( fail == 0 ))
