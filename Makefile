@@ -24,7 +24,9 @@
 #                        libsegpool-malloc.so against their glibc run
 #   make demo            build and run the example service (examples/logpipe)
 #   make bench           benchmark against glibc, jemalloc, tcmalloc, mimalloc
-#                        (BENCH_ARGS=...; results in bench-results/)
+#                        (BENCH_ARGS=...; results in bench-results/);
+#                        installs the peers, gnuplot, strace, sqlite3, git
+#                        first (scripts/install-deps.sh bench; NODEPS=1 not)
 #   make bench-doc       the same, then refresh Documentation/reference/bench-results.md
 #   make man             the man pages, in $(objtree)/man (scripts/gen-man.sh)
 #   make install         PREFIX=/usr/local LIBDIR=$(PREFIX)/lib DESTDIR=

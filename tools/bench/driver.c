@@ -553,6 +553,9 @@ int bench_driver_main(struct bench_run *run)
 			run->nr_cells, run->reps,
 			run->smoke ? ", smoke mode" : "");
 
+	if (run->smoke)
+		printf("=== SMOKE RUN: tiny counts, correctness only; "
+		       "these figures are not measurements ===\n");
 	run->start_ns = bench_ns(CLOCK_MONOTONIC);
 	for (unsigned int rep = 0; rep < run->reps; rep++)
 		for (unsigned int i = 0; i < run->nr_cells; i++)
