@@ -766,7 +766,7 @@ int bench_doc_update_part(const char *doc, const char *part,
 			  const char *md_path);
 
 /* --- programs.c: real programs under each malloc (--programs) --- */
-#define BENCH_NPROGS	8
+#define BENCH_NPROGS	10
 struct bench_prog_opts {
 	const char *out_dir;		/* programs.md there, or NULL */
 	const char *doc;		/* bench-results.md to put it in, or NULL */
