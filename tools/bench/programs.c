@@ -398,6 +398,8 @@ static void bench_prog_report(FILE *f, bool md,
 	};
 	struct bench_table *t = bench_table_new(head);
 
+	t->nkey = 2;	/* program and malloc head each part */
+
 	for (unsigned int p = 0; p < BENCH_NPROGS; p++) {
 		double cpu[BENCH_PROG_MAX_C] = { 0 }, sys[BENCH_PROG_MAX_C] = { 0 };
 
@@ -483,6 +485,7 @@ int bench_programs_main(const struct bench_prog_opts *o)
 	struct bench_prog_env env = { .tmp = tmp, .bindir = bindir,
 				      .scale = o->smoke ? 0.01 : o->scale,
 				      .strace = "" };
+	struct bench_text_buf tb;
 	bool counted = false;
 	unsigned int nc = 0;
 	int failures = 0;
@@ -576,7 +579,12 @@ int bench_programs_main(const struct bench_prog_opts *o)
 		}
 	}
 
-	bench_prog_report(stdout, false, cell, cs, nc, o->reps, counted);
+	if (o->smoke)
+		printf("=== SMOKE RUN: tiny inputs, one run each; these "
+		       "figures are not measurements ===\n");
+	bench_prog_report(bench_text_begin(&tb), false, cell, cs, nc, o->reps,
+			  counted);
+	bench_text_end(&tb, stdout);
 	if (o->out_dir) {
 		char path[600];
 		FILE *md;
