@@ -147,7 +147,8 @@ static void bench_report_speed(FILE *f, const struct bench_run *run,
 			continue;
 		r = bench_table_row(t);
 		bench_table_set(t, r, 0, "%s", c->job.c->name);
-		bench_table_set(t, r, 1, "%u", c->job.threads);
+		bench_table_set(t, r, 1, "%u%s", c->job.threads,
+				c->job.threads > run->machine.usable ? "*" : "");
 		if (!c->nr) {
 			bench_table_set(t, r, 2, "failed");
 			continue;
@@ -167,7 +168,8 @@ static void bench_report_speed(FILE *f, const struct bench_run *run,
 					bench_cached_objs(c, true));
 		}
 	}
-	fprintf(f, "One op: %s.\n\n", wl->op);
+	fprintf(f, "One op: %s.%s\n\n", wl->op, cached ? "  *: oversubscribed, "
+		"more threads than the usable CPUs." : "");
 	if (cached)
 		fprintf(f, "cached: free objects segpool's caches hold in "
 			"per-CPU magazines and in the depots after the run, "
@@ -320,8 +322,9 @@ static void bench_report_summary(FILE *f, const struct bench_run *run, bool md)
 		    run->cells[i - 1].job.threads == first->job.threads)
 			continue;
 		r = bench_table_row(t);
-		bench_table_set(t, r, 0, "%u %s, %u thr", first->job.wl->number,
-				first->job.wl->name, first->job.threads);
+		bench_table_set(t, r, 0, "%u %s, %u thr%s", first->job.wl->number,
+				first->job.wl->name, first->job.threads,
+				first->job.threads > run->machine.usable ? "*" : "");
 		for (unsigned int k = 1; k < nc; k++) {
 			const struct bench_cell *c = bench_cell_get(run,
 				first->job.wl, first->job.threads, cols[k]);
@@ -336,7 +339,10 @@ static void bench_report_summary(FILE *f, const struct bench_run *run, bool md)
 	}
 	fprintf(f, "Thread CPU time summed over workers, per operation; lower "
 		"is better.  The last column is segpool-cache's CPU time over "
-		"the best peer's (below 1.00x: segpool is ahead).\n\n");
+		"the best peer's (below 1.00x: segpool is ahead).  *: "
+		"oversubscribed, more threads than the %u usable CPUs.  floor: "
+		"the benchmark loop with no allocator, the cost every figure "
+		"includes.\n\n", run->machine.usable);
 	bench_table_print(f, t, md);
 }
 

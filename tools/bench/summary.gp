@@ -5,7 +5,8 @@
 # segpool-bench runs it with -e "gpdir='...'; caption='...'; datafile='...';
 # outfile='...'; names='...'":
 # datafile has a quoted workload label, then one ratio per contender in the
-# order of names (space-separated); "?" marks a missing value.
+# order of names (space-separated, at most eight); "?" marks a missing
+# value.  A label ending in "(oversubscribed)" has more threads than CPUs.
 
 set terminal pngcairo size 1200,560 font ",10"
 set output outfile
@@ -20,7 +21,7 @@ set ytics ("1/16" 0.0625, "1/8" 0.125, "1/4" 0.25, "1/2" 0.5, "1" 1, "2" 2, "4" 
 	"8" 8, "16" 16, "32" 32, "64" 64, "128" 128, "256" 256)
 set grid ytics
 set key outside right top vertical
-set bmargin 6		# the rotated labels, then the caption line
+set bmargin 10		# the rotated labels, then the note and caption lines
 set xtics rotate by -35 scale 0
 set style data histograms
 set style histogram clustered gap 1
