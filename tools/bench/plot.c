@@ -343,8 +343,9 @@ static void bench_plot_caption(const struct bench_run *run, char *buf,
 {
 	const struct bench_machine *m = &run->machine;
 
-	snprintf(buf, len, "%s, %u of %u CPUs, %d NUMA node%s, %ld MiB; "
-		 "kernel %s, glibc %s, %s; segpool %s%s%s; %s", m->cpu,
+	snprintf(buf, len, "%s%s, %u of %u CPUs, %d NUMA node%s, %ld MiB; "
+		 "kernel %s, glibc %s, %s; segpool %s%s%s; %s",
+		 run->smoke ? "SMOKE RUN, not measurements: " : "", m->cpu,
 		 m->usable, m->online, m->numa_nodes,
 		 m->numa_nodes == 1 ? "" : "s", m->mem_mb, m->kernel, m->glibc,
 		 m->compiler, m->segpool, m->revision[0] ? " at " : "",

@@ -596,6 +596,10 @@ int bench_programs_main(const struct bench_prog_opts *o)
 			bench_warn("cannot write %s: %s", path, strerror(errno));
 			failures++;
 		} else {
+			if (o->smoke)
+				fprintf(md, "**SMOKE RUN**: tiny inputs, one run "
+					"each; these figures are not "
+					"measurements.\n\n");
 			bench_prog_report(md, true, cell, cs, nc, o->reps,
 					  counted);
 			fclose(md);

@@ -47,9 +47,11 @@ static void bench_report_machine(FILE *f, const struct bench_run *run, bool md)
 		m->compiler, m->segpool, m->revision[0] ? " (source " : "",
 		m->revision, m->revision[0] ? ")" : "");
 	fprintf(f, "%sRun: %s, %u repetition%s interleaved, warm-up %gx, "
-		"threads %s, %.0f s\n\n", li, m->date, run->reps,
+		"threads %s, %.0f s%s\n\n", li, m->date, run->reps,
 		run->reps == 1 ? "" : "s", run->cfg.warmup,
-		run->cfg.pin ? "pinned" : "not pinned", run->elapsed_s);
+		run->cfg.pin ? "pinned" : "not pinned", run->elapsed_s,
+		run->smoke ? "; SMOKE RUN: tiny counts, the figures are not "
+		"measurements" : "");
 }
 
 /* Did @c run anything (the rows beneath the hit path skip some)? */
