@@ -24,5 +24,6 @@ set linetype cycle 8
 if (!exists("caption")) { caption = "" }
 if (!exists("note")) { note = "" }
 if (!exists("cpus")) { cpus = 0 }
+if (!exists("page")) { page = "" }
 set label 99 caption at screen 0.005, screen 0.012 left font ",8" front noenhanced
 set label 98 note at screen 0.005, screen 0.035 left font ",8" front noenhanced

@@ -358,7 +358,7 @@ static void bench_plot_caption(const struct bench_run *run, char *buf,
 
 static int bench_gnuplot(const struct bench_run *run, const char *script,
 			 const char *dat, const char *png, const char *names,
-			 const char *cached, const char *note)
+			 const char *cached, const char *note, const char *page)
 {
 	char vars[4096], gp[512], caption[768];
 	int status;
@@ -371,9 +371,9 @@ static int bench_gnuplot(const struct bench_run *run, const char *script,
 	bench_plot_caption(run, caption, sizeof(caption));
 	snprintf(gp, sizeof(gp), "%s/%s", run->gp_dir, script);
 	snprintf(vars, sizeof(vars), "gpdir='%s'; caption='%s'; datafile='%s'; "
-		 "outfile='%s'; names='%s'; cached='%s'; cpus=%u; note='%s'",
-		 run->gp_dir, caption, dat, png, names, cached,
-		 run->machine.usable, note);
+		 "outfile='%s'; names='%s'; cached='%s'; cpus=%u; note='%s'; "
+		 "page='%s'", run->gp_dir, caption, dat, png, names, cached,
+		 run->machine.usable, note, page);
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0)
@@ -447,7 +447,7 @@ int bench_plot(const struct bench_run *run, const char *dir,
 		  false, false, true },
 	};
 	const struct bench_contender *all[16], *cols[16];
-	char names[512], cached[512], note[512], dat[600], png[610];
+	char names[512], cached[512], note[512], title[64], dat[600], png[610];
 	unsigned int nall, nr;
 	int ret = 0;
 
@@ -496,8 +496,17 @@ int bench_plot(const struct bench_run *run, const char *dir,
 			bench_plot_words(cols, nr, false, names, sizeof(names));
 			bench_plot_note(run, cols, nr, plots[i].threads, note,
 					sizeof(note));
+			if (!plots[i].paged)
+				title[0] = '\0';
+			else if (modes)
+				snprintf(title, sizeof(title), "the variants of "
+					 "segpool-cache, and the floor");
+			else
+				snprintf(title, sizeof(title), "segpool against "
+					 "the peers%s%.0u", page ? ", page " : "",
+					 page ? page + 1 : 0);
 			if (bench_gnuplot(run, plots[i].script, dat, png, names,
-					  cached, note))
+					  cached, note, title))
 				ret = -1;
 			else if (!page)
 				*made |= 1u << i;

@@ -13,7 +13,9 @@ set output outfile
 set datafile missing "?"
 load gpdir . "/common.gp"
 
-set title "CPU time per operation relative to glibc malloc (median of repetitions; lower is better)"
+if (!exists("page")) { page = "" }
+set title "CPU time per operation relative to glibc malloc (median of repetitions; lower is better)" . \
+	(page eq "" ? "" : "\n" . page) noenhanced
 set ylabel "CPU time / glibc's (log scale)"
 set logscale y 2
 set yrange [0.0625:*]

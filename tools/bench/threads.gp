@@ -16,7 +16,9 @@ load gpdir . "/common.gp"
 
 # two panels side by side, one key for both in the column at the right, so
 # it covers neither the data nor an axis label; room below for the caption
-set multiplot title "Workload 3: random sizes 8-128 B, throughput by threads (median; bars: min-max of repetitions)"
+if (!exists("page")) { page = "" }
+set multiplot title "Workload 3: random sizes 8-128 B, throughput by threads (median; bars: min-max of repetitions)" . \
+	(page eq "" ? "" : "\n" . page) noenhanced
 set logscale x 2
 set xlabel "threads"
 set grid
