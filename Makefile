@@ -28,7 +28,13 @@
 #                        libsegpool-malloc.so against their glibc run
 #   make demo            build and run the example service (examples/logpipe)
 #   make bench           benchmark against glibc, jemalloc, tcmalloc, mimalloc
-#                        (BENCH_ARGS=...; results in bench-results/)
+#                        (BENCH_ARGS=...; results in bench-results/, or
+#                        BENCH_OUT=dir), then real programs and logpipe under
+#                        each malloc, then bench-pmr; installs the peers,
+#                        gnuplot, strace, sqlite3, git first
+#                        (scripts/install-deps.sh bench; NODEPS=1 not);
+#                        BENCH_ARGS=--smoke: all of it as a seconds-long
+#                        smoke run, correctness only
 #   make bench-doc       the same, then refresh Documentation/reference/bench-results.md
 #   make man             the man pages, in $(objtree)/man (scripts/gen-man.sh)
 #   make install         PREFIX=/usr/local LIBDIR=$(PREFIX)/lib DESTDIR=

@@ -15,6 +15,14 @@
  * Message text shorter than INLINE_MSG bytes lives inside the record; longer
  * text goes to segpool_malloc().
  *
+ * With -b malloc the same pipeline takes records, batches and payloads from
+ * malloc() and gives them back with free(): whichever malloc serves the
+ * process (glibc's, or a preloaded one), side by side with segpool's
+ * caches (make bench runs both).  -p samples each worker's CPU time
+ * (SIGPROF from a per-thread CPU-time timer, every millisecond, as the
+ * kernel's tick allows) and reports the share of samples that fell inside
+ * an allocation or free call of the pipeline.
+ *
  * The content of record i is a function of the seed and i only, so the
  * histograms and pattern counts do not depend on -t or -c: runs with the same
  * -s and -n print the same figures (timings and placement apart).
@@ -26,8 +34,10 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -890,15 +900,155 @@ struct cleaner {
 static struct parser *parsers;
 static struct cleaner *cleaners;
 
+/* --- where objects come from (-b) and the allocation share (-p) ------------------------- */
+
+static bool use_malloc;		/* -b malloc: malloc()/free() for everything */
+static bool profile;		/* -p: sample where the CPU time goes */
+
+/* Set while this thread is inside an allocation or free call. */
+static _Thread_local volatile sig_atomic_t in_alloc;
+static atomic_ulong prof_samples, prof_alloc_samples;
+
+#define ALLOC_BEGIN()	do { in_alloc = 1; \
+			     atomic_signal_fence(memory_order_seq_cst); } while (0)
+#define ALLOC_END()	do { atomic_signal_fence(memory_order_seq_cst); \
+			     in_alloc = 0; } while (0)
+
+#ifndef sigev_notify_thread_id
+#define sigev_notify_thread_id	_sigev_un._tid
+#endif
+
+/* SIGPROF from the worker's own timer, so it lands on that worker. */
+static void on_sigprof(int sig)
+{
+	(void)sig;
+	atomic_fetch_add_explicit(&prof_samples, 1, memory_order_relaxed);
+	if (in_alloc)
+		atomic_fetch_add_explicit(&prof_alloc_samples, 1,
+					  memory_order_relaxed);
+}
+
+static void profile_setup(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigprof;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGPROF, &sa, NULL))
+		die("sigaction(SIGPROF): %s", strerror(errno));
+}
+
+/* A timer on the calling thread's CPU time; false when there is none. */
+static bool profile_start(timer_t *timer)
+{
+	const struct itimerspec every = { { 0, 1000000 }, { 0, 1000000 } };
+	struct sigevent ev;
+
+	if (!profile)
+		return false;
+	memset(&ev, 0, sizeof(ev));
+	ev.sigev_notify = SIGEV_THREAD_ID;
+	ev.sigev_signo = SIGPROF;
+	ev.sigev_notify_thread_id = gettid();
+	if (timer_create(CLOCK_THREAD_CPUTIME_ID, &ev, timer) ||
+	    timer_settime(*timer, 0, &every, NULL))
+		die("-p: a CPU-time timer: %s", strerror(errno));
+	return true;
+}
+
+static void profile_stop(timer_t timer)
+{
+	timer_delete(timer);
+}
+
+static double alloc_share(void)
+{
+	unsigned long n = atomic_load(&prof_samples);
+
+	return n ? 100.0 * (double)atomic_load(&prof_alloc_samples) / (double)n : 0;
+}
+
+static void *obj_alloc(struct segpool_cache *cache, size_t size, int node)
+{
+	void *p;
+
+	ALLOC_BEGIN();
+	p = use_malloc ? malloc(size) : segpool_cache_alloc_node(cache, 0, node);
+	ALLOC_END();
+	return p;
+}
+
+static void obj_free(struct segpool_cache *cache, void *p)
+{
+	ALLOC_BEGIN();
+	if (use_malloc)
+		free(p);
+	else
+		segpool_cache_free(cache, p);
+	ALLOC_END();
+}
+
+static char *payload_alloc(size_t size)
+{
+	char *p;
+
+	ALLOC_BEGIN();
+	p = use_malloc ? malloc(size) : segpool_malloc(size);
+	ALLOC_END();
+	return p;
+}
+
+static void payload_free(char *p)
+{
+	ALLOC_BEGIN();
+	if (use_malloc)
+		free(p);
+	else
+		segpool_free(p);
+	ALLOC_END();
+}
+
+static size_t payload_usable(const void *p)
+{
+	return use_malloc ? malloc_usable_size((void *)p) : segpool_usable_size(p);
+}
+
+/* Tables outside the hot path: calloc() or segpool_calloc(). */
+static void *table_calloc(size_t n, size_t size)
+{
+	return use_malloc ? calloc(n, size) : segpool_calloc(n, size);
+}
+
+static void table_free(void *p)
+{
+	if (use_malloc)
+		free(p);
+	else
+		segpool_free(p);
+}
+
+/* The node of an object: segpool knows; malloc does not say. */
+static int obj_node(const void *p)
+{
+	return use_malloc ? SEGPOOL_NUMA_NO_NODE : segpool_obj_node(p);
+}
+
+static const char *backend_name(void)
+{
+	return use_malloc ? "malloc" : "segpool caches";
+}
+
 /* --- parser thread --------------------------------------------------------------------- */
 
 static struct log_batch *new_batch(struct parser *p)
 {
-	struct log_batch *b = segpool_cache_alloc_node(batch_cache, 0, p->node);
+	struct log_batch *b = obj_alloc(batch_cache, sizeof(*b), p->node);
 
 	if (!b) {
-		fprintf(stderr, "logpipe: parser %u: segpool_cache_alloc_node(log_batch, node %d): %s\n",
-			p->id, p->node, strerror(errno));
+		fprintf(stderr, "logpipe: parser %u: log_batch on node %d (%s): %s\n",
+			p->id, p->node, backend_name(), strerror(errno));
 		atomic_store(&g_abort, 1);
 		return NULL;
 	}
@@ -942,13 +1092,14 @@ static bool parse_one(struct parser *p, uint64_t idx, struct log_batch *b)
 	    f.pid != t.pid || f.pri % 8 != t.severity || f.app != t.app)
 		p->mismatched++;
 
-	r = segpool_cache_alloc_node(record_cache, 0, p->node);
+	r = obj_alloc(record_cache, sizeof(*r), p->node);
 	if (!r) {
-		fprintf(stderr, "logpipe: parser %u: segpool_cache_alloc_node(log_record, node %d): %s\n",
-			p->id, p->node, strerror(errno));
+		fprintf(stderr, "logpipe: parser %u: log_record on node %d (%s): %s\n",
+			p->id, p->node, backend_name(), strerror(errno));
 		return false;
 	}
-	if ((uintptr_t)r % SEGPOOL_CACHE_LINE)
+	/* malloc promises 16 bytes, the cache SEGPOOL_HWCACHE_ALIGN */
+	if (!use_malloc && (uintptr_t)r % SEGPOOL_CACHE_LINE)
 		p->misaligned++;
 
 	msg = line + f.msg_off;
@@ -972,14 +1123,14 @@ static bool parse_one(struct parser *p, uint64_t idx, struct log_batch *b)
 		r->msg[f.msg_len] = '\0';
 		r->ext = NULL;
 	} else {
-		r->ext = segpool_malloc(f.msg_len + 1);
+		r->ext = payload_alloc(f.msg_len + 1);
 		if (!r->ext) {
-			fprintf(stderr, "logpipe: parser %u: segpool_malloc(%zu): %s\n",
-				p->id, f.msg_len + 1, strerror(errno));
-			segpool_cache_free(record_cache, r);
+			fprintf(stderr, "logpipe: parser %u: payload of %zu bytes (%s): %s\n",
+				p->id, f.msg_len + 1, backend_name(), strerror(errno));
+			obj_free(record_cache, r);
 			return false;
 		}
-		if (segpool_usable_size(r->ext) < f.msg_len + 1)
+		if (payload_usable(r->ext) < f.msg_len + 1)
 			p->short_payloads++;
 		memcpy(r->ext, msg, f.msg_len);
 		r->ext[f.msg_len] = '\0';
@@ -988,21 +1139,23 @@ static bool parse_one(struct parser *p, uint64_t idx, struct log_batch *b)
 		r->msg[INLINE_MSG - 1] = '\0';
 		p->payloads++;
 		p->payload_bytes += f.msg_len + 1;
-		ni = node_index(segpool_obj_node(r->ext));
+		ni = node_index(obj_node(r->ext));
 		if (ni >= 0)
 			p->node_payloads[ni]++;
-		else
+		else if (!use_malloc)
 			p->unknown_node++;
 	}
 
-	onode = segpool_obj_node(r);
+	onode = obj_node(r);
 	ni = node_index(onode);
 	r->node = (int16_t)onode;
-	if (ni < 0)
-		p->unknown_node++;
-	else
+	if (ni >= 0)
 		p->node_records[ni]++;
-	if (p->node == SEGPOOL_NUMA_NO_NODE || onode == p->node)
+	else if (!use_malloc)
+		p->unknown_node++;
+	if (use_malloc)
+		;	/* malloc does not say where its memory lies */
+	else if (p->node == SEGPOOL_NUMA_NO_NODE || onode == p->node)
 		p->local++;
 	else
 		p->remote++;
@@ -1018,10 +1171,13 @@ static void *parser_main(void *arg)
 {
 	struct parser *p = arg;
 	struct log_batch *b = NULL;
+	timer_t timer;
+	bool timed;
 
 	p->pinned = pin_self("parser", (int)p->id, p->cpu);
 	if (!p->pinned)
 		p->node = SEGPOOL_NUMA_NO_NODE;
+	timed = profile_start(&timer);
 
 	uint64_t since = 0;
 
@@ -1050,7 +1206,9 @@ static void *parser_main(void *arg)
 	if (b && b->count)
 		ship_batch(p, b);
 	else if (b)
-		segpool_cache_free(batch_cache, b);
+		obj_free(batch_cache, b);
+	if (timed)
+		profile_stop(timer);
 	atomic_fetch_add_explicit(&g_lines_done, since, memory_order_relaxed);
 	atomic_fetch_sub_explicit(&g_parsers_left, 1, memory_order_release);
 	return NULL;
@@ -1152,25 +1310,28 @@ static void clean_one(struct cleaner *c, struct log_record *r)
 		c->kept++;
 	}
 
-	if (c->node != SEGPOOL_NUMA_NO_NODE && r->node != c->node)
+	if (!use_malloc && c->node != SEGPOOL_NUMA_NO_NODE && r->node != c->node)
 		c->remote_frees++;
 	r->magic = RECORD_DEAD;
 	if (r->ext) {
-		segpool_free(r->ext);
+		payload_free(r->ext);
 		r->ext = NULL;
 		c->payload_frees++;
 	}
-	segpool_cache_free(record_cache, r);
+	obj_free(record_cache, r);
 }
 
 static void *cleaner_main(void *arg)
 {
 	struct cleaner *c = arg;
 	struct log_batch *b;
+	timer_t timer;
+	bool timed;
 
 	c->pinned = pin_self("cleaner", (int)c->id, c->cpu);
 	if (!c->pinned)
 		c->node = SEGPOOL_NUMA_NO_NODE;
+	timed = profile_start(&timer);
 
 	while ((b = bq_pop(c->q)) != NULL) {
 		if (b->count > BATCH_MAX || b->parser >= nr_parsers) {
@@ -1180,8 +1341,10 @@ static void *cleaner_main(void *arg)
 		for (uint32_t i = 0; i < b->count; i++)
 			clean_one(c, b->recs[i]);
 		c->batches++;
-		segpool_cache_free(batch_cache, b);
+		obj_free(batch_cache, b);
 	}
+	if (timed)
+		profile_stop(timer);
 	return NULL;
 }
 
@@ -1190,11 +1353,16 @@ static void *cleaner_main(void *arg)
 static void usage(FILE *out, int nslots)
 {
 	fprintf(out,
-		"usage: logpipe [-t parsers] [-c cleaners] [-n records] [-s seed] [-q] [-a] [-h]\n"
+		"usage: logpipe [-t parsers] [-c cleaners] [-n records] [-s seed] [-b cache|malloc]\n"
+		"               [-p] [-q] [-a] [-h]\n"
 		"  -t N  parser threads, 1..%d (default: one per usable CPU, here %d)\n"
 		"  -c N  cleaner threads, 1..%d (default: half the parsers, at least 1)\n"
 		"  -n N  records to generate, 1..10^12, suffix k, M or G (default 2M)\n"
 		"  -s S  PRNG seed, decimal or 0x-hex (default 0x%llx)\n"
+		"  -b B  where records, batches and payloads come from: cache (segpool's\n"
+		"        caches and segpool_malloc, the default) or malloc (malloc/free)\n"
+		"  -p    report the share of CPU time spent in allocation and free calls\n"
+		"        (SIGPROF samples, one per millisecond of CPU time)\n"
 		"  -q    quiet: one summary line, no progress, no per-node figures, no dump\n"
 		"  -a    list every cache in the dumps (default: empty ones on one line)\n"
 		"  -h    this help\n",
@@ -1257,7 +1425,7 @@ static bool parse_options(int argc, char **argv, int nslots)
 
 	nr_records = DEFAULT_RECORDS;
 	seed = DEFAULT_SEED;
-	while ((opt = getopt(argc, argv, "t:c:n:s:qah")) != -1) {
+	while ((opt = getopt(argc, argv, "t:c:n:s:b:pqah")) != -1) {
 		switch (opt) {
 		case 't':
 			if (!parse_count(optarg, 1, MAX_THREADS, false, &v)) {
@@ -1291,6 +1459,18 @@ static bool parse_options(int argc, char **argv, int nslots)
 					optarg);
 				exit(2);
 			}
+			break;
+		case 'b':
+			if (!strcmp(optarg, "malloc")) {
+				use_malloc = true;
+			} else if (strcmp(optarg, "cache")) {
+				fprintf(stderr, "logpipe: -b wants cache or malloc, not '%s'\n",
+					optarg);
+				exit(2);
+			}
+			break;
+		case 'p':
+			profile = true;
 			break;
 		case 'a':
 			all_caches = true;
@@ -1347,9 +1527,9 @@ static void setup_workers(const struct cpu_slot *slots, int nslots)
 		c->cpu = s->cpu;
 		c->node = s->node;
 		c->q = &queues[i];
-		c->pat = segpool_calloc(PATTERN_SLOTS, sizeof(*c->pat));
+		c->pat = table_calloc(PATTERN_SLOTS, sizeof(*c->pat));
 		if (!c->pat)
-			die("segpool_calloc(%d, %zu): %s", PATTERN_SLOTS,
+			die("calloc(%d, %zu): %s", PATTERN_SLOTS,
 			    sizeof(*c->pat), strerror(errno));
 	}
 }
@@ -1404,7 +1584,7 @@ static void watch_pipeline(double t0, bool show)
 
 	while (atomic_load_explicit(&g_parsers_left, memory_order_acquire)) {
 		nanosleep(&step, NULL);
-		if (!midway_dump &&
+		if (!midway_dump && !use_malloc &&
 		    atomic_load_explicit(&g_lines_done, memory_order_relaxed) >=
 		    nr_records / 2)
 			segpool_stats_print(append_text, NULL,
@@ -1423,6 +1603,9 @@ static double run_pipeline(bool show_progress)
 {
 	double t0 = now_seconds();
 	int err;
+
+	if (profile)
+		profile_setup();
 
 	for (unsigned int i = 0; i < nr_cleaners; i++) {
 		err = pthread_create(&cleaners[i].tid, NULL, cleaner_main, &cleaners[i]);
@@ -1498,9 +1681,9 @@ static void merge_patterns(struct totals *t, const struct cleaner *c)
 
 static void gather(struct totals *t)
 {
-	t->pat = segpool_calloc(ALL_PATTERNS, sizeof(*t->pat));
+	t->pat = table_calloc(ALL_PATTERNS, sizeof(*t->pat));
 	if (!t->pat)
-		die("segpool_calloc(%d, %zu): %s", ALL_PATTERNS, sizeof(*t->pat),
+		die("calloc(%d, %zu): %s", ALL_PATTERNS, sizeof(*t->pat),
 		    strerror(errno));
 
 	for (unsigned int i = 0; i < nr_parsers; i++) {
@@ -1644,6 +1827,8 @@ static void check_totals(const struct totals *t)
 	if (t->pat_overflow)
 		fail("pattern tables overflowed (%" PRIu64 " records)",
 		     t->pat_overflow);
+	if (use_malloc)
+		return;
 	check_cache(record_cache, t->parsed);
 	check_cache(batch_cache, t->batch_allocs);
 }
@@ -1660,6 +1845,13 @@ static void print_header(int nslots)
 	       nr_cleaners, nr_cleaners == 1 ? "" : "s",
 	       nslots, nslots == 1 ? "" : "s", nr_nodes, nr_nodes == 1 ? "" : "s",
 	       BATCH_MAX, QUEUE_DEPTH);
+	if (use_malloc) {
+		printf("logpipe: -b malloc: log_record (%zu bytes), log_batch "
+		       "(%zu bytes) and payloads from malloc()\n",
+		       sizeof(struct log_record), sizeof(struct log_batch));
+		fflush(stdout);
+		return;
+	}
 	struct segpool_cache_info ri = { .size = sizeof(ri) };
 	struct segpool_cache_info bi = { .size = sizeof(bi) };
 
@@ -1730,10 +1922,13 @@ static void print_results(const struct totals *t)
 	       t->npat, t->kept - t->npat);
 	printf("  batches             %12" PRIu64 "   (%" PRIu64
 	       " waits on a full queue)\n", t->batches, t->full_waits);
-	printf("  payloads            %12" PRIu64 "   (segpool_malloc, %s)\n",
-	       t->payloads, payload);
+	printf("  payloads            %12" PRIu64 "   (%s, %s)\n",
+	       t->payloads, use_malloc ? "malloc" : "segpool_malloc", payload);
 	printf("  wall time           %12.3f s\n", t->elapsed);
 	printf("  records/second      %12.0f\n", rate(t));
+	if (profile)
+		printf("  in alloc and free   %11.1f%%   (of %lu CPU-time samples)\n",
+		       alloc_share(), atomic_load(&prof_samples));
 }
 
 static void print_nodes(const struct totals *t)
@@ -1892,15 +2087,17 @@ int main(int argc, char **argv)
 		fprintf(stderr, "logpipe: warning: built against segpool %s, running %s\n",
 			SEGPOOL_VERSION_STRING, segpool_version());
 
-	record_cache = SEGPOOL_CACHE(log_record, SEGPOOL_HWCACHE_ALIGN);
-	if (!record_cache)
-		die("segpool_cache_create(log_record): %s", strerror(errno));
-	batch_cache = SEGPOOL_CACHE(log_batch, SEGPOOL_HWCACHE_ALIGN);
-	if (!batch_cache)
-		die("segpool_cache_create(log_batch): %s", strerror(errno));
+	if (!use_malloc) {
+		record_cache = SEGPOOL_CACHE(log_record, SEGPOOL_HWCACHE_ALIGN);
+		if (!record_cache)
+			die("segpool_cache_create(log_record): %s", strerror(errno));
+		batch_cache = SEGPOOL_CACHE(log_batch, SEGPOOL_HWCACHE_ALIGN);
+		if (!batch_cache)
+			die("segpool_cache_create(log_batch): %s", strerror(errno));
+	}
 
 	/* watch it live: segpool-top -p <pid> (Documentation/guide/statistics.md) */
-	if (segpool_export_start(SEGPOOL_EXPORT_INTERVAL_DEFAULT))
+	if (!use_malloc && segpool_export_start(SEGPOOL_EXPORT_INTERVAL_DEFAULT))
 		fprintf(stderr, "logpipe: warning: no live statistics: %s\n",
 			strerror(errno));
 	if (!quiet)
@@ -1915,26 +2112,37 @@ int main(int argc, char **argv)
 	check_totals(t);
 
 	if (quiet) {
+		char share[48] = "";
+
+		if (profile)
+			snprintf(share, sizeof(share), ", %.1f%% in alloc/free",
+				 alloc_share());
 		printf("logpipe: seed 0x%" PRIx64 ", %u+%u threads, %" PRIu64
-		       " records in %.3f s, %.0f records/s, %zu patterns, %s\n",
-		       seed, nr_parsers, nr_cleaners, t->parsed, t->elapsed,
-		       rate(t), t->npat, failures ? "INCONSISTENT" : "consistent");
+		       " records in %.3f s, %.0f records/s%s, %zu patterns, "
+		       "-b %s, %s\n", seed, nr_parsers, nr_cleaners, t->parsed,
+		       t->elapsed, rate(t), share, t->npat,
+		       use_malloc ? "malloc" : "cache",
+		       failures ? "INCONSISTENT" : "consistent");
 	} else {
 		print_workers();
 		print_results(t);
-		print_nodes(t);
+		if (!use_malloc)
+			print_nodes(t);
 		print_severities(t);
 		print_hosts_and_patterns(t);
-		if (midway_dump)
+		if (use_malloc)
+			;	/* no segpool cache to show */
+		else if (midway_dump)
 			print_caches("segpool caches half-way through (records in flight)",
 				     midway_dump);
 		free(midway_dump);
 		midway_dump = NULL;
 		midway_len = 0;
-		err = segpool_stats_print(append_text, NULL, SEGPOOL_STATS_SLABINFO);
+		err = use_malloc ? 0 : segpool_stats_print(append_text, NULL,
+							   SEGPOOL_STATS_SLABINFO);
 		if (err)
 			fail("segpool_stats_print: %s", strerror(-err));
-		else
+		else if (!use_malloc)
 			print_caches("segpool caches at the end (every record freed)",
 				     midway_dump);
 		free(midway_dump);
@@ -1942,15 +2150,15 @@ int main(int argc, char **argv)
 
 	/* Tear down: everything back to segpool, then the caches go. */
 	for (unsigned int i = 0; i < nr_cleaners; i++) {
-		segpool_free(cleaners[i].pat);
+		table_free(cleaners[i].pat);
 		bq_destroy(&queues[i]);
 	}
-	segpool_free(t->pat);
-	err = segpool_cache_destroy(batch_cache);
+	table_free(t->pat);
+	err = use_malloc ? 0 : segpool_cache_destroy(batch_cache);
 	if (err)
 		fail("segpool_cache_destroy(log_batch) returned %d (%s)", err,
 		     strerror(-err));
-	err = segpool_cache_destroy(record_cache);
+	err = use_malloc ? 0 : segpool_cache_destroy(record_cache);
 	if (err)
 		fail("segpool_cache_destroy(log_record) returned %d (%s)", err,
 		     strerror(-err));
@@ -1967,7 +2175,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (!quiet)
-		printf("\nlogpipe: all %" PRIu64 " records accounted for, caches destroyed\n",
-		       parsed);
+		printf("\nlogpipe: all %" PRIu64 " records accounted for, %s\n",
+		       parsed, use_malloc ? "every block freed" : "caches destroyed");
 	return 0;
 }

@@ -718,8 +718,12 @@ const struct bench_cell *bench_cell_get(const struct bench_run *run,
 #define BENCH_TROWS	160
 #define BENCH_TCELL	80
 
+/* text tables fit this many columns (bench_table_print cuts wider ones) */
+#define BENCH_TEXT_COLS	120
+
 struct bench_table {
 	unsigned int ncol, nrow;
+	unsigned int nkey;	/* columns repeated in each part; 0 means 1 */
 	const char *head[BENCH_TCOLS];
 	char cell[BENCH_TROWS][BENCH_TCOLS][BENCH_TCELL];
 };
@@ -730,6 +734,18 @@ void bench_table_set(struct bench_table *t, unsigned int row, unsigned int col,
 		     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* Print @t (first column left, numbers right) and free it. */
 void bench_table_print(FILE *f, struct bench_table *t, bool md);
+/*
+ * Text for the terminal: bench_text_begin() gives a stream that gathers it,
+ * bench_text_end() prints it to @out with the lines wrapped to
+ * BENCH_TEXT_COLS.
+ */
+struct bench_text_buf {
+	char *buf;
+	size_t len;
+	FILE *f;
+};
+FILE *bench_text_begin(struct bench_text_buf *b);
+void bench_text_end(struct bench_text_buf *b, FILE *out);
 void bench_heading(FILE *f, bool md, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -766,7 +782,7 @@ int bench_doc_update_part(const char *doc, const char *part,
 			  const char *md_path);
 
 /* --- programs.c: real programs under each malloc (--programs) --- */
-#define BENCH_NPROGS	8
+#define BENCH_NPROGS	10
 struct bench_prog_opts {
 	const char *out_dir;		/* programs.md there, or NULL */
 	const char *doc;		/* bench-results.md to put it in, or NULL */

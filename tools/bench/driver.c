@@ -553,6 +553,9 @@ int bench_driver_main(struct bench_run *run)
 			run->nr_cells, run->reps,
 			run->smoke ? ", smoke mode" : "");
 
+	if (run->smoke)
+		printf("=== SMOKE RUN: tiny counts, correctness only; "
+		       "these figures are not measurements ===\n");
 	run->start_ns = bench_ns(CLOCK_MONOTONIC);
 	for (unsigned int rep = 0; rep < run->reps; rep++)
 		for (unsigned int i = 0; i < run->nr_cells; i++)
@@ -565,14 +568,24 @@ int bench_driver_main(struct bench_run *run)
 
 	if (run->out_dir)
 		bench_write_outputs(run);
-	if (run->smoke)
-		bench_report_smoke(stdout, run);
-	else if (!strcmp(run->format, "json"))
+	if (run->smoke) {
+		struct bench_text_buf tb;
+
+		bench_report_smoke(bench_text_begin(&tb), run);
+		bench_text_end(&tb, stdout);
+	} else if (!strcmp(run->format, "json")) {
 		bench_json(stdout, run);
-	else
-		bench_report(stdout, run, !strcmp(run->format, "md"), "");
+	} else if (!strcmp(run->format, "md")) {
+		bench_report(stdout, run, true, "");
+	} else {
+		struct bench_text_buf tb;
+
+		bench_report(bench_text_begin(&tb), run, false, "");
+		bench_text_end(&tb, stdout);
+	}
 	if (run->smoke)
-		printf("smoke: %u runs, %u contender%s skipped, %d error%s\n",
+		printf("smoke: %u runs, %u contender%s skipped, %d error%s; "
+		       "SMOKE RUN, not measurements\n",
 		       bench_total_runs(run), skipped,
 		       skipped == 1 ? "" : "s", run->errors,
 		       run->errors == 1 ? "" : "s");

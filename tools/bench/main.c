@@ -82,10 +82,11 @@ static void bench_usage(FILE *f)
 "      --update-doc FILE  replace FILE's results section (needs --out)\n"
 "      --programs         instead of the workloads: real programs (python3,\n"
 "                         sort, gcc, git, perl, sqlite3, a threaded C++\n"
-"                         program) under each malloc contender, -r runs\n"
-"                         (default 3) and a counting pass under strace;\n"
-"                         CPU, system time, peak RSS, mmap calls, ratios;\n"
-"                         -S scales the inputs\n"
+"                         program, examples/logpipe -b malloc and -b cache)\n"
+"                         under each malloc contender, -r runs (default 3;\n"
+"                         1 with --smoke) and a counting pass under strace;\n"
+"                         CPU, system time, peak RSS, mmap calls, ratios,\n"
+"                         logpipe's records/s; -S scales the inputs\n"
 "      --prog LIST        with --programs: only these programs\n"
 "      --smoke            tiny counts, every workload and installed\n"
 "                         contender, one repetition: checks correctness\n"
@@ -473,7 +474,7 @@ int main(int argc, char **argv)
 		struct bench_prog_opts po = {
 			.out_dir = run.out_dir, .doc = run.doc,
 			.self = bench_self(argv[0]), .only = prog_only,
-			.reps = reps_set ? (int)run.reps : 3,
+			.reps = reps_set ? (int)run.reps : run.smoke ? 1 : 3,
 			.scale = run.cfg.scale, .smoke = run.smoke,
 			.no_count = run.no_count,
 		};

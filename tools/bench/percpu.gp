@@ -8,7 +8,7 @@
 # cached='...'": block 0 of datafile has a row per contender, its name and
 # CPU ns per alloc+free pair of the hot pair, the pool pattern and the
 # batch; block 1 a row per thread count of workload 3 and, for each name in
-# cached (the segpool-cache contenders, in that order), the KiB of free
+# cached (segpool-cache in each per-CPU mode, in that order), the KiB of free
 # objects held in magazines and depots after the run, then in magazines
 # alone.  "?" marks a missing value.
 
@@ -53,24 +53,29 @@ set logscale x 2
 set xtics norotate scale 1
 set yrange [0:*]
 set offsets graph 0.05, graph 0.05, graph 0.05, 0
-set xlabel "threads (on the usable CPUs)"
+set xlabel "threads"
+# more threads than CPUs: a grey band from there on, named at its top
+if (cpus > 0) {
+	set object 1 rect from cpus * 1.41, graph 0 to graph 1, graph 1 \
+		behind fc rgb "#e8e8e8" fs solid noborder
+	set label 1 "oversubscribed" at cpus * 1.5, graph 0.96 left front font ",9"
+}
 set ylabel "KiB"
 set grid
 # the key beside the panel, clear of the data and of the axes
 set key outside right top vertical spacing 1.2
-# each contender in the colour and with the marker it has in the other plots
-# (its place in names); every series in the key
-lt_of(w, i) = i > words(names) ? 1 : word(names, i) eq w ? i : lt_of(w, i + 1)
+# one colour per per-CPU mode (cached: at most four, two series each, so
+# eight at most); every series in the key
 # series that coincide (0 KiB in off mode, say) would hide one another:
 # each is drawn a little to the right of the one before
 nudge(i) = 1.0 + 0.03 * (i - 1)
 plot for [i=1:words(cached)] datafile index 1 \
 	using (column(1) * nudge(i)):(column(2 * i)) \
-	lt lt_of(word(cached, i), 1) lw 1.5 \
+	lt i lw 1.5 \
 	title word(cached, i) . ": magazines + depots", \
      for [i=1:words(cached)] datafile index 1 \
 	using (column(1) * nudge(i)):(column(2 * i + 1)) \
-	lt lt_of(word(cached, i), 1) lw 1.5 dt 2 \
+	lt i lw 1.5 dt 2 \
 	title word(cached, i) . ": magazines alone"
 
 unset multiplot

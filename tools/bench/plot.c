@@ -15,7 +15,15 @@
  *
  * The scripts live beside the sources (--gp-dir); missing values are "?".
  * Every script gets the contenders' names (names) and those of the
- * segpool-cache contenders (cached), space-separated.
+ * segpool-cache contenders (cached), space-separated, the usable CPUs
+ * (cpus) and a note for the caption (what "floor" is, what is
+ * oversubscribed).
+ *
+ * No chart has more than BENCH_PLOT_SERIES series: the summary and the
+ * threads chart come as pages, segpool against the peers (bench-X.png, then
+ * bench-X-2.png, ... when the peers do not fit one) and segpool's own
+ * variants (bench-X-modes.png); each .dat file names its series in a
+ * "# series:" line per panel, which the bench smoke test counts.
  */
 #include <errno.h>
 #include <math.h>
@@ -24,6 +32,81 @@
 #include <sys/wait.h>
 
 #include "tools/bench/bench.h"
+
+#define BENCH_PLOT_SERIES	8	/* colours common.gp tells apart */
+#define BENCH_PLOT_PRIMARY	4	/* segpool's on every peer page */
+
+/* segpool's four ways in, beside the peers on every page */
+static bool bench_plot_primary(const struct bench_contender *c)
+{
+	return !strcmp(c->name, "segpool-cache") ||
+	       !strcmp(c->name, "segpool-cache-inline") ||
+	       !strcmp(c->name, "segpool-malloc") ||
+	       !strcmp(c->name, "segpool-preload");
+}
+
+/* a variant of segpool-cache's (modes, hardening, builds), or the floor */
+static bool bench_plot_variant(const struct bench_contender *c)
+{
+	return c->kind == BENCH_SEGPOOL_CACHE || c->kind == BENCH_FLOOR;
+}
+
+/* the per-CPU modes of the percpu chart's right panel (two series each) */
+static bool bench_plot_mode(const struct bench_contender *c)
+{
+	return c->kind == BENCH_SEGPOOL_CACHE && !c->env && !c->exec_suffix;
+}
+
+static void bench_plot_series(FILE *f, const struct bench_contender *const *cols,
+			      unsigned int nr)
+{
+	fputs("# series:", f);
+	for (unsigned int k = 0; k < nr; k++)
+		fprintf(f, " %s", cols[k]->name);
+	fputc('\n', f);
+}
+
+/*
+ * Page @page of the contenders that ran into @cols: pages 0.. are segpool's
+ * primaries and up to BENCH_PLOT_SERIES - BENCH_PLOT_PRIMARY peers each
+ * (glibc left out when @no_glibc: the charts' 1.0 line), the last page
+ * segpool's variants and the floor.  Return: the series, 0 past the end;
+ * *@modes tells the last page.
+ */
+static unsigned int bench_plot_page(const struct bench_run *run,
+				    unsigned int page, bool no_glibc,
+				    const struct bench_contender **cols,
+				    bool *modes)
+{
+	const unsigned int per = BENCH_PLOT_SERIES - BENCH_PLOT_PRIMARY;
+	const struct bench_contender *peers[BENCH_NR_BUILTIN + BENCH_MAX_EXTRA];
+	unsigned int np = 0, nr = 0, npages;
+
+	for (unsigned int i = 0; i < run->nr_cs; i++) {
+		const struct bench_contender *c = run->cs[i].c;
+
+		if (!run->cs[i].selected || run->cs[i].skipped)
+			continue;
+		if (!bench_plot_primary(c) && !bench_plot_variant(c) &&
+		    !(no_glibc && !strcmp(c->name, "glibc")))
+			peers[np++] = c;
+	}
+	npages = np ? (np + per - 1) / per : 1;
+	*modes = page == npages;
+	if (page > npages)
+		return 0;
+	for (unsigned int i = 0; i < run->nr_cs && nr < BENCH_PLOT_SERIES; i++) {
+		const struct bench_contender *c = run->cs[i].c;
+
+		if (!run->cs[i].selected || run->cs[i].skipped)
+			continue;
+		if (*modes ? bench_plot_variant(c) : bench_plot_primary(c))
+			cols[nr++] = c;
+	}
+	for (unsigned int i = page * per; !*modes && i < np && i < (page + 1) * per; i++)
+		cols[nr++] = peers[i];
+	return nr;
+}
 
 /* The contenders that ran, by name, space-separated (gnuplot's word list). */
 static void bench_plot_names(const struct bench_run *run, char *buf,
@@ -63,6 +146,7 @@ static int bench_plot_summary(const struct bench_run *run, FILE *f,
 	int rows = 0;
 
 	fprintf(f, "# workload, then CPU time per op / glibc's per contender\n");
+	bench_plot_series(f, cols, nr);
 	for (unsigned int i = 0; i < run->nr_cells; i++) {
 		const struct bench_cell *first = &run->cells[i];
 		const struct bench_workload *wl = first->job.wl;
@@ -73,8 +157,9 @@ static int bench_plot_summary(const struct bench_run *run, FILE *f,
 		     run->cells[i - 1].job.threads == first->job.threads))
 			continue;
 		if (wl->on == BENCH_ON_LIST)
-			fprintf(f, "\"%u %s/%u\"", wl->number, wl->name,
-				first->job.threads);
+			fprintf(f, "\"%u %s/%u%s\"", wl->number, wl->name,
+				first->job.threads, first->job.threads >
+				run->machine.usable ? " (oversubscribed)" : "");
 		else
 			fprintf(f, "\"%u %s\"", wl->number, wl->name);
 		for (unsigned int k = 0; k < nr; k++) {
@@ -99,6 +184,7 @@ static int bench_plot_threads(const struct bench_run *run, FILE *f,
 
 	fprintf(f, "# threads, then per contender Mops per CPU-second "
 		"(median min max) and per wall second (median min max)\n");
+	bench_plot_series(f, cols, nr);
 	for (unsigned int t = 0; t < run->cfg.nr_thread_list; t++) {
 		unsigned int threads = run->cfg.thread_list[t];
 		bool any = false;
@@ -138,7 +224,7 @@ static int bench_plot_latency(const struct bench_run *run, FILE *f,
 	int rows = 0;
 
 	fprintf(f, "# contender, then p50 p99 p99.9 (ns) of: pool alloc, "
-		"pool free, xfer alloc, xfer free\n");
+		"pool free, xfer alloc, xfer free\n# series: p50 p99 p99.9\n");
 	for (unsigned int k = 0; k < nr; k++) {
 		bool any = false;
 
@@ -191,7 +277,7 @@ static int bench_plot_percpu(const struct bench_run *run, FILE *f,
 	int pairs = 0, rows = 0;
 
 	fprintf(f, "# contender, then CPU ns per alloc+free pair of: hot pair, "
-		"pool, batch\n");
+		"pool, batch\n# series: pair pool batch\n");
 	for (unsigned int k = 0; k < nr; k++) {
 		const struct bench_cell *c[3];
 		bool any = false;
@@ -211,7 +297,12 @@ static int bench_plot_percpu(const struct bench_run *run, FILE *f,
 		pairs++;
 	}
 	fprintf(f, "\n\n# threads, then per segpool-cache contender KiB held "
-		"in magazines and depots, and in magazines alone\n");
+		"in magazines and depots, and in magazines alone\n# series:");
+	for (unsigned int k = 0; k < nr; k++)
+		if (bench_plot_mode(cols[k]))
+			fprintf(f, " %s %s-magazines", cols[k]->name,
+				cols[k]->name);
+	fputc('\n', f);
 	for (unsigned int t = 0; t < run->cfg.nr_thread_list; t++) {
 		unsigned int threads = run->cfg.thread_list[t];
 		bool any = false;
@@ -220,8 +311,7 @@ static int bench_plot_percpu(const struct bench_run *run, FILE *f,
 			const struct bench_cell *c = bench_cell_get(run, thr,
 				threads, cols[k]);
 
-			any |= cols[k]->kind == BENCH_SEGPOOL_CACHE && c &&
-			       c->has_cached;
+			any |= bench_plot_mode(cols[k]) && c && c->has_cached;
 		}
 		if (!any)
 			continue;
@@ -230,7 +320,7 @@ static int bench_plot_percpu(const struct bench_run *run, FILE *f,
 			const struct bench_cell *c = bench_cell_get(run, thr,
 				threads, cols[k]);
 
-			if (cols[k]->kind != BENCH_SEGPOOL_CACHE)
+			if (!bench_plot_mode(cols[k]))
 				continue;
 			bench_plot_val(f, c && c->has_cached ?
 				       c->cached.median : NAN);
@@ -253,8 +343,9 @@ static void bench_plot_caption(const struct bench_run *run, char *buf,
 {
 	const struct bench_machine *m = &run->machine;
 
-	snprintf(buf, len, "%s, %u of %u CPUs, %d NUMA node%s, %ld MiB; "
-		 "kernel %s, glibc %s, %s; segpool %s%s%s; %s", m->cpu,
+	snprintf(buf, len, "%s%s, %u of %u CPUs, %d NUMA node%s, %ld MiB; "
+		 "kernel %s, glibc %s, %s; segpool %s%s%s; %s",
+		 run->smoke ? "SMOKE RUN, not measurements: " : "", m->cpu,
 		 m->usable, m->online, m->numa_nodes,
 		 m->numa_nodes == 1 ? "" : "s", m->mem_mb, m->kernel, m->glibc,
 		 m->compiler, m->segpool, m->revision[0] ? " at " : "",
@@ -267,9 +358,9 @@ static void bench_plot_caption(const struct bench_run *run, char *buf,
 
 static int bench_gnuplot(const struct bench_run *run, const char *script,
 			 const char *dat, const char *png, const char *names,
-			 const char *cached)
+			 const char *cached, const char *note, const char *page)
 {
-	char vars[3072], gp[512], caption[768];
+	char vars[4096], gp[512], caption[768];
 	int status;
 	pid_t pid;
 
@@ -280,8 +371,9 @@ static int bench_gnuplot(const struct bench_run *run, const char *script,
 	bench_plot_caption(run, caption, sizeof(caption));
 	snprintf(gp, sizeof(gp), "%s/%s", run->gp_dir, script);
 	snprintf(vars, sizeof(vars), "gpdir='%s'; caption='%s'; datafile='%s'; "
-		 "outfile='%s'; names='%s'; cached='%s'", run->gp_dir, caption,
-		 dat, png, names, cached);
+		 "outfile='%s'; names='%s'; cached='%s'; cpus=%u; note='%s'; "
+		 "page='%s'", run->gp_dir, caption, dat, png, names, cached,
+		 run->machine.usable, note, page);
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0)
@@ -295,6 +387,46 @@ static int bench_gnuplot(const struct bench_run *run, const char *script,
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
+/* The names of @cols, space-separated; those of the per-CPU modes too. */
+static void bench_plot_words(const struct bench_contender *const *cols,
+			     unsigned int nr, bool modes_only, char *buf,
+			     size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (unsigned int k = 0; k < nr && used < len; k++)
+		if (!modes_only || bench_plot_mode(cols[k]))
+			used += (size_t)snprintf(buf + used, len - used, "%s%s",
+						 used ? " " : "",
+						 cols[k]->name);
+}
+
+/* The caption's second line: what the floor is, what is oversubscribed. */
+static void bench_plot_note(const struct bench_run *run,
+			    const struct bench_contender *const *cols,
+			    unsigned int nr, bool threads, char *buf, size_t len)
+{
+	bool floor = false, over = false;
+
+	for (unsigned int k = 0; k < nr; k++)
+		floor |= cols[k]->kind == BENCH_FLOOR;
+	for (unsigned int t = 0; threads && t < run->cfg.nr_thread_list; t++)
+		over |= run->cfg.thread_list[t] > run->machine.usable;
+	size_t used = 0;
+
+	buf[0] = '\0';
+	if (floor)
+		used = (size_t)snprintf(buf, len, "floor: the benchmark loop "
+					"with no allocator (a per-thread stack "
+					"of slots), the cost every figure "
+					"includes.  ");
+	if (over && used < len)
+		snprintf(buf + used, len - used, "Oversubscribed: more threads "
+			 "than the %u usable CPUs; they take turns on them.",
+			 run->machine.usable);
+}
+
 int bench_plot(const struct bench_run *run, const char *dir,
 	       unsigned int *made)
 {
@@ -303,48 +435,82 @@ int bench_plot(const struct bench_run *run, const char *dir,
 		int (*write)(const struct bench_run *run, FILE *f,
 			     const struct bench_contender *const *cols,
 			     unsigned int nr);
+		bool paged, no_glibc, threads;
 	} plots[] = {
-		{ "bench-summary", "summary.gp", bench_plot_summary },
-		{ "bench-threads", "threads.gp", bench_plot_threads },
-		{ "bench-latency", "latency.gp", bench_plot_latency },
-		{ "bench-percpu", "percpu.gp", bench_plot_percpu },
+		{ "bench-summary", "summary.gp", bench_plot_summary,
+		  true, true, true },
+		{ "bench-threads", "threads.gp", bench_plot_threads,
+		  true, false, true },
+		{ "bench-latency", "latency.gp", bench_plot_latency,
+		  false, false, false },
+		{ "bench-percpu", "percpu.gp", bench_plot_percpu,
+		  false, false, true },
 	};
-	const struct bench_contender *cols[16];
-	char names[512], cached[512] = "", dat[600], png[600];
-	unsigned int nr;
-	size_t used = 0;
+	const struct bench_contender *all[16], *cols[16];
+	char names[512], cached[512], note[512], title[64], dat[600], png[610];
+	unsigned int nall, nr;
 	int ret = 0;
 
 	*made = 0;
-	bench_plot_names(run, names, sizeof(names), cols, &nr);
-	for (unsigned int k = 0; k < nr && used < sizeof(cached); k++)
-		if (cols[k]->kind == BENCH_SEGPOOL_CACHE)
-			used += (size_t)snprintf(cached + used,
-						 sizeof(cached) - used, "%s%s",
-						 used ? " " : "",
-						 cols[k]->name);
+	bench_plot_names(run, names, sizeof(names), all, &nall);
+	bench_plot_words(all, nall, true, cached, sizeof(cached));
 	for (size_t i = 0; i < sizeof(plots) / sizeof(plots[0]); i++) {
-		FILE *f;
-		int rows;
+		for (unsigned int page = 0;; page++) {
+			bool modes = false;
+			FILE *f;
+			int rows;
 
-		snprintf(dat, sizeof(dat), "%s/%s.dat", dir, plots[i].base);
-		snprintf(png, sizeof(png), "%s/%s.png", dir, plots[i].base);
-		f = fopen(dat, "w");
-		if (!f) {
-			bench_warn("%s: %s", dat, strerror(errno));
-			return -1;
+			if (plots[i].paged) {
+				nr = bench_plot_page(run, page, plots[i].no_glibc,
+						     cols, &modes);
+				if (!nr)
+					break;
+			} else if (page) {
+				break;
+			} else {
+				memcpy(cols, all, sizeof(all));
+				nr = nall;
+			}
+			if (modes)
+				snprintf(dat, sizeof(dat), "%s/%s-modes",
+					 dir, plots[i].base);
+			else if (page)
+				snprintf(dat, sizeof(dat), "%s/%s-%u", dir,
+					 plots[i].base, page + 1);
+			else
+				snprintf(dat, sizeof(dat), "%s/%s", dir,
+					 plots[i].base);
+			snprintf(png, sizeof(png), "%s.png", dat);
+			strncat(dat, ".dat", sizeof(dat) - strlen(dat) - 1);
+			f = fopen(dat, "w");
+			if (!f) {
+				bench_warn("%s: %s", dat, strerror(errno));
+				return -1;
+			}
+			rows = plots[i].write(run, f, cols, nr);
+			fclose(f);
+			if (rows == 0) {
+				unlink(png);	/* no stale picture */
+				continue;
+			}
+			bench_plot_words(cols, nr, false, names, sizeof(names));
+			bench_plot_note(run, cols, nr, plots[i].threads, note,
+					sizeof(note));
+			if (!plots[i].paged)
+				title[0] = '\0';
+			else if (modes)
+				snprintf(title, sizeof(title), "the variants of "
+					 "segpool-cache, and the floor");
+			else
+				snprintf(title, sizeof(title), "segpool against "
+					 "the peers%s%.0u", page ? ", page " : "",
+					 page ? page + 1 : 0);
+			if (bench_gnuplot(run, plots[i].script, dat, png, names,
+					  cached, note, title))
+				ret = -1;
+			else if (!page)
+				*made |= 1u << i;
 		}
-		rows = plots[i].write(run, f, cols, nr);
-		fclose(f);
-		if (rows == 0) {
-			unlink(png);	/* no stale picture of an older run */
-			continue;
-		}
-		if (bench_gnuplot(run, plots[i].script, dat, png, names,
-				  cached))
-			ret = -1;
-		else
-			*made |= 1u << i;
 	}
 	return ret;
 }

@@ -30,6 +30,11 @@
  *   sqlite  sqlite3 :memory:, 300k inserts, two indexes, queries
  *   cxx     segpool-bench-xthread (xthread.cc): 4 threads in a ring, every
  *           free cross-thread
+ *   logpipe examples/logpipe -b malloc, the main job on malloc/free, under
+ *           each malloc; logpipe-cache the same on segpool's caches (-b
+ *           cache, run once per repetition, malloc left to glibc).  Both
+ *           also go into a table of their own: records per second and the
+ *           share of CPU time in allocation calls (logpipe -p), medians.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -59,6 +64,10 @@ struct bench_prog {
 	const char *argv[BENCH_PROG_MAX_ARGS];
 	unsigned long n, m;
 	const char *needs;		/* a file the run needs in %T, or NULL */
+	/* its stdout says "N records/s, X% in alloc/free" (logpipe -q -p) */
+	bool rate;
+	/* run once per repetition, with glibc's malloc: segpool's caches */
+	bool cache_only;
 };
 
 static const struct bench_prog bench_progs[] = {
@@ -81,11 +90,18 @@ static const struct bench_prog bench_progs[] = {
 	  { "sqlite3", ":memory:", ".read %T/bench.sql" }, 0, 0, NULL },
 	{ "cxx", "C++17, 4 threads in a ring, every free cross-thread",
 	  { "%B/segpool-bench-xthread", "4", "%N" }, 10000, 0, NULL },
+	{ "logpipe", "examples/logpipe -b malloc: the main job on malloc/free",
+	  { "%B/../../examples/logpipe", "-q", "-p", "-b", "malloc", "-n", "%N" },
+	  2000000, 0, NULL, .rate = true },
+	{ "logpipe-cache", "examples/logpipe -b cache: on segpool's caches",
+	  { "%B/../../examples/logpipe", "-q", "-p", "-b", "cache", "-n", "%N" },
+	  2000000, 0, NULL, .rate = true, .cache_only = true },
 };
 
 struct bench_prog_cell {
 	double wall[BENCH_PROG_MAX_REPS], cpu[BENCH_PROG_MAX_REPS];
 	double sys[BENCH_PROG_MAX_REPS];
+	double rate[BENCH_PROG_MAX_REPS], share[BENCH_PROG_MAX_REPS];
 	long rss_kb[BENCH_PROG_MAX_REPS];
 	int nr;
 	bool failed;
@@ -180,11 +196,13 @@ static void bench_prog_argv(const struct bench_prog *p,
 
 /*
  * One run of @p with @preload (or none); false when it did not exit 0.
- * With @count, under strace -f -c, writing its summary to @count.
+ * With @count, under strace -f -c, writing its summary to @count.  With
+ * @out, the program's stdout goes there (else to /dev/null).
  */
 static bool bench_prog_run(const struct bench_prog *p, const char *preload,
 			   const struct bench_prog_env *e, const char *count,
-			   double *wall, double *cpu, double *sys, long *rss_kb)
+			   const char *out, double *wall, double *cpu,
+			   double *sys, long *rss_kb)
 {
 	char args[BENCH_PROG_MAX_ARGS][1024], pre[300];
 	char *argv[BENCH_PROG_MAX_ARGS + 12];
@@ -217,11 +235,13 @@ static bool bench_prog_run(const struct bench_prog *p, const char *preload,
 		bench_die("fork: %s", strerror(errno));
 	if (pid == 0) {
 		int null = open("/dev/null", O_RDWR);
+		int fd = out ? open(out, O_WRONLY | O_CREAT | O_TRUNC, 0666) :
+			 null;
 
-		if (null >= 0) {
+		if (null >= 0)
 			dup2(null, STDIN_FILENO);
-			dup2(null, STDOUT_FILENO);
-		}
+		if (fd >= 0)
+			dup2(fd, STDOUT_FILENO);
 		if (preload && !count)
 			setenv("LD_PRELOAD", preload, 1);
 		else
@@ -278,6 +298,93 @@ static double bench_prog_median_of(const struct bench_prog_cell *c,
 	return bench_prog_median(tmp, c->nr);
 }
 
+/* logpipe -q -p's line: "..., N records/s, X% in alloc/free, ..." */
+static int bench_prog_rate(const char *out, double *rate, double *share)
+{
+	char line[512], *p;
+	FILE *f = fopen(out, "r");
+	int ret = -1;
+
+	if (!f)
+		return -1;
+	while (ret && fgets(line, sizeof(line), f)) {
+		p = strstr(line, " records/s, ");
+		if (!p)
+			continue;
+		while (p > line && p[-1] != ' ')
+			p--;
+		if (sscanf(p, "%lf records/s, %lf%% in alloc/free", rate,
+			   share) == 2)
+			ret = 0;
+	}
+	fclose(f);
+	return ret;
+}
+
+/* The main job: logpipe on the caches, and on malloc under each malloc. */
+static void bench_prog_logpipe(FILE *f, bool md,
+			       const struct bench_prog_cell cell[][BENCH_PROG_MAX_C],
+			       const struct bench_contender *const *cs,
+			       unsigned int nc)
+{
+	static const char *const head[] = {
+		"logpipe on", "malloc", "records/s", "x glibc", "CPU s",
+		"in alloc/free", "peak RSS MiB", NULL
+	};
+	struct bench_table *t = bench_table_new(head);
+	double glibc = 0;
+
+	for (unsigned int p = 0; p < BENCH_NPROGS; p++)
+		for (unsigned int k = 0; k < nc; k++)
+			if (bench_progs[p].rate && !bench_progs[p].cache_only &&
+			    cell[p][k].nr && !cell[p][k].failed &&
+			    !strcmp(cs[k]->name, "glibc"))
+				glibc = bench_prog_median_of(&cell[p][k],
+							     cell[p][k].rate);
+	for (unsigned int p = BENCH_NPROGS; p-- > 0;) {
+		if (!bench_progs[p].rate)
+			continue;
+		for (unsigned int k = 0; k < nc; k++) {
+			const struct bench_prog_cell *c = &cell[p][k];
+			double rss[BENCH_PROG_MAX_REPS], rate;
+			unsigned int r;
+
+			if (!c->nr || c->failed)
+				continue;
+			for (int i = 0; i < c->nr; i++)
+				rss[i] = (double)c->rss_kb[i] / 1024.0;
+			rate = bench_prog_median_of(c, c->rate);
+			r = bench_table_row(t);
+			bench_table_set(t, r, 0, "%s", bench_progs[p].cache_only ?
+					"segpool caches" : "malloc/free");
+			bench_table_set(t, r, 1, "%s", bench_progs[p].cache_only ?
+					"-" : cs[k]->name);
+			bench_table_set(t, r, 2, "%.0f", rate);
+			if (glibc)
+				bench_table_set(t, r, 3, "%.2fx", rate / glibc);
+			bench_table_set(t, r, 4, "%.3f",
+					bench_prog_median_of(c, c->cpu));
+			bench_table_set(t, r, 5, "%.1f%%",
+					bench_prog_median_of(c, c->share));
+			bench_table_set(t, r, 6, "%.1f",
+					bench_prog_median(rss, c->nr));
+		}
+	}
+	if (!t->nrow) {
+		free(t);
+		return;
+	}
+	bench_heading(f, md, "The main job: examples/logpipe");
+	bench_table_print(f, t, md);
+	fprintf(f, "Records per second (higher is better; x glibc: over "
+		"logpipe -b malloc on glibc's malloc), medians.  On segpool "
+		"caches the records, batches and long messages come from "
+		"segpool_cache_alloc_node() and segpool_malloc() (-b cache); "
+		"on malloc/free from malloc() (-b malloc), served by the "
+		"malloc named.  In alloc/free: the share of the workers' CPU "
+		"time sampled inside those calls (logpipe -p).\n\n");
+}
+
 /* The table, for a terminal (@md false) or for programs.md. */
 static void bench_prog_report(FILE *f, bool md,
 			      const struct bench_prog_cell cell[][BENCH_PROG_MAX_C],
@@ -291,8 +398,13 @@ static void bench_prog_report(FILE *f, bool md,
 	};
 	struct bench_table *t = bench_table_new(head);
 
+	t->nkey = 2;	/* program and malloc head each part */
+
 	for (unsigned int p = 0; p < BENCH_NPROGS; p++) {
 		double cpu[BENCH_PROG_MAX_C] = { 0 }, sys[BENCH_PROG_MAX_C] = { 0 };
+
+		if (bench_progs[p].cache_only)
+			continue;
 		double rss[BENCH_PROG_MAX_C] = { 0 };
 		double g_cpu = 0, g_sys = 0, g_rss = 0, best = 0;
 
@@ -348,18 +460,20 @@ static void bench_prog_report(FILE *f, bool md,
 	}
 	bench_heading(f, md, "Real programs under each malloc");
 	for (unsigned int p = 0; p < BENCH_NPROGS; p++)
-		fprintf(f, "%s%s: %s\n", md ? "- " : "  ", bench_progs[p].name,
-			bench_progs[p].title);
+		if (!bench_progs[p].cache_only)
+			fprintf(f, "%s%s: %s\n", md ? "- " : "  ",
+				bench_progs[p].name, bench_progs[p].title);
 	fputc('\n', f);
 	bench_table_print(f, t, md);
 	fprintf(f, "Medians of %d run%s each, the contenders in turn.  CPU is "
 		"user + system time of the program and its waited-for "
 		"children (wait4); peak RSS is the largest of them.  mmap, "
 		"munmap, mremap: %s.  Best peer: the peer (glibc included) "
-		"with the least CPU time.\n", reps, reps == 1 ? "" : "s",
+		"with the least CPU time.\n\n", reps, reps == 1 ? "" : "s",
 		counted ? "calls of the whole program and its children, "
 		"counted in one more run under strace -f -c" :
 		"not counted (no strace, or --no-count)");
+	bench_prog_logpipe(f, md, cell, cs, nc);
 }
 
 int bench_programs_main(const struct bench_prog_opts *o)
@@ -367,10 +481,11 @@ int bench_programs_main(const struct bench_prog_opts *o)
 	static struct bench_prog_cell cell[BENCH_NPROGS][BENCH_PROG_MAX_C];
 	const struct bench_contender *cs[BENCH_PROG_MAX_C];
 	char paths[BENCH_PROG_MAX_C][256], bindir[PATH_MAX], strace[PATH_MAX];
-	char tmp[] = "/tmp/segpool-bench-programs.XXXXXX";
+	char tmp[] = "/tmp/segpool-bench-programs.XXXXXX", out[64];
 	struct bench_prog_env env = { .tmp = tmp, .bindir = bindir,
 				      .scale = o->smoke ? 0.01 : o->scale,
 				      .strace = "" };
+	struct bench_text_buf tb;
 	bool counted = false;
 	unsigned int nc = 0;
 	int failures = 0;
@@ -401,6 +516,7 @@ int bench_programs_main(const struct bench_prog_opts *o)
 	}
 	if (!mkdtemp(tmp))
 		bench_die("mkdtemp: %s", strerror(errno));
+	snprintf(out, sizeof(out), "%s/stdout", tmp);
 	if (bench_prog_inputs(tmp, env.scale))
 		bench_die("cannot write the programs' inputs in %s", tmp);
 	memset(cell, 0, sizeof(cell));
@@ -415,13 +531,18 @@ int bench_programs_main(const struct bench_prog_opts *o)
 			for (unsigned int k = 0; k < nc; k++) {
 				struct bench_prog_cell *c = &cell[p][k];
 
-				if (c->failed)
+				if (c->failed || (pr->cache_only &&
+						  strcmp(cs[k]->name, "glibc")))
 					continue;
 				if (!bench_prog_run(pr, cs[k]->soname ? paths[k] :
 						    NULL, &env, NULL,
+						    pr->rate ? out : NULL,
 						    &c->wall[c->nr], &c->cpu[c->nr],
 						    &c->sys[c->nr],
-						    &c->rss_kb[c->nr])) {
+						    &c->rss_kb[c->nr]) ||
+				    (pr->rate && bench_prog_rate(out,
+						&c->rate[c->nr],
+						&c->share[c->nr]))) {
 					bench_warn("%s under %s failed", pr->name,
 						   cs[k]->name);
 					c->failed = true;
@@ -436,6 +557,8 @@ int bench_programs_main(const struct bench_prog_opts *o)
 	for (unsigned int p = 0; env.strace[0] && p < BENCH_NPROGS; p++) {
 		char count[600];
 
+		if (bench_progs[p].cache_only)
+			continue;
 		snprintf(count, sizeof(count), "%s/strace-count", tmp);
 		for (unsigned int k = 0; k < nc; k++) {
 			struct bench_prog_cell *c = &cell[p][k];
@@ -445,7 +568,7 @@ int bench_programs_main(const struct bench_prog_opts *o)
 			if (!c->nr || c->failed)
 				continue;
 			if (!bench_prog_run(&bench_progs[p], cs[k]->soname ?
-					    paths[k] : NULL, &env, count, &w, &u,
+					    paths[k] : NULL, &env, count, NULL, &w, &u,
 					    &sy, &rss) ||
 			    bench_syscount_summary(count, c->calls)) {
 				bench_warn("%s under %s: the strace count failed",
@@ -456,7 +579,12 @@ int bench_programs_main(const struct bench_prog_opts *o)
 		}
 	}
 
-	bench_prog_report(stdout, false, cell, cs, nc, o->reps, counted);
+	if (o->smoke)
+		printf("=== SMOKE RUN: tiny inputs, one run each; these "
+		       "figures are not measurements ===\n");
+	bench_prog_report(bench_text_begin(&tb), false, cell, cs, nc, o->reps,
+			  counted);
+	bench_text_end(&tb, stdout);
 	if (o->out_dir) {
 		char path[600];
 		FILE *md;
@@ -468,6 +596,10 @@ int bench_programs_main(const struct bench_prog_opts *o)
 			bench_warn("cannot write %s: %s", path, strerror(errno));
 			failures++;
 		} else {
+			if (o->smoke)
+				fprintf(md, "**SMOKE RUN**: tiny inputs, one run "
+					"each; these figures are not "
+					"measurements.\n\n");
 			bench_prog_report(md, true, cell, cs, nc, o->reps,
 					  counted);
 			fclose(md);

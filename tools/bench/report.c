@@ -47,9 +47,11 @@ static void bench_report_machine(FILE *f, const struct bench_run *run, bool md)
 		m->compiler, m->segpool, m->revision[0] ? " (source " : "",
 		m->revision, m->revision[0] ? ")" : "");
 	fprintf(f, "%sRun: %s, %u repetition%s interleaved, warm-up %gx, "
-		"threads %s, %.0f s\n\n", li, m->date, run->reps,
+		"threads %s, %.0f s%s\n\n", li, m->date, run->reps,
 		run->reps == 1 ? "" : "s", run->cfg.warmup,
-		run->cfg.pin ? "pinned" : "not pinned", run->elapsed_s);
+		run->cfg.pin ? "pinned" : "not pinned", run->elapsed_s,
+		run->smoke ? "; SMOKE RUN: tiny counts, the figures are not "
+		"measurements" : "");
 }
 
 /* Did @c run anything (the rows beneath the hit path skip some)? */
@@ -147,7 +149,8 @@ static void bench_report_speed(FILE *f, const struct bench_run *run,
 			continue;
 		r = bench_table_row(t);
 		bench_table_set(t, r, 0, "%s", c->job.c->name);
-		bench_table_set(t, r, 1, "%u", c->job.threads);
+		bench_table_set(t, r, 1, "%u%s", c->job.threads,
+				c->job.threads > run->machine.usable ? "*" : "");
 		if (!c->nr) {
 			bench_table_set(t, r, 2, "failed");
 			continue;
@@ -167,7 +170,8 @@ static void bench_report_speed(FILE *f, const struct bench_run *run,
 					bench_cached_objs(c, true));
 		}
 	}
-	fprintf(f, "One op: %s.\n\n", wl->op);
+	fprintf(f, "One op: %s.%s\n\n", wl->op, cached ? "  *: oversubscribed, "
+		"more threads than the usable CPUs." : "");
 	if (cached)
 		fprintf(f, "cached: free objects segpool's caches hold in "
 			"per-CPU magazines and in the depots after the run, "
@@ -320,8 +324,9 @@ static void bench_report_summary(FILE *f, const struct bench_run *run, bool md)
 		    run->cells[i - 1].job.threads == first->job.threads)
 			continue;
 		r = bench_table_row(t);
-		bench_table_set(t, r, 0, "%u %s, %u thr", first->job.wl->number,
-				first->job.wl->name, first->job.threads);
+		bench_table_set(t, r, 0, "%u %s, %u thr%s", first->job.wl->number,
+				first->job.wl->name, first->job.threads,
+				first->job.threads > run->machine.usable ? "*" : "");
 		for (unsigned int k = 1; k < nc; k++) {
 			const struct bench_cell *c = bench_cell_get(run,
 				first->job.wl, first->job.threads, cols[k]);
@@ -336,7 +341,10 @@ static void bench_report_summary(FILE *f, const struct bench_run *run, bool md)
 	}
 	fprintf(f, "Thread CPU time summed over workers, per operation; lower "
 		"is better.  The last column is segpool-cache's CPU time over "
-		"the best peer's (below 1.00x: segpool is ahead).\n\n");
+		"the best peer's (below 1.00x: segpool is ahead).  *: "
+		"oversubscribed, more threads than the %u usable CPUs.  floor: "
+		"the benchmark loop with no allocator, the cost every figure "
+		"includes.\n\n", run->machine.usable);
 	bench_table_print(f, t, md);
 }
 
@@ -604,6 +612,9 @@ void bench_report_smoke(FILE *f, const struct bench_run *run)
 				failed ? "FAILED" : "ok", wl->name, ok + failed,
 				failed);
 	}
+	/* the widest table, so that a smoke run shows it fits */
+	fputc('\n', f);
+	bench_report_summary(f, run, false);
 }
 
 void bench_report(FILE *f, const struct bench_run *run, bool md,

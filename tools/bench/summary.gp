@@ -5,14 +5,17 @@
 # segpool-bench runs it with -e "gpdir='...'; caption='...'; datafile='...';
 # outfile='...'; names='...'":
 # datafile has a quoted workload label, then one ratio per contender in the
-# order of names (space-separated); "?" marks a missing value.
+# order of names (space-separated, at most eight); "?" marks a missing
+# value.  A label ending in "(oversubscribed)" has more threads than CPUs.
 
 set terminal pngcairo size 1200,560 font ",10"
 set output outfile
 set datafile missing "?"
 load gpdir . "/common.gp"
 
-set title "CPU time per operation relative to glibc malloc (median of repetitions; lower is better)"
+if (!exists("page")) { page = "" }
+set title "CPU time per operation relative to glibc malloc (median of repetitions; lower is better)" . \
+	(page eq "" ? "" : "\n" . page) noenhanced
 set ylabel "CPU time / glibc's (log scale)"
 set logscale y 2
 set yrange [0.0625:*]
@@ -20,7 +23,7 @@ set ytics ("1/16" 0.0625, "1/8" 0.125, "1/4" 0.25, "1/2" 0.5, "1" 1, "2" 2, "4" 
 	"8" 8, "16" 16, "32" 32, "64" 64, "128" 128, "256" 256)
 set grid ytics
 set key outside right top vertical
-set bmargin 6		# the rotated labels, then the caption line
+set bmargin 10		# the rotated labels, then the note and caption lines
 set xtics rotate by -35 scale 0
 set style data histograms
 set style histogram clustered gap 1
