@@ -354,6 +354,9 @@ SEGPOOL_API int segpool_cache_free_rcu(struct segpool_cache *cache, void *obj)
 		sp_cache_check_dead(cache, "free by RCU into", obj);
 		sp_report_bad_free("free into invalid cache", obj, NULL);
 	}
+	/* a guarded object (guard/) waits as a large block does */
+	if (sp_guard_owns(obj))
+		return segpool_free_rcu(obj);
 	what = sp_cache_object_check(cache, obj, &s);
 	if (unlikely(what))
 		sp_report_bad_free(what, obj, cache->name);

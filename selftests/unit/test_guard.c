@@ -225,6 +225,29 @@ static void guard_calls(void)
 	assert_int_equal(segpool_cache_destroy(c), 0);
 }
 
+/* Freed by RCU: the slot goes back after the grace period. */
+static void guard_rcu(void)
+{
+	struct segpool_cache *c = segpool_cache_create("guard-rcu", 64, 0, 0,
+						       NULL);
+	struct sp_guard_stats a, b;
+	void *p = segpool_cache_alloc(c, 0), *q = segpool_malloc(24);
+
+	assert_true(sp_guard_owns(p));
+	assert_true(sp_guard_owns(q));
+	sp_guard_get_stats(&a);
+	assert_int_equal(segpool_cache_free_rcu(c, p), 0);
+	assert_int_equal(segpool_free_rcu(q), 0);
+	assert_int_equal(segpool_rcu_barrier(), 0);
+	sp_guard_get_stats(&b);
+	/* the RCU batches come from size classes: guarded ones too */
+	assert_true(b.frees >= a.frees + 2);
+	assert_int_equal(sp_guard_usable_size(p), 0);
+	assert_int_equal(sp_guard_usable_size(q), 0);
+	assert_int_equal(b.in_use, a.in_use - 2);
+	assert_int_equal(segpool_cache_destroy(c), 0);
+}
+
 /* A full pool: the sampled allocation is served normally. */
 static void guard_exhaustion(void)
 {
@@ -319,6 +342,7 @@ static void test_guard_child(void **state)
 	 */
 	assert_int_equal(sp_guard_fault_install(), 0);
 	guard_calls();
+	guard_rcu();
 	guard_exhaustion();
 	guard_continue();
 	guard_reports();
