@@ -319,9 +319,17 @@ static void guard_chain(void)
 
 	assert_int_equal(sp_test_run_child(plant_null_write, NULL, buf,
 					   sizeof(buf), &status), 0);
-	assert_true(WIFSIGNALED(status));
-	assert_int_equal(WTERMSIG(status), SIGSEGV);
+	if (SP_ASAN) {
+		/* ASan keeps SIGSEGV for its own handler: it reports, exits */
+		assert_true(WIFSIGNALED(status) ||
+			    (WIFEXITED(status) && WEXITSTATUS(status)));
+	} else {
+		assert_true(WIFSIGNALED(status));
+		assert_int_equal(WTERMSIG(status), SIGSEGV);
+	}
 	assert_null(strstr(buf, "BUG"));
+	if (SP_ASAN)
+		return;		/* the program's handler never gets in there */
 	assert_int_equal(sp_test_run_child(plant_null_write_handled, NULL, buf,
 					   sizeof(buf), &status), 0);
 	assert_true(WIFEXITED(status));
@@ -344,7 +352,9 @@ static void test_guard_child(void **state)
 	guard_calls();
 	guard_rcu();
 	guard_exhaustion();
-	guard_continue();
+	/* memcheck reports the access itself, as an error of this run */
+	if (!sp_test_under_valgrind())
+		guard_continue();
 	guard_reports();
 	guard_stacks();
 	guard_chain();
