@@ -16,6 +16,7 @@
 #include "core/core.h"
 #include "core/hotpath.h"
 #include "failslab/failslab.h"
+#include "guard/guard.h"
 #include "internal/reentry.h"
 #include "internal/report.h"
 #include "numa/policy.h"
@@ -218,6 +219,13 @@ static inline void *sp_cache_alloc_locked(struct segpool_cache *cache,
 		errno = ENOMEM;
 		return NULL;
 	}
+	/* one in SEGPOOL_GUARD_SAMPLE: a guarded object (guard/) */
+	if (unlikely(sp_guard_rate) && node == SEGPOOL_NUMA_NO_NODE &&
+	    sp_guard_sample(cache, cache->object_size)) {
+		obj = sp_guard_alloc(cache, 0, gfp & SEGPOOL_ZERO);
+		if (obj)
+			return obj;
+	}
 	/* the local node's magazines serve any request they can */
 	if (cache->pcpu && (node == SEGPOOL_NUMA_NO_NODE ||
 			    sp_numa_node_to_idx(node) == sp_numa_current_idx())) {
@@ -413,7 +421,9 @@ void sp_lib_drain(void)
 				struct sp_slab *s = sp_obj_to_slab(obj);
 				void *next = sp_defer_link_load(obj);
 
-				if (s) {
+				if (sp_guard_owns(obj)) {
+					sp_guard_free(NULL, obj);
+				} else if (s) {
 					struct segpool_cache *c = s->cache;
 
 					/* the link may have taken the mark's word */
@@ -439,6 +449,13 @@ __sp_libframe void sp_free_slow(struct segpool_cache *cache, void *obj)
 		return;
 	if (unlikely(!cache || cache->magic != SP_CACHE_MAGIC))
 		sp_cache_bad_free(cache, obj);
+	if (sp_guard_owns(obj)) {
+		if (unlikely(sp_lib_nested()))
+			sp_lib_defer_free(obj);	/* its lock may be taken */
+		else
+			sp_guard_free(cache, obj);
+		return;
+	}
 	s = sp_cache_obj_slab(cache, obj);
 	if (unlikely(!s)) {
 		if (unlikely(sp_lib_nested()))	/* no debug response: no lock */

@@ -55,7 +55,8 @@
  *     lock (rcu/free.c); the deferred-slab lock (rcu/typesafe.c); a depot's
  *     spinlock in builds without cas16 (percpu/depot.c); the decay
  *     thread's state lock (core/decay.c: not taken by fork, the child
- *     re-initialises it).
+ *     re-initialises it); the guard pool's lock (guard/pool.c: fork takes
+ *     it last, with the leaves).
  *
  * sp_init_lock is not in the order: it is never taken once the library is
  * ready.  No segpool lock is held while a grace period is waited for.
@@ -79,6 +80,7 @@
 #include "core/core.h"
 #include "core/decay.h"
 #include "failslab/failslab.h"
+#include "guard/guard.h"
 #include "internal/debug.h"
 #include "internal/env.h"
 #include "internal/reentry.h"
@@ -139,12 +141,14 @@ static void sp_atfork_prepare(void)
 	sp_arena_lock_all();
 	sp_large_lock();
 	sp_rcu_fork_prepare_leaves();
+	sp_guard_fork_lock();
 	sp_lockdep_fork_end();
 }
 
 static void sp_atfork_parent(void)
 {
 	sp_lockdep_fork_begin();
+	sp_guard_fork_unlock();
 	sp_rcu_fork_parent_leaves();
 	sp_large_unlock();
 	sp_arena_unlock_all();
@@ -158,6 +162,7 @@ static void sp_atfork_parent(void)
 static void sp_atfork_child(void)
 {
 	sp_lockdep_fork_begin();
+	sp_guard_fork_child();
 	sp_rcu_fork_child_leaves();
 	sp_large_reinit_lock();
 	sp_arena_reinit_locks();
@@ -242,6 +247,8 @@ int sp_init_slow(void)
 	if (sp_init_failures)
 		sp_warn("initialised after %lu failed attempt%s", sp_init_failures,
 			sp_init_failures == 1 ? "" : "s");
+	/* after sp_ready: backtrace() may allocate on its first call */
+	sp_guard_init();
 	/* after sp_ready: starting the export calls back into sp_init() */
 	sp_export_init();
 	sp_stats_print_init();

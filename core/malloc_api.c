@@ -18,6 +18,7 @@
 #include "core/core.h"
 #include "core/hotpath.h"
 #include "failslab/failslab.h"
+#include "guard/guard.h"
 #include "internal/reentry.h"
 #include "internal/report.h"
 #include "numa/topology.h"
@@ -36,6 +37,13 @@ static inline void *sp_malloc_node_locked(size_t size, int node, bool zero)
 		if (sp_failslab_active() && sp_should_failslab(c)) {
 			errno = ENOMEM;
 			return NULL;
+		}
+		/* one in SEGPOOL_GUARD_SAMPLE: a guarded object (guard/) */
+		if (unlikely(sp_guard_rate) && node == SEGPOOL_NUMA_NO_NODE &&
+		    sp_guard_sample(c, size)) {
+			obj = sp_guard_alloc(c, SP_MAX(size, (size_t)1), zero);
+			if (obj)
+				return obj;
 		}
 		if (likely(node == SEGPOOL_NUMA_NO_NODE && c->pcpu)) {
 			obj = sp_pcpu_alloc_slow(c->pcpu);
@@ -190,6 +198,13 @@ static __sp_noinline __sp_libframe void sp_free_untagged(void *ptr)
 
 	if (!ptr)
 		return;
+	if (sp_guard_owns(ptr)) {
+		if (unlikely(sp_lib_nested()))
+			sp_lib_defer_free(ptr);	/* its lock may be taken */
+		else
+			sp_guard_free(NULL, ptr);
+		return;
+	}
 	/* checked before the deferral writes its link into the block */
 	if (sp_obj_to_slab(ptr) || ((uintptr_t)ptr & (SP_PAGE_SIZE - 1)) ||
 	    (sp_arena_page(ptr) && !sp_run_pages(ptr)))
@@ -232,6 +247,12 @@ SEGPOOL_API size_t segpool_usable_size(const void *ptr)
 
 	if (!ptr)
 		return 0;
+	if (sp_guard_owns(ptr)) {
+		size = sp_guard_usable_size(ptr);
+		if (!size)
+			errno = EINVAL;	/* no live guarded object there */
+		return size;
+	}
 	if (!sp_obj_to_slab(ptr)) {
 		if (sp_large_lookup(ptr, &size, &idx))
 			return size;	/* a large block: the bytes of its pages */
@@ -257,6 +278,19 @@ SEGPOOL_API __sp_libframe void *segpool_realloc(void *ptr, size_t size)
 	if (size == 0) {
 		segpool_free(ptr);
 		return NULL;
+	}
+	if (sp_guard_owns(ptr)) {
+		/* a guarded object moves: its slot keeps its own size */
+		old = sp_guard_usable_size(ptr);
+		if (!old)
+			sp_report_bad_free("realloc of a pointer that is no "
+					   "live guarded object", ptr, NULL);
+		p = segpool_malloc(size);
+		if (!p)
+			return NULL;
+		memcpy(p, ptr, SP_MIN(old, size));
+		segpool_free(ptr);
+		return p;
 	}
 	/* validated before a byte is copied */
 	sp_classify(ptr, "realloc", false, &c, &old, &idx);

@@ -7,6 +7,7 @@
 #include <segpool/segpool.h>
 
 #include "core/core.h"
+#include "guard/guard.h"
 #include "numa/topology.h"
 
 SEGPOOL_API int segpool_numa_node_count(void)
@@ -40,6 +41,14 @@ SEGPOOL_API int segpool_obj_node(const void *ptr)
 	if (!ptr || sp_init()) {
 		errno = EINVAL;
 		return -EINVAL;
+	}
+	if (sp_guard_owns(ptr)) {
+		/* a guarded object's slot is not placed: say where we run */
+		if (!sp_guard_usable_size(ptr)) {
+			errno = EINVAL;
+			return -EINVAL;
+		}
+		return sp_topo.node_id[sp_numa_current_idx()];
 	}
 	idx = sp_arena_idx_of(ptr);
 	if (idx >= 0) {

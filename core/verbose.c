@@ -13,10 +13,12 @@
  *   ...
  *   segpool: per-CPU mode rseq (glibc registration); 2 possible CPUs
  *   segpool: 1 node, regions bound: no; debug: debug=1 hardened
+ *   segpool: guard pool: 256 slots (2052 KiB reserved), 1 in 1000 ...
  */
 #include <segpool/segpool.h>
 
 #include "core/core.h"
+#include "guard/guard.h"
 #include "internal/env.h"
 #include "internal/report.h"
 #include "stats/snap.h"
@@ -33,4 +35,10 @@ void sp_init_verbose(void)
 	sp_warn("%u node%s, regions bound: %s; debug: %s; sanitizer: %s",
 		h.nr_nodes, h.nr_nodes == 1 ? "" : "s",
 		h.numa_bind ? "yes" : "no", h.debug, h.sanitizer);
+	if (sp_guard_rate)
+		sp_warn("guard pool: %u slots (%lu KiB reserved), 1 in %u "
+			"slow-path allocations guarded", sp_guard_nr_slots,
+			(unsigned long)(sp_guard_range.size >> 10), sp_guard_rate);
+	else
+		sp_warn("guard pool: off");
 }

@@ -46,6 +46,8 @@ enum sp_env_id {
 	SP_ENV_DECAY_MS,
 	SP_ENV_MEMORY_LIMIT,
 	SP_ENV_THP,
+	SP_ENV_GUARD_SAMPLE,
+	SP_ENV_GUARD_SLOTS,
 	SP_ENV_NR,
 };
 
@@ -76,6 +78,9 @@ struct sp_env_var {
 #define SP_ENV_DECAY_MS_DEFAULT	1000
 #define SP_ENV_DECAY_MS_MAX	3600000
 #define SP_ENV_MEMORY_LIMIT_MIN	(1LL << 20)
+#define SP_ENV_GUARD_SAMPLE_MAX	(1LL << 30)
+#define SP_ENV_GUARD_SLOTS_DEFAULT	256
+#define SP_ENV_GUARD_SLOTS_MAX	65536
 #define SP_ENV_MEMORY_LIMIT_MAX	(1LL << 40)
 
 /* --- internal/env_table.c --- */

@@ -172,4 +172,22 @@ const struct sp_env_var sp_env_table[SP_ENV_NR] = {
 		.help = "transparent huge pages for the regions' slab memory: auto advises them (MADV_HUGEPAGE) when the kernel's mode is madvise, always whatever the mode, never refuses them (MADV_NOHUGEPAGE) (guide/tuning.md)",
 		.bad_example = "sometimes",
 	},
+	[SP_ENV_GUARD_SAMPLE] = {
+		.name = "SEGPOOL_GUARD_SAMPLE", .kind = SP_ENV_INT,
+		.min = 1, .max = SP_ENV_GUARD_SAMPLE_MAX,
+		.def = "unset: no guarded objects",
+		.accepted = "an integer from 1 to 1073741824",
+		.on_bad = "no guarded objects",
+		.help = "place one in N allocations that reach the slow path (a magazine refill, a cache without magazines) in a slot of its own beside guard pages, which catch an overflow, an underflow or a use after free (guide/debugging.md)",
+		.bad_example = "0",
+	},
+	[SP_ENV_GUARD_SLOTS] = {
+		.name = "SEGPOOL_GUARD_SLOTS", .kind = SP_ENV_INT,
+		.min = 1, .max = SP_ENV_GUARD_SLOTS_MAX,
+		.def = "256",
+		.accepted = "an integer from 1 to 65536",
+		.on_bad = "the default, 256",
+		.help = "with SEGPOOL_GUARD_SAMPLE, the slots of the guard pool, one page each, reserved at start-up with a guard page between two (guide/debugging.md)",
+		.bad_example = "lots",
+	},
 };

@@ -5,8 +5,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <numaif.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -68,6 +70,37 @@ int sp_os_commit(void *addr, size_t size)
 		return -1;
 	}
 	return 0;
+}
+
+int sp_os_guard_open(void *addr, size_t size)
+{
+	if (mprotect(addr, size, PROT_READ | PROT_WRITE)) {
+		errno = ENOMEM;
+		return -1;
+	}
+	return 0;
+}
+
+void sp_os_guard_close(void *addr, size_t size)
+{
+	(void)madvise(addr, size, MADV_DONTNEED);
+	(void)mprotect(addr, size, PROT_NONE);
+}
+
+int sp_os_fault_handler(void (*fn)(int, void *, void *), struct sigaction *old)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = (void (*)(int, siginfo_t *, void *))fn;
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	return sigaction(SIGSEGV, &sa, old);
+}
+
+void sp_os_fault_restore(const struct sigaction *old)
+{
+	(void)sigaction(SIGSEGV, old, NULL);
 }
 
 void sp_os_decommit(void *addr, size_t size)

@@ -47,6 +47,23 @@ SP_INTERNAL void sp_os_protect_ro(void *addr, size_t size);
 SP_INTERNAL int sp_os_commit(void *addr, size_t size);
 /* Undo sp_os_commit (used to roll back when a later step fails). */
 SP_INTERNAL void sp_os_decommit(void *addr, size_t size);
+/*
+ * Guard pages (core/guard.c): open makes reserved pages read-write (0 or
+ * -1, ENOMEM); close gives their memory back and makes them inaccessible.
+ * Both are one system call each (mprotect, madvise): safe in a signal
+ * handler, and no fault point fails them.
+ */
+SP_INTERNAL int sp_os_guard_open(void *addr, size_t size);
+SP_INTERNAL void sp_os_guard_close(void *addr, size_t size);
+/*
+ * sp_os_fault_handler() - install @fn as the SA_SIGINFO handler of SIGSEGV
+ * (on the alternate stack when there is one), the previous action into
+ * *@old; 0 or -1 (errno).  sp_os_fault_restore() puts @old back.
+ */
+struct sigaction;
+SP_INTERNAL int sp_os_fault_handler(void (*fn)(int, void *, void *),
+				    struct sigaction *old);
+SP_INTERNAL void sp_os_fault_restore(const struct sigaction *old);
 /* Bind pages to kernel node @node (MPOL_BIND); 0 or -1 (ENOMEM). */
 SP_INTERNAL int sp_os_bind(void *addr, size_t size, int node);
 /* Give the pages' memory back to the OS; the range stays mapped, reads zero. */

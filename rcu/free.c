@@ -51,6 +51,7 @@
 #include <segpool/segpool.h>
 
 #include "core/core.h"
+#include "guard/guard.h"
 #include "internal/report.h"
 #include "os/cpu.h"
 #include "os/os.h"
@@ -353,6 +354,9 @@ SEGPOOL_API int segpool_cache_free_rcu(struct segpool_cache *cache, void *obj)
 		sp_cache_check_dead(cache, "free by RCU into", obj);
 		sp_report_bad_free("free into invalid cache", obj, NULL);
 	}
+	/* a guarded object (guard/) waits as a large block does */
+	if (sp_guard_owns(obj))
+		return segpool_free_rcu(obj);
 	what = sp_cache_object_check(cache, obj, &s);
 	if (unlikely(what))
 		sp_report_bad_free(what, obj, cache->name);
@@ -392,6 +396,12 @@ static struct segpool_cache *sp_rcu_classify(void *ptr,
 		if (unlikely(what))
 			sp_report_bad_free(what, ptr, s->cache->name);
 		size = s->cache->object_size;
+	} else if (sp_guard_owns(ptr)) {
+		/* a guarded object: freed as a large block is (guard/) */
+		size = sp_guard_usable_size(ptr);
+		if (!size)
+			sp_report_bad_free("kfree_rcu() of a pointer that is no "
+					   "live guarded object", ptr, NULL);
 	} else if (!sp_large_lookup(ptr, &size, &idx)) {
 		sp_report_bad_free(sp_large_misuse(ptr), ptr, NULL);
 	}

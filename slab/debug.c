@@ -190,7 +190,7 @@ static bool sp_debug_libframe(const void *ret)
 	return pc >= lo && pc < hi;
 }
 
-static __sp_noinline __sp_libframe void
+__sp_noinline __sp_libframe void
 sp_debug_capture(struct sp_debug_track *t)
 {
 	void *frames[SP_DEBUG_STACK_DEPTH + SP_DEBUG_SKIP_MAX];

@@ -109,6 +109,13 @@ SP_INTERNAL unsigned long sp_debug_cache_flags(const char *name,
 					       unsigned long flags);
 /* SEGPOOL_DEBUG as read at start-up (cut short), "" when unset. */
 SP_INTERNAL const char *sp_debug_env_string(void);
+/*
+ * sp_debug_capture() - record the calling thread's stack into @t, the
+ * library's own frames left out (the guard pool's call sites too).
+ */
+SP_INTERNAL __sp_noinline __sp_libframe void
+sp_debug_capture(struct sp_debug_track *t);
+
 /* The response to a bug: SEGPOOL_DEBUG_ABORT or SEGPOOL_DEBUG_CONTINUE. */
 extern SP_INTERNAL int sp_debug_response;
 

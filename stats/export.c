@@ -76,6 +76,7 @@
 #define SP_EXPORT_STALE_NS	(60ULL * 1000000000ULL)	/* see sp_export_sweep() */
 #define SP_EXPORT_SHM_DIR	"/dev/shm"
 #define SP_EXPORT_ENV		"SEGPOOL_EXPORT"
+#define SP_EXPORT_CTL_POLL_MS	100	/* requests from outside: how soon */
 
 static struct sp_exporter {
 	pthread_mutex_t op_lock;
@@ -291,6 +292,7 @@ static void sp_export_fill_header(struct segpool_export_header *h)
 /* Unmap (and, in the owner, unlink) the segment.  op_lock, pub_lock held. */
 static void sp_export_destroy(void)
 {
+	sp_export_ctl_destroy(sp_exp.owner == sp_os_pid());
 	if (sp_exp.owner == sp_os_pid())
 		sp_os_shm_unlink(sp_exp.name);
 	if (sp_exp.seg)
@@ -369,6 +371,8 @@ static int sp_export_create(void)
 	sp_exp.seq = 0;
 	sp_exp.updates = 0;
 	sp_exp.flags = 0;
+	/* requests from outside: without it the statistics still go out */
+	sp_export_ctl_create(sp_exp.name);
 	sp_export_fill_header(sp_exp.seg);
 	return 0;
 }
@@ -421,11 +425,30 @@ static void sp_export_sweep_one(const char *name, void *arg)
 		return;
 	errno = 0;
 	pid = strtol(name + plen, &end, 10);
-	if (end == name + plen || *end || errno || pid <= 0 ||
-	    pid == sp_os_pid())
+	if (end == name + plen || errno || pid <= 0 || pid == sp_os_pid())
+		return;
+	if (*end && strcmp(end, SEGPOOL_EXPORT_CTL_SUFFIX))
 		return;
 	if (!sp_os_pid_gone(pid))
 		return;
+	if (*end) {
+		/* a control segment: litter once its segment went */
+		char seg[256 + 1];
+		struct stat st;
+		int fd;
+
+		snprintf(seg, sizeof(seg), "%.*s", (int)(end - name), name);
+		fd = sp_os_shm_open_own(seg, &st);
+		if (fd >= 0) {
+			sp_os_close(fd);
+			return;
+		}
+		if (errno != ENOENT)
+			return;
+		snprintf(shm, sizeof(shm), "/%s", name);
+		sp_os_shm_unlink(shm);
+		return;
+	}
 	if (!sp_export_silent(name))
 		return;
 	snprintf(shm, sizeof(shm), "/%s", name);
@@ -449,6 +472,13 @@ static void sp_export_add_ms(struct timespec *ts, unsigned int ms)
 	}
 }
 
+static bool sp_export_ts_after(const struct timespec *a,
+			       const struct timespec *b)
+{
+	return a->tv_sec > b->tv_sec ||
+	       (a->tv_sec == b->tv_sec && a->tv_nsec >= b->tv_nsec);
+}
+
 static void *sp_export_thread(void *arg)
 {
 	struct timespec next, now;
@@ -460,10 +490,24 @@ static void *sp_export_thread(void *arg)
 		unsigned int interval = sp_exp.interval_ms;
 
 		sp_export_add_ms(&next, interval);
-		while (!sp_exp.stopping && !sp_exp.kicked &&
-		       pthread_cond_timedwait(&sp_exp.wake, &sp_exp.lock,
-					      &next) != ETIMEDOUT)
-			;
+		/* in slices, to serve a request from outside meanwhile */
+		while (!sp_exp.stopping && !sp_exp.kicked) {
+			struct timespec slice;
+
+			clock_gettime(CLOCK_MONOTONIC, &slice);
+			if (sp_export_ts_after(&slice, &next))
+				break;		/* time for a snapshot */
+			sp_export_add_ms(&slice, SP_EXPORT_CTL_POLL_MS);
+			if (sp_export_ts_after(&slice, &next))
+				slice = next;
+			if (pthread_cond_timedwait(&sp_exp.wake, &sp_exp.lock,
+						   &slice) == ETIMEDOUT &&
+			    sp_export_ctl_pending()) {
+				pthread_mutex_unlock(&sp_exp.lock);
+				sp_export_ctl_serve();
+				pthread_mutex_lock(&sp_exp.lock);
+			}
+		}
 		if (sp_exp.stopping)
 			break;
 		if (sp_exp.kicked) {

@@ -53,6 +53,22 @@ static inline size_t sp_export_values_size(const struct sp_export_layout *l,
  */
 SP_INTERNAL void sp_export_init(void);
 
+/* --- stats/export_ctl.c: requests from outside --- */
+/*
+ * sp_export_ctl_create() - create and map the control segment of the
+ * statistics segment @seg_name ("/segpool.<pid>" + ".ctl").  op_lock and
+ * pub_lock held.  Return: 0, or a negative errno (said on stderr: the
+ * export goes on without it).
+ */
+SP_INTERNAL int sp_export_ctl_create(const char *seg_name);
+/* sp_export_ctl_destroy() - unmap it, and remove it when @unlink. */
+SP_INTERNAL void sp_export_ctl_destroy(bool unlink);
+/* sp_export_ctl_pending() - whether a request waits (one atomic load). */
+SP_INTERNAL bool sp_export_ctl_pending(void);
+/* sp_export_ctl_serve() - serve the waiting request, if any: the publisher
+ * only, with none of the export's locks held. */
+SP_INTERNAL void sp_export_ctl_serve(void);
+
 /* --- stats/export_snapshot.c --- */
 /* sp_export_layout() - the layout for @nr_nodes nodes and @capacity caches. */
 SP_INTERNAL void sp_export_layout(struct sp_export_layout *l,

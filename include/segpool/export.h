@@ -465,6 +465,108 @@ SEGPOOL_STATIC_ASSERT(offsetof(struct segpool_export_cache_node, depot_objs) == 
 	       "cache node record: layout 1 offsets");
 #endif
 
+/* --- requests from outside: the control segment ---------------------------- */
+
+/*
+ * A process that exports also creates "/segpool.<pid>.ctl" (mode 0600, its
+ * owner's), one struct segpool_export_ctl through which a program of the
+ * same user asks it for one thing at a time; the publisher thread serves
+ * the request within about 100 ms, whatever the interval.  The requester:
+ *
+ *	open O_RDWR, check with fstat() that the file is the user's and
+ *	mode 0600, map it shared, check @magic and @version;
+ *	CAS @state SEGPOOL_CTL_IDLE -> SEGPOOL_CTL_CLAIMED (or take over a
+ *	claim older than SEGPOOL_CTL_STALE_NS by @claimed_ns: its requester
+ *	died), fill @op, @arg, @path, @uid (getuid()), @pid and @ticket, then
+ *	store SEGPOOL_CTL_PENDING (release);
+ *	wait for SEGPOOL_CTL_DONE with its @ticket, read @result, @value and
+ *	@reason, store SEGPOOL_CTL_IDLE (release).
+ *
+ * Who may ask: the file's mode lets only its owner (and root) open it for
+ * writing, and the process refuses a request whose @uid is not its own
+ * (real and effective) uid, so root asks as the process's user; it also
+ * refuses every request while the file is not its own with mode 0600.
+ */
+
+/** SEGPOOL_EXPORT_CTL_SUFFIX - after the segment's name: the control segment. */
+#define SEGPOOL_EXPORT_CTL_SUFFIX	".ctl"
+/** SEGPOOL_EXPORT_CTL_MAGIC - first 8 bytes of a control segment ("SPCONTRL"). */
+#define SEGPOOL_EXPORT_CTL_MAGIC	0x4c52544e4f435053ULL
+/** SEGPOOL_EXPORT_CTL_VERSION - the layout of struct segpool_export_ctl. */
+#define SEGPOOL_EXPORT_CTL_VERSION	1U
+/** SEGPOOL_CTL_PATH_MAX - bytes of a request's path, NUL included. */
+#define SEGPOOL_CTL_PATH_MAX		256
+/** SEGPOOL_CTL_REASON_MAX - bytes of an answer's words, NUL included. */
+#define SEGPOOL_CTL_REASON_MAX		192
+/** SEGPOOL_CTL_STALE_NS - a claim this old (CLOCK_REALTIME ns) may be taken over. */
+#define SEGPOOL_CTL_STALE_NS		10000000000ULL
+
+/* States (@state). */
+/** SEGPOOL_CTL_IDLE - no request: a requester may claim the segment. */
+#define SEGPOOL_CTL_IDLE		0U
+/** SEGPOOL_CTL_CLAIMED - a requester is writing its request. */
+#define SEGPOOL_CTL_CLAIMED		1U
+/** SEGPOOL_CTL_PENDING - a request waits for the process. */
+#define SEGPOOL_CTL_PENDING		2U
+/** SEGPOOL_CTL_DONE - answered: the requester reads it and sets IDLE. */
+#define SEGPOOL_CTL_DONE		3U
+
+/* Requests (@op). */
+/** SEGPOOL_CTL_OP_SHRINK - segpool_shrink_all(); @value: the bytes given back. */
+#define SEGPOOL_CTL_OP_SHRINK		1U
+/** SEGPOOL_CTL_OP_VALIDATE - segpool_cache_validate() of every cache; @value: the problems. */
+#define SEGPOOL_CTL_OP_VALIDATE		2U
+/** SEGPOOL_CTL_OP_HEAP_PROFILE - segpool_heap_profile_dump(@path). */
+#define SEGPOOL_CTL_OP_HEAP_PROFILE	3U
+/** SEGPOOL_CTL_OP_SET_DECAY_MS - segpool_set_decay_ms(@arg). */
+#define SEGPOOL_CTL_OP_SET_DECAY_MS	4U
+/** SEGPOOL_CTL_OP_SET_MEMORY_LIMIT - segpool_set_memory_limit(@arg). */
+#define SEGPOOL_CTL_OP_SET_MEMORY_LIMIT	5U
+
+/**
+ * struct segpool_export_ctl - the control segment: one request, one answer.
+ * @magic:      SEGPOOL_EXPORT_CTL_MAGIC, stored last at creation.
+ * @version:    SEGPOOL_EXPORT_CTL_VERSION.
+ * @size:       sizeof(struct segpool_export_ctl) of the process.
+ * @state:      SEGPOOL_CTL_*, changed with atomic operations only.
+ * @op:         SEGPOOL_CTL_OP_* of the request.
+ * @ticket:     the requester's number for its request, copied into the
+ *              answer's @answered.
+ * @uid:        the requester's real uid.
+ * @pid:        the requester's pid.
+ * @arg:        the request's number (a delay, a limit), if it has one.
+ * @claimed_ns: CLOCK_REALTIME when the segment was claimed.
+ * @answered:   the @ticket of the request answered.
+ * @result:     0: done; else refused or failed: a positive errno value.
+ * @reserved0:  zero.
+ * @value:      what the request returned (bytes, a count), when done.
+ * @path:       the request's path (SEGPOOL_CTL_OP_HEAP_PROFILE).
+ * @reason:     the answer in words, for people.
+ */
+struct segpool_export_ctl {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t size;
+	uint32_t state;
+	uint32_t op;
+	uint64_t ticket;
+	uint32_t uid;
+	int32_t pid;
+	int64_t arg;
+	uint64_t claimed_ns;
+	uint64_t answered;
+	int32_t result;
+	int32_t reserved0;
+	int64_t value;
+	char path[SEGPOOL_CTL_PATH_MAX];
+	char reason[SEGPOOL_CTL_REASON_MAX];
+};
+
+#if !defined(__cplusplus)
+SEGPOOL_STATIC_ASSERT(sizeof(struct segpool_export_ctl) == 528,
+		      "control segment: 528 bytes");
+#endif
+
 /* --- starting and stopping -------------------------------------------------- */
 
 /**

@@ -816,6 +816,12 @@ static __attribute__((noreturn)) void serve(const char *name, size_t size,
 	for (unsigned int k = 0; k < n; k++)
 		if (!(serve_objs[k] = segpool_cache_alloc(c, 0)))
 			_exit(21);
+	/* for test_top_control: free slabs to give back, a bug to find */
+	if (strstr(name, "_freed"))
+		for (unsigned int k = 0; k < n; k++)
+			segpool_cache_free(c, serve_objs[k]);
+	if (strstr(name, "_redzone"))
+		((volatile char *)serve_objs[0])[size] = 0x42;
 	if (segpool_export_start(50))
 		_exit(22);
 	if (strcmp(dump, "-")) {
@@ -1198,6 +1204,8 @@ static void test_top_bad_targets(void **state)
 	expect_exit(&r, 1, msg);
 	shm_name_of(s.pid, name, sizeof(name));
 	shm_unlink(name);
+	strcat(name, SEGPOOL_EXPORT_CTL_SUFFIX);
+	shm_unlink(name);
 
 	/* usage errors */
 	run_top(&r, (const char *const[]){ "-o", NULL });
@@ -1213,6 +1221,171 @@ static void test_top_bad_targets(void **state)
 	expect_exit(&r, 2, "-d cannot be combined with -o");
 	run_top(&r, (const char *const[]){ "-s", "x", "-p", pid, NULL });
 	expect_exit(&r, 2, "-s wants a sort key");
+}
+
+/* The slabs of cache @name in segpool-top's slabinfo of @pid. */
+static unsigned long long top_slabs(struct run *r, const char *pid,
+				    const char *name)
+{
+	unsigned long long a, t, as, ts, av;
+	unsigned int per, pages, lim, batch, shared;
+	char line[512], n[64];
+	size_t sz;
+
+	run_top(r, (const char *const[]){ "--slabinfo", "-p", pid, NULL });
+	expect_exit(r, 0, NULL);
+	if (!find_row(r->out, name, line, sizeof(line)))
+		fail_msg("no row %s in: %s", name, r->out);
+	assert_int_equal(sscanf(line, "%63s %llu %llu %zu %u %u : tunables %u "
+				"%u %u : slabdata %llu %llu %llu", n, &a, &t,
+				&sz, &per, &pages, &lim, &batch, &shared, &as,
+				&ts, &av), 12);
+	return ts;
+}
+
+/* Write a request into @pid's control segment by hand; its answer. */
+static int32_t raw_request(pid_t pid, uint32_t op, uint32_t uid, char *reason,
+			   size_t len)
+{
+	struct segpool_export_ctl *c;
+	char name[64];
+	double end = now_s() + guard();
+	int fd;
+
+	shm_name_of(pid, name, sizeof(name));
+	strcat(name, SEGPOOL_EXPORT_CTL_SUFFIX);
+	fd = shm_open(name, O_RDWR, 0);
+	assert_true(fd >= 0);
+	c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	assert_true(c != MAP_FAILED);
+	close(fd);
+	assert_true(__atomic_load_n(&c->magic, __ATOMIC_ACQUIRE) ==
+		    SEGPOOL_EXPORT_CTL_MAGIC);
+	assert_int_equal(c->version, SEGPOOL_EXPORT_CTL_VERSION);
+	{
+		uint32_t idle = SEGPOOL_CTL_IDLE;
+
+		assert_true(__atomic_compare_exchange_n(&c->state, &idle,
+				SEGPOOL_CTL_CLAIMED, false, __ATOMIC_ACQUIRE,
+				__ATOMIC_RELAXED));
+	}
+	c->op = op;
+	c->uid = uid;
+	c->pid = getpid();
+	c->ticket = 77;
+	__atomic_store_n(&c->state, SEGPOOL_CTL_PENDING, __ATOMIC_RELEASE);
+	while (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) != SEGPOOL_CTL_DONE) {
+		if (now_s() > end)
+			fail_msg("no answer from process %d", (int)pid);
+		nap_ms(5);
+	}
+	assert_int_equal(c->answered, 77);
+	snprintf(reason, len, "%s", c->reason);
+	int32_t ret = c->result;
+
+	__atomic_store_n(&c->state, SEGPOOL_CTL_IDLE, __ATOMIC_RELEASE);
+	munmap(c, sizeof(*c));
+	return ret;
+}
+
+/*
+ * segpool-top asks a live process: shrink (its free slabs go), validate
+ * (a planted red-zone overwrite is found), tunables; refusals with their
+ * reason; a process that does not export, or is gone.
+ */
+static void test_top_control(void **state)
+{
+	static struct run r;
+	char pid[16], msg[256], reason[SEGPOOL_CTL_REASON_MAX];
+	unsigned long long before, after;
+	struct server s;
+	double end;
+
+	(void)state;
+	server_start(&s, "top_ctl_freed_c", 256, 2000, NULL);
+	snprintf(pid, sizeof(pid), "%d", (int)s.pid);
+	before = top_slabs(&r, pid, "top_ctl_freed_c");
+	assert_true(before > 0);
+	run_top(&r, (const char *const[]){ "--shrink", "-p", pid, NULL });
+	expect_exit(&r, 0, NULL);
+	snprintf(msg, sizeof(msg), "segpool-top: process %s: shrink: done: "
+		 "shrunk every cache, ", pid);
+	if (!strstr(r.out, msg))
+		fail_msg("no ack \"%s\" in: %s", msg, r.out);
+	/* the effect, once a snapshot after it is out */
+	end = now_s() + guard();
+	while ((after = top_slabs(&r, pid, "top_ctl_freed_c")) > 0 &&
+	       now_s() < end)
+		nap_ms(20);
+	assert_int_equal(after, 0);
+
+	run_top(&r, (const char *const[]){ "--validate", "-p", pid, NULL });
+	expect_exit(&r, 0, NULL);
+	assert_non_null(strstr(r.out, "validate: done: "));
+	assert_non_null(strstr(r.out, " 0 problems found"));
+
+	/* tunables: set, and out of range refused with the reason */
+	run_top(&r, (const char *const[]){ "--set", "decay-ms=250", "-p", pid,
+					   NULL });
+	expect_exit(&r, 0, NULL);
+	assert_non_null(strstr(r.out, "decay-ms: done: decay-ms is 250"));
+	run_top(&r, (const char *const[]){ "--set", "memory-limit=64M", "-p",
+					   pid, NULL });
+	expect_exit(&r, 0, NULL);
+	assert_non_null(strstr(r.out, "memory-limit is 67108864 bytes"));
+	run_top(&r, (const char *const[]){ "--set", "decay-ms=99999999", "-p",
+					   pid, NULL });
+	expect_exit(&r, 1, "decay-ms: refused: decay-ms 99999999");
+	run_top(&r, (const char *const[]){ "--set", "speed=3", "-p", pid,
+					   NULL });
+	expect_exit(&r, 2, "unknown tunable 'speed'");
+	run_top(&r, (const char *const[]){ "--shrink", "--validate", "-p", pid,
+					   NULL });
+	expect_exit(&r, 2, "one request at a time");
+	/* the heap profile: written, or refused with a reason */
+	run_top(&r, (const char *const[]){ "--heap-profile",
+					   "/nonexistent/dir/x.prof", "-p",
+					   pid, NULL });
+	expect_exit(&r, 1, "heap-profile: ");
+	/* a request whose uid is not the owner's is refused, and says why */
+	assert_int_equal(raw_request(s.pid, SEGPOOL_CTL_OP_SHRINK,
+				     (uint32_t)getuid() + 1, reason,
+				     sizeof(reason)), EPERM);
+	assert_non_null(strstr(reason, "is not the process's owner"));
+	assert_int_equal(raw_request(s.pid, 99, (uint32_t)getuid(), reason,
+				     sizeof(reason)), EINVAL);
+	assert_non_null(strstr(reason, "unknown request 99"));
+	assert_int_equal(server_stop(&s), 0);
+	assert_false(shm_exists(s.pid));
+	{
+		char name[64], path[96];
+
+		shm_name_of(s.pid, name, sizeof(name));
+		snprintf(path, sizeof(path), "/dev/shm%s%s", name,
+			 SEGPOOL_EXPORT_CTL_SUFFIX);
+		assert_int_equal(access(path, F_OK), -1);	/* removed too */
+	}
+
+	/* validate finds a planted bug of a debug cache */
+	setenv("SEGPOOL_DEBUG", "Z,top_ctl_redzone_c", 1);
+	server_start(&s, "top_ctl_redzone_c", 64, 4, NULL);
+	unsetenv("SEGPOOL_DEBUG");
+	snprintf(pid, sizeof(pid), "%d", (int)s.pid);
+	run_top(&r, (const char *const[]){ "--validate", "-p", pid, NULL });
+	expect_exit(&r, 0, NULL);
+	assert_non_null(strstr(r.out, " 1 problem found (reported on the "
+			       "process's standard error)"));
+	assert_int_equal(server_stop(&s), 0);
+
+	/* a process that does not export (this one), one that is gone */
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	run_top(&r, (const char *const[]){ "--shrink", "-p", pid, NULL });
+	snprintf(msg, sizeof(msg), "process %d does not export, so it takes no "
+		 "requests; start it with SEGPOOL_EXPORT=1", (int)getpid());
+	expect_exit(&r, 1, msg);
+	snprintf(pid, sizeof(pid), "%d", (int)dead_pid());
+	run_top(&r, (const char *const[]){ "--validate", "-p", pid, NULL });
+	expect_exit(&r, 1, "no process with pid");
 }
 
 /* A process that starts exporting removes leftovers a minute old, only. */
@@ -1468,6 +1641,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_export_env),
 	cmocka_unit_test(test_top_oneshot),
 	cmocka_unit_test(test_top_bad_targets),
+	cmocka_unit_test(test_top_control),
 	cmocka_unit_test(test_export_sweep),
 	cmocka_unit_test(test_top_fullscreen),
 };

@@ -603,9 +603,10 @@ static void test_env_verbose(void **state)
 			       "default 32G\n"));
 	assert_non_null(strstr(buf, "segpool: per-CPU mode lock"));
 	assert_non_null(strstr(buf, "debug: debug=1 "));
+	assert_non_null(strstr(buf, "segpool: guard pool: off\n"));
 	/* said once, at start-up: nothing else reported */
 	assert_int_equal(count_of(buf, "segpool: "),
-			 count_of(buf, "segpool:   ") + 3);
+			 count_of(buf, "segpool:   ") + 4);
 }
 
 /* The parser, value by value. */

@@ -69,6 +69,8 @@ int main(int argc, char **argv)
 	case TOP_RUN_SLABINFO:
 	case TOP_RUN_JSON:
 		return top_dump(o.pid, o.mode == TOP_RUN_JSON);
+	case TOP_RUN_CTL:
+		return top_ctl_request(o.pid, o.ctl_op, o.ctl_arg, o.ctl_path);
 	case TOP_RUN_WATCH:
 	case TOP_RUN_ONCE:
 		break;

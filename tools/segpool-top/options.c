@@ -19,6 +19,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <segpool/segpool.h>
 
@@ -41,6 +42,8 @@ void top_usage(FILE *out)
 	fprintf(out,
 		"usage: %s [-p] PID [-d SECONDS] [-s KEY] [-o | -b [-n COUNT]]\n"
 		"       %s [-p] PID --slabinfo | --json\n"
+		"       %s [-p] PID --shrink | --validate | --heap-profile FILE |\n"
+		"                   --set NAME=VALUE\n"
 		"\n"
 		"Show the segpool caches of a running process, like slabtop.  The\n"
 		"process must export its statistics: run it with SEGPOOL_EXPORT=1\n"
@@ -56,11 +59,16 @@ void top_usage(FILE *out)
 		"  -n, --iterations N   stop after N frames\n"
 		"      --slabinfo       print the slabinfo 2.1 dump once and exit\n"
 		"      --json           print the statistics JSON document once and exit\n"
+		"      --shrink         ask the process to shrink every cache\n"
+		"      --validate       ask it to validate every cache\n"
+		"      --heap-profile FILE  ask it to write its heap profile to FILE\n"
+		"      --set NAME=VALUE ask it to change a tunable: decay-ms=MS (-1:\n"
+		"                       never) or memory-limit=BYTES (K, M, G; 0: none)\n"
 		"  -h, --help           this text\n"
 		"  -V, --version        the release, and the export layout it reads\n"
 		"\n"
 		"Sort keys (-s and while running; slabtop's in either case):\n",
-		TOP_PROG, TOP_PROG, TOP_DEFAULT_DELAY, TOP_MIN_DELAY);
+		TOP_PROG, TOP_PROG, TOP_PROG, TOP_DEFAULT_DELAY, TOP_MIN_DELAY);
 	for (int i = 0; i < TOP_SORT_NR; i++)
 		fprintf(out, "  %c %c  %-12s %s\n", top_sort_keys[i].slabtop ?
 			' ' : '*', top_sort_keys[i].key, top_sort_keys[i].word,
@@ -74,8 +82,12 @@ void top_usage(FILE *out)
 		"* segpool-top's own, on keys slabtop leaves free; the others are\n"
 		"slabtop's, with slabtop's meaning.\n"
 		"\n"
+		"A request is served by the process's export thread; only the user\n"
+		"the process runs as may ask.  Its answer is printed.\n"
+		"\n"
 		"Exit status: 0; 1 when the process is missing, does not export, uses\n"
-		"another layout version or exits while watched; 2 for a usage error.\n");
+		"another layout version or exits while watched, or refused or failed\n"
+		"a request; 2 for a usage error.\n");
 }
 
 void top_version(FILE *out)
@@ -115,6 +127,8 @@ static int top_set_mode(struct top_opts *o, enum top_run mode, char *msg,
 	static const char *const names[] = {
 		[TOP_RUN_ONCE] = "-o", [TOP_RUN_SLABINFO] = "--slabinfo",
 		[TOP_RUN_JSON] = "--json",
+		[TOP_RUN_CTL] = "a request (--shrink, --validate, "
+				"--heap-profile, --set)",
 	};
 
 	if (o->mode != TOP_RUN_WATCH && o->mode != mode)
@@ -124,10 +138,52 @@ static int top_set_mode(struct top_opts *o, enum top_run mode, char *msg,
 	return 0;
 }
 
+/* The long options without a letter. */
+enum { OPT_JSON = 0x100, OPT_SLABINFO, OPT_SHRINK, OPT_VALIDATE,
+       OPT_HEAP_PROFILE, OPT_SET };
+
+/* A request's option @opt and its @arg into @o. */
+static int top_parse_request(int opt, const char *arg, struct top_opts *o,
+			     char *msg, size_t len)
+{
+	char cwd[SEGPOOL_CTL_PATH_MAX];
+	int n;
+
+	switch (opt) {
+	case OPT_SHRINK:
+		o->ctl_op = SEGPOOL_CTL_OP_SHRINK;
+		return 0;
+	case OPT_VALIDATE:
+		o->ctl_op = SEGPOOL_CTL_OP_VALIDATE;
+		return 0;
+	case OPT_HEAP_PROFILE:
+		o->ctl_op = SEGPOOL_CTL_OP_HEAP_PROFILE;
+		/* the process's working directory is not ours: absolute */
+		if (!arg[0])
+			return top_bad(msg, len, "--heap-profile wants a file");
+		if (arg[0] == '/')
+			n = snprintf(o->ctl_path, sizeof(o->ctl_path), "%s", arg);
+		else if (getcwd(cwd, sizeof(cwd)))
+			n = snprintf(o->ctl_path, sizeof(o->ctl_path), "%s/%s",
+				     cwd, arg);
+		else
+			return top_bad(msg, len, "--heap-profile %s: cannot "
+				       "tell the working directory", arg);
+		if (n < 0 || (size_t)n >= sizeof(o->ctl_path))
+			return top_bad(msg, len, "--heap-profile: the path is "
+				       "longer than %d bytes",
+				       SEGPOOL_CTL_PATH_MAX - 1);
+		return 0;
+	default:
+		if (top_ctl_parse_set(arg, &o->ctl_op, &o->ctl_arg, msg, len))
+			return TOP_EXIT_USAGE;
+		return 0;
+	}
+}
+
 int top_parse_args(int argc, char **argv, struct top_opts *o, char *msg,
 		   size_t len)
 {
-	enum { OPT_JSON = 0x100, OPT_SLABINFO };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "delay", required_argument, NULL, 'd' },
@@ -137,6 +193,10 @@ int top_parse_args(int argc, char **argv, struct top_opts *o, char *msg,
 		{ "batch", no_argument, NULL, 'b' },
 		{ "slabinfo", no_argument, NULL, OPT_SLABINFO },
 		{ "json", no_argument, NULL, OPT_JSON },
+		{ "shrink", no_argument, NULL, OPT_SHRINK },
+		{ "validate", no_argument, NULL, OPT_VALIDATE },
+		{ "heap-profile", required_argument, NULL, OPT_HEAP_PROFILE },
+		{ "set", required_argument, NULL, OPT_SET },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -196,6 +256,19 @@ int top_parse_args(int argc, char **argv, struct top_opts *o, char *msg,
 			break;
 		case OPT_JSON:
 			ret = top_set_mode(o, TOP_RUN_JSON, msg, len);
+			if (ret)
+				return ret;
+			break;
+		case OPT_SHRINK:
+		case OPT_VALIDATE:
+		case OPT_HEAP_PROFILE:
+		case OPT_SET:
+			ret = top_set_mode(o, TOP_RUN_CTL, msg, len);
+			if (!ret && o->ctl_op)
+				ret = top_bad(msg, len, "one request at a time");
+			if (ret)
+				return ret;
+			ret = top_parse_request(opt, optarg, o, msg, len);
 			if (ret)
 				return ret;
 			break;

@@ -23,6 +23,7 @@
  *   view_nodes.c  the NUMA nodes
  *   view_help.c   the keys
  *   watch.c       the full-screen loop
+ *   control.c     --shrink, --validate, --heap-profile, --set: requests
  */
 #ifndef SEGPOOL_TOP_H
 #define SEGPOOL_TOP_H
@@ -374,6 +375,7 @@ enum top_run {
 	TOP_RUN_JSON,			/* --json */
 	TOP_RUN_HELP,			/* -h */
 	TOP_RUN_VERSION,		/* -V */
+	TOP_RUN_CTL,			/* a request: --shrink, --set, ... */
 };
 
 struct top_opts {
@@ -384,6 +386,9 @@ struct top_opts {
 	enum top_sort sort;
 	enum top_run mode;
 	bool batch;			/* -b: plain text even on a terminal */
+	unsigned int ctl_op;		/* TOP_RUN_CTL: SEGPOOL_CTL_OP_* */
+	long long ctl_arg;		/* its number (--set) */
+	char ctl_path[SEGPOOL_CTL_PATH_MAX]; /* its path (--heap-profile) */
 };
 
 #define TOP_DEFAULT_DELAY	3.0	/* slabtop's */
@@ -413,5 +418,29 @@ int top_watch(const struct top_opts *o);
  * following its cache by name.  Return: 0, or -1 out of memory.
  */
 int top_ctx_relayout(struct top_ctx *ctx);
+
+/* --- control.c --- */
+/* A request, as segpool-top names it. */
+struct top_ctl_op {
+	unsigned int op;		/* SEGPOOL_CTL_OP_* */
+	const char *word;		/* in the answer line */
+	const char *what;
+};
+extern const struct top_ctl_op top_ctl_ops[];
+extern const size_t top_nctl_ops;
+const struct top_ctl_op *top_ctl_find(unsigned int op);
+/*
+ * top_ctl_parse_set() - "decay-ms=250", "memory-limit=512M" into *@op and
+ * *@arg.  Return: 0, or -1 with the reason in @msg.
+ */
+int top_ctl_parse_set(const char *s, unsigned int *op, long long *arg,
+		      char *msg, size_t len);
+/*
+ * top_ctl_request() - ask process @pid to do @op (@arg, @path as it
+ * wants) and print its answer.  Return: TOP_EXIT_OK when it did,
+ * TOP_EXIT_TARGET when it refused, failed, does not export, is gone or
+ * did not answer (each said on stderr).
+ */
+int top_ctl_request(int pid, unsigned int op, long long arg, const char *path);
 
 #endif /* SEGPOOL_TOP_H */
