@@ -123,9 +123,8 @@ static void sp_guard_chain(int sig, siginfo_t *si, void *uc)
 		return;
 	}
 	/* the default (an ignored fault kills too): it acts on the retry */
-	signal(SIGSEGV, SIG_DFL);
-	if (si->si_code <= 0)
-		raise(sig);
+	(void)sig;
+	sp_os_fault_default(si->si_code <= 0);
 }
 
 static void sp_guard_on_fault(int sig, void *info, void *ucv)

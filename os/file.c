@@ -93,3 +93,8 @@ void sp_os_close(int fd)
 {
 	close(fd);
 }
+
+int sp_os_fstat(int fd, struct stat *st)
+{
+	return fstat(fd, st);
+}

@@ -103,6 +103,13 @@ void sp_os_fault_restore(const struct sigaction *old)
 	(void)sigaction(SIGSEGV, old, NULL);
 }
 
+void sp_os_fault_default(bool resend)
+{
+	signal(SIGSEGV, SIG_DFL);
+	if (resend)
+		raise(SIGSEGV);
+}
+
 void sp_os_decommit(void *addr, size_t size)
 {
 	mmap(addr, size, PROT_NONE,

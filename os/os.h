@@ -64,6 +64,9 @@ struct sigaction;
 SP_INTERNAL int sp_os_fault_handler(void (*fn)(int, void *, void *),
 				    struct sigaction *old);
 SP_INTERNAL void sp_os_fault_restore(const struct sigaction *old);
+/* sp_os_fault_default() - SIGSEGV back to its default action, and sent to
+ * the caller again when @resend (a fault the kernel would not repeat). */
+SP_INTERNAL void sp_os_fault_default(bool resend);
 /* Bind pages to kernel node @node (MPOL_BIND); 0 or -1 (ENOMEM). */
 SP_INTERNAL int sp_os_bind(void *addr, size_t size, int node);
 /* Give the pages' memory back to the OS; the range stays mapped, reads zero. */
@@ -117,6 +120,7 @@ SP_INTERNAL bool sp_os_alone(void);
 SP_INTERNAL int sp_os_pid(void);
 SP_INTERNAL int sp_os_tid(void);
 SP_INTERNAL unsigned int sp_os_euid(void);
+SP_INTERNAL unsigned int sp_os_uid(void);
 /* Whether no process @pid exists (kill(@pid, 0) fails with ESRCH). */
 SP_INTERNAL bool sp_os_pid_gone(long pid);
 /* Let another thread run (sched_yield), or sleep @ms milliseconds. */
@@ -193,6 +197,8 @@ SP_INTERNAL int sp_os_write_all(int fd, const void *buf, size_t len);
 /* sp_os_dup_stderr() - a close-on-exec copy of fd 2 (>= 3), or -1. */
 SP_INTERNAL int sp_os_dup_stderr(void);
 SP_INTERNAL void sp_os_close(int fd);
+/* sp_os_fstat() - fstat(2) of @fd into *@st; 0 or -1 with errno. */
+SP_INTERNAL int sp_os_fstat(int fd, struct stat *st);
 
 /* --- the per-CPU layer's system calls (os/sys.c) --- */
 /*

@@ -67,6 +67,11 @@ unsigned int sp_os_euid(void)
 	return (unsigned int)geteuid();
 }
 
+unsigned int sp_os_uid(void)
+{
+	return (unsigned int)getuid();
+}
+
 bool sp_os_pid_gone(long pid)
 {
 	return kill((pid_t)pid, 0) != 0 && errno == ESRCH;

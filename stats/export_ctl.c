@@ -79,7 +79,7 @@ int sp_export_ctl_create(const char *seg_name)
 	if (sp_os_shm_resize(fd, size) ||
 	    !(c = sp_os_map_shared(fd, size, true))) {
 		err = errno;
-		close(fd);
+		sp_os_close(fd);
 		sp_os_shm_unlink(sp_ctl.name);
 		return -err;
 	}
@@ -101,7 +101,7 @@ void sp_export_ctl_destroy(bool unlink)
 	if (unlink && sp_ctl.owner == sp_os_pid())
 		sp_os_shm_unlink(sp_ctl.name);
 	sp_os_unmap(sp_ctl.ctl, sp_ctl.size);
-	close(sp_ctl.fd);
+	sp_os_close(sp_ctl.fd);
 	sp_ctl.ctl = NULL;
 	sp_ctl.fd = -1;
 	sp_ctl.owner = 0;
@@ -144,11 +144,11 @@ static void sp_ctl_serve(struct segpool_export_ctl *r)
 
 	r->result = 0;
 	r->value = 0;
-	if (r->uid != (uint32_t)getuid() || r->uid != (uint32_t)geteuid()) {
+	if (r->uid != (uint32_t)sp_os_uid() || r->uid != (uint32_t)sp_os_euid()) {
 		r->result = EPERM;
 		snprintf(why, wl, "refused: the requester's uid %u is not the "
 			 "process's owner (uid %u)", r->uid,
-			 (unsigned int)geteuid());
+			 (unsigned int)sp_os_euid());
 		return;
 	}
 	switch (r->op) {
@@ -239,7 +239,7 @@ void sp_export_ctl_serve(void)
 		return;
 	/* a private copy: the requester cannot change it under us */
 	memcpy(&r, c, sizeof(r));
-	if (fstat(sp_ctl.fd, &st) || st.st_uid != geteuid() ||
+	if (sp_os_fstat(sp_ctl.fd, &st) || st.st_uid != sp_os_euid() ||
 	    (st.st_mode & 07777) != 0600) {
 		r.result = EPERM;
 		r.value = 0;
