@@ -48,7 +48,7 @@ SP_INTERNAL int sp_os_commit(void *addr, size_t size);
 /* Undo sp_os_commit (used to roll back when a later step fails). */
 SP_INTERNAL void sp_os_decommit(void *addr, size_t size);
 /*
- * Guard pages (core/guard.c): open makes reserved pages read-write (0 or
+ * Guard pages (guard/pool.c): open makes reserved pages read-write (0 or
  * -1, ENOMEM); close gives their memory back and makes them inaccessible.
  * Both are one system call each (mprotect, madvise): safe in a signal
  * handler, and no fault point fails them.
