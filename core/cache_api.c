@@ -20,6 +20,7 @@
 #include "internal/report.h"
 #include "numa/policy.h"
 #include "numa/topology.h"
+#include "prof/prof.h"
 #include "rcu/rcu.h"
 
 __sp_libframe size_t sp_alloc_objs(struct segpool_cache *c, unsigned int gfp,
@@ -210,7 +211,7 @@ SEGPOOL_API int segpool_cache_destroy(struct segpool_cache *cache)
 
 /* Everything but the magazine hit: checks, gfp flags, node choice, fallback. */
 static inline void *sp_cache_alloc_locked(struct segpool_cache *cache,
-					  unsigned int gfp, int node)
+					  unsigned int gfp, int node, void *ra)
 {
 	void *obj = NULL;
 
@@ -233,6 +234,7 @@ static inline void *sp_cache_alloc_locked(struct segpool_cache *cache,
 	if (!obj && !sp_alloc_objs(cache, gfp, node, 1, &obj))
 		return NULL;
 	sp_obj_out(cache, obj);
+	sp_prof_alloc(cache, obj, cache->object_size, ra);
 	if (gfp & SEGPOOL_ZERO)
 		memset(obj, 0, cache->object_size);
 	return obj;
@@ -259,7 +261,8 @@ sp_cache_alloc_slow(struct segpool_cache *cache, unsigned int gfp, int node)
 	if (unlikely(sp_lib_nested()))
 		return sp_alloc_nested();
 	sp_lib_enter();
-	obj = sp_cache_alloc_locked(cache, gfp, node);
+	/* the allocating call's return address: where a sample's stack starts */
+	obj = sp_cache_alloc_locked(cache, gfp, node, __builtin_return_address(0));
 	if (sp_lib_leave())
 		sp_lib_drain();
 	return obj;
@@ -317,6 +320,8 @@ segpool_cache_alloc_bulk(struct segpool_cache *cache,
 		return 0;
 	for (size_t i = 0; i < n; i++) {
 		sp_obj_out(cache, objs[i]);
+		sp_prof_alloc(cache, objs[i], cache->object_size,
+			      __builtin_return_address(0));
 		if (gfp & SEGPOOL_ZERO)
 			memset(objs[i], 0, cache->object_size);
 	}
@@ -355,6 +360,7 @@ static __sp_cold void sp_cache_bad_obj(struct segpool_cache *cache, void *obj)
 static __sp_libframe void sp_free_to_layers(struct segpool_cache *cache,
 					    void *obj, unsigned int node)
 {
+	sp_prof_free(obj);
 	sp_vg_free(cache, obj);		/* valgrind runs no rseq: always here */
 	if (likely(cache->pcpu))
 		sp_pcpu_free_slow(cache->pcpu, obj, node);
@@ -421,7 +427,7 @@ void sp_lib_drain(void)
 						sp_freemark_set(obj, c->key_off);
 					sp_san_free(c, obj);
 					sp_free_to_layers(c, obj, s->node);
-				} else if (!sp_large_free(obj)) {
+				} else if (sp_prof_free(obj), !sp_large_free(obj)) {
 					sp_report_bad_free("free of foreign pointer",
 							   obj, NULL);
 				}

@@ -21,9 +21,11 @@
 #include "internal/reentry.h"
 #include "internal/report.h"
 #include "numa/topology.h"
+#include "prof/prof.h"
 
 /* Everything but a size class's magazine hit: start-up, node, large sizes. */
-static inline void *sp_malloc_node_locked(size_t size, int node, bool zero)
+static inline void *sp_malloc_node_locked(size_t size, int node, bool zero,
+					  void *ra)
 {
 	void *obj;
 	int idx;
@@ -49,6 +51,7 @@ static inline void *sp_malloc_node_locked(size_t size, int node, bool zero)
 		}
 out:
 		sp_obj_out(c, obj);
+		sp_prof_alloc(c, obj, size, ra);
 		return obj;
 	}
 	idx = node == SEGPOOL_NUMA_NO_NODE ? sp_numa_current_idx()
@@ -57,7 +60,9 @@ out:
 		errno = EINVAL;
 		return NULL;
 	}
-	return sp_large_alloc(size, SP_PAGE_SIZE, idx, zero);
+	obj = sp_large_alloc(size, SP_PAGE_SIZE, idx, zero);
+	sp_prof_alloc(NULL, obj, size, ra);
+	return obj;
 }
 
 /*
@@ -76,7 +81,8 @@ static __sp_noinline __sp_libframe void *sp_malloc_node(size_t size, int node,
 	if (unlikely(sp_init()))	/* it marks its own depth */
 		return NULL;
 	sp_lib_enter();
-	obj = sp_malloc_node_locked(size, node, zero);
+	/* the allocating call's return address: where a sample's stack starts */
+	obj = sp_malloc_node_locked(size, node, zero, __builtin_return_address(0));
 	if (sp_lib_leave())
 		sp_lib_drain();
 	return obj;
@@ -201,6 +207,7 @@ static __sp_noinline __sp_libframe void sp_free_untagged(void *ptr)
 		return;
 	}
 	sp_lib_enter();
+	sp_prof_free(ptr);
 	ok = sp_large_free(ptr);
 	if (sp_lib_leave())
 		sp_lib_drain();
@@ -264,8 +271,21 @@ SEGPOOL_API __sp_libframe void *segpool_realloc(void *ptr, size_t size)
 	    sp_kmalloc_cache(sp_kmalloc_index(size)) == c)
 		return ptr;
 	/* large to large: in place, by mremap, or moved (numa/large.c) */
-	if (!c && size > SEGPOOL_KMALLOC_MAX_CACHE_SIZE)
+	if (!c && size > SEGPOOL_KMALLOC_MAX_CACHE_SIZE) {
+		if (unlikely(sp_prof_on)) {
+			/* a new block as far as the profile goes */
+			void *q;
+
+			sp_prof_free(ptr);	/* its address may be reused */
+			q = sp_large_realloc(ptr, size);
+			if (q) {
+				sp_prof_alloc(NULL, q, size,
+					      __builtin_return_address(0));
+			}
+			return q;
+		}
 		return sp_large_realloc(ptr, size);
+	}
 	/* small to large, large to small, class to class: a copy */
 	p = segpool_malloc(size);
 	if (!p)
@@ -277,6 +297,8 @@ SEGPOOL_API __sp_libframe void *segpool_realloc(void *ptr, size_t size)
 
 SEGPOOL_API __sp_libframe void *segpool_aligned_alloc(size_t align, size_t size)
 {
+	void *p;
+
 	if (!SP_IS_POW2(align)) {
 		errno = EINVAL;
 		return NULL;
@@ -299,10 +321,14 @@ SEGPOOL_API __sp_libframe void *segpool_aligned_alloc(size_t align, size_t size)
 						   1, &obj))
 					return NULL;
 				sp_obj_out(c, obj);
+				sp_prof_alloc(c, obj, size,
+					      __builtin_return_address(0));
 				return obj;
 			}
 		}
 	}
-	return sp_large_alloc(SP_MAX(size, (size_t)1), align,
-			      sp_numa_current_idx(), false);
+	p = sp_large_alloc(SP_MAX(size, (size_t)1), align,
+			   sp_numa_current_idx(), false);
+	sp_prof_alloc(NULL, p, size, __builtin_return_address(0));
+	return p;
 }

@@ -46,6 +46,8 @@ enum sp_env_id {
 	SP_ENV_DECAY_MS,
 	SP_ENV_MEMORY_LIMIT,
 	SP_ENV_THP,
+	SP_ENV_HEAP_PROFILE,
+	SP_ENV_HEAP_SAMPLE,
 	SP_ENV_NR,
 };
 
@@ -77,6 +79,7 @@ struct sp_env_var {
 #define SP_ENV_DECAY_MS_MAX	3600000
 #define SP_ENV_MEMORY_LIMIT_MIN	(1LL << 20)
 #define SP_ENV_MEMORY_LIMIT_MAX	(1LL << 40)
+#define SP_ENV_HEAP_SAMPLE_MAX	(1LL << 40)
 
 /* --- internal/env_table.c --- */
 extern SP_INTERNAL const struct sp_env_var sp_env_table[SP_ENV_NR];

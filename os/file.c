@@ -66,3 +66,9 @@ int sp_os_user_file_commit(int fd, const char *tmp, const char *path)
 	return 0;
 }
 
+
+void sp_os_user_file_abort(int fd, const char *tmp)
+{
+	close(fd);
+	unlink(tmp);
+}

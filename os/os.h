@@ -127,6 +127,8 @@ SP_INTERNAL int sp_os_user_file_begin(const char *path, char *tmp,
  */
 SP_INTERNAL int sp_os_user_file_commit(int fd, const char *tmp,
 				       const char *path);
+/* sp_os_user_file_abort() - close @fd and remove @tmp: nothing written. */
+SP_INTERNAL void sp_os_user_file_abort(int fd, const char *tmp);
 
 /* --- the per-CPU layer's system calls (os/sys.c) --- */
 /*

@@ -214,6 +214,11 @@ extern SP_INTERNAL struct segpool_inline_layout sp_pcpu_fast;
 SP_INTERNAL unsigned int sp_pcpu_nr_slots(void);
 /* Open or close the hit paths (mode chosen, failslab armed or disarmed). */
 SP_INTERNAL void sp_pcpu_fast_update(bool forced_slow);
+/*
+ * Set for good before sp_pcpu_fast_update() when every operation must
+ * reach a slow path whatever else happens (sampled heap profiling, prof/).
+ */
+extern SP_INTERNAL bool sp_pcpu_fast_closed;
 
 /*
  * sp_pcpu_nil_slots() - the slot array of a cache without a per-CPU layer:

@@ -186,11 +186,14 @@ void sp_pcpu_mode_init(void)
 	}
 }
 
+bool sp_pcpu_fast_closed;
+
 void sp_pcpu_fast_update(bool forced_slow)
 {
 	uint32_t nr = 0;
 
-	if (sp_pcpu_mode == SP_PCPU_RSEQ && !sp_rseq_own && !forced_slow)
+	if (sp_pcpu_mode == SP_PCPU_RSEQ && !sp_rseq_own && !forced_slow &&
+	    !__atomic_load_n(&sp_pcpu_fast_closed, __ATOMIC_RELAXED))
 		nr = sp_pcpu_nr_slots();
 	__atomic_store_n(&sp_pcpu_fast.nr, nr, __ATOMIC_RELEASE);
 }
