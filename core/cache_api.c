@@ -256,6 +256,16 @@ sp_cache_alloc_slow(struct segpool_cache *cache, unsigned int gfp, int node)
 {
 	void *obj;
 
+	/* sampling keeps the hit paths closed: their sequence (prof/prof.h) */
+	if (unlikely(sp_prof_on) && gfp == 0 && node == SEGPOOL_NUMA_NO_NODE &&
+	    cache && cache->magic == SP_CACHE_MAGIC &&
+	    sp_prof_left > (int64_t)cache->object_size) {
+		obj = sp_hot_alloc_closed(cache);
+		if (likely(obj)) {
+			sp_prof_left -= (int64_t)cache->object_size;
+			return obj;
+		}
+	}
 	if (!sp_alloc_args_ok(cache, gfp))
 		return NULL;
 	if (unlikely(sp_lib_nested()))
@@ -486,6 +496,16 @@ __sp_libframe void sp_free_miss(struct segpool_cache *cache, void *obj,
 		sp_free_slow(cache, obj);
 		return;
 	}
+	/*
+	 * Sampling keeps the hit paths closed: an object that was not sampled
+	 * (its address fails the filter) takes their sequence here.
+	 */
+	if (unlikely(sp_prof_on) && likely(!sp_prof_maybe(obj))) {
+		sp_pcpu_push_nr(cache->slots, sp_pcpu_closed_nr, obj, tag,
+				sp_freemark(obj), cache->key_off, miss);
+		return;
+	}
+miss:
 	/*
 	 * The sequence may have stored it already: the same word again.  The
 	 * object may be ASan-poisoned by now; the mark's accessors are not

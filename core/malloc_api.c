@@ -74,6 +74,21 @@ static __sp_noinline __sp_libframe void *sp_malloc_node(size_t size, int node,
 {
 	void *obj;
 
+	/*
+	 * Sampling keeps the hit paths closed: an allocation short of this
+	 * thread's next sampling point runs their sequence here (prof/prof.h).
+	 */
+	if (unlikely(sp_prof_on) && node == SEGPOOL_NUMA_NO_NODE &&
+	    size <= SEGPOOL_KMALLOC_MAX_CACHE_SIZE &&
+	    sp_prof_left > (int64_t)size) {
+		obj = sp_hot_alloc_closed(size <= SP_KMALLOC_BY8_MAX ?
+					  sp_kmalloc_by8[(size + 7) >> 3] :
+					  sp_kmalloc_caches[sp_kmalloc_index(size)]);
+		if (likely(obj)) {
+			sp_prof_left -= (int64_t)size;
+			return obj;
+		}
+	}
 	if (unlikely(sp_lib_nested())) {
 		errno = ENOMEM;
 		return NULL;

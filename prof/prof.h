@@ -72,6 +72,15 @@ static inline bool sp_prof_maybe(const void *obj)
 	       (1ULL << (h % 64));
 }
 
+/*
+ * Bytes this thread may still allocate before its next sampling point (0
+ * before its first allocation).  A slow path that serves an allocation of
+ * fewer bytes without sampling (the closed hit path's sequence) subtracts
+ * them itself; everything else goes through sp_prof_alloc().
+ */
+extern SP_INTERNAL __thread int64_t sp_prof_left
+	__attribute__((tls_model("initial-exec")));
+
 /* An allocation leaves a slow path: charge it to the sampler. */
 static inline void sp_prof_alloc(const struct segpool_cache *c, void *obj,
 				 size_t size, void *ra)

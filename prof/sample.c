@@ -36,7 +36,7 @@ long long sp_prof_rate = SP_PROF_RATE_DEFAULT;
 char sp_prof_path[4096];
 
 /* Per thread: bytes to the next sampling point, and the generator. */
-static __thread int64_t sp_prof_left __attribute__((tls_model("initial-exec")));
+__thread int64_t sp_prof_left __attribute__((tls_model("initial-exec")));
 static __thread uint64_t sp_prof_rng __attribute__((tls_model("initial-exec")));
 static uint64_t sp_prof_seeds;
 
