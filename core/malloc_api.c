@@ -137,7 +137,7 @@ SEGPOOL_API __sp_libframe void *segpool_malloc_node(size_t size, int node)
 	return sp_malloc_node(size, node, false);
 }
 
-void *sp_malloc_node_zeroed(size_t size, int node)
+__sp_libframe void *sp_malloc_node_zeroed(size_t size, int node)
 {
 	void *p = sp_malloc_node(size, node, true);
 

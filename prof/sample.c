@@ -28,6 +28,7 @@
 #include "internal/report.h"
 #include "os/os.h"
 #include "prof/prof.h"
+#include "slab/debug.h"
 #include "slab/slab.h"
 #include "stats/print.h"
 
@@ -121,17 +122,25 @@ static double sp_prof_weight(size_t size)
  * The stack, from the return address into the program on: the frames
  * inside the library before it are left out (as gperftools' own are).
  */
-static int sp_prof_stack(void *ra, void **pcs)
+static __sp_always_inline int sp_prof_stack(void *ra, void **pcs)
 {
 	void *buf[SP_PROF_DEPTH + 16];
 	int n = backtrace(buf, (int)(sizeof(buf) / sizeof(buf[0])));
 	int from = 1;	/* at least this function */
+
+	int lib = 0;
 
 	for (int i = 1; i < n; i++)
 		if (buf[i] == ra) {
 			from = i;
 			break;
 		}
+	/* and past the library's own frames, where the bounds are known
+	 * (calloc's way, say, returns into the library first) */
+	while (lib < n && sp_debug_libframe(buf[lib]))
+		lib++;
+	if (lib > from && lib < n)
+		from = lib;
 	n -= from;
 	if (n > SP_PROF_DEPTH)
 		n = SP_PROF_DEPTH;
@@ -141,8 +150,8 @@ static int sp_prof_stack(void *ra, void **pcs)
 	return n;
 }
 
-void sp_prof_take(const struct segpool_cache *c, void *obj, size_t size,
-		  void *ra)
+__sp_libframe void sp_prof_take(const struct segpool_cache *c, void *obj,
+				size_t size, void *ra)
 {
 	void *pcs[SP_PROF_DEPTH];
 	int n;
