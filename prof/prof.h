@@ -90,6 +90,8 @@ static inline void sp_prof_alloc(const struct segpool_cache *c, void *obj,
 }
 
 /* --- prof/table.c --- */
+/* Map the tables (at start-up, when sampling is asked for). Return: 0 or -1. */
+SP_INTERNAL int sp_prof_table_init(void);
 /* The record of the sample at @obj, if any, goes (its memory is freed). */
 SP_INTERNAL __sp_noinline void sp_prof_forget(const void *obj);
 

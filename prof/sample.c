@@ -214,6 +214,10 @@ bool sp_prof_init(void)
 		return false;
 	}
 	sp_os_user_file_abort(fd, tmp);
+	if (sp_prof_table_init()) {
+		sp_env_bad(SP_ENV_HEAP_PROFILE, path, "no memory for the tables");
+		return false;
+	}
 	if (atexit(sp_prof_at_exit)) {
 		sp_env_bad(SP_ENV_HEAP_PROFILE, path, "atexit() failed");
 		return false;

@@ -45,13 +45,26 @@ struct sp_prof_rec {
 uint64_t sp_prof_filter[(1U << SP_PROF_FILTER_BITS) / 64];
 
 static pthread_mutex_t sp_prof_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint16_t sp_prof_filter_count[1U << SP_PROF_FILTER_BITS];
-static struct sp_prof_stack *sp_prof_stack_hash[SP_PROF_STACK_BUCKETS];
-static struct sp_prof_rec *sp_prof_rec_hash[SP_PROF_REC_BUCKETS];
+/* mapped when sampling starts (sp_prof_table_init()): nothing otherwise */
+struct sp_prof_tables {
+	uint16_t filter_count[1U << SP_PROF_FILTER_BITS];
+	struct sp_prof_stack *stack_hash[SP_PROF_STACK_BUCKETS];
+	struct sp_prof_rec *rec_hash[SP_PROF_REC_BUCKETS];
+};
+static struct sp_prof_tables *sp_prof_tab;
+#define sp_prof_filter_count	(sp_prof_tab->filter_count)
+#define sp_prof_stack_hash	(sp_prof_tab->stack_hash)
+#define sp_prof_rec_hash	(sp_prof_tab->rec_hash)
 static struct sp_prof_stack *sp_prof_stacks;
 static struct sp_prof_rec *sp_prof_rec_free;
 static char *sp_prof_chunk, *sp_prof_chunk_end;
 static struct sp_prof_totals sp_prof_sum;
+
+int sp_prof_table_init(void)
+{
+	sp_prof_tab = sp_os_map_meta(SP_ALIGN(sizeof(*sp_prof_tab), SP_PAGE_SIZE));
+	return sp_prof_tab ? 0 : -1;
+}
 
 /* @size bytes of record memory, or NULL (under the lock). */
 static void *sp_prof_carve(size_t size)
