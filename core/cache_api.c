@@ -257,7 +257,7 @@ sp_cache_alloc_slow(struct segpool_cache *cache, unsigned int gfp, int node)
 	void *obj;
 
 	/* sampling keeps the hit paths closed: their sequence (prof/prof.h) */
-	if (unlikely(sp_prof_on) && gfp == 0 && node == SEGPOOL_NUMA_NO_NODE &&
+	if (unlikely(sp_prof_active()) && gfp == 0 && node == SEGPOOL_NUMA_NO_NODE &&
 	    cache && cache->magic == SP_CACHE_MAGIC &&
 	    sp_prof_left > (int64_t)cache->object_size) {
 		obj = sp_hot_alloc_closed(cache);
@@ -500,7 +500,7 @@ __sp_libframe void sp_free_miss(struct segpool_cache *cache, void *obj,
 	 * Sampling keeps the hit paths closed: an object that was not sampled
 	 * (its address fails the filter) takes their sequence here.
 	 */
-	if (unlikely(sp_prof_on) && likely(!sp_prof_maybe(obj))) {
+	if (unlikely(sp_prof_active()) && likely(!sp_prof_maybe(obj))) {
 		sp_pcpu_push_nr(cache->slots, sp_pcpu_closed_nr, obj, tag,
 				sp_freemark(obj), cache->key_off, miss);
 		return;

@@ -78,7 +78,7 @@ static __sp_noinline __sp_libframe void *sp_malloc_node(size_t size, int node,
 	 * Sampling keeps the hit paths closed: an allocation short of this
 	 * thread's next sampling point runs their sequence here (prof/prof.h).
 	 */
-	if (unlikely(sp_prof_on) && node == SEGPOOL_NUMA_NO_NODE &&
+	if (unlikely(sp_prof_active()) && node == SEGPOOL_NUMA_NO_NODE &&
 	    size <= SEGPOOL_KMALLOC_MAX_CACHE_SIZE &&
 	    sp_prof_left > (int64_t)size) {
 		obj = sp_hot_alloc_closed(size <= SP_KMALLOC_BY8_MAX ?
@@ -287,7 +287,7 @@ SEGPOOL_API __sp_libframe void *segpool_realloc(void *ptr, size_t size)
 		return ptr;
 	/* large to large: in place, by mremap, or moved (numa/large.c) */
 	if (!c && size > SEGPOOL_KMALLOC_MAX_CACHE_SIZE) {
-		if (unlikely(sp_prof_on)) {
+		if (unlikely(sp_prof_active())) {
 			/* a new block as far as the profile goes */
 			void *q;
 

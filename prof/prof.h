@@ -35,6 +35,12 @@ struct segpool_cache;
 
 /* Whether sampling runs (set once at start-up, before the hit paths open). */
 extern SP_INTERNAL bool sp_prof_on;
+
+/* sp_prof_on as the slow paths read it: one plain load (set once). */
+static inline bool sp_prof_active(void)
+{
+	return __atomic_load_n(&sp_prof_on, __ATOMIC_RELAXED);
+}
 /* One bit per hash of a sampled address: set while a record may exist. */
 extern SP_INTERNAL uint64_t sp_prof_filter[(1U << SP_PROF_FILTER_BITS) / 64];
 
@@ -85,7 +91,7 @@ extern SP_INTERNAL __thread int64_t sp_prof_left
 static inline void sp_prof_alloc(const struct segpool_cache *c, void *obj,
 				 size_t size, void *ra)
 {
-	if (unlikely(sp_prof_on) && obj)
+	if (unlikely(sp_prof_active()) && obj)
 		sp_prof_take(c, obj, size, ra);
 }
 
@@ -97,7 +103,7 @@ SP_INTERNAL __sp_noinline void sp_prof_forget(const void *obj);
 
 static inline void sp_prof_free(const void *obj)
 {
-	if (unlikely(sp_prof_on) && sp_prof_maybe(obj))
+	if (unlikely(sp_prof_active()) && sp_prof_maybe(obj))
 		sp_prof_forget(obj);
 }
 

@@ -156,6 +156,9 @@ __sp_libframe void sp_prof_take(const struct segpool_cache *c, void *obj,
 	void *pcs[SP_PROF_DEPTH];
 	int n;
 
+	/* pairs with the store that turned sampling on: the settings before */
+	if (!__atomic_load_n(&sp_prof_on, __ATOMIC_ACQUIRE))
+		return;
 	if (unlikely(!sp_prof_rng)) {
 		/* a fixed sequence of seeds: runs repeat, thread by thread */
 		uint64_t s = __atomic_add_fetch(&sp_prof_seeds, 1, __ATOMIC_RELAXED);

@@ -211,6 +211,8 @@ int sp_prof_record(const void *obj, void *const *pcs, int frames,
 
 void sp_prof_forget(const void *obj)
 {
+	if (!__atomic_load_n(&sp_prof_on, __ATOMIC_ACQUIRE))	/* the tables */
+		return;
 	pthread_mutex_lock(&sp_prof_lock);
 	for (struct sp_prof_rec **pp = sp_prof_rec_bucket(obj); *pp;
 	     pp = &(*pp)->next)
