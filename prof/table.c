@@ -21,8 +21,8 @@
 
 #define SP_PROF_MAX_STACKS	(1U << 16)
 #define SP_PROF_STACK_BUCKETS	(1U << 14)
-#define SP_PROF_REC_BUCKETS	(1U << 16)
-#define SP_PROF_CHUNK		(1UL << 20)
+#define SP_PROF_REC_BUCKETS	(1U << 14)
+#define SP_PROF_CHUNK		(64UL << 10)
 #define SP_PROF_NAME		32
 
 struct sp_prof_stack {
@@ -132,7 +132,7 @@ static struct sp_prof_rec **sp_prof_rec_bucket(const void *obj)
 {
 	uint64_t x = (uint64_t)(uintptr_t)obj * 0xff51afd7ed558ccdULL;
 
-	return &sp_prof_rec_hash[x >> (64 - 16)];
+	return &sp_prof_rec_hash[x >> (64 - 14)];	/* SP_PROF_REC_BUCKETS */
 }
 
 /* Drop the record at *@pp (under the lock). */
