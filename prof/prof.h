@@ -87,6 +87,10 @@ static inline bool sp_prof_maybe(const void *obj)
 extern SP_INTERNAL __thread int64_t sp_prof_left
 	__attribute__((tls_model("initial-exec")));
 
+/* Whether this thread is inside the table's lock (prof/sample.c). */
+extern SP_INTERNAL __thread bool sp_prof_busy
+	__attribute__((tls_model("initial-exec")));
+
 /* An allocation leaves a slow path: charge it to the sampler. */
 static inline void sp_prof_alloc(const struct segpool_cache *c, void *obj,
 				 size_t size, void *ra)

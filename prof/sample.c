@@ -40,6 +40,12 @@ char sp_prof_path[4096];
 __thread int64_t sp_prof_left __attribute__((tls_model("initial-exec")));
 static __thread uint64_t sp_prof_rng __attribute__((tls_model("initial-exec")));
 static uint64_t sp_prof_seeds;
+/*
+ * Set while this thread holds or waits for the table's lock: a signal
+ * handler that allocates or frees meanwhile skips the profile rather than
+ * wait for a lock its own thread holds.
+ */
+__thread bool sp_prof_busy __attribute__((tls_model("initial-exec")));
 
 static uint64_t sp_prof_next(void)
 {
@@ -178,10 +184,16 @@ __sp_libframe void sp_prof_take(const struct segpool_cache *c, void *obj,
 	 * here; the walker was run once at start-up, outside, to load what it
 	 * needs (glibc's backtrace() opens libgcc_s on its first call).
 	 */
+	if (unlikely(sp_prof_busy))	/* a signal handler's, mid-record */
+		return;
 	sp_lib_enter();		/* a caller outside the library, too */
+	sp_prof_busy = true;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	n = sp_prof_stack(ra, pcs);
 	sp_prof_record(obj, pcs, n, c ? c->name : NULL, size,
 		       sp_prof_weight(size));
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	sp_prof_busy = false;
 	sp_lib_exit();
 }
 

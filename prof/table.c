@@ -213,6 +213,12 @@ void sp_prof_forget(const void *obj)
 {
 	if (!__atomic_load_n(&sp_prof_on, __ATOMIC_ACQUIRE))	/* the tables */
 		return;
+	/* a signal handler's free amid this thread's record: left as it is
+	 * (its record outlives it, replaced when the address is sampled) */
+	if (sp_prof_busy)
+		return;
+	sp_prof_busy = true;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	pthread_mutex_lock(&sp_prof_lock);
 	for (struct sp_prof_rec **pp = sp_prof_rec_bucket(obj); *pp;
 	     pp = &(*pp)->next)
@@ -221,6 +227,8 @@ void sp_prof_forget(const void *obj)
 			break;
 		}
 	pthread_mutex_unlock(&sp_prof_lock);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	sp_prof_busy = false;
 }
 
 void sp_prof_totals(struct sp_prof_totals *t)
