@@ -15,7 +15,8 @@
  * allocating call's first.  Above each line a comment names the cache of
  * its objects ("# cache kmalloc-64", "# large" for blocks above the size
  * classes): pprof skips lines it does not understand, and a stack that
- * allocated from two caches has a line for each.
+ * allocated from two caches has a line for each.  Header and lines are
+ * written under the table's lock, from one snapshot; the memory map after.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -94,12 +95,18 @@ static int sp_prof_line(void *arg, const char *cache, void *const *pcs,
 	return sp_prof_put(o, "\n");
 }
 
-/* The header counts the totals: a first pass for them, then the lines. */
-static int sp_prof_nop(void *arg, const char *cache, void *const *pcs,
-		       int frames, const double v[4])
+/* The header, from the same snapshot as the lines (under the table's lock). */
+static int sp_prof_head(void *arg, const struct sp_prof_totals *t)
 {
-	(void)arg, (void)cache, (void)pcs, (void)frames, (void)v;
-	return 0;
+	struct sp_prof_out *o = arg;
+
+	return sp_prof_put(o, "heap profile: %llu: %llu [%llu: %llu] @ heapprofile\n",
+			   sp_prof_round(t->inuse_objs), sp_prof_round(t->inuse_bytes),
+			   sp_prof_round(t->alloc_objs), sp_prof_round(t->alloc_bytes)) ||
+	       sp_prof_put(o, "# segpool heap profile: 1 sample per %lld bytes "
+			   "(mean), figures weighted; %llu samples, %llu dropped\n",
+			   sp_prof_rate, (unsigned long long)t->samples,
+			   (unsigned long long)t->dropped);
 }
 
 int sp_prof_write(int fd)
@@ -112,15 +119,7 @@ int sp_prof_write(int fd)
 	pthread_mutex_lock(&lock);
 	o.fd = fd;
 	o.len = 0;
-	sp_prof_walk(sp_prof_nop, NULL, &t);
-	if (sp_prof_put(&o, "heap profile: %llu: %llu [%llu: %llu] @ heapprofile\n",
-			sp_prof_round(t.inuse_objs), sp_prof_round(t.inuse_bytes),
-			sp_prof_round(t.alloc_objs), sp_prof_round(t.alloc_bytes)) ||
-	    sp_prof_put(&o, "# segpool heap profile: 1 sample per %lld bytes "
-			"(mean), figures weighted; %llu samples, %llu dropped\n",
-			sp_prof_rate, (unsigned long long)t.samples,
-			(unsigned long long)t.dropped) ||
-	    sp_prof_walk(sp_prof_line, &o, &t) ||
+	if (sp_prof_walk(sp_prof_head, sp_prof_line, &o, &t) ||
 	    sp_prof_put(&o, "\nMAPPED_LIBRARIES:\n") || sp_prof_flush(&o)) {
 		err = errno ? errno : EIO;
 		goto out;

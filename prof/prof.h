@@ -133,15 +133,17 @@ struct sp_prof_totals {
 SP_INTERNAL void sp_prof_totals(struct sp_prof_totals *t);
 
 /*
- * sp_prof_walk() - under the table's lock, *@t the totals, then @fn once
- * per stack: its cache's name ("" for large blocks), its frames, and
- * v[] = in-use objects, in-use bytes, allocated objects, allocated bytes
- * (weighted).  Stops at the first non-zero return of @fn, returned.
+ * sp_prof_walk() - under the table's lock, *@t the totals, @head(@arg,
+ * @t) unless NULL, then @fn once per stack: its cache's name ("" for large
+ * blocks), its frames, and v[] = in-use objects, in-use bytes, allocated
+ * objects, allocated bytes (weighted).  One snapshot: the totals are the
+ * sums of the stacks'.  Stops at the first non-zero return, returned.
  */
 typedef int (*sp_prof_line_fn)(void *arg, const char *cache, void *const *pcs,
 			       int frames, const double v[4]);
-SP_INTERNAL int sp_prof_walk(sp_prof_line_fn fn, void *arg,
-			     struct sp_prof_totals *t);
+typedef int (*sp_prof_head_fn)(void *arg, const struct sp_prof_totals *t);
+SP_INTERNAL int sp_prof_walk(sp_prof_head_fn head, sp_prof_line_fn fn,
+			     void *arg, struct sp_prof_totals *t);
 
 /* --- prof/dump.c --- */
 /* The sampling rate in force (bytes), for the dump's header. */

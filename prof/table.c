@@ -238,12 +238,17 @@ void sp_prof_totals(struct sp_prof_totals *t)
 	pthread_mutex_unlock(&sp_prof_lock);
 }
 
-int sp_prof_walk(sp_prof_line_fn fn, void *arg, struct sp_prof_totals *t)
+int sp_prof_walk(sp_prof_head_fn head, sp_prof_line_fn fn, void *arg,
+		 struct sp_prof_totals *t)
 {
 	int err = 0;
 
+	sp_prof_busy = true;	/* the walk's thread samples nothing */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	pthread_mutex_lock(&sp_prof_lock);
 	*t = sp_prof_sum;
+	if (head)
+		err = head(arg, t);
 	for (struct sp_prof_stack *st = sp_prof_stacks; st && !err; st = st->all) {
 		double v[4] = { st->inuse_objs, st->inuse_bytes,
 				st->alloc_objs, st->alloc_bytes };
@@ -251,6 +256,8 @@ int sp_prof_walk(sp_prof_line_fn fn, void *arg, struct sp_prof_totals *t)
 		err = fn(arg, st->cache, st->pcs, st->frames, v);
 	}
 	pthread_mutex_unlock(&sp_prof_lock);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	sp_prof_busy = false;
 	return err;
 }
 

@@ -118,7 +118,7 @@ static void read_shares(struct shares *sh)
 	struct sp_prof_totals t;
 
 	memset(sh, 0, sizeof(*sh));
-	assert_int_equal(sp_prof_walk(add_line, sh, &t), 0);
+	assert_int_equal(sp_prof_walk(NULL, add_line, sh, &t), 0);
 }
 
 static uint64_t rnd_state;
