@@ -19,6 +19,7 @@
  * installed) reads a profile written at exit and names the call sites.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -365,6 +366,73 @@ static void test_dump_on_demand(void **state)
 	segpool_cache_destroy(cache);
 }
 
+/*
+ * Threads allocate and free at once with a low rate (many samples), each
+ * freeing half of its objects itself and handing the rest to the next
+ * thread, which frees them after the join: every record goes, wherever
+ * the free runs, and a dump meanwhile sees a consistent file.
+ */
+#define THREADS		4
+#define THREAD_OBJS	20000
+
+static void *handoff[THREADS][THREAD_OBJS];
+
+static void *thread_main(void *arg)
+{
+	int me = (int)(intptr_t)arg;
+	uint64_t x = 0x9e3779b97f4a7c15ULL * (uint64_t)(me + 1);
+
+	for (int i = 0; i < THREAD_OBJS; i++) {
+		size_t size;
+		void *p;
+
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		size = 8 + (size_t)(x % 4096);
+		p = segpool_malloc(size);
+		assert_non_null(p);
+		if (i % 2)
+			segpool_free(p);
+		else
+			handoff[me][i] = p;
+	}
+	return NULL;
+}
+
+static void test_threads_balance(void **state)
+{
+	char dir[] = "/tmp/segpool-heap-thr.XXXXXX", path[256];
+	struct sp_prof_totals before, after;
+	pthread_t t[THREADS];
+
+	(void)state;
+	if (!in_child())
+		return;
+	sp_prof_totals(&before);
+	for (int i = 0; i < THREADS; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, thread_main,
+						(void *)(intptr_t)i), 0);
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/heap", dir);
+	assert_int_equal(segpool_heap_profile_dump(path), 0);	/* meanwhile */
+	for (int i = 0; i < THREADS; i++)
+		assert_int_equal(pthread_join(t[i], NULL), 0);
+	check_file(path);
+	unlink(path);
+	assert_int_equal(rmdir(dir), 0);
+	/* each thread's kept half freed by another thread */
+	for (int i = 0; i < THREADS; i++)
+		for (int j = 0; j < THREAD_OBJS; j++)
+			if (handoff[(i + 1) % THREADS][j]) {
+				segpool_free(handoff[(i + 1) % THREADS][j]);
+				handoff[(i + 1) % THREADS][j] = NULL;
+			}
+	sp_prof_totals(&after);
+	print_message("# %llu samples taken by %d threads\n",
+		      (unsigned long long)(after.samples - before.samples), THREADS);
+	assert_true(after.samples > before.samples + 100);
+	assert_int_equal(after.records, before.records);
+}
+
 /* --- in the parent --------------------------------------------------------- */
 
 static void test_heap_profile_child(void **state)
@@ -515,6 +583,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_shares),
 	cmocka_unit_test(test_free_removes),
 	cmocka_unit_test(test_dump_on_demand),
+	cmocka_unit_test(test_threads_balance),
 	cmocka_unit_test(test_heap_profile_child),
 	cmocka_unit_test(test_off_by_default),
 	cmocka_unit_test(test_bad_child),
