@@ -68,7 +68,8 @@ static double sp_prof_exp(double x)
 
 	if (x < -700)
 		return 0;
-	k = __builtin_floor(x / ln2 + 0.5);
+	k = x / ln2;
+	k = (double)(long long)(k < 0 ? k - 0.5 : k + 0.5);	/* nearest */
 	r = x - k * ln2;
 	for (int i = 1; i <= 13; i++) {
 		term *= r / i;
