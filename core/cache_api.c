@@ -251,31 +251,45 @@ static __sp_cold void *sp_alloc_nested(void)
 	return NULL;
 }
 
+/* Everything but a hit; @ra: the allocating call's return address. */
 static __sp_noinline __sp_libframe void *
-sp_cache_alloc_slow(struct segpool_cache *cache, unsigned int gfp, int node)
+sp_cache_alloc_full(struct segpool_cache *cache, unsigned int gfp, int node,
+		    void *ra)
 {
 	void *obj;
 
-	/* sampling keeps the hit paths closed: their sequence (prof/prof.h) */
-	if (unlikely(sp_prof_active()) && gfp == 0 && node == SEGPOOL_NUMA_NO_NODE &&
-	    cache && cache->magic == SP_CACHE_MAGIC &&
-	    sp_prof_left > (int64_t)cache->object_size) {
-		obj = sp_hot_alloc_closed(cache);
-		if (likely(obj)) {
-			sp_prof_left -= (int64_t)cache->object_size;
-			return obj;
-		}
-	}
 	if (!sp_alloc_args_ok(cache, gfp))
 		return NULL;
 	if (unlikely(sp_lib_nested()))
 		return sp_alloc_nested();
 	sp_lib_enter();
-	/* the allocating call's return address: where a sample's stack starts */
-	obj = sp_cache_alloc_locked(cache, gfp, node, __builtin_return_address(0));
+	obj = sp_cache_alloc_locked(cache, gfp, node, ra);
 	if (sp_lib_leave())
 		sp_lib_drain();
 	return obj;
+}
+
+/*
+ * The hit path's miss.  Sampling keeps the hit paths closed: an allocation
+ * short of this thread's next sampling point runs their sequence here
+ * (prof/prof.h), in a function with no frame of its own.
+ */
+static __sp_noinline __sp_libframe void *
+sp_cache_alloc_slow(struct segpool_cache *cache, unsigned int gfp, int node)
+{
+	if (unlikely(sp_prof_active()) && gfp == 0 &&
+	    node == SEGPOOL_NUMA_NO_NODE && cache &&
+	    cache->magic == SP_CACHE_MAGIC &&
+	    sp_prof_left > (int64_t)cache->object_size) {
+		void *obj = sp_hot_alloc_closed(cache);
+
+		if (likely(obj)) {
+			sp_prof_left -= (int64_t)cache->object_size;
+			return obj;
+		}
+	}
+	/* the return address into the program: where a sample's stack starts */
+	return sp_cache_alloc_full(cache, gfp, node, __builtin_return_address(0));
 }
 
 SEGPOOL_API __sp_libframe void *

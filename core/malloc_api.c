@@ -67,28 +67,15 @@ out:
 
 /*
  * From a signal handler that interrupted the library on its thread: what
- * the hit path could not serve fails (internal/reentry.h).
+ * the hit path could not serve fails (internal/reentry.h).  @ra: the
+ * allocating call's return address, where a sample's stack starts.
  */
-static __sp_noinline __sp_libframe void *sp_malloc_node(size_t size, int node,
-						       bool zero)
+static __sp_noinline __sp_libframe void *sp_malloc_node_full(size_t size,
+							    int node, bool zero,
+							    void *ra)
 {
 	void *obj;
 
-	/*
-	 * Sampling keeps the hit paths closed: an allocation short of this
-	 * thread's next sampling point runs their sequence here (prof/prof.h).
-	 */
-	if (unlikely(sp_prof_active()) && node == SEGPOOL_NUMA_NO_NODE &&
-	    size <= SEGPOOL_KMALLOC_MAX_CACHE_SIZE &&
-	    sp_prof_left > (int64_t)size) {
-		obj = sp_hot_alloc_closed(size <= SP_KMALLOC_BY8_MAX ?
-					  sp_kmalloc_by8[(size + 7) >> 3] :
-					  sp_kmalloc_caches[sp_kmalloc_index(size)]);
-		if (likely(obj)) {
-			sp_prof_left -= (int64_t)size;
-			return obj;
-		}
-	}
 	if (unlikely(sp_lib_nested())) {
 		errno = ENOMEM;
 		return NULL;
@@ -96,11 +83,33 @@ static __sp_noinline __sp_libframe void *sp_malloc_node(size_t size, int node,
 	if (unlikely(sp_init()))	/* it marks its own depth */
 		return NULL;
 	sp_lib_enter();
-	/* the allocating call's return address: where a sample's stack starts */
-	obj = sp_malloc_node_locked(size, node, zero, __builtin_return_address(0));
+	obj = sp_malloc_node_locked(size, node, zero, ra);
 	if (sp_lib_leave())
 		sp_lib_drain();
 	return obj;
+}
+
+/*
+ * Every miss of segpool_malloc()'s hit path.  Sampling keeps the hit
+ * paths closed: an allocation short of this thread's next sampling point
+ * runs their sequence here (prof/prof.h), in a function with no frame.
+ */
+static __sp_noinline __sp_libframe void *sp_malloc_node(size_t size, int node,
+						       bool zero)
+{
+	if (unlikely(sp_prof_active()) && node == SEGPOOL_NUMA_NO_NODE &&
+	    size <= SEGPOOL_KMALLOC_MAX_CACHE_SIZE &&
+	    sp_prof_left > (int64_t)size) {
+		void *obj = sp_hot_alloc_closed(size <= SP_KMALLOC_BY8_MAX ?
+						sp_kmalloc_by8[(size + 7) >> 3] :
+						sp_kmalloc_caches[sp_kmalloc_index(size)]);
+
+		if (likely(obj)) {
+			sp_prof_left -= (int64_t)size;
+			return obj;
+		}
+	}
+	return sp_malloc_node_full(size, node, zero, __builtin_return_address(0));
 }
 
 /* Sizes above 1 KiB: the class by sp_kmalloc_index(), then the same hit. */
