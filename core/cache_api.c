@@ -270,15 +270,14 @@ sp_cache_alloc_full(struct segpool_cache *cache, unsigned int gfp, int node,
 }
 
 /*
- * The hit path's miss.  Sampling keeps the hit paths closed: an allocation
- * short of this thread's next sampling point runs their sequence here
- * (prof/prof.h), in a function with no frame of its own.
+ * Sampling keeps the hit paths closed: an allocation short of this
+ * thread's next sampling point runs their sequence here (prof/prof.h).
  */
 static __sp_noinline __sp_libframe void *
-sp_cache_alloc_slow(struct segpool_cache *cache, unsigned int gfp, int node)
+sp_cache_alloc_sampled(struct segpool_cache *cache, unsigned int gfp, int node,
+		       void *ra)
 {
-	if (unlikely(sp_prof_active()) && gfp == 0 &&
-	    node == SEGPOOL_NUMA_NO_NODE && cache &&
+	if (gfp == 0 && node == SEGPOOL_NUMA_NO_NODE && cache &&
 	    cache->magic == SP_CACHE_MAGIC &&
 	    sp_prof_left > (int64_t)cache->object_size) {
 		void *obj = sp_hot_alloc_closed(cache);
@@ -288,7 +287,20 @@ sp_cache_alloc_slow(struct segpool_cache *cache, unsigned int gfp, int node)
 			return obj;
 		}
 	}
-	/* the return address into the program: where a sample's stack starts */
+	return sp_cache_alloc_full(cache, gfp, node, ra);
+}
+
+/*
+ * Every miss of the hit path: to the sampling entry when sampling runs,
+ * else the full slow path, with the return address into the program
+ * (where a sample's stack starts).  No frame of its own.
+ */
+static __sp_noinline __sp_libframe void *
+sp_cache_alloc_slow(struct segpool_cache *cache, unsigned int gfp, int node)
+{
+	if (unlikely(sp_prof_active()))
+		return sp_cache_alloc_sampled(cache, gfp, node,
+					      __builtin_return_address(0));
 	return sp_cache_alloc_full(cache, gfp, node, __builtin_return_address(0));
 }
 

@@ -90,14 +90,14 @@ static __sp_noinline __sp_libframe void *sp_malloc_node_full(size_t size,
 }
 
 /*
- * Every miss of segpool_malloc()'s hit path.  Sampling keeps the hit
- * paths closed: an allocation short of this thread's next sampling point
- * runs their sequence here (prof/prof.h), in a function with no frame.
+ * Sampling keeps the hit paths closed: an allocation short of this
+ * thread's next sampling point runs their sequence here (prof/prof.h).
  */
-static __sp_noinline __sp_libframe void *sp_malloc_node(size_t size, int node,
-						       bool zero)
+static __sp_noinline __sp_libframe void *sp_malloc_sampled(size_t size,
+							  int node, bool zero,
+							  void *ra)
 {
-	if (unlikely(sp_prof_active()) && node == SEGPOOL_NUMA_NO_NODE &&
+	if (node == SEGPOOL_NUMA_NO_NODE &&
 	    size <= SEGPOOL_KMALLOC_MAX_CACHE_SIZE &&
 	    sp_prof_left > (int64_t)size) {
 		void *obj = sp_hot_alloc_closed(size <= SP_KMALLOC_BY8_MAX ?
@@ -109,6 +109,20 @@ static __sp_noinline __sp_libframe void *sp_malloc_node(size_t size, int node,
 			return obj;
 		}
 	}
+	return sp_malloc_node_full(size, node, zero, ra);
+}
+
+/*
+ * Every miss of segpool_malloc()'s hit path: to the sampling entry when
+ * sampling runs, else the full slow path, with the return address into
+ * the program (where a sample's stack starts).  No frame of its own.
+ */
+static __sp_noinline __sp_libframe void *sp_malloc_node(size_t size, int node,
+						       bool zero)
+{
+	if (unlikely(sp_prof_active()))
+		return sp_malloc_sampled(size, node, zero,
+					 __builtin_return_address(0));
 	return sp_malloc_node_full(size, node, zero, __builtin_return_address(0));
 }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * prof/dump.c - the heap profile as a file, in the text format of
- * gperftools' heap profiler (which jemalloc's jeprof reads too):
+ * gperftools' heap profiler (google-pprof; jemalloc's jeprof is its fork):
  *
  *   heap profile: N: B [ N: B] @ heapprofile
  *   n: b [ n: b] @ 0x... 0x...        one line per stack (and cache)

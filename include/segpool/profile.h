@@ -10,7 +10,7 @@
  * recorded with its call stack and the name of its cache, weighted by the
  * bytes it stands for; its record goes at its free.  The file is in the
  * heap-profile text format of gperftools, which `google-pprof --text
- * PROGRAM FILE` and jemalloc's jeprof read (Documentation/guide/
+ * PROGRAM FILE` reads (and jemalloc's jeprof, its fork; Documentation/guide/
  * debugging.md, "In production").
  */
 #ifndef SEGPOOL_PROFILE_H
