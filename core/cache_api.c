@@ -21,6 +21,7 @@
 #include "internal/report.h"
 #include "numa/policy.h"
 #include "numa/topology.h"
+#include "prof/prof.h"
 #include "rcu/rcu.h"
 
 __sp_libframe size_t sp_alloc_objs(struct segpool_cache *c, unsigned int gfp,
@@ -211,7 +212,7 @@ SEGPOOL_API int segpool_cache_destroy(struct segpool_cache *cache)
 
 /* Everything but the magazine hit: checks, gfp flags, node choice, fallback. */
 static inline void *sp_cache_alloc_locked(struct segpool_cache *cache,
-					  unsigned int gfp, int node)
+					  unsigned int gfp, int node, void *ra)
 {
 	void *obj = NULL;
 
@@ -241,6 +242,7 @@ static inline void *sp_cache_alloc_locked(struct segpool_cache *cache,
 	if (!obj && !sp_alloc_objs(cache, gfp, node, 1, &obj))
 		return NULL;
 	sp_obj_out(cache, obj);
+	sp_prof_alloc(cache, obj, cache->object_size, ra);
 	if (gfp & SEGPOOL_ZERO)
 		memset(obj, 0, cache->object_size);
 	return obj;
@@ -257,8 +259,10 @@ static __sp_cold void *sp_alloc_nested(void)
 	return NULL;
 }
 
+/* Everything but a hit; @ra: the allocating call's return address. */
 static __sp_noinline __sp_libframe void *
-sp_cache_alloc_slow(struct segpool_cache *cache, unsigned int gfp, int node)
+sp_cache_alloc_full(struct segpool_cache *cache, unsigned int gfp, int node,
+		    void *ra)
 {
 	void *obj;
 
@@ -267,10 +271,45 @@ sp_cache_alloc_slow(struct segpool_cache *cache, unsigned int gfp, int node)
 	if (unlikely(sp_lib_nested()))
 		return sp_alloc_nested();
 	sp_lib_enter();
-	obj = sp_cache_alloc_locked(cache, gfp, node);
+	obj = sp_cache_alloc_locked(cache, gfp, node, ra);
 	if (sp_lib_leave())
 		sp_lib_drain();
 	return obj;
+}
+
+/*
+ * Sampling keeps the hit paths closed: an allocation short of this
+ * thread's next sampling point runs their sequence here (prof/prof.h).
+ */
+static __sp_noinline __sp_libframe void *
+sp_cache_alloc_sampled(struct segpool_cache *cache, unsigned int gfp, int node,
+		       void *ra)
+{
+	if (gfp == 0 && node == SEGPOOL_NUMA_NO_NODE && cache &&
+	    cache->magic == SP_CACHE_MAGIC &&
+	    sp_prof_left > (int64_t)cache->object_size) {
+		void *obj = sp_hot_alloc_closed(cache);
+
+		if (likely(obj)) {
+			sp_prof_left -= (int64_t)cache->object_size;
+			return obj;
+		}
+	}
+	return sp_cache_alloc_full(cache, gfp, node, ra);
+}
+
+/*
+ * Every miss of the hit path: to the sampling entry when sampling runs,
+ * else the full slow path, with the return address into the program
+ * (where a sample's stack starts).  No frame of its own.
+ */
+static __sp_noinline __sp_libframe void *
+sp_cache_alloc_slow(struct segpool_cache *cache, unsigned int gfp, int node)
+{
+	if (unlikely(sp_prof_active()))
+		return sp_cache_alloc_sampled(cache, gfp, node,
+					      __builtin_return_address(0));
+	return sp_cache_alloc_full(cache, gfp, node, __builtin_return_address(0));
 }
 
 SEGPOOL_API __sp_libframe void *
@@ -325,6 +364,8 @@ segpool_cache_alloc_bulk(struct segpool_cache *cache,
 		return 0;
 	for (size_t i = 0; i < n; i++) {
 		sp_obj_out(cache, objs[i]);
+		sp_prof_alloc(cache, objs[i], cache->object_size,
+			      __builtin_return_address(0));
 		if (gfp & SEGPOOL_ZERO)
 			memset(objs[i], 0, cache->object_size);
 	}
@@ -363,6 +404,7 @@ static __sp_cold void sp_cache_bad_obj(struct segpool_cache *cache, void *obj)
 static __sp_libframe void sp_free_to_layers(struct segpool_cache *cache,
 					    void *obj, unsigned int node)
 {
+	sp_prof_free(obj);
 	sp_vg_free(cache, obj);		/* valgrind runs no rseq: always here */
 	if (likely(cache->pcpu))
 		sp_pcpu_free_slow(cache->pcpu, obj, node);
@@ -431,7 +473,7 @@ void sp_lib_drain(void)
 						sp_freemark_set(obj, c->key_off);
 					sp_san_free(c, obj);
 					sp_free_to_layers(c, obj, s->node);
-				} else if (!sp_large_free(obj)) {
+				} else if (sp_prof_free(obj), !sp_large_free(obj)) {
 					sp_report_bad_free("free of foreign pointer",
 							   obj, NULL);
 				}
@@ -497,6 +539,16 @@ __sp_libframe void sp_free_miss(struct segpool_cache *cache, void *obj,
 		sp_free_slow(cache, obj);
 		return;
 	}
+	/*
+	 * Sampling keeps the hit paths closed: an object that was not sampled
+	 * (its address fails the filter) takes their sequence here.
+	 */
+	if (unlikely(sp_prof_active()) && likely(!sp_prof_maybe(obj))) {
+		sp_pcpu_push_nr(cache->slots, sp_pcpu_closed_nr, obj, tag,
+				sp_freemark(obj), cache->key_off, miss);
+		return;
+	}
+miss:
 	/*
 	 * The sequence may have stored it already: the same word again.  The
 	 * object may be ASan-poisoned by now; the mark's accessors are not

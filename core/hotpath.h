@@ -85,6 +85,24 @@ miss:
 	return NULL;
 }
 
+/*
+ * sp_hot_alloc_closed() - sp_hot_alloc() for the slow paths while sampled
+ * heap profiling keeps the hit paths closed (prof/prof.h): the same
+ * sequence, with the slot bound the hit paths would have.
+ */
+static __sp_always_inline void *sp_hot_alloc_closed(struct segpool_cache *c)
+{
+	void *obj = sp_pcpu_pop_nr(c->slots, sp_pcpu_closed_nr, miss);
+
+	if (!obj)
+		__builtin_unreachable();
+	obj = sp_san_alloc(c, obj);
+	sp_freemark_clear(obj, c->key_off);
+	return obj;
+miss:
+	return NULL;
+}
+
 /* Slow paths behind sp_hot_free() (core/cache_api.c). */
 /* @obj failed a check before any change: analyse it in full and free it. */
 SP_INTERNAL __sp_noinline void sp_free_slow(struct segpool_cache *c, void *obj);

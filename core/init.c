@@ -56,7 +56,9 @@
  *     spinlock in builds without cas16 (percpu/depot.c); the decay
  *     thread's state lock (core/decay.c: not taken by fork, the child
  *     re-initialises it); the guard pool's lock (guard/pool.c: fork takes
- *     it last, with the leaves).
+ *     it with the leaves); the heap profile's table lock (prof/table.c:
+ *     taken with no other segpool lock held, fork takes it last) -> the
+ *     profile writer's lock is taken before it (prof/dump.c, a dump only).
  *
  * sp_init_lock is not in the order: it is never taken once the library is
  * ready.  No segpool lock is held while a grace period is waited for.
@@ -89,6 +91,7 @@
 #include "numa/topology.h"
 #include "os/cpu.h"
 #include "percpu/pcpu.h"
+#include "prof/prof.h"
 #include "rcu/rcu.h"
 #include "stats/export.h"
 #include "stats/print.h"
@@ -142,12 +145,14 @@ static void sp_atfork_prepare(void)
 	sp_large_lock();
 	sp_rcu_fork_prepare_leaves();
 	sp_guard_fork_lock();
+	sp_prof_fork_lock();
 	sp_lockdep_fork_end();
 }
 
 static void sp_atfork_parent(void)
 {
 	sp_lockdep_fork_begin();
+	sp_prof_fork_unlock();
 	sp_guard_fork_unlock();
 	sp_rcu_fork_parent_leaves();
 	sp_large_unlock();
@@ -162,6 +167,7 @@ static void sp_atfork_parent(void)
 static void sp_atfork_child(void)
 {
 	sp_lockdep_fork_begin();
+	sp_prof_fork_child();
 	sp_guard_fork_child();
 	sp_rcu_fork_child_leaves();
 	sp_large_reinit_lock();
@@ -252,6 +258,13 @@ int sp_init_slow(void)
 	/* after sp_ready: starting the export calls back into sp_init() */
 	sp_export_init();
 	sp_stats_print_init();
+	/* sampling sees every operation: the hit paths close for good */
+	if (sp_prof_init()) {
+		__atomic_store_n(&sp_pcpu_fast_closed, true, __ATOMIC_RELAXED);
+		sp_pcpu_fast_update(sp_failslab_active());
+		/* only then: no sampled object's free may take a hit path */
+		__atomic_store_n(&sp_prof_on, true, __ATOMIC_RELEASE);
+	}
 	if (sp_env_bool(SP_ENV_VERBOSE, false))
 		sp_init_verbose();
 	sp_decay_start();

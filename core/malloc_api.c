@@ -22,9 +22,11 @@
 #include "internal/reentry.h"
 #include "internal/report.h"
 #include "numa/topology.h"
+#include "prof/prof.h"
 
 /* Everything but a size class's magazine hit: start-up, node, large sizes. */
-static inline void *sp_malloc_node_locked(size_t size, int node, bool zero)
+static inline void *sp_malloc_node_locked(size_t size, int node, bool zero,
+					  void *ra)
 {
 	void *obj;
 	int idx;
@@ -57,6 +59,7 @@ static inline void *sp_malloc_node_locked(size_t size, int node, bool zero)
 		}
 out:
 		sp_obj_out(c, obj);
+		sp_prof_alloc(c, obj, size, ra);
 		return obj;
 	}
 	idx = node == SEGPOOL_NUMA_NO_NODE ? sp_numa_current_idx()
@@ -65,15 +68,19 @@ out:
 		errno = EINVAL;
 		return NULL;
 	}
-	return sp_large_alloc(size, SP_PAGE_SIZE, idx, zero);
+	obj = sp_large_alloc(size, SP_PAGE_SIZE, idx, zero);
+	sp_prof_alloc(NULL, obj, size, ra);
+	return obj;
 }
 
 /*
  * From a signal handler that interrupted the library on its thread: what
- * the hit path could not serve fails (internal/reentry.h).
+ * the hit path could not serve fails (internal/reentry.h).  @ra: the
+ * allocating call's return address, where a sample's stack starts.
  */
-static __sp_noinline __sp_libframe void *sp_malloc_node(size_t size, int node,
-						       bool zero)
+static __sp_noinline __sp_libframe void *sp_malloc_node_full(size_t size,
+							    int node, bool zero,
+							    void *ra)
 {
 	void *obj;
 
@@ -84,10 +91,47 @@ static __sp_noinline __sp_libframe void *sp_malloc_node(size_t size, int node,
 	if (unlikely(sp_init()))	/* it marks its own depth */
 		return NULL;
 	sp_lib_enter();
-	obj = sp_malloc_node_locked(size, node, zero);
+	obj = sp_malloc_node_locked(size, node, zero, ra);
 	if (sp_lib_leave())
 		sp_lib_drain();
 	return obj;
+}
+
+/*
+ * Sampling keeps the hit paths closed: an allocation short of this
+ * thread's next sampling point runs their sequence here (prof/prof.h).
+ */
+static __sp_noinline __sp_libframe void *sp_malloc_sampled(size_t size,
+							  int node, bool zero,
+							  void *ra)
+{
+	if (node == SEGPOOL_NUMA_NO_NODE &&
+	    size <= SEGPOOL_KMALLOC_MAX_CACHE_SIZE &&
+	    sp_prof_left > (int64_t)size) {
+		void *obj = sp_hot_alloc_closed(size <= SP_KMALLOC_BY8_MAX ?
+						sp_kmalloc_by8[(size + 7) >> 3] :
+						sp_kmalloc_caches[sp_kmalloc_index(size)]);
+
+		if (likely(obj)) {
+			sp_prof_left -= (int64_t)size;
+			return obj;
+		}
+	}
+	return sp_malloc_node_full(size, node, zero, ra);
+}
+
+/*
+ * Every miss of segpool_malloc()'s hit path: to the sampling entry when
+ * sampling runs, else the full slow path, with the return address into
+ * the program (where a sample's stack starts).  No frame of its own.
+ */
+static __sp_noinline __sp_libframe void *sp_malloc_node(size_t size, int node,
+						       bool zero)
+{
+	if (unlikely(sp_prof_active()))
+		return sp_malloc_sampled(size, node, zero,
+					 __builtin_return_address(0));
+	return sp_malloc_node_full(size, node, zero, __builtin_return_address(0));
 }
 
 /* Sizes above 1 KiB: the class by sp_kmalloc_index(), then the same hit. */
@@ -124,7 +168,7 @@ SEGPOOL_API __sp_libframe void *segpool_malloc_node(size_t size, int node)
 	return sp_malloc_node(size, node, false);
 }
 
-void *sp_malloc_node_zeroed(size_t size, int node)
+__sp_libframe void *sp_malloc_node_zeroed(size_t size, int node)
 {
 	void *p = sp_malloc_node(size, node, true);
 
@@ -216,6 +260,7 @@ static __sp_noinline __sp_libframe void sp_free_untagged(void *ptr)
 		return;
 	}
 	sp_lib_enter();
+	sp_prof_free(ptr);
 	ok = sp_large_free(ptr);
 	if (sp_lib_leave())
 		sp_lib_drain();
@@ -298,8 +343,21 @@ SEGPOOL_API __sp_libframe void *segpool_realloc(void *ptr, size_t size)
 	    sp_kmalloc_cache(sp_kmalloc_index(size)) == c)
 		return ptr;
 	/* large to large: in place, by mremap, or moved (numa/large.c) */
-	if (!c && size > SEGPOOL_KMALLOC_MAX_CACHE_SIZE)
+	if (!c && size > SEGPOOL_KMALLOC_MAX_CACHE_SIZE) {
+		if (unlikely(sp_prof_active())) {
+			/* a new block as far as the profile goes */
+			void *q;
+
+			sp_prof_free(ptr);	/* its address may be reused */
+			q = sp_large_realloc(ptr, size);
+			if (q) {
+				sp_prof_alloc(NULL, q, size,
+					      __builtin_return_address(0));
+			}
+			return q;
+		}
 		return sp_large_realloc(ptr, size);
+	}
 	/* small to large, large to small, class to class: a copy */
 	p = segpool_malloc(size);
 	if (!p)
@@ -311,6 +369,8 @@ SEGPOOL_API __sp_libframe void *segpool_realloc(void *ptr, size_t size)
 
 SEGPOOL_API __sp_libframe void *segpool_aligned_alloc(size_t align, size_t size)
 {
+	void *p;
+
 	if (!SP_IS_POW2(align)) {
 		errno = EINVAL;
 		return NULL;
@@ -333,10 +393,14 @@ SEGPOOL_API __sp_libframe void *segpool_aligned_alloc(size_t align, size_t size)
 						   1, &obj))
 					return NULL;
 				sp_obj_out(c, obj);
+				sp_prof_alloc(c, obj, size,
+					      __builtin_return_address(0));
 				return obj;
 			}
 		}
 	}
-	return sp_large_alloc(SP_MAX(size, (size_t)1), align,
-			      sp_numa_current_idx(), false);
+	p = sp_large_alloc(SP_MAX(size, (size_t)1), align,
+			   sp_numa_current_idx(), false);
+	sp_prof_alloc(NULL, p, size, __builtin_return_address(0));
+	return p;
 }

@@ -48,6 +48,8 @@ enum sp_env_id {
 	SP_ENV_THP,
 	SP_ENV_GUARD_SAMPLE,
 	SP_ENV_GUARD_SLOTS,
+	SP_ENV_HEAP_PROFILE,
+	SP_ENV_HEAP_SAMPLE,
 	SP_ENV_NR,
 };
 
@@ -82,6 +84,7 @@ struct sp_env_var {
 #define SP_ENV_GUARD_SLOTS_DEFAULT	256
 #define SP_ENV_GUARD_SLOTS_MAX	65536
 #define SP_ENV_MEMORY_LIMIT_MAX	(1LL << 40)
+#define SP_ENV_HEAP_SAMPLE_MAX	(1LL << 40)
 
 /* --- internal/env_table.c --- */
 extern SP_INTERNAL const struct sp_env_var sp_env_table[SP_ENV_NR];

@@ -190,4 +190,21 @@ const struct sp_env_var sp_env_table[SP_ENV_NR] = {
 		.help = "with SEGPOOL_GUARD_SAMPLE, the slots of the guard pool, one page each, reserved at start-up with a guard page between two (guide/debugging.md)",
 		.bad_example = "lots",
 	},
+	[SP_ENV_HEAP_PROFILE] = {
+		.name = "SEGPOOL_HEAP_PROFILE", .kind = SP_ENV_TEXT,
+		.def = "unset: no sampling",
+		.accepted = "a path (%p the pid, %% a %) where the process may write a new file or replace one of the caller's own; a symbolic link, a FIFO or another user's file is refused",
+		.on_bad = "no sampling, nothing written",
+		.help = "turn sampled heap profiling on and write the profile there at exit, in gperftools' heap-profile format (google-pprof --text PROGRAM FILE); segpool_heap_profile_dump() writes one on demand (guide/debugging.md)",
+		.bad_example = "/tmp/%q",
+	},
+	[SP_ENV_HEAP_SAMPLE] = {
+		.name = "SEGPOOL_HEAP_SAMPLE", .kind = SP_ENV_SIZE,
+		.min = 1, .max = SP_ENV_HEAP_SAMPLE_MAX,
+		.def = "512K",
+		.accepted = "bytes, from 1 to 1T (K, M, G, T suffixes)",
+		.on_bad = "no sampling (SEGPOOL_HEAP_PROFILE is then ignored)",
+		.help = "with SEGPOOL_HEAP_PROFILE, the mean bytes allocated between two samples",
+		.bad_example = "0",
+	},
 };

@@ -98,3 +98,9 @@ int sp_os_fstat(int fd, struct stat *st)
 {
 	return fstat(fd, st);
 }
+
+void sp_os_user_file_abort(int fd, const char *tmp)
+{
+	close(fd);
+	unlink(tmp);
+}

@@ -199,6 +199,8 @@ SP_INTERNAL int sp_os_dup_stderr(void);
 SP_INTERNAL void sp_os_close(int fd);
 /* sp_os_fstat() - fstat(2) of @fd into *@st; 0 or -1 with errno. */
 SP_INTERNAL int sp_os_fstat(int fd, struct stat *st);
+/* sp_os_user_file_abort() - close @fd and remove @tmp: nothing written. */
+SP_INTERNAL void sp_os_user_file_abort(int fd, const char *tmp);
 
 /* --- the per-CPU layer's system calls (os/sys.c) --- */
 /*

@@ -214,6 +214,17 @@ extern SP_INTERNAL struct segpool_inline_layout sp_pcpu_fast;
 SP_INTERNAL unsigned int sp_pcpu_nr_slots(void);
 /* Open or close the hit paths (mode chosen, failslab armed or disarmed). */
 SP_INTERNAL void sp_pcpu_fast_update(bool forced_slow);
+/*
+ * Set for good before sp_pcpu_fast_update() when every operation must
+ * reach a slow path whatever else happens (sampled heap profiling, prof/).
+ */
+extern SP_INTERNAL bool sp_pcpu_fast_closed;
+/*
+ * The slot bound the hit paths would have if sp_pcpu_fast_closed were not
+ * set (0 when they would be closed anyway): the sequences the sampling slow
+ * paths run in their place use it (core/hotpath.h, sp_hot_alloc_closed()).
+ */
+extern SP_INTERNAL uint32_t sp_pcpu_closed_nr;
 
 /*
  * sp_pcpu_nil_slots() - the slot array of a cache without a per-CPU layer:
@@ -235,8 +246,19 @@ SP_INTERNAL void *sp_pcpu_nil_slots(void);
 	sp_rseq_push_fast(slots, __rseq_offset, sp_pcpu_fast.id_delta,	\
 			  sp_pcpu_fast.nr, obj, tag, mark,		\
 			  (unsigned long)(koff), miss)
+/* The same sequences with the slot bound @nr instead of the open one. */
+#define sp_pcpu_pop_nr(slots, nr, miss)					\
+	sp_rseq_pop_fast(slots, __rseq_offset, sp_pcpu_fast.id_delta,	\
+			 nr, miss)
+#define sp_pcpu_push_nr(slots, nr, obj, tag, mark, koff, miss)		\
+	sp_rseq_push_fast(slots, __rseq_offset, sp_pcpu_fast.id_delta,	\
+			  nr, obj, tag, mark, (unsigned long)(koff), miss)
 #else
 #define sp_pcpu_pop(slots, miss)	({ (void)(slots); goto miss; (void *)0; })
+#define sp_pcpu_pop_nr(slots, nr, miss)					\
+	({ (void)(slots); (void)(nr); goto miss; (void *)0; })
+#define sp_pcpu_push_nr(slots, nr, obj, tag, mark, koff, miss)		\
+	do { (void)(slots); (void)(nr); goto miss; } while (0)
 #define sp_pcpu_push(slots, obj, tag, mark, koff, miss)			\
 	do { (void)(slots); goto miss; } while (0)
 #endif

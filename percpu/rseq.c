@@ -191,12 +191,19 @@ void sp_pcpu_mode_init(void)
 	}
 }
 
+bool sp_pcpu_fast_closed;
+uint32_t sp_pcpu_closed_nr;
+
 void sp_pcpu_fast_update(bool forced_slow)
 {
 	uint32_t nr = 0;
 
 	if (sp_pcpu_mode == SP_PCPU_RSEQ && !sp_rseq_own && !forced_slow)
 		nr = sp_pcpu_nr_slots();
+	if (__atomic_load_n(&sp_pcpu_fast_closed, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&sp_pcpu_closed_nr, nr, __ATOMIC_RELEASE);
+		nr = 0;
+	}
 	__atomic_store_n(&sp_pcpu_fast.nr, nr, __ATOMIC_RELEASE);
 }
 

@@ -177,7 +177,7 @@ void sp_libframes_end(void)
 }
 
 /* Is @ret, a return address, in a function of the library's own paths? */
-static bool sp_debug_libframe(const void *ret)
+bool sp_debug_libframe(const void *ret)
 {
 	/* a call may end its function: the caller is the byte before */
 	uintptr_t pc = (uintptr_t)ret - 1;

@@ -158,4 +158,12 @@ SP_INTERNAL int sp_debug_validate(struct segpool_cache *c);
  */
 SP_INTERNAL long sp_debug_leaks(struct segpool_cache *c, void *file);
 
+/*
+ * sp_debug_libframe() - whether @ret, a return address, lies in one of the
+ * library's own __sp_libframe functions (internal/compiler.h); false
+ * when the linker did not keep them together.  The call sites of a debug
+ * cache and of the heap profile (prof/) start past such frames.
+ */
+SP_INTERNAL bool sp_debug_libframe(const void *ret);
+
 #endif /* SP_SLAB_DEBUG_H */

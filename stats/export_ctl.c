@@ -34,6 +34,7 @@
 
 #include <segpool/segpool.h>
 #include <segpool/export.h>
+#include <segpool/profile.h>
 
 #include "internal/report.h"
 #include "internal/rculist.h"
@@ -41,15 +42,6 @@
 #include "rcu/rcu.h"
 #include "slab/slab.h"
 #include "stats/export.h"
-
-/*
- * MERGE: segpool_heap_profile_dump() is the heap profile's (branch prof,
- * include/segpool/profile.h).  Until it is merged this weak declaration
- * leaves the address NULL and the request is refused with ENOSYS; once
- * merged, include <segpool/profile.h> instead and drop the declaration
- * (the call below works either way).
- */
-__attribute__((weak)) int segpool_heap_profile_dump(const char *path);
 
 static struct {
 	int fd;
@@ -176,12 +168,6 @@ static void sp_ctl_serve(struct segpool_export_ctl *r)
 			r->result = EINVAL;
 			snprintf(why, wl, "refused: the profile's path must be "
 				 "absolute");
-			return;
-		}
-		if (!segpool_heap_profile_dump) {
-			r->result = ENOSYS;
-			snprintf(why, wl, "refused: this library has no heap "
-				 "profile");
 			return;
 		}
 		errno = 0;

@@ -17,6 +17,7 @@
 #include <segpool/mempool.h>
 #include <segpool/sheaf.h>
 #include <segpool/arena.h>
+#include <segpool/profile.h>
 
 SEGPOOL_BEGIN_DECLS
 

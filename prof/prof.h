@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * prof/prof.h - sampled heap profiling (private).
+ *
+ * With SEGPOOL_HEAP_PROFILE set, about one allocated byte in
+ * SEGPOOL_HEAP_SAMPLE is sampled (a Poisson process over the bytes each
+ * thread allocates, as tcmalloc and jemalloc sample): an allocation whose
+ * bytes hold a sampling point is recorded with its call stack and weighs
+ * the bytes it stands for, size / (1 - exp(-size / rate)).  Its record goes
+ * at its free, so the profile is of the memory in use (the allocation
+ * totals are kept per stack too).  The design, and why the hit paths are
+ * closed while it runs: Documentation/internals/profile.md.
+ *
+ * Everything here is called from the library's slow paths (core/), never
+ * from a hit path: with sampling off each hook is one load and a branch
+ * not taken.
+ */
+#ifndef SP_PROF_PROF_H
+#define SP_PROF_PROF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "internal/compiler.h"
+
+struct segpool_cache;
+
+/* Mean bytes between samples unless SEGPOOL_HEAP_SAMPLE says (512 KiB). */
+#define SP_PROF_RATE_DEFAULT	(512LL << 10)
+/* Frames kept per sample (deeper stacks are cut at their outer end). */
+#define SP_PROF_DEPTH		48
+/* Bits of the filter a free consults before it takes the lock. */
+#define SP_PROF_FILTER_BITS	16
+
+/* Whether sampling runs (set once at start-up, before the hit paths open). */
+extern SP_INTERNAL bool sp_prof_on;
+
+/* sp_prof_on as the slow paths read it: one plain load (set once). */
+static inline bool sp_prof_active(void)
+{
+	return __atomic_load_n(&sp_prof_on, __ATOMIC_RELAXED);
+}
+/* One bit per hash of a sampled address: set while a record may exist. */
+extern SP_INTERNAL uint64_t sp_prof_filter[(1U << SP_PROF_FILTER_BITS) / 64];
+
+/*
+ * sp_prof_init() - read SEGPOOL_HEAP_PROFILE and SEGPOOL_HEAP_SAMPLE
+ * (internal/env_table.c); with a usable path and rate, prepare the stack
+ * walker and the dump at exit.  A bad setting is reported naming it and
+ * sampling stays off.  Called once, after start-up, outside the library's
+ * locks.  Return: whether sampling may start (the caller closes the hit
+ * paths, then sets sp_prof_on: core/init.c).
+ */
+SP_INTERNAL bool sp_prof_init(void);
+
+/* --- prof/sample.c --- */
+/*
+ * sp_prof_take() - @size bytes at @obj were handed out (from cache @c, or a
+ * large block when @c is NULL); @ra is the return address into the
+ * allocating program, where the recorded stack starts.
+ */
+SP_INTERNAL __sp_noinline void sp_prof_take(const struct segpool_cache *c,
+					    void *obj, size_t size, void *ra);
+/* The hash of @obj's address into the filter. */
+static inline unsigned int sp_prof_hash(const void *obj)
+{
+	uint64_t x = (uint64_t)(uintptr_t)obj * 0x9e3779b97f4a7c15ULL;
+
+	return (unsigned int)(x >> (64 - SP_PROF_FILTER_BITS));
+}
+
+static inline bool sp_prof_maybe(const void *obj)
+{
+	unsigned int h = sp_prof_hash(obj);
+
+	return __atomic_load_n(&sp_prof_filter[h / 64], __ATOMIC_RELAXED) &
+	       (1ULL << (h % 64));
+}
+
+/*
+ * Bytes this thread may still allocate before its next sampling point (0
+ * before its first allocation).  A slow path that serves an allocation of
+ * fewer bytes without sampling (the closed hit path's sequence) subtracts
+ * them itself; everything else goes through sp_prof_alloc().
+ */
+extern SP_INTERNAL __thread int64_t sp_prof_left
+	__attribute__((tls_model("initial-exec")));
+
+/* Whether this thread is inside the table's lock (prof/sample.c). */
+extern SP_INTERNAL __thread bool sp_prof_busy
+	__attribute__((tls_model("initial-exec")));
+
+/* An allocation leaves a slow path: charge it to the sampler. */
+static inline void sp_prof_alloc(const struct segpool_cache *c, void *obj,
+				 size_t size, void *ra)
+{
+	if (unlikely(sp_prof_active()) && obj)
+		sp_prof_take(c, obj, size, ra);
+}
+
+/* --- prof/table.c --- */
+/* Map the tables (at start-up, when sampling is asked for). Return: 0 or -1. */
+SP_INTERNAL int sp_prof_table_init(void);
+/* The record of the sample at @obj, if any, goes (its memory is freed). */
+SP_INTERNAL __sp_noinline void sp_prof_forget(const void *obj);
+
+static inline void sp_prof_free(const void *obj)
+{
+	if (unlikely(sp_prof_active()) && sp_prof_maybe(obj))
+		sp_prof_forget(obj);
+}
+
+/*
+ * sp_prof_record() - keep a sample: @obj, its @frames return addresses at
+ * @pcs, the name of its cache (NULL: a large block), its @size and its
+ * weight @wbytes (the bytes it stands for).  Return: 0, or -1 when no
+ * memory is left for records (the sample is dropped and counted).
+ */
+SP_INTERNAL int sp_prof_record(const void *obj, void *const *pcs, int frames,
+			       const char *cache, size_t size, double wbytes);
+
+/* Fork: the table's lock, held across fork (core/init.c, level 12). */
+SP_INTERNAL void sp_prof_fork_lock(void);
+SP_INTERNAL void sp_prof_fork_unlock(void);
+SP_INTERNAL void sp_prof_fork_child(void);
+
+/* Totals for tests and the dump: in-use and allocated, weighted. */
+struct sp_prof_totals {
+	double inuse_objs, inuse_bytes, alloc_objs, alloc_bytes;
+	uint64_t samples, records, stacks, dropped;
+};
+SP_INTERNAL void sp_prof_totals(struct sp_prof_totals *t);
+
+/*
+ * sp_prof_walk() - under the table's lock, *@t the totals, @head(@arg,
+ * @t) unless NULL, then @fn once per stack: its cache's name ("" for large
+ * blocks), its frames, and v[] = in-use objects, in-use bytes, allocated
+ * objects, allocated bytes (weighted).  One snapshot: the totals are the
+ * sums of the stacks'.  Stops at the first non-zero return, returned.
+ */
+typedef int (*sp_prof_line_fn)(void *arg, const char *cache, void *const *pcs,
+			       int frames, const double v[4]);
+typedef int (*sp_prof_head_fn)(void *arg, const struct sp_prof_totals *t);
+SP_INTERNAL int sp_prof_walk(sp_prof_head_fn head, sp_prof_line_fn fn,
+			     void *arg, struct sp_prof_totals *t);
+
+/* --- prof/dump.c --- */
+/* The sampling rate in force (bytes), for the dump's header. */
+extern SP_INTERNAL long long sp_prof_rate;
+/*
+ * sp_prof_dump() - write the profile to @path (%p the pid), replaced
+ * atomically.  Return: 0, or -1 with errno (EINVAL: sampling is off or
+ * @path is no path; what the file system says otherwise).
+ */
+SP_INTERNAL int sp_prof_dump(const char *path);
+/*
+ * sp_prof_write() - the profile's text on @fd: header, one line per stack
+ * (its cache's name on a comment line above it), then MAPPED_LIBRARIES:
+ * and /proc/self/maps.  Return: 0, or -1 with errno.
+ */
+SP_INTERNAL int sp_prof_write(int fd);
+/* The profile at exit (atexit), to SEGPOOL_HEAP_PROFILE's path. */
+SP_INTERNAL void sp_prof_at_exit(void);
+/* SEGPOOL_HEAP_PROFILE's path, checked at start-up ("" when off). */
+extern SP_INTERNAL char sp_prof_path[4096];
+
+#endif /* SP_PROF_PROF_H */

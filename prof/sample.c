@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: MIT
+/*
+ * prof/sample.c - which allocations are sampled, and with what weight.
+ *
+ * Each thread counts down the bytes to its next sampling point, drawn from
+ * an exponential distribution of mean sp_prof_rate (a Poisson process over
+ * the bytes it allocates).  The allocation whose bytes reach the point is
+ * sampled; the next point is drawn afresh.  Since the distance left at
+ * the start of any allocation is again exponential (memoryless), an
+ * allocation of s bytes is sampled with probability 1 - exp(-s / rate)
+ * whatever came before, and a sample weighs s / (1 - exp(-s / rate)) bytes
+ * and 1 / (1 - exp(-s / rate)) objects: the expected total of every call
+ * site is its true total, small objects and large alike (tcmalloc's and
+ * jemalloc's estimator).
+ *
+ * No libm: the two functions needed, log of a uniform number and exp of
+ * a negative one, are below, good to about 1e-12 relative.
+ */
+#include <errno.h>
+#include <execinfo.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal/env.h"
+#include "internal/reentry.h"
+#include "internal/report.h"
+#include "os/os.h"
+#include "prof/prof.h"
+#include "slab/debug.h"
+#include "slab/slab.h"
+#include "stats/print.h"
+
+bool sp_prof_on;
+long long sp_prof_rate = SP_PROF_RATE_DEFAULT;
+char sp_prof_path[4096];
+
+/* Per thread: bytes to the next sampling point, and the generator. */
+__thread int64_t sp_prof_left __attribute__((tls_model("initial-exec")));
+static __thread uint64_t sp_prof_rng __attribute__((tls_model("initial-exec")));
+static uint64_t sp_prof_seeds;
+/*
+ * Set while this thread holds or waits for the table's lock: a signal
+ * handler that allocates or frees meanwhile skips the profile rather than
+ * wait for a lock its own thread holds.
+ */
+__thread bool sp_prof_busy __attribute__((tls_model("initial-exec")));
+
+static uint64_t sp_prof_next(void)
+{
+	/* xorshift64* */
+	uint64_t x = sp_prof_rng;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	sp_prof_rng = x;
+	return x * 0x2545f4914f6cdd1dULL;
+}
+
+/* exp(@x) for x <= 0: 2^k e^r with |r| <= ln2/2, Taylor to r^13. */
+static double sp_prof_exp(double x)
+{
+	const double ln2 = 0.69314718055994530942;
+	double k, r, term = 1, sum = 1;
+	union { double d; uint64_t u; } p;
+
+	if (x < -700)
+		return 0;
+	k = x / ln2;
+	k = (double)(long long)(k < 0 ? k - 0.5 : k + 0.5);	/* nearest */
+	r = x - k * ln2;
+	for (int i = 1; i <= 13; i++) {
+		term *= r / i;
+		sum += term;
+	}
+	p.u = (uint64_t)((int64_t)k + 1023) << 52;
+	return sum * p.d;
+}
+
+/* log(@x) for x > 0: x = m 2^e, m in [1/sqrt2, sqrt2), atanh series. */
+static double sp_prof_log(double x)
+{
+	const double ln2 = 0.69314718055994530942;
+	union { double d; uint64_t u; } v = { .d = x };
+	int e = (int)((v.u >> 52) & 0x7ff) - 1023;
+	double m, z, z2, term, sum = 0;
+
+	v.u = (v.u & ((1ULL << 52) - 1)) | (1023ULL << 52);	/* [1, 2) */
+	m = v.d;
+	if (m > 1.41421356237309504880) {
+		m /= 2;
+		e++;
+	}
+	z = (m - 1) / (m + 1);
+	z2 = z * z;
+	term = z;
+	for (int i = 1; i < 40; i += 2) {
+		sum += term / i;
+		term *= z2;
+	}
+	return 2 * sum + e * ln2;
+}
+
+/* Bytes to the next sampling point: exponential, mean sp_prof_rate. */
+static int64_t sp_prof_draw(void)
+{
+	/* u in (0, 1]: 53 random bits, plus one */
+	double u = ((double)(sp_prof_next() >> 11) + 1) * (1.0 / 9007199254740992.0);
+	double d = -sp_prof_log(u) * (double)sp_prof_rate;
+
+	return d < 1 ? 1 : d > 4e18 ? (int64_t)4e18 : (int64_t)d;
+}
+
+/*
+ * sp_prof_weight() - the bytes a sample of @size stands for: size / p,
+ * p = 1 - exp(-size / rate) the chance that it was sampled.
+ */
+static double sp_prof_weight(size_t size)
+{
+	double x = (double)size / (double)sp_prof_rate;
+	double p = x < 1e-6 ? x * (1 - x / 2) : 1 - sp_prof_exp(-x);
+
+	return (double)size / p;
+}
+
+/*
+ * The stack, from the return address into the program on: the frames
+ * inside the library before it are left out (as gperftools' own are).
+ */
+static __sp_always_inline int sp_prof_stack(void *ra, void **pcs)
+{
+	void *buf[SP_PROF_DEPTH + 16];
+	int n = backtrace(buf, (int)(sizeof(buf) / sizeof(buf[0])));
+	int from = 1;	/* at least this function */
+
+	int lib = 0;
+
+	for (int i = 1; i < n; i++)
+		if (buf[i] == ra) {
+			from = i;
+			break;
+		}
+	/* and past the library's own frames, where the bounds are known
+	 * (calloc's way, say, returns into the library first) */
+	while (lib < n && sp_debug_libframe(buf[lib]))
+		lib++;
+	if (lib > from && lib < n)
+		from = lib;
+	n -= from;
+	if (n > SP_PROF_DEPTH)
+		n = SP_PROF_DEPTH;
+	if (n < 0)
+		n = 0;
+	memcpy(pcs, buf + from, (size_t)n * sizeof(void *));
+	return n;
+}
+
+__sp_libframe void sp_prof_take(const struct segpool_cache *c, void *obj,
+				size_t size, void *ra)
+{
+	void *pcs[SP_PROF_DEPTH];
+	int n;
+
+	/* pairs with the store that turned sampling on: the settings before */
+	if (!__atomic_load_n(&sp_prof_on, __ATOMIC_ACQUIRE))
+		return;
+	if (unlikely(!sp_prof_rng)) {
+		/* a fixed sequence of seeds: runs repeat, thread by thread */
+		uint64_t s = __atomic_add_fetch(&sp_prof_seeds, 1, __ATOMIC_RELAXED);
+
+		s = (s + 0x5eedULL) * 0x9e3779b97f4a7c15ULL;
+		s ^= s >> 31;
+		sp_prof_rng = s ? s : 1;
+		sp_prof_left = sp_prof_draw();
+	}
+	sp_prof_left -= (int64_t)size;
+	if (likely(sp_prof_left > 0))
+		return;
+	sp_prof_left = sp_prof_draw();
+	/*
+	 * The caller is inside the library (internal/reentry.h), so anything
+	 * the stack walk might allocate fails at once instead of coming back
+	 * here; the walker was run once at start-up, outside, to load what it
+	 * needs (glibc's backtrace() opens libgcc_s on its first call).
+	 */
+	if (unlikely(sp_prof_busy))	/* a signal handler's, mid-record */
+		return;
+	sp_lib_enter();		/* a caller outside the library, too */
+	sp_prof_busy = true;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	n = sp_prof_stack(ra, pcs);
+	sp_prof_record(obj, pcs, n, c ? c->name : NULL, size,
+		       sp_prof_weight(size));
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	sp_prof_busy = false;
+	sp_lib_exit();
+}
+
+bool sp_prof_init(void)
+{
+	const char *path = sp_env_get(SP_ENV_HEAP_PROFILE);
+	const char *rate = sp_env_get(SP_ENV_HEAP_SAMPLE);
+	char check[sizeof(sp_prof_path) + 16], tmp[sizeof(check) + 16];
+	const char *why;
+	long long r;
+	void *warm[4];
+	int fd;
+
+	if (rate) {
+		why = sp_env_parse(&sp_env_table[SP_ENV_HEAP_SAMPLE], rate, &r);
+		if (why) {
+			sp_env_bad(SP_ENV_HEAP_SAMPLE, rate, why);
+			return false;
+		}
+		sp_prof_rate = r;
+	}
+	if (!path)
+		return false;
+	if (strlen(path) >= sizeof(sp_prof_path) ||
+	    sp_stats_path_expand(path, (int)getpid(), check, sizeof(check))) {
+		sp_env_bad(SP_ENV_HEAP_PROFILE, path, "not a usable path");
+		return false;
+	}
+	/* the file must be one we may write: try, now rather than at exit */
+	fd = sp_os_user_file_begin(check, tmp, sizeof(tmp));
+	if (fd < 0) {
+		sp_env_bad(SP_ENV_HEAP_PROFILE, path, strerror(errno));
+		return false;
+	}
+	sp_os_user_file_abort(fd, tmp);
+	if (sp_prof_table_init()) {
+		sp_env_bad(SP_ENV_HEAP_PROFILE, path, "no memory for the tables");
+		return false;
+	}
+	if (atexit(sp_prof_at_exit)) {
+		sp_env_bad(SP_ENV_HEAP_PROFILE, path, "atexit() failed");
+		return false;
+	}
+	snprintf(sp_prof_path, sizeof(sp_prof_path), "%s", path);
+	backtrace(warm, 4);		/* outside the library: may allocate */
+	return true;		/* the caller turns sampling on */
+}

@@ -1,0 +1,595 @@
+// SPDX-License-Identifier: MIT
+/*
+ * selftests/unit/test_heap_profile.c - sampled heap profiling
+ * (SEGPOOL_HEAP_PROFILE, SEGPOOL_HEAP_SAMPLE, segpool_heap_profile_dump()).
+ *
+ * Sampling starts at start-up, so the tests that need it run in a child of
+ * this program with the settings in its environment (sp_test_rerun()); in
+ * the parent they say so and pass.  The child:
+ *   - allocates from three call sites in the ratio 1:2:5 of bytes, sizes
+ *     from 16 B to 1 MiB (size classes, a named cache and large blocks;
+ *     site a's all below 8 KiB, where a sample weighs many objects),
+ *     and checks that each site's share of the sampled bytes in use is
+ *     within 3 points of its true share (fixed seed, printed);
+ *   - frees one site's objects: its records go, the others stay;
+ *   - dumps the profile on demand and checks the file's shape and sums,
+ *     and the refusals of bad paths.
+ * The parent checks that bad settings are refused naming the setting, with
+ * sampling off and the hit paths open, and that google-pprof (when
+ * installed) reads a profile written at exit and names the call sites.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <segpool/segpool.h>
+
+#include "percpu/pcpu.h"
+#include "prof/prof.h"
+#include "selftests/lib/harness.h"
+
+#define CHILD_ENV	"SP_TEST_HEAP_PROFILE_CHILD"
+#define RATE		"4096"
+#define SITES		3
+#define TOTAL_BYTES	(48UL << 20)
+#define MAX_OBJS	200000
+#define CACHE_NAME	"prof-test-obj"
+#define CACHE_OBJ	200
+
+/* the three call sites, each in a section of its own: its address range */
+#define SITE_SECTION(n)	__attribute__((noinline, noclone, section("sp_prof_site_" #n)))
+extern char __start_sp_prof_site_0[], __stop_sp_prof_site_0[];
+extern char __start_sp_prof_site_1[], __stop_sp_prof_site_1[];
+extern char __start_sp_prof_site_2[], __stop_sp_prof_site_2[];
+
+static struct segpool_cache *cache;
+
+SITE_SECTION(0) static void *site_a(size_t size)
+{
+	void *p = segpool_malloc(size);
+
+	__asm__ volatile("" : : "r"(p) : "memory");	/* no tail call */
+	return p;
+}
+
+SITE_SECTION(1) static void *site_b(size_t size)
+{
+	void *p = segpool_malloc(size);
+
+	__asm__ volatile("" : : "r"(p) : "memory");
+	return p;
+}
+
+/* site c also allocates from a named cache: its stacks carry the name */
+SITE_SECTION(2) static void *site_c(size_t size)
+{
+	void *p = size == CACHE_OBJ ? segpool_cache_alloc(cache, 0)
+				    : segpool_malloc(size);
+
+	__asm__ volatile("" : : "r"(p) : "memory");
+	return p;
+}
+
+/* Which site a stack's innermost frames fall in, or -1. */
+static int site_of(void *const *pcs, int frames)
+{
+	static char *const lo[SITES] = {
+		__start_sp_prof_site_0, __start_sp_prof_site_1, __start_sp_prof_site_2,
+	};
+	static char *const hi[SITES] = {
+		__stop_sp_prof_site_0, __stop_sp_prof_site_1, __stop_sp_prof_site_2,
+	};
+
+	for (int i = 0; i < frames && i < 4; i++)
+		for (int s = 0; s < SITES; s++)
+			if ((char *)pcs[i] >= lo[s] && (char *)pcs[i] <= hi[s])
+				return s;
+	return -1;
+}
+
+struct shares {
+	double inuse[SITES], alloc[SITES], other;
+	bool named_cache;
+};
+
+static int add_line(void *arg, const char *cache_name, void *const *pcs,
+		    int frames, const double v[4])
+{
+	struct shares *sh = arg;
+	int s = site_of(pcs, frames);
+
+	if (s < 0) {
+		sh->other += v[1];
+		return 0;
+	}
+	sh->inuse[s] += v[1];
+	sh->alloc[s] += v[3];
+	if (s == 2 && !strcmp(cache_name, CACHE_NAME))
+		sh->named_cache = true;
+	return 0;
+}
+
+static void read_shares(struct shares *sh)
+{
+	struct sp_prof_totals t;
+
+	memset(sh, 0, sizeof(*sh));
+	assert_int_equal(sp_prof_walk(NULL, add_line, sh, &t), 0);
+}
+
+static uint64_t rnd_state;
+
+static uint64_t rnd(void)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return rnd_state;
+}
+
+/* 16 B to 2^@top B (at most 1 MiB), about uniform in log size */
+static size_t draw_size(unsigned int top)
+{
+	unsigned int bits = 4 + (unsigned int)(rnd() % (top - 3));
+	size_t lo = (size_t)1 << bits, size = lo + (size_t)(rnd() % lo);
+
+	return size > (1UL << 20) ? (1UL << 20) : size;
+}
+
+static void *objs[SITES][MAX_OBJS];
+static bool from_cache[SITES][MAX_OBJS];
+static size_t nobjs[SITES], bytes[SITES];
+
+static void allocate_mix(void)
+{
+	static const unsigned int weight[SITES] = { 1, 2, 5 };
+	uint64_t seed = sp_test_seed() | 1;
+
+	print_message("# seed %llu (SEGPOOL_TEST_SEED), rate " RATE "\n",
+		      (unsigned long long)seed);
+	rnd_state = seed;
+	cache = segpool_cache_create(CACHE_NAME, CACHE_OBJ, 0, 0, NULL);
+	assert_non_null(cache);
+	for (int s = 0; s < SITES; s++) {
+		size_t goal = TOTAL_BYTES / 8 * weight[s];
+
+		while (bytes[s] < goal) {
+			/* site a: small objects only, where the weights matter */
+			size_t size = draw_size(s == 0 ? 12 : 20);
+			void *p;
+
+			if (s == 2 && rnd() % 4 == 0)
+				size = CACHE_OBJ;
+			assert_true(nobjs[s] < MAX_OBJS);
+			p = s == 0 ? site_a(size) : s == 1 ? site_b(size) : site_c(size);
+			assert_non_null(p);
+			memset(p, 0x5a, size < 64 ? size : 64);
+			from_cache[s][nobjs[s]] = s == 2 && size == CACHE_OBJ;
+			objs[s][nobjs[s]++] = p;
+			bytes[s] += size;
+		}
+	}
+}
+
+static void free_site(int s)
+{
+	for (size_t i = 0; i < nobjs[s]; i++) {
+		if (from_cache[s][i])
+			segpool_cache_free(cache, objs[s][i]);
+		else
+			segpool_free(objs[s][i]);
+	}
+	nobjs[s] = 0;
+	bytes[s] = 0;
+}
+
+/* --- in the child: sampling on --------------------------------------------- */
+
+static bool in_child(void)
+{
+	if (getenv(CHILD_ENV))
+		return true;
+	print_message("# runs in the child of test_heap_profile_child\n");
+	return false;
+}
+
+static void check_shares(void)
+{
+	double truth = 0, est = 0;
+	struct shares sh;
+
+	read_shares(&sh);
+	for (int s = 0; s < SITES; s++) {
+		truth += (double)bytes[s];
+		est += sh.inuse[s];
+	}
+	assert_true(sh.named_cache);
+	for (int s = 0; s < SITES; s++) {
+		double want = (double)bytes[s] / truth, got = sh.inuse[s] / est;
+
+		print_message("# site %c: %.4f of the bytes, profile says %.4f "
+			      "(%.0f of %zu bytes)\n", 'a' + s, want, got,
+			      sh.inuse[s], bytes[s]);
+		assert_true(got > want - 0.03 && got < want + 0.03);
+	}
+	/* the whole: within 5% of the bytes the sites hold */
+	print_message("# in use: %.0f sampled-weighted bytes for %.0f true\n",
+		      est, truth);
+	assert_true(est > truth * 0.95 && est < truth * 1.05);
+}
+
+static void test_shares(void **state)
+{
+	(void)state;
+	if (!in_child())
+		return;
+	assert_int_equal(segpool_heap_profile_enabled(), 1);
+	/* the hit paths are closed while sampling runs */
+	assert_int_equal(sp_pcpu_fast.nr, 0);
+	allocate_mix();
+	check_shares();
+}
+
+static void test_free_removes(void **state)
+{
+	struct sp_prof_totals before, after;
+	struct shares sh;
+	double alloc_b;
+
+	(void)state;
+	if (!in_child())
+		return;
+	read_shares(&sh);
+	alloc_b = sh.alloc[1];
+	assert_true(sh.inuse[1] > 0);
+	sp_prof_totals(&before);
+	free_site(1);
+	sp_prof_totals(&after);
+	assert_true(after.records < before.records);
+	read_shares(&sh);
+	/* every record of site b is gone; what it allocated stays counted */
+	assert_true(sh.inuse[1] < 1 && sh.inuse[1] > -1);
+	assert_true(sh.alloc[1] == alloc_b);
+	assert_true(sh.inuse[0] > 0 && sh.inuse[2] > 0);
+}
+
+static char *slurp(const char *path, size_t *lenp)
+{
+	char *text = NULL, chunk[4096];
+	size_t len = 0, n;
+	FILE *f = fopen(path, "r");
+
+	assert_non_null(f);
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+		text = realloc(text, len + n + 1);
+		assert_non_null(text);
+		memcpy(text + len, chunk, n);
+		len += n;
+		text[len] = '\0';
+	}
+	fclose(f);
+	assert_non_null(text);
+	if (lenp)
+		*lenp = len;
+	return text;
+}
+
+/* The file: header totals are the sums of the lines; maps follow. */
+static void check_file(const char *path)
+{
+	unsigned long long n1, b1, n2, b2, sn = 0, sb = 0, an = 0, ab = 0;
+	char *text = slurp(path, NULL), *line, *save = NULL;
+	int lines = 0, comments = 0;
+	bool maps = false, in_maps = false, named = false;
+
+	assert_int_equal(sscanf(text, "heap profile: %llu: %llu [%llu: %llu] @ heapprofile",
+				&n1, &b1, &n2, &b2), 4);
+	for (line = strtok_r(strchr(text, '\n') + 1, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long a, b, c, d;
+
+		if (in_maps)
+			continue;
+		if (!strcmp(line, "MAPPED_LIBRARIES:")) {
+			maps = in_maps = true;
+			continue;
+		}
+		if (line[0] == '#') {
+			comments++;
+			if (!strcmp(line, "# cache " CACHE_NAME))
+				named = true;
+			continue;
+		}
+		assert_int_equal(sscanf(line, "%llu: %llu [%llu: %llu] @ 0x", &a, &b, &c, &d), 4);
+		assert_non_null(strstr(line, "] @ 0x"));
+		sn += a, sb += b, an += c, ab += d;
+		lines++;
+	}
+	assert_true(maps && named && lines > 0 && comments >= lines);
+	/* rounding per line: within a line's unit each */
+	assert_true(sb + (unsigned long long)lines >= b1 && sb <= b1 + (unsigned long long)lines);
+	assert_true(ab + (unsigned long long)lines >= b2 && ab <= b2 + (unsigned long long)lines);
+	assert_true(b2 >= b1);
+	(void)sn, (void)an;
+	free(text);
+}
+
+static void test_dump_on_demand(void **state)
+{
+	char dir[] = "/tmp/segpool-heap-dump.XXXXXX", path[256], pat[256];
+	struct stat st;
+
+	(void)state;
+	if (!in_child())
+		return;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/heap", dir);
+	assert_int_equal(segpool_heap_profile_dump(path), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	check_file(path);
+	unlink(path);
+
+	/* %p is the pid */
+	snprintf(pat, sizeof(pat), "%s/heap.%%p", dir);
+	snprintf(path, sizeof(path), "%s/heap.%d", dir, (int)getpid());
+	assert_int_equal(segpool_heap_profile_dump(pat), 0);
+	assert_int_equal(stat(path, &st), 0);
+	unlink(path);
+
+	/* refusals: nothing written */
+	errno = 0;
+	assert_int_equal(segpool_heap_profile_dump(NULL), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(segpool_heap_profile_dump(""), -1);
+	assert_int_equal(errno, EINVAL);
+	snprintf(pat, sizeof(pat), "%s/heap.%%q", dir);
+	assert_int_equal(segpool_heap_profile_dump(pat), -1);
+	assert_int_equal(errno, EINVAL);
+	snprintf(pat, sizeof(pat), "%s/no/such/dir", dir);
+	assert_int_equal(segpool_heap_profile_dump(pat), -1);
+	assert_int_equal(errno, ENOENT);
+	/* a symbolic link is not followed */
+	snprintf(path, sizeof(path), "%s/link", dir);
+	assert_int_equal(symlink("/dev/null", path), 0);
+	assert_int_equal(segpool_heap_profile_dump(path), -1);
+	assert_int_equal(errno, ELOOP);
+	unlink(path);
+	assert_int_equal(rmdir(dir), 0);
+	free_site(0);
+	free_site(2);
+	segpool_cache_destroy(cache);
+}
+
+/*
+ * Threads allocate and free at once with a low rate (many samples), each
+ * freeing half of its objects itself and handing the rest to the next
+ * thread, which frees them after the join: every record goes, wherever
+ * the free runs, and a dump meanwhile sees a consistent file.
+ */
+#define THREADS		4
+#define THREAD_OBJS	20000
+
+static void *handoff[THREADS][THREAD_OBJS];
+
+static void *thread_main(void *arg)
+{
+	int me = (int)(intptr_t)arg;
+	uint64_t x = 0x9e3779b97f4a7c15ULL * (uint64_t)(me + 1);
+
+	for (int i = 0; i < THREAD_OBJS; i++) {
+		size_t size;
+		void *p;
+
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		size = 8 + (size_t)(x % 4096);
+		p = segpool_malloc(size);
+		assert_non_null(p);
+		if (i % 2)
+			segpool_free(p);
+		else
+			handoff[me][i] = p;
+	}
+	return NULL;
+}
+
+static void test_threads_balance(void **state)
+{
+	char dir[] = "/tmp/segpool-heap-thr.XXXXXX", path[256];
+	struct sp_prof_totals before, after;
+	pthread_t t[THREADS];
+
+	(void)state;
+	if (!in_child())
+		return;
+	sp_prof_totals(&before);
+	for (int i = 0; i < THREADS; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, thread_main,
+						(void *)(intptr_t)i), 0);
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/heap", dir);
+	assert_int_equal(segpool_heap_profile_dump(path), 0);	/* meanwhile */
+	for (int i = 0; i < THREADS; i++)
+		assert_int_equal(pthread_join(t[i], NULL), 0);
+	check_file(path);
+	unlink(path);
+	assert_int_equal(rmdir(dir), 0);
+	/* each thread's kept half freed by another thread */
+	for (int i = 0; i < THREADS; i++)
+		for (int j = 0; j < THREAD_OBJS; j++)
+			if (handoff[(i + 1) % THREADS][j]) {
+				segpool_free(handoff[(i + 1) % THREADS][j]);
+				handoff[(i + 1) % THREADS][j] = NULL;
+			}
+	sp_prof_totals(&after);
+	print_message("# %llu samples taken by %d threads\n",
+		      (unsigned long long)(after.samples - before.samples), THREADS);
+	assert_true(after.samples > before.samples + 100);
+	assert_int_equal(after.records, before.records);
+}
+
+/* --- in the parent --------------------------------------------------------- */
+
+static void test_heap_profile_child(void **state)
+{
+	char dir[] = "/tmp/segpool-heap-child.XXXXXX", env_file[128];
+	const char *env[] = {
+		env_file, "SEGPOOL_HEAP_SAMPLE=" RATE, CHILD_ENV "=1", NULL,
+	};
+
+	(void)state;
+	if (getenv(CHILD_ENV))
+		return;		/* we are that child */
+	assert_non_null(mkdtemp(dir));
+	snprintf(env_file, sizeof(env_file), "SEGPOOL_HEAP_PROFILE=%s/exit.%%p", dir);
+	assert_int_equal(sp_test_rerun(env, NULL), 0);
+	/* the profile at exit: one file, named with the child's pid */
+	{
+		char cmd[256];
+
+		snprintf(cmd, sizeof(cmd), "rm -f %s/exit.* && rmdir %s", dir, dir);
+		assert_int_equal(system(cmd), 0);
+	}
+}
+
+/* Without sampling: the call refuses, the hit paths stay open. */
+static void test_off_by_default(void **state)
+{
+	(void)state;
+	if (getenv(CHILD_ENV) || getenv("SEGPOOL_HEAP_PROFILE"))
+		return;
+	assert_int_equal(segpool_heap_profile_enabled(), 0);
+	errno = 0;
+	assert_int_equal(segpool_heap_profile_dump("/tmp/segpool-never"), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(access("/tmp/segpool-never", F_OK), -1);
+	if (!strcmp(segpool_percpu_mode(), "rseq"))
+		assert_true(sp_pcpu_fast.nr > 0);
+}
+
+/* A child that reports whether sampling runs (run by test_bad_settings). */
+static void test_bad_child(void **state)
+{
+	(void)state;
+	if (!getenv("SP_TEST_HEAP_BAD"))
+		return;
+	printf("enabled=%d nr=%u\n", segpool_heap_profile_enabled(),
+	       (unsigned int)sp_pcpu_fast.nr);
+	fflush(stdout);
+	exit(segpool_heap_profile_enabled() ? 1 : 0);
+}
+
+static void run_bad(const char *profile, const char *rate, const char *needle)
+{
+	static char buf[1 << 14];
+	char e1[300], e2[300];
+	const char *env[] = { e1, e2, "SP_TEST_HEAP_BAD=1", NULL };
+	struct sp_test_exec x = {
+		.arg = "test_bad_child", .drop_prefix = "SEGPOOL_HEAP_",
+		.env = env, .timeout = 60, .follow_valgrind = false,
+	};
+	int status;
+
+	snprintf(e1, sizeof(e1), "SEGPOOL_HEAP_PROFILE=%s", profile);
+	if (rate)
+		snprintf(e2, sizeof(e2), "SEGPOOL_HEAP_SAMPLE=%s", rate);
+	else
+		snprintf(e2, sizeof(e2), "SEGPOOL_HEAP_SAMPLE");
+	assert_int_equal(sp_test_exec_self(&x, buf, sizeof(buf), &status), 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !strstr(buf, needle))
+		print_message("# status %d, stderr:\n%s\n", status, buf);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_non_null(strstr(buf, needle));
+}
+
+static void test_bad_settings(void **state)
+{
+	char dir[] = "/tmp/segpool-heap-bad.XXXXXX", ok[128], bad[160];
+
+	(void)state;
+	if (getenv(CHILD_ENV) || getenv("SP_TEST_HEAP_BAD"))
+		return;
+	assert_non_null(mkdtemp(dir));
+	snprintf(ok, sizeof(ok), "%s/heap.%%p", dir);
+	run_bad(ok, "0", "SEGPOOL_HEAP_SAMPLE");
+	run_bad(ok, "lots", "SEGPOOL_HEAP_SAMPLE");
+	run_bad(ok, "-5", "SEGPOOL_HEAP_SAMPLE");
+	snprintf(bad, sizeof(bad), "%s/no/such/dir/heap", dir);
+	run_bad(bad, NULL, "SEGPOOL_HEAP_PROFILE");
+	snprintf(bad, sizeof(bad), "%s/heap.%%q", dir);
+	run_bad(bad, NULL, "SEGPOOL_HEAP_PROFILE");
+	/* nothing was written, not even at exit */
+	assert_int_equal(rmdir(dir), 0);
+}
+
+/* A child for test_pprof: site a's objects held at exit. */
+static void test_pprof_child(void **state)
+{
+	(void)state;
+	if (!getenv("SP_TEST_HEAP_PPROF"))
+		return;
+	for (int i = 0; i < 2000; i++)
+		assert_non_null(site_a(4096));	/* held: the profile shows them */
+}
+
+static void test_pprof(void **state)
+{
+	char dir[] = "/tmp/segpool-heap-pprof.XXXXXX", env_file[128], exe[512];
+	char cmd[2048], out[8192], file[256];
+	const char *env[] = {
+		env_file, "SEGPOOL_HEAP_SAMPLE=65536", "SP_TEST_HEAP_PPROF=1", NULL,
+	};
+	ssize_t n;
+	size_t len;
+	FILE *p;
+
+	(void)state;
+	if (getenv(CHILD_ENV) || getenv("SP_TEST_HEAP_PPROF") ||
+	    getenv("SP_TEST_HEAP_BAD"))
+		return;
+	if (system("command -v google-pprof >/dev/null 2>&1") != 0) {
+		print_message("# skip: google-pprof not installed (Debian: "
+			      "google-perftools)\n");
+		skip();
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	assert_true(n > 0);
+	exe[n] = '\0';
+	assert_non_null(mkdtemp(dir));
+	snprintf(env_file, sizeof(env_file), "SEGPOOL_HEAP_PROFILE=%s/heap", dir);
+	assert_int_equal(sp_test_rerun(env, "test_pprof_child"), 0);
+	snprintf(file, sizeof(file), "%s/heap", dir);
+	snprintf(cmd, sizeof(cmd), "google-pprof --text '%s' '%s' 2>&1", exe, file);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	len = fread(out, 1, sizeof(out) - 1, p);
+	out[len] = '\0';
+	assert_int_equal(pclose(p), 0);
+	print_message("# %s\n", cmd);
+	if (!strstr(out, "site_a") || !strstr(out, "Total:"))
+		print_message("%s\n", out);
+	assert_non_null(strstr(out, "Total:"));
+	assert_non_null(strstr(out, "site_a"));
+	unlink(file);
+	assert_int_equal(rmdir(dir), 0);
+}
+
+static const struct CMUnitTest tests[] = {
+	cmocka_unit_test(test_shares),
+	cmocka_unit_test(test_free_removes),
+	cmocka_unit_test(test_dump_on_demand),
+	cmocka_unit_test(test_threads_balance),
+	cmocka_unit_test(test_heap_profile_child),
+	cmocka_unit_test(test_off_by_default),
+	cmocka_unit_test(test_bad_child),
+	cmocka_unit_test(test_bad_settings),
+	cmocka_unit_test(test_pprof_child),
+	cmocka_unit_test(test_pprof),
+};
+
+SP_TEST_MAIN(tests)
