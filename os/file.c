@@ -94,6 +94,21 @@ void sp_os_close(int fd)
 	close(fd);
 }
 
+int sp_os_open_read(const char *path)
+{
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+ssize_t sp_os_read(int fd, void *buf, size_t len)
+{
+	ssize_t n;
+
+	do
+		n = read(fd, buf, len);
+	while (n < 0 && errno == EINTR);
+	return n;
+}
+
 int sp_os_fstat(int fd, struct stat *st)
 {
 	return fstat(fd, st);

@@ -29,6 +29,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include "internal/compiler.h"
 
 /* --- memory mappings (os/mem.c) --- */
@@ -197,6 +198,11 @@ SP_INTERNAL int sp_os_write_all(int fd, const void *buf, size_t len);
 /* sp_os_dup_stderr() - a close-on-exec copy of fd 2 (>= 3), or -1. */
 SP_INTERNAL int sp_os_dup_stderr(void);
 SP_INTERNAL void sp_os_close(int fd);
+/* sp_os_open_read() - open @path read-only, close-on-exec; fd or -1. */
+SP_INTERNAL int sp_os_open_read(const char *path);
+/* sp_os_read() - read(2) with EINTR retried: bytes read, 0 at the end, or
+ * -1 with errno. */
+SP_INTERNAL ssize_t sp_os_read(int fd, void *buf, size_t len);
 /* sp_os_fstat() - fstat(2) of @fd into *@st; 0 or -1 with errno. */
 SP_INTERNAL int sp_os_fstat(int fd, struct stat *st);
 /* sp_os_user_file_abort() - close @fd and remove @tmp: nothing written. */

@@ -39,17 +39,8 @@ struct sp_prof_out {
 
 static int sp_prof_flush(struct sp_prof_out *o)
 {
-	size_t done = 0;
-
-	while (done < o->len) {
-		ssize_t n = write(o->fd, o->buf + done, o->len - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		done += (size_t)n;
-	}
+	if (o->len && sp_os_write_all(o->fd, o->buf, o->len))
+		return -1;
 	o->len = 0;
 	return 0;
 }
@@ -124,16 +115,14 @@ int sp_prof_write(int fd)
 		err = errno ? errno : EIO;
 		goto out;
 	}
-	maps = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	maps = sp_os_open_read("/proc/self/maps");
 	if (maps < 0) {
 		err = errno;
 		goto out;
 	}
 	for (;;) {
-		ssize_t n = read(maps, o.buf, sizeof(o.buf));
+		ssize_t n = sp_os_read(maps, o.buf, sizeof(o.buf));
 
-		if (n < 0 && errno == EINTR)
-			continue;
 		if (n <= 0) {
 			if (n < 0)
 				err = errno;
@@ -145,7 +134,7 @@ int sp_prof_write(int fd)
 			break;
 		}
 	}
-	close(maps);
+	sp_os_close(maps);
 out:
 	pthread_mutex_unlock(&lock);
 	if (err) {
@@ -165,7 +154,7 @@ int sp_prof_dump(const char *path)
 		return -1;
 	}
 	if (!path || strlen(path) >= sizeof(sp_prof_path) ||
-	    sp_stats_path_expand(path, (int)getpid(), file, sizeof(file))) {
+	    sp_stats_path_expand(path, sp_os_pid(), file, sizeof(file))) {
 		errno = EINVAL;
 		return -1;
 	}

@@ -219,7 +219,7 @@ bool sp_prof_init(void)
 	if (!path)
 		return false;
 	if (strlen(path) >= sizeof(sp_prof_path) ||
-	    sp_stats_path_expand(path, (int)getpid(), check, sizeof(check))) {
+	    sp_stats_path_expand(path, sp_os_pid(), check, sizeof(check))) {
 		sp_env_bad(SP_ENV_HEAP_PROFILE, path, "not a usable path");
 		return false;
 	}
