@@ -59,7 +59,7 @@
  * the program's accesses to the same bytes still are.
  */
 #if SP_ASAN
-#define __sp_mark_access	__attribute__((noinline, no_sanitize_address))
+#define __sp_mark_access	__attribute__((noinline, no_sanitize_address, unused))
 #else
 #define __sp_mark_access	__sp_always_inline
 #endif
