@@ -14,10 +14,15 @@
  * given back to the OS (MADV_DONTNEED) by the decay once it stayed free for
  * the delay (sp_region_decay(), run by core/decay.c's thread), at once when
  * the delay is 0, when the region holds more than SP_DIRTY_MAX_PAGES of
- * dirty free pages (a safety valve), or on sp_region_purge() (cache shrink
- * and destroy).  Returning memory one slab at a time cost a system call and
- * a TLB shootdown per slab, and returning a block the moment it merged to
- * the top order made a churning cache fault its pages back every round.
+ * dirty free pages and there is no decay (a delay of -1: a safety valve),
+ * or on sp_region_purge() (cache shrink and destroy).  Returning memory one
+ * slab at a time cost a system call and a TLB shootdown per slab, and
+ * returning a block the moment it merged to the top order made a churning
+ * cache fault its pages back every round.  The valve stays shut while the
+ * decay runs: it purged everything past 64 MiB in the middle of a heap's
+ * frees, and a program that frees a large heap to build it again (a 10^7
+ * object round of 640 MiB) faulted all of it back in each time; the decay
+ * bounds how long such memory stays instead.
  *
  * Locking: one mutex per region, a leaf lock (nothing else is taken under
  * it).  The pagemap entries of a block are written under the region lock by
@@ -51,6 +56,8 @@ _Static_assert(SP_REGION_MIN_SIZE == SP_ENV_REGION_MIN,
 int64_t sp_region_delay_ns = -1;
 
 static void sp_region_limit_check(unsigned int order);
+static void sp_pages_freed_locked(struct sp_region *r, uint32_t page,
+				  unsigned int order);
 
 static size_t sp_region_size_from_env(void)
 {
@@ -340,11 +347,9 @@ void sp_region_free(void *addr, unsigned int order)
 		order++;
 	}
 	sp_free_push(r, page, order, true);
-	/* the decay decides, unless the delay is 0 or the cap is passed */
-	if (SP_READ_ONCE(sp_region_delay_ns) == 0)
-		sp_block_purge(r, page, order);
-	else if (r->dirty_pages > SP_DIRTY_MAX_PAGES)
-		sp_region_purge_locked(r);
+	/* the decay decides, unless the delay is 0 or there is no decay
+	 * and the cap is passed */
+	sp_pages_freed_locked(r, page, order);
 	pthread_mutex_unlock(&r->lock);
 }
 
@@ -439,16 +444,18 @@ static void sp_free_range(struct sp_region *r, uint32_t page, uint32_t end,
 }
 
 /*
- * What sp_region_free() does once a block has merged: the same policy, in
- * one place for the run code (keep the two in step): the decay decides,
- * unless the delay is 0 or the cap is passed.
+ * What sp_region_free() and the run code do once a block has merged: the
+ * decay decides, unless the delay is 0, or there is no decay (-1) and the
+ * cap is passed.
  */
 static void sp_pages_freed_locked(struct sp_region *r, uint32_t page,
 				  unsigned int order)
 {
-	if (SP_READ_ONCE(sp_region_delay_ns) == 0)
+	int64_t delay = SP_READ_ONCE(sp_region_delay_ns);
+
+	if (delay == 0)
 		sp_block_purge(r, page, order);
-	else if (r->dirty_pages > SP_DIRTY_MAX_PAGES)
+	else if (delay < 0 && r->dirty_pages > SP_DIRTY_MAX_PAGES)
 		sp_region_purge_locked(r);
 }
 

@@ -601,6 +601,19 @@ static int sp_debug_validate_slab(struct segpool_cache *c, struct sp_slab *s)
 			bad++;
 		}
 	}
+	/* a map cache: no list, the map's bits are the free objects */
+	if (c->flags & SP_CACHE_FREEMAP) {
+		if (s->freelist || s->fresh != c->objs_per_slab ||
+		    (s->freemap & ~sp_freemap_full(c))) {
+			snprintf(what, sizeof(what), "slab's free map %#llx "
+				 "(list %p, fresh %u) is not a map of %u "
+				 "objects", (unsigned long long)s->freemap,
+				 s->freelist, s->fresh, c->objs_per_slab);
+			sp_debug_bug_slab(c, s, "freelist-corrupt", what);
+			return bad + 1;
+		}
+		count = (unsigned int)__builtin_popcountll(s->freemap);
+	}
 	for (void *prev = NULL, *p = s->freelist; p;
 	     prev = p, p = sp_get_freeptr(c, p)) {
 		if (!sp_debug_valid_obj(c, s, p) || p == prev ||
@@ -747,7 +760,13 @@ static long sp_debug_leaks_slab(struct sp_rbuf *b, struct segpool_cache *c,
 	const unsigned int bits = 8 * sizeof(unsigned long);
 	long live = 0;
 
-	if (!(c->flags & SP_CACHE_DEBUG)) {
+	if (c->flags & SP_CACHE_FREEMAP) {
+		/* at most 64 objects: the descriptor's map is the whole map */
+		memset(map, 0, SP_ALIGN(c->objs_per_slab, bits) / 8);
+		for (unsigned int i = 0; i < c->objs_per_slab; i++)
+			if ((s->freemap >> i) & 1)
+				map[i / bits] |= 1UL << (i % bits);
+	} else if (!(c->flags & SP_CACHE_DEBUG)) {
 		memset(map, 0, SP_ALIGN(c->objs_per_slab, bits) / 8);
 		for (void *p = s->freelist; p; p = sp_get_freeptr(c, p)) {
 			unsigned int i = sp_obj_index(c, s, p);

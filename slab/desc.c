@@ -79,6 +79,7 @@ void sp_desc_free(struct sp_slab *s)
 
 	s->cache = NULL;
 	s->freelist = NULL;
+	s->freemap = 0;
 	s->base = NULL;
 	s->inuse = 0;
 	s->list = SP_SLAB_NONE;

@@ -13,6 +13,9 @@
  * its link).  A cache with debug flags has a wider slot with red
  * zones and metadata around the object (slab/debug.h).
  *
+ * Free objects of a slab of at most 64 are bits in its descriptor instead
+ * (SP_CACHE_FREEMAP, below): no link is stored in them at all.
+ *
  * Slab order: the smallest 2^order pages that hold at least SP_MIN_OBJS
  * objects (up to SP_PREF_MAX_ORDER) with at most 1/32 of the slab wasted;
  * failing that 1/16, then the kernel's 1/8; failing all, the order with the
@@ -125,5 +128,17 @@ int sp_geometry_compute(struct segpool_cache *c, size_t size, size_t align)
 	c->stride_inv = sp_inverse_odd((uint32_t)(stride >> c->stride_shift));
 	c->max_empty = (unsigned int)SP_MAX(1UL, SP_MIN((unsigned long)SP_MAX_EMPTY,
 			SP_EMPTY_RESERVE_BYTES / (SP_PAGE_SIZE << order)));
+	/*
+	 * Up to 64 objects a slab, the free ones are bits of one word in the
+	 * descriptor instead of a list linked through them: a flush sets a bit
+	 * in a line it reads anyway, and a fill takes the lowest set bits, so
+	 * neither touches a cold object (after scattered frees of a large heap,
+	 * a link store a flushed object and a link load an allocated one, each
+	 * a miss).  Debug caches keep their list (their checks walk it), and so
+	 * does a randomised order.
+	 */
+	if (c->objs_per_slab <= SP_FREEMAP_MAX_OBJS &&
+	    !(c->flags & (SP_CACHE_DEBUG | SEGPOOL_FREELIST_RANDOM)))
+		c->flags |= SP_CACHE_FREEMAP;
 	return 0;
 }

@@ -44,7 +44,13 @@ static void sp_slab_populate(struct segpool_cache *c, struct sp_slab *s)
 {
 	s->freelist = NULL;
 	s->fresh = 0;
+	s->freemap = 0;
 	s->rand_pos = c->rand_seq ? sp_harden_rand_pos(c) : 0;
+	/* a map cache's objects are all in the map, none in a fresh tail */
+	if (c->flags & SP_CACHE_FREEMAP) {
+		s->freemap = sp_freemap_full(c);
+		s->fresh = c->objs_per_slab;
+	}
 	/* its pages may come from another cache's slab, with its bytes */
 	if (c->flags & SP_CACHE_ZEROED)
 		memset(s->base, 0, (size_t)c->objs_per_slab * c->stride);
@@ -135,6 +141,26 @@ static inline size_t sp_slab_take_fresh(struct segpool_cache *c,
 	for (size_t i = 0; i < k; i++, p += c->stride)
 		objs[i] = p;
 	s->fresh += (unsigned int)k;
+	s->inuse += (unsigned int)k;
+	return k;
+}
+
+/*
+ * Up to @want free objects of @s, a slab of a map cache, into @objs (node
+ * lock held): the lowest set bits of its map, in address order; no object
+ * is read.  How many.
+ */
+static inline size_t sp_slab_take_map(struct segpool_cache *c,
+				      struct sp_slab *s, size_t want,
+				      void **objs)
+{
+	uint64_t map = s->freemap;
+	size_t k = 0;
+
+	for (; k < want && map; k++, map &= map - 1)
+		objs[k] = s->base +
+			  (size_t)__builtin_ctzll(map) * c->stride;
+	s->freemap = map;
 	s->inuse += (unsigned int)k;
 	return k;
 }
@@ -366,6 +392,18 @@ static __sp_libframe size_t sp_node_take(struct segpool_cache *c,
 			s = sp_list_first_entry(&n->empty, struct sp_slab, lru);
 		else
 			break;
+		if (c->flags & SP_CACHE_FREEMAP) {
+			size_t k = sp_slab_take_map(c, s, want - got,
+						    objs + got);
+
+			/* on a list with no bit set: the counts are wrong,
+			 * and taking it again would loop forever */
+			if (unlikely(!k))
+				sp_report_short_freelist(c, s);
+			got += k;
+			sp_slab_relist(c, n, s);
+			continue;
+		}
 		if (!s->freelist && !(c->flags & (SEGPOOL_FREELIST_RANDOM |
 						  SP_CACHE_DEBUG))) {
 			got += sp_slab_take_fresh(c, s, want - got, objs + got);
@@ -425,8 +463,12 @@ static void sp_node_untake(struct segpool_cache *c, struct sp_cache_node *n,
 
 		if (unlikely(c->flags & SP_CACHE_DEBUG))
 			sp_debug_on_untake(c, objs[i]);
-		sp_set_freeptr(c, objs[i], s->freelist);
-		s->freelist = objs[i];
+		if (c->flags & SP_CACHE_FREEMAP) {
+			s->freemap |= 1ULL << sp_obj_index(c, s, objs[i]);
+		} else {
+			sp_set_freeptr(c, objs[i], s->freelist);
+			s->freelist = objs[i];
+		}
 		s->inuse--;
 		sp_slab_relist(c, n, s);
 	}
@@ -504,9 +546,14 @@ static struct sp_slab *sp_node_victim(struct segpool_cache *c,
 	return s;
 }
 
-/* @s became empty: hand out in address order again, links unneeded. */
+/*
+ * @s became empty: hand out in address order again, links unneeded (a map
+ * cache's full map does that already).
+ */
 static inline void sp_slab_reset(struct segpool_cache *c, struct sp_slab *s)
 {
+	if (c->flags & SP_CACHE_FREEMAP)
+		return;
 	s->freelist = NULL;
 	s->fresh = 0;
 	if (c->rand_seq)
@@ -533,6 +580,28 @@ static inline struct sp_slab *sp_slab_after_free(struct segpool_cache *c,
 }
 
 /*
+ * The map bit of @obj in @s (a map cache's slab), or 0 when @obj is no
+ * object of it (the callers' checks put it at a boundary of @s: 0 is
+ * misuse that got past them, reported by the caller).
+ */
+static __sp_always_inline uint64_t sp_freemap_bit(struct segpool_cache *c,
+						  struct sp_slab *s, void *obj)
+{
+	unsigned int i = sp_obj_index(c, s, obj);
+
+	return likely(i < c->objs_per_slab) ? 1ULL << i : 0;
+}
+
+/* A map cache's bad put of @obj (node @n locked): report it, no return. */
+static __sp_cold __sp_noreturn void sp_freemap_bad(struct segpool_cache *c,
+						   struct sp_cache_node *n,
+						   void *obj, uint64_t bit)
+{
+	pthread_mutex_unlock(&n->lock);
+	sp_report_bad_free(bit ? "double free" : "invalid free", obj, c->name);
+}
+
+/*
  * Put @obj back on @s (node lock held).  Return the slab to release, if
  * freeing @obj left one empty slab too many on the node.
  */
@@ -543,12 +612,20 @@ static __sp_libframe struct sp_slab *sp_node_put(struct segpool_cache *c,
 	sp_assert_held(&n->lock);
 	if (unlikely(c->flags & SP_CACHE_DEBUG) && !sp_debug_on_free(c, s, obj))
 		return NULL;	/* a bad free, reported: ignored */
-	if (unlikely(s->inuse == 0 || obj == s->freelist)) {
-		pthread_mutex_unlock(&n->lock);
-		sp_report_bad_free("double free", obj, c->name);
+	if (c->flags & SP_CACHE_FREEMAP) {
+		uint64_t bit = sp_freemap_bit(c, s, obj);
+
+		if (unlikely(!bit || s->inuse == 0 || (s->freemap & bit)))
+			sp_freemap_bad(c, n, obj, bit);
+		s->freemap |= bit;
+	} else {
+		if (unlikely(s->inuse == 0 || obj == s->freelist)) {
+			pthread_mutex_unlock(&n->lock);
+			sp_report_bad_free("double free", obj, c->name);
+		}
+		sp_set_freeptr(c, obj, s->freelist);
+		s->freelist = obj;
 	}
-	sp_set_freeptr(c, obj, s->freelist);
-	s->freelist = obj;
 	s->inuse--;
 	n->active_objs--;
 	if (xfer)
@@ -643,14 +720,18 @@ static __sp_always_inline void sp_flush_near_empty(struct sp_slab *s)
 }
 
 /*
- * The run of slab @s ends (node lock held): @head is its new freelist,
- * @k objects went back.  Return the slab to release, or NULL.
+ * The run of slab @s ends (node lock held): @head is its new freelist (or
+ * @map its new map, in a map cache), @k objects went back.  Return the
+ * slab to release, or NULL.
  */
 static struct sp_slab *sp_run_end(struct segpool_cache *c,
 				  struct sp_cache_node *n, struct sp_slab *s,
-				  void *head, size_t k, bool xfer)
+				  void *head, uint64_t map, size_t k, bool xfer)
 {
-	s->freelist = head;
+	if (c->flags & SP_CACHE_FREEMAP)
+		s->freemap = map;
+	else
+		s->freelist = head;
 	n->active_objs -= k;
 	if (xfer)
 		n->xfer_frees += k;
@@ -666,7 +747,9 @@ static __sp_libframe void sp_slab_put_fast(struct segpool_cache *c, size_t cnt,
 	struct sp_slab *ring[SP_FLUSH_RING];
 	struct sp_cache_node *n = NULL;
 	struct sp_slab *s = NULL, *v;
+	bool bitmap = c->flags & SP_CACHE_FREEMAP;
 	void *head = NULL;
+	uint64_t map = 0;
 	size_t i, k = 0;
 
 	for (i = 0; i < cnt && i < SP_FLUSH_MAP; i++)
@@ -690,7 +773,7 @@ static __sp_libframe void sp_slab_put_fast(struct segpool_cache *c, size_t cnt,
 
 		if (t != s) {
 			if (s) {
-				v = sp_run_end(c, n, s, head, k, xfer);
+				v = sp_run_end(c, n, s, head, map, k, xfer);
 				if (v)
 					sp_list_add(&v->lru, victims);
 			}
@@ -702,20 +785,32 @@ static __sp_libframe void sp_slab_put_fast(struct segpool_cache *c, size_t cnt,
 			}
 			s = t;
 			head = s->freelist;
+			map = s->freemap;
 			k = 0;
 		}
-		if (unlikely(s->inuse == 0 || obj == head)) {
-			s->freelist = head;
-			pthread_mutex_unlock(&n->lock);
-			sp_report_bad_free("double free", obj, c->name);
+		if (bitmap) {
+			/* the bit is in the descriptor: no object line touched */
+			uint64_t bit = sp_freemap_bit(c, s, obj);
+
+			if (unlikely(!bit || s->inuse == 0 || (map & bit))) {
+				s->freemap = map;
+				sp_freemap_bad(c, n, obj, bit);
+			}
+			map |= bit;
+		} else {
+			if (unlikely(s->inuse == 0 || obj == head)) {
+				s->freelist = head;
+				pthread_mutex_unlock(&n->lock);
+				sp_report_bad_free("double free", obj, c->name);
+			}
+			sp_set_freeptr(c, obj, head);
+			head = obj;
 		}
-		sp_set_freeptr(c, obj, head);
-		head = obj;
 		s->inuse--;
 		k++;
 	}
 	if (s) {
-		v = sp_run_end(c, n, s, head, k, xfer);
+		v = sp_run_end(c, n, s, head, map, k, xfer);
 		if (v)
 			sp_list_add(&v->lru, victims);
 		pthread_mutex_unlock(&n->lock);

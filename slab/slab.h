@@ -46,6 +46,8 @@ struct sp_pcpu_cache;
 #define SP_CACHE_FREEPTR_OUT	(1UL << 30)	/* link stored after the object */
 #define SP_CACHE_INTERNAL	(1UL << 29)	/* the library's own bookkeeping */
 #define SP_CACHE_ZEROED		(1UL << 28)	/* a new slab's objects start zeroed */
+#define SP_CACHE_FREEMAP	(1UL << 27)	/* free objects in the descriptor's
+						 * bitmap, no links (slab/geometry.c) */
 
 /* Owner token of pages that hold slab descriptors (not objects). */
 #define SP_OWNER_META		((uintptr_t)2)
@@ -76,13 +78,17 @@ struct sp_slab {
 					 * handed out and are on no freelist */
 	unsigned int rand_pos;		/* SEGPOOL_FREELIST_RANDOM: where the fresh
 					 * tail starts in the cache's sequence */
-	unsigned long pad[1];
+	uint64_t freemap;		/* SP_CACHE_FREEMAP: bit i set, object i
+					 * free (freelist NULL, fresh full) */
 } __sp_cacheline_aligned;
 
 _Static_assert(sizeof(struct sp_slab) == SP_CACHE_LINE,
 	       "a slab descriptor is one cache line");
 _Static_assert(offsetof(struct sp_slab, freelist) == 0,
 	       "the freelist leads the descriptor");
+
+/* SP_CACHE_FREEMAP caches: at most this many objects a slab (one word). */
+#define SP_FREEMAP_MAX_OBJS	64U
 
 /*
  * struct sp_cache_node - a cache's slabs on one node.  Its lock is taken by
@@ -256,6 +262,13 @@ static inline unsigned int sp_obj_index(const struct segpool_cache *c,
 	if (unlikely(off & ((1UL << c->stride_shift) - 1)))
 		return UINT32_MAX;
 	return (unsigned int)(off >> c->stride_shift) * c->stride_inv;
+}
+
+/* All objects of a slab of @c free: the map of a new or empty slab. */
+static inline uint64_t sp_freemap_full(const struct segpool_cache *c)
+{
+	return c->objs_per_slab >= 64 ? ~0ULL :
+	       (1ULL << c->objs_per_slab) - 1;
 }
 
 /* sp_slab_bytes() - bytes of one slab of @c. */

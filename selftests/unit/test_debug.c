@@ -689,7 +689,8 @@ static void test_validate_finds_planted(void **state)
 /* A cache without debug flags: the free-list walk and the counts. */
 static void test_validate_plain_cache(void **state)
 {
-	struct segpool_cache *c = mk("dbg-validate-plain", 64, 0);
+	/* 48 bytes: 85 objects a slab, linked (64-byte ones are a map) */
+	struct segpool_cache *c = mk("dbg-validate-plain", 48, 0);
 	void *objs[64], *saved[64];
 	const char *err;
 

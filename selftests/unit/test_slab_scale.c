@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <segpool/segpool.h>
 
@@ -161,8 +162,9 @@ static void test_flush_scattered(void **state)
 	uint64_t seed = sp_test_seed();
 
 	(void)state;
-	scattered("tss-64", 64, 20000, seed);
+	scattered("tss-64", 64, 20000, seed);		/* a map, 64 a slab */
 	scattered("tss-3000", 3000, 3000, seed ^ 0x5eed);
+	scattered("tss-32", 32, 20000, seed ^ 0x32);	/* linked, 128 a slab */
 }
 
 /*
@@ -330,12 +332,237 @@ static void test_double_free_in_batch(void **state)
 	assert_int_equal(segpool_cache_destroy(c), 0);
 }
 
+/* --- the free map (SP_CACHE_FREEMAP) ---------------------------------------- */
+
+/* The bits of @s's map, recounted: every free object's bit, no other. */
+static void check_map(struct segpool_cache *c, struct sp_slab *s)
+{
+	CHECK(!s->freelist && s->fresh == c->objs_per_slab,
+	      "map slab %p: list %p, fresh %u", (void *)s->base, s->freelist,
+	      s->fresh);
+	CHECK(!(s->freemap & ~sp_freemap_full(c)), "map %#llx past %u objects",
+	      (unsigned long long)s->freemap, c->objs_per_slab);
+	CHECK((unsigned int)__builtin_popcountll(s->freemap) ==
+	      c->objs_per_slab - s->inuse, "map %#llx, %u in use of %u",
+	      (unsigned long long)s->freemap, s->inuse, c->objs_per_slab);
+}
+
+/*
+ * The word at @obj's link offset, free or not: opened for ASan and memcheck
+ * for the one access, as the slab layer opens a link (objects taken from
+ * the slab layer directly are still off limits to the tools).
+ */
+static uint64_t link_word(struct segpool_cache *c, void *obj)
+{
+	char *at = (char *)obj + c->fp_offset;
+	uint64_t w;
+
+	sp_san_link_open(c, at);
+	memcpy(&w, at, sizeof(w));
+	sp_san_link_close(c, at);
+	return w;
+}
+
+static void plant(struct segpool_cache *c, void *obj)
+{
+	char *at = (char *)obj + c->fp_offset;
+
+	sp_san_link_open(c, at);
+	memset(at, 0xa5, 8);
+	sp_san_link_close(c, at);
+}
+
+/*
+ * Which caches keep a map: up to 64 objects a slab, not debug, not random
+ * order.  A map slab hands its free objects out lowest first (address
+ * order), its bits follow every take and put, and a flush writes nothing
+ * into the objects: the bytes where a link would go stay as the program
+ * left them.
+ */
+static void test_freemap(void **state)
+{
+	struct segpool_cache *c = mk("tss-map", 64);
+	struct segpool_cache *l = mk("tss-list", 32);
+	struct segpool_cache *r = segpool_cache_create("tss-map-rand", 64, 0,
+						       SEGPOOL_FREELIST_RANDOM,
+						       NULL);
+	unsigned int per = c->objs_per_slab;
+	void *objs[64], *again[64];
+	struct sp_slab *s;
+
+	(void)state;
+	assert_non_null(r);
+	assert_true(c->flags & SP_CACHE_FREEMAP);
+	assert_true(per <= 64);
+	assert_false(l->flags & SP_CACHE_FREEMAP);	/* 128 a slab */
+	assert_false(r->flags & SP_CACHE_FREEMAP);
+	assert_int_equal(segpool_cache_destroy(r), 0);
+
+	assert_int_equal(sp_slab_alloc_bulk(c, 0, per, objs), per);
+	s = sp_obj_to_slab(objs[0]);
+	assert_non_null(s);
+	for (unsigned int i = 0; i < per; i++) {
+		CHECK(objs[i] == s->base + (size_t)i * c->stride,
+		      "object %u at %p", i, objs[i]);
+		plant(c, objs[i]);		/* where a link would go */
+	}
+	assert_int_equal(s->freemap, 0);
+	check_map(c, s);
+	/* every third back, in a scattered order */
+	for (unsigned int i = 0; i < per; i += 3) {
+		void *o = objs[(i * 7) % per];
+
+		if (((i * 7) % per) % 3 == 0)
+			sp_slab_free_bulk(c, 1, &o);
+	}
+	check_map(c, s);
+	for (unsigned int i = 0; i < per; i++) {
+		uint64_t w;
+
+		w = link_word(c, objs[i]);
+		CHECK(w == 0xa5a5a5a5a5a5a5a5ULL, "object %u: %#llx", i,
+		      (unsigned long long)w);
+	}
+	assert_int_equal(segpool_cache_validate(c), 0);
+	/* the lowest free ones come back first */
+	{
+		unsigned int k = (unsigned int)__builtin_popcountll(s->freemap);
+		uint64_t before = s->freemap;
+
+		assert_int_equal(sp_slab_alloc_bulk(c, 0, k, again), k);
+		for (unsigned int j = 0; j < k; j++) {
+			unsigned int i = (unsigned int)__builtin_ctzll(before);
+
+			before &= before - 1;
+			CHECK(again[j] == objs[i], "refill %u: %p, not %p", j,
+			      again[j], objs[i]);
+		}
+	}
+	assert_int_equal(s->freemap, 0);
+	check_map(c, s);
+	give(c, per, objs);
+	check_map(c, s);
+	assert_int_equal(s->freemap, sp_freemap_full(c));
+	assert_int_equal(segpool_cache_validate(c), 0);
+	assert_int_equal(segpool_cache_destroy(c), 0);
+	assert_int_equal(segpool_cache_destroy(l), 0);
+}
+
+/* A map past the slab's objects is found by segpool_cache_validate(). */
+static void test_freemap_validate(void **state)
+{
+	struct segpool_cache *c = mk("tss-map-bad", 1024);
+	void *objs[4];
+	struct sp_slab *s;
+	FILE *null = fopen("/dev/null", "w");
+	int fd, saved;
+
+	(void)state;
+	assert_non_null(null);
+	assert_true(c->flags & SP_CACHE_FREEMAP);
+	assert_true(c->objs_per_slab < 64);
+	assert_int_equal(sp_slab_alloc_bulk(c, 0, 4, objs), 4);
+	s = sp_obj_to_slab(objs[0]);
+	assert_int_equal(segpool_cache_validate(c), 0);
+	s->freemap |= 1ULL << c->objs_per_slab;
+	fflush(stderr);
+	saved = dup(2);
+	fd = fileno(null);
+	dup2(fd, 2);
+	assert_true(segpool_cache_validate(c) >= 1);
+	dup2(saved, 2);
+	close(saved);
+	s->freemap &= sp_freemap_full(c);
+	assert_int_equal(segpool_cache_validate(c), 0);
+	sp_slab_free_bulk(c, 4, objs);
+	fclose(null);
+	assert_int_equal(segpool_cache_destroy(c), 0);
+}
+
+/*
+ * Double frees of a map cache, reported with the cache name and address
+ * in every per-CPU mode (the program runs once per mode): of an object
+ * already back on its slab (by a shrink, so its bit is set), through the
+ * public call and through the slab layer's own put (no free mark looked
+ * at: the map alone); of an object of a shrunk and rebuilt slab.
+ */
+static void die_free_after_shrink(void *arg)
+{
+	struct segpool_cache *c = arg;
+	void *x = segpool_cache_alloc(c, 0), *y = segpool_cache_alloc(c, 0);
+
+	if (!x || !y)
+		return;
+	segpool_cache_free(c, x);
+	if (segpool_cache_shrink(c) < 0)	/* x onto its slab: y keeps it */
+		return;
+	segpool_cache_free(c, x);
+}
+
+static void die_slab_put_twice(void *arg)
+{
+	struct segpool_cache *c = arg;
+	void *x;
+
+	if (sp_slab_alloc_bulk(c, 0, 1, &x) != 1)
+		return;
+	sp_slab_free_bulk(c, 1, &x);
+	sp_slab_free_bulk(c, 1, &x);
+}
+
+static void die_free_of_rebuilt(void *arg)
+{
+	struct segpool_cache *c = arg;
+	void *x = segpool_cache_alloc(c, 0);
+
+	if (!x)
+		return;
+	segpool_cache_free(c, x);
+	if (segpool_cache_shrink(c) < 0)	/* the slab goes */
+		return;
+	x = segpool_cache_alloc(c, 0);		/* a slab again, maybe there */
+	if (!x)
+		return;
+	segpool_cache_free(c, x);
+	segpool_cache_free(c, x);
+}
+
+static void test_freemap_double_free(void **state)
+{
+	struct segpool_cache *c = mk("tss-map-df", 64);
+
+	(void)state;
+	print_message("# per-CPU mode %s\n", sp_test_variant() ?
+		      sp_test_variant() : "default");
+	assert_true(c->flags & SP_CACHE_FREEMAP);
+	assert_true(sp_test_expect_death(die_free_after_shrink, c,
+					 "double free"));
+	assert_true(sp_test_expect_death(die_free_after_shrink, c,
+					 "(cache tss-map-df)"));
+	assert_true(sp_test_expect_death(die_slab_put_twice, c,
+					 "double free"));
+	assert_true(sp_test_expect_death(die_slab_put_twice, c,
+					 "(cache tss-map-df)"));
+	assert_true(sp_test_expect_death(die_free_of_rebuilt, c,
+					 "double free"));
+	assert_int_equal(segpool_cache_destroy(c), 0);
+}
+
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_flush_scattered),
 	cmocka_unit_test(test_full_offlist),
 	cmocka_unit_test(test_reserve),
 	cmocka_unit_test(test_fresh_run),
 	cmocka_unit_test(test_double_free_in_batch),
+	cmocka_unit_test(test_freemap),
+	cmocka_unit_test(test_freemap_validate),
+	cmocka_unit_test(test_freemap_double_free),
 };
 
-SP_TEST_MAIN(tests)
+static const struct sp_test_variant variants[] = {
+	{ "mode=rseq", sp_test_env_percpu_rseq },
+	{ "mode=lock", sp_test_env_percpu_lock },
+	{ "mode=off", sp_test_env_percpu_off },
+};
+
+SP_TEST_MAIN_VARIANTS(tests, variants)
