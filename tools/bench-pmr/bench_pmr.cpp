@@ -17,6 +17,8 @@
  *   sp-arena     segpool::pmr::arena_resource per thread, release() after
  *                each batch
  *   sp-cache     segpool::pmr::cache_resource(64) over sp-pool, shared
+ *   sp-pool-inline, sp-cache-inline   the same two built with
+ *                SEGPOOL_INLINE (inline_resources.cpp): the hit inline
  *
  * Every (resource, allocator, thread count) runs in a child process of its
  * own (this program again, with --child), so peak RSS is its own; with
@@ -31,7 +33,11 @@
  * and after the last batch was dropped (the resource still alive).
  *
  *   bench-pmr [-t 1,2] [-n lines] [-b batch] [-r reps] [-R rounds]
- *             [--peer NAME=LIB]... [--smoke]
+ *             [-c LIST] [--peer NAME=LIB]... [--smoke]
+ *
+ * -c runs only the rows it names, comma-separated: a resource ("sp-pool")
+ * or a resource on one malloc ("newdelete:tcmalloc"); the first row run is
+ * the ratios' base.
  *
  * --peer adds a malloc of the caller's (LIB an absolute path, preloaded
  * and checked like the others) to the new_delete rows: a build of
@@ -64,6 +70,7 @@
 
 #include "segpool_config.h"
 #include "examples/logpmr.hpp"
+#include "tools/bench-pmr/bench_pmr.h"
 
 /* A sanitized program cannot run on a preloaded malloc. */
 #if defined(CONFIG_SEGPOOL_ASAN) || defined(CONFIG_SEGPOOL_TSAN)
@@ -76,7 +83,7 @@ namespace {
 
 const char *const resources[] = {
 	"newdelete", "unsync-pool", "sync-pool", "monotonic",
-	"sp-pool", "sp-arena", "sp-cache",
+	"sp-pool", "sp-arena", "sp-cache", "sp-pool-inline", "sp-cache-inline",
 };
 
 struct peer {
@@ -119,6 +126,7 @@ struct config {
 	unsigned batch = 2000;
 	unsigned reps = 5;
 	unsigned rounds = 1;
+	std::vector<std::string> only;	/* -c: "resource" or "resource:malloc" */
 	std::vector<unsigned> threads{1, 2};
 	bool smoke = false;
 };
@@ -253,6 +261,12 @@ int child(const config &c, const std::string &res, const peer &p,
 					uniq[t] = run_batches(l, c.batch, &r,
 							      [&r] { r.release(); });
 					after[t] = rss_bytes();
+				} else if (res == "sp-pool-inline") {
+					uniq[t] = run_batches(l, c.batch,
+						bench_pmr_inline_pool(), none);
+				} else if (res == "sp-cache-inline") {
+					uniq[t] = run_batches(l, c.batch,
+						bench_pmr_inline_cache(), none);
 				} else {
 					uniq[t] = run_batches(l, c.batch, &sp_cache, none);
 				}
@@ -432,7 +446,19 @@ int main(int argc, char **argv)
 			c.batch = (unsigned)std::strtoul(argv[++i], nullptr, 10);
 		else if (a == "-r" && i + 1 < argc)
 			c.reps = (unsigned)std::strtoul(argv[++i], nullptr, 10);
-		else if (a == "-R" && i + 1 < argc)
+		else if (a == "-c" && i + 1 < argc) {
+			std::string l = argv[++i];
+
+			for (std::size_t at = 0; at <= l.size();) {
+				std::size_t e = l.find(',', at);
+
+				if (e == std::string::npos)
+					e = l.size();
+				if (e > at)
+					c.only.push_back(l.substr(at, e - at));
+				at = e + 1;
+			}
+		} else if (a == "-R" && i + 1 < argc)
 			c.rounds = (unsigned)std::strtoul(argv[++i], nullptr, 10);
 		else if (a == "--peer" && i + 1 < argc && add_peer(argv[i + 1]))
 			i++;
@@ -440,7 +466,7 @@ int main(int argc, char **argv)
 			;
 		else {
 			std::fprintf(stderr, "usage: %s [-t 1,2] [-n lines] [-b batch] "
-				     "[-r reps] [-R rounds] [--peer NAME=/LIB]... "
+				     "[-r reps] [-R rounds] [-c LIST] [--peer NAME=/LIB]... "
 				     "[--smoke]\n", self);
 			return 2;
 		}
@@ -478,13 +504,20 @@ int main(int argc, char **argv)
 		std::uint64_t unique = 0;
 		bool have_unique = false;
 
-		std::printf("\n%u thread%s\n%-12s %-9s %10s %7s %11s %11s %11s %8s\n",
+		std::printf("\n%u thread%s\n%-15s %-9s %10s %7s %11s %11s %11s %8s\n",
 			    t, t > 1 ? "s" : "", "resource", "malloc", "ns/line",
 			    "ratio", "rss start", "peak rss", "rss after", "after/st");
 		for (const char *res : resources) {
 			for (const auto &p : peers) {
 				/* the allocator matters under new_delete only */
 				if (std::strcmp(res, "newdelete") && p.soname)
+					continue;
+				if (!c.only.empty() &&
+				    std::find_if(c.only.begin(), c.only.end(),
+						 [&](const std::string &o) {
+					    return o == res ||
+						   o == std::string(res) + ":" + p.name;
+				    }) == c.only.end())
 					continue;
 				runs.push_back({ res, &p, {}, {}, false });
 			}
@@ -501,7 +534,7 @@ int main(int argc, char **argv)
 					continue;
 				}
 				if (have_unique && r.unique != unique) {
-					std::printf("%-12s %-9s  WRONG RESULT\n",
+					std::printf("%-15s %-9s  WRONG RESULT\n",
 						    s.res, s.p->name);
 					failed++;
 				}
@@ -515,16 +548,16 @@ int main(int argc, char **argv)
 			const char *res = s.res, *name = s.p->name;
 
 			if (s.p->soname && !BENCH_PRELOAD) {
-				std::printf("%-12s %-9s  (not in a sanitized build)\n",
+				std::printf("%-15s %-9s  (not in a sanitized build)\n",
 					    res, name);
 				continue;
 			}
 			if (s.p->soname && find_lib(s.p->soname).empty()) {
-				std::printf("%-12s %-9s  (not installed)\n", res, name);
+				std::printf("%-15s %-9s  (not installed)\n", res, name);
 				continue;
 			}
 			if (s.failed || s.ns.empty()) {
-				std::printf("%-12s %-9s  FAILED\n", res, name);
+				std::printf("%-15s %-9s  FAILED\n", res, name);
 				failed++;
 				continue;
 			}
@@ -534,7 +567,7 @@ int main(int argc, char **argv)
 
 			if (!base_ns)
 				base_ns = ns;
-			std::printf("%-12s %-9s %10.1f %7.2f %8zu KiB %7zu KiB "
+			std::printf("%-15s %-9s %10.1f %7.2f %8zu KiB %7zu KiB "
 				    "%7zu KiB %8.2f\n", res, name, ns,
 				    base_ns ? ns / base_ns : 0.0, r.start_kb,
 				    r.peak_kb, r.after_kb,
