@@ -13,13 +13,12 @@
  *
  * Budget, counted from the function's entry to its ret on a hit, ret
  * included (x86-64; gcc 12 and clang 14 -O2 both stay within it):
- *   hotpath-budget: segpool_cache_alloc 29
+ *   hotpath-budget: segpool_cache_alloc 27
  *   hotpath-budget: segpool_cache_free 47
- *   hotpath-budget: segpool_malloc 30
+ *   hotpath-budget: segpool_malloc 28
  *   hotpath-budget: segpool_free 47
  * An allocation: cache checks (NULL, gfp, magic), the slot array from line
- * 0, the sequence (15, percpu/arch-x86_64.h), the next round's object
- * prefetched (2, segpool/inline.h), the free mark cleared.  A free:
+ * 0, the sequence (15, percpu/arch-x86_64.h), the free mark cleared.  A free:
  * the page tag (arena range check and one load, sp_hot_tag(): the arena's
  * words from the same line as the sequence's slot bound), NULL tests, the
  * object-boundary check (slab/slab.h), the free-mark test, the sequence.

@@ -121,8 +121,7 @@ SEGPOOL_END_DECLS
  * The two sequences, x86-64 (the library's percpu/arch-x86_64.h uses these
  * same macros; its contract is percpu/contract.h).  From the descriptor
  * store to the count: pop 15 instructions, push 19; no lock prefix, no
- * call, no stack; after the pop's count, 2 more prefetch the next round's
- * object.  Every failure, an abort included, jumps to @miss.  The
+ * call, no stack.  Every failure, an abort included, jumps to @miss.  The
  * pop keeps the slot in %rcx, so the round may be returned in %rax as it
  * is; the push takes the rseq offset from memory, one register less.
  */
@@ -138,18 +137,6 @@ SEGPOOL_END_DECLS
 #else
 #define __SEGPOOL_RSEQ_HIT(off, r)	"addq $1, " __SEGPOOL_S(off) "(%%" r ")\n\t"
 #endif
-
-/*
- * After a pop's commit, past the sequence like the hit count: the next
- * round's object toward the cache, since the program writes the one it
- * got at once and the next allocation's soon after (a batch's objects are
- * cold when they come back round).  The word below the new top is a round
- * or the magazine's odd guard, never outside the magazine; a prefetch of
- * either address never faults, and a stale one costs nothing.
- */
-#define __SEGPOOL_RSEQ_PREFETCH						\
-	"movq -8(%%rdx), %%rdx\n\t"					\
-	"prefetcht0 (%%rdx)\n\t"
 
 #define __SEGPOOL_RSEQ_DESC						\
 	".pushsection __rseq_cs, \"aw\"\n\t"				\
@@ -195,7 +182,6 @@ SEGPOOL_END_DECLS
 		"movq %%rdx, " __SEGPOOL_S(SEGPOOL_ABI_SLOT_TOP) "(%%rcx)\n\t" \
 		"2:\n\t"		/* committed */			\
 		__SEGPOOL_RSEQ_HIT(SEGPOOL_ABI_SLOT_ALLOC_HITS, "rcx")	\
-		__SEGPOOL_RSEQ_PREFETCH					\
 		__SEGPOOL_RSEQ_ABORT					\
 		: [obj] "=&r"(__obj)					\
 		: [slots] "r"(_slots), [base] "r"(_base),		\
@@ -249,9 +235,9 @@ SEGPOOL_END_DECLS
  * counted by tools/check/hotpath.sh on tools/check/inline_user.c (one
  * noinline function each, entry to ret, x86-64; gcc 12 and clang 14 -O2
  * stay within it; no call, no lock prefix, and in gcc's build no stack):
- *   hotpath-budget: user_cache_alloc 30
+ *   hotpath-budget: user_cache_alloc 28
  *   hotpath-budget: user_cache_free 52
- *   hotpath-budget: user_malloc64 28
+ *   hotpath-budget: user_malloc64 26
  *   hotpath-budget: user_free 50
  * In a loop the layout's address, __rseq_offset and the cache's words stay
  * in registers, and the compiler drops the checks it can prove (a cache
