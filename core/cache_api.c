@@ -572,7 +572,7 @@ miss:
 SEGPOOL_API __sp_libframe void
 segpool_cache_free(struct segpool_cache *cache, void *obj)
 {
-	uintptr_t tag = sp_arena_tag(obj);
+	uintptr_t tag = sp_hot_tag(obj);
 
 	if (unlikely(!cache || !tag)) {
 		sp_free_slow(cache, obj);

@@ -195,6 +195,7 @@ static const char *sp_init_try(void)
 {
 	if (sp_arena_init())
 		return "reserving the arena";
+	sp_inline_abi_arena();	/* before any object: the frees' tag lookup */
 	if (sp_pcpu_init())
 		return "creating the magazine caches";
 	if (sp_kmalloc_init())

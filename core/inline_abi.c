@@ -6,9 +6,11 @@
  *
  * segpool_inline_abi (exported as segpool_inline_abi_v<N>) is defined in
  * percpu/rseq.c beside the words the per-CPU layer owns (nr, id_delta);
- * the rest is set once here, before the hit paths open, and never changes:
- * the arena is reserved once, the free-mark secret and the size-class table
- * are set at start-up.  The version word goes last (release): an inline
+ * the rest is set once here and never changes: the arena's words as soon
+ * as it is reserved (sp_inline_abi_arena(), before any cache exists: the
+ * library's own free paths take the page tag from this line, see
+ * core/hotpath.h), the free-mark secret and the size-class table once
+ * every size class exists, before the hit paths open.  The version word goes last (release): an inline
  * caller that reads it sees every other word set.  It stays 0, and every
  * inline call stays a call, in builds whose hit path does more than the
  * inline one: AddressSanitizer builds (poisoning), and under valgrind
@@ -46,11 +48,20 @@ _Static_assert(SEGPOOL_ABI_BY8_MAX == SP_KMALLOC_BY8_MAX, "inline ABI: by8 table
 _Static_assert(SEGPOOL_INLINE_ABI_VERSION == 1,
 	       "a new layout version renames segpool_inline_abi_v1 (segpool/inline.h)");
 
-void sp_inline_abi_publish(void)
+/*
+ * Under the start-up lock, right after the arena is reserved and before
+ * any object exists, so that no free can meet a zero copy.  The arena is
+ * reserved once (a retried start-up finds it and copies the same words).
+ */
+void sp_inline_abi_arena(void)
 {
 	sp_pcpu_fast.arena_base = sp_arena.base;
 	sp_pcpu_fast.arena_size = sp_arena.size;
 	sp_pcpu_fast.tags = sp_arena.tags;
+}
+
+void sp_inline_abi_publish(void)
+{
 	sp_pcpu_fast.mark_secret = sp_freemark_secret;
 	sp_pcpu_fast.by8 = sp_kmalloc_by8;
 	if (SP_ASAN || sp_on_valgrind)

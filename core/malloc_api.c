@@ -275,7 +275,7 @@ static __sp_noinline __sp_libframe void sp_free_untagged(void *ptr)
  */
 SEGPOOL_API __sp_libframe void segpool_free(void *ptr)
 {
-	uintptr_t tag = sp_arena_tag(ptr);
+	uintptr_t tag = sp_hot_tag(ptr);
 
 	if (likely(tag)) {
 		sp_hot_free(sp_tag_cache(tag), ptr, tag, true);

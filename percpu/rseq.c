@@ -69,6 +69,9 @@ struct segpool_inline_layout sp_pcpu_fast = {
 /* the same object under its exported, versioned name (segpool/inline.h) */
 extern SEGPOOL_API struct segpool_inline_layout segpool_inline_abi
 	__attribute__((alias("sp_pcpu_fast")));
+/* and under the name the frees' tag lookup reads it by (percpu/pcpu.h) */
+extern SP_INTERNAL const struct segpool_inline_layout sp_pcpu_fast_tag
+	__attribute__((alias("sp_pcpu_fast")));
 
 static __thread long sp_test_slot = -1;
 static pthread_key_t sp_rseq_key;

@@ -397,6 +397,32 @@ __segpool_inline void segpool_inline_cache_free(struct segpool_cache *cache,
 	(segpool_cache_free)(cache, obj);
 }
 
+#if SEGPOOL_INLINE_HIT
+/*
+ * segpool_malloc() of @size, at most SEGPOOL_ABI_BY8_MAX: its size class
+ * from the library's table, the pop inline, the library's call on a miss.
+ * For a size known at compile time, or at the one call site of a wrapper
+ * (segpool/pmr.hpp), where the table's index is all the size costs.
+ */
+__segpool_inline void *__segpool_inline_malloc_by8(size_t size)
+{
+	if (__segpool_likely(__segpool_abi()->version ==
+			     SEGPOOL_INLINE_ABI_VERSION)) {
+		const struct segpool_inline_cache *ic =
+			(const struct segpool_inline_cache *)(const void *)
+			__segpool_abi()->by8[(size + 7) >> 3];
+		void *obj = __segpool_rseq_pop(ic->slots, __rseq_offset,
+					       __segpool_abi()->id_delta,
+					       __segpool_abi()->nr, miss);
+
+		__segpool_mark_put((char *)obj + ic->key_off, 0);
+		return obj;
+	}
+miss:
+	return (segpool_malloc)(size);
+}
+#endif
+
 /**
  * segpool_inline_malloc() - segpool_malloc(), its hit inline for a size
  * known at compile time.
@@ -411,20 +437,8 @@ __segpool_inline void segpool_inline_cache_free(struct segpool_cache *cache,
 __segpool_inline void *segpool_inline_malloc(size_t size)
 {
 #if SEGPOOL_INLINE_HIT
-	if (__builtin_constant_p(size) && size <= SEGPOOL_ABI_BY8_MAX &&
-	    __segpool_likely(__segpool_abi()->version ==
-			     SEGPOOL_INLINE_ABI_VERSION)) {
-		const struct segpool_inline_cache *ic =
-			(const struct segpool_inline_cache *)(const void *)
-			__segpool_abi()->by8[(size + 7) >> 3];
-		void *obj = __segpool_rseq_pop(ic->slots, __rseq_offset,
-					       __segpool_abi()->id_delta,
-					       __segpool_abi()->nr, miss);
-
-		__segpool_mark_put((char *)obj + ic->key_off, 0);
-		return obj;
-	}
-miss:
+	if (__builtin_constant_p(size) && size <= SEGPOOL_ABI_BY8_MAX)
+		return __segpool_inline_malloc_by8(size);
 #endif
 	return (segpool_malloc)(size);
 }

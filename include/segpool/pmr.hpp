@@ -26,6 +26,16 @@
  * Allocation failures throw std::bad_alloc, as memory resources must.
  * Usable with g++ and clang++; the C headers it includes are C++-safe.
  * See Documentation/guide/arenas.md.
+ *
+ * A program that defines SEGPOOL_INLINE before it includes segpool's
+ * headers (segpool/inline.h) gets pool_resource and cache_resource with
+ * the magazine hit inline in their do_allocate() and do_deallocate()
+ * (pool_resource takes the size class from the library's table at run
+ * time, one load); every miss is the library's call, as in C.  Those two
+ * classes then live in the inline namespace segpool::pmr::hit_inline, so
+ * that translation units built with and without SEGPOOL_INLINE each have
+ * their own (no two definitions of one class); pool_resources of both
+ * kinds are equal, since they share the size classes.
  */
 #ifndef SEGPOOL_PMR_HPP
 #define SEGPOOL_PMR_HPP
@@ -49,6 +59,75 @@
 namespace segpool {
 namespace pmr {
 
+namespace detail {
+
+/* The base of every pool_resource, inline or not: what is_equal() asks. */
+struct pool_kind {
+};
+
+/* Whether segpool_malloc() serves @align for @bytes (16-byte classes, 8 for the 8-byte one). */
+inline bool pool_malloc_aligns(std::size_t bytes, std::size_t align) noexcept
+{
+	return align <= 8 || (align <= 16 && bytes > 8);
+}
+
+/* The serial in cache_resource names, one for both kinds of resource. */
+inline std::atomic<unsigned long> &cache_serial() noexcept
+{
+	static std::atomic<unsigned long> serial{0};
+
+	return serial;
+}
+
+/* Out of the hot functions: the throw of a failed allocation. */
+[[noreturn]] [[gnu::cold]] [[gnu::noinline]] inline void throw_bad_alloc()
+{
+	throw std::bad_alloc();
+}
+
+} // namespace detail
+
+#ifdef SEGPOOL_INLINE
+inline namespace hit_inline {
+#endif
+
+namespace path {
+
+/*
+ * pool_allocate() / pool_deallocate() - pool_resource's two paths, shared
+ * with a cache_resource whose upstream is a pool_resource (no second
+ * virtual call for what the cache does not hold).
+ */
+[[gnu::always_inline]] inline void *pool_allocate(std::size_t bytes,
+						  std::size_t align)
+{
+	void *p;
+
+	if (detail::pool_malloc_aligns(bytes, align)) {
+#ifdef SEGPOOL_INLINE_HIT
+#if SEGPOOL_INLINE_HIT
+		/* the one call site: the class from the table, the pop inline */
+		if (bytes <= SEGPOOL_ABI_BY8_MAX)
+			p = __segpool_inline_malloc_by8(bytes);
+		else
+#endif
+#endif
+		p = segpool_malloc(bytes);
+	} else {
+		p = segpool_aligned_alloc(align, bytes);
+	}
+	if (!p)
+		detail::throw_bad_alloc();
+	return p;
+}
+
+[[gnu::always_inline]] inline void pool_deallocate(void *p) noexcept
+{
+	segpool_free(p);
+}
+
+} // namespace path
+
 /**
  * class pool_resource - blocks of any size from segpool's size classes.
  *
@@ -56,7 +135,8 @@ namespace pmr {
  * magazine of the calling CPU, most of the time); above, from a mapping of
  * its own.  Blocks may be freed by any thread, to any pool_resource.
  */
-class pool_resource final : public std::pmr::memory_resource {
+class pool_resource final : public std::pmr::memory_resource,
+				   public detail::pool_kind {
 public:
 	pool_resource() noexcept = default;
 	pool_resource(const pool_resource &) = delete;
@@ -65,27 +145,18 @@ public:
 private:
 	void *do_allocate(std::size_t bytes, std::size_t align) override
 	{
-		void *p;
-
-		/* segpool_malloc() aligns to 16 bytes, and to 8 for the 8-byte class */
-		if (align <= 8 || (align <= 16 && bytes > 8))
-			p = segpool_malloc(bytes);
-		else
-			p = segpool_aligned_alloc(align, bytes);
-		if (!p)
-			throw std::bad_alloc();
-		return p;
+		return path::pool_allocate(bytes, align);
 	}
 
 	void do_deallocate(void *p, std::size_t, std::size_t) override
 	{
-		segpool_free(p);
+		path::pool_deallocate(p);
 	}
 
 	bool do_is_equal(const std::pmr::memory_resource &o) const noexcept override
 	{
 		/* one set of size classes: any instance frees another's blocks */
-		return dynamic_cast<const pool_resource *>(&o) != nullptr;
+		return dynamic_cast<const ::segpool::pmr::detail::pool_kind *>(&o) != nullptr;
 	}
 };
 
@@ -106,7 +177,9 @@ inline pool_resource &pool() noexcept
  * as std::pmr pool resources pass on what their pools do not hold.  The
  * cache is named "pmr-<size>-<n>"; all its blocks must be deallocated
  * before the resource is destroyed (the cache outlives it otherwise, and
- * a note says so on stderr).
+ * a note says so on stderr).  When @upstream is a pool_resource, the
+ * requests for it go straight to the size classes (the same calls, one
+ * virtual call fewer).
  */
 class cache_resource final : public std::pmr::memory_resource {
 public:
@@ -114,13 +187,14 @@ public:
 				std::size_t align = alignof(std::max_align_t),
 				std::pmr::memory_resource *upstream =
 					std::pmr::get_default_resource())
-		: size_(size), align_(align), upstream_(upstream)
+		: size_(size), align_(align), upstream_(upstream),
+		  upstream_pool_(dynamic_cast<const ::segpool::pmr::detail::pool_kind *>(upstream) !=
+				 nullptr)
 	{
-		static std::atomic<unsigned long> serial{0};
 		char name[SEGPOOL_CACHE_NAME_MAX + 1];
 
 		std::snprintf(name, sizeof(name), "pmr-%zu-%lu", size,
-			      serial.fetch_add(1, std::memory_order_relaxed));
+			      detail::cache_serial().fetch_add(1, std::memory_order_relaxed));
 		cache_ = segpool_cache_create(name, size, align, 0, nullptr);
 		if (!cache_)
 			throw std::system_error(errno, std::generic_category(),
@@ -157,20 +231,25 @@ private:
 	{
 		void *p;
 
-		if (!mine(bytes, align))
+		if (!mine(bytes, align)) {
+			if (upstream_pool_)
+				return path::pool_allocate(bytes, align);
 			return upstream_->allocate(bytes, align);
+		}
 		p = segpool_cache_alloc(cache_, 0);
 		if (!p)
-			throw std::bad_alloc();
+			detail::throw_bad_alloc();
 		return p;
 	}
 
 	void do_deallocate(void *p, std::size_t bytes, std::size_t align) override
 	{
-		if (!mine(bytes, align))
-			upstream_->deallocate(p, bytes, align);
-		else
+		if (mine(bytes, align))
 			segpool_cache_free(cache_, p);
+		else if (upstream_pool_)
+			path::pool_deallocate(p);
+		else
+			upstream_->deallocate(p, bytes, align);
 	}
 
 	bool do_is_equal(const std::pmr::memory_resource &o) const noexcept override
@@ -181,8 +260,13 @@ private:
 	std::size_t size_;
 	std::size_t align_;
 	std::pmr::memory_resource *upstream_;
+	bool upstream_pool_;	/* upstream_ is a pool_resource */
 	struct segpool_cache *cache_;
 };
+
+#ifdef SEGPOOL_INLINE
+} // inline namespace hit_inline
+#endif
 
 /**
  * class arena_resource - a monotonic resource on a segpool arena.

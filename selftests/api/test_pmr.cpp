@@ -7,8 +7,13 @@
  * used and given back (cache objects freed, arena bytes in use).  Also:
  * is_equal(), routing of cache_resource's requests to its upstream,
  * arena release() and scopes, over-aligned requests, std::bad_alloc, and
- * pool_resource blocks freed by other threads than those that allocated.
- * Built with g++ (test_pmr) and, where installed, clang++ (test_pmr_clang).
+ * pool_resource blocks freed by other threads than those that allocated,
+ * and a cache_resource over a pool, which passes its other requests to the
+ * size classes without the upstream's virtual calls.
+ * Built with g++ (test_pmr) and, where installed, clang++ (test_pmr_clang);
+ * test_pmr_inline.cpp builds it again with SEGPOOL_INLINE (the hit inline
+ * in the resources), where blocks also cross between the inline functions
+ * and the library's calls.
  */
 #include <algorithm>
 #include <condition_variable>
@@ -243,6 +248,95 @@ static void test_cache_routes_to_upstream(void **)
 	assert_int_equal(sp_test_info(r.cache()).active_objs, 0);
 }
 
+/*
+ * A resource that counts its calls and says it is a pool (the tag that
+ * cache_resource looks for): its virtual functions must never be reached
+ * from a cache_resource over it, whose requests go to the size classes.
+ */
+class pool_lookalike final : public std::pmr::memory_resource,
+			     public segpool::pmr::detail::pool_kind {
+public:
+	std::size_t calls = 0;
+
+private:
+	void *do_allocate(std::size_t b, std::size_t a) override
+	{
+		calls++;
+		return sp::pool().allocate(b, a);
+	}
+	void do_deallocate(void *p, std::size_t b, std::size_t a) override
+	{
+		calls++;
+		sp::pool().deallocate(p, b, a);
+	}
+	bool do_is_equal(const memory_resource &o) const noexcept override
+	{
+		return sp::pool().is_equal(o);
+	}
+};
+
+static void test_cache_over_pool(void **)
+{
+	pool_lookalike up;
+	sp::cache_resource r(48, 8, &up);
+	sp::pool_resource p;
+	void *big, *aligned, *small;
+
+	big = r.allocate(200, 8);
+	aligned = r.allocate(16, 64);
+	small = r.allocate(40, 8);
+	assert_int_equal(up.calls, 0);
+	assert_true(segpool_usable_size(big) >= 200);
+	assert_int_equal((uintptr_t)aligned % 64, 0);
+	std::memset(big, 1, 200);
+	r.deallocate(big, 200, 8);
+	r.deallocate(aligned, 16, 64);
+	assert_int_equal(up.calls, 0);
+	assert_int_equal(sp_test_info(r.cache()).active_objs, 1);
+	r.deallocate(small, 40, 8);
+	assert_int_equal(sp_test_info(r.cache()).active_objs, 0);
+
+	/* a real pool upstream: its blocks and the cache's others mix */
+	sp::cache_resource rp(48, 8, &p);
+	big = rp.allocate(300, 8);
+	p.deallocate(big, 300, 8);
+	big = p.allocate(300, 8);
+	rp.deallocate(big, 300, 8);
+	every_container(&rp, 200);
+	assert_int_equal(sp_test_info(rp.cache()).active_objs, 0);
+}
+
+#ifdef SEGPOOL_INLINE
+/* The inline resources are their own classes, and share blocks with C. */
+static void test_inline_kind(void **)
+{
+	static_assert(std::is_same<sp::pool_resource,
+				   sp::hit_inline::pool_resource>::value,
+		      "SEGPOOL_INLINE: the inline namespace's pool_resource");
+	static_assert(std::is_same<sp::cache_resource,
+				   sp::hit_inline::cache_resource>::value,
+		      "SEGPOOL_INLINE: the inline namespace's cache_resource");
+	sp::pool_resource p;
+	sp::cache_resource c(64, 16, &p);
+
+	for (int i = 0; i < 1000; i++) {
+		std::size_t sz = 8 + (std::size_t)(i * 37) % 1500;
+		void *x = p.allocate(sz, 8);
+		void *y = (segpool_malloc)(sz);
+		void *z = c.allocate(48, 16);
+
+		assert_non_null(y);
+		std::memset(x, 2, sz);
+		/* inline-allocated through the call, and the other way */
+		(segpool_free)(x);
+		p.deallocate(y, sz, 8);
+		(segpool_cache_free)(c.cache(), z);
+	}
+	assert_int_equal(sp_test_info(c.cache()).active_objs, 0);
+	assert_true(sp_test_info(c.cache()).allocs >= 1000);
+}
+#endif
+
 static void test_alignment_and_failures(void **)
 {
 	sp::pool_resource p;
@@ -362,6 +456,10 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_arena_every_container),
 	cmocka_unit_test(test_is_equal),
 	cmocka_unit_test(test_cache_routes_to_upstream),
+	cmocka_unit_test(test_cache_over_pool),
+#ifdef SEGPOOL_INLINE
+	cmocka_unit_test(test_inline_kind),
+#endif
 	cmocka_unit_test(test_alignment_and_failures),
 	cmocka_unit_test(test_arena_scope),
 	cmocka_unit_test(test_pool_cross_thread),

@@ -17,9 +17,14 @@
  *   sp-arena     segpool::pmr::arena_resource per thread, release() after
  *                each batch
  *   sp-cache     segpool::pmr::cache_resource(64) over sp-pool, shared
+ *   sp-pool-inline, sp-cache-inline   the same two built with
+ *                SEGPOOL_INLINE (inline_resources.cpp): the hit inline
  *
  * Every (resource, allocator, thread count) runs in a child process of its
- * own (this program again, with --child), so peak RSS is its own; a child
+ * own (this program again, with --child), so peak RSS is its own; with
+ * -R rounds every such child runs once per round, the rounds interleaved
+ * (A B C A B C ...: the clock's drift falls on every contender alike), and
+ * the row reports the median of the rounds' medians; a child
  * that was to run on a preloaded allocator checks that malloc really comes
  * from it (dladdr) and refuses to report otherwise.  The lines are made
  * before the clock starts.  Reported per run: the median over the
@@ -27,7 +32,16 @@
  * line), its ratio to new_delete on glibc, peak RSS, and RSS at the start
  * and after the last batch was dropped (the resource still alive).
  *
- *   bench-pmr [-t 1,2] [-n lines] [-b batch] [-r reps] [--smoke]
+ *   bench-pmr [-t 1,2] [-n lines] [-b batch] [-r reps] [-R rounds]
+ *             [-c LIST] [--peer NAME=LIB]... [--smoke]
+ *
+ * -c runs only the rows it names, comma-separated: a resource ("sp-pool")
+ * or a resource on one malloc ("newdelete:tcmalloc"); the first row run is
+ * the ratios' base.
+ *
+ * --peer adds a malloc of the caller's (LIB an absolute path, preloaded
+ * and checked like the others) to the new_delete rows: a build of
+ * mimalloc 3 or snmalloc from their own sources, never in the tree.
  *
  * --smoke (and the name bench-pmr-smoke) runs tiny counts of everything
  * and checks the results only.  Exit status 0, or 1 when a run failed.
@@ -56,6 +70,7 @@
 
 #include "segpool_config.h"
 #include "examples/logpmr.hpp"
+#include "tools/bench-pmr/bench_pmr.h"
 
 /* A sanitized program cannot run on a preloaded malloc. */
 #if defined(CONFIG_SEGPOOL_ASAN) || defined(CONFIG_SEGPOOL_TSAN)
@@ -68,7 +83,7 @@ namespace {
 
 const char *const resources[] = {
 	"newdelete", "unsync-pool", "sync-pool", "monotonic",
-	"sp-pool", "sp-arena", "sp-cache",
+	"sp-pool", "sp-arena", "sp-cache", "sp-pool-inline", "sp-cache-inline",
 };
 
 struct peer {
@@ -76,17 +91,42 @@ struct peer {
 	const char *soname;	/* nullptr: glibc, no preload */
 };
 
-const peer peers[] = {
+/* soname: a name the loader finds, or an absolute path (--peer) */
+std::vector<peer> peers = {
 	{ "glibc", nullptr },
 	{ "jemalloc", "libjemalloc.so.2" },
 	{ "tcmalloc", "libtcmalloc_minimal.so.4" },
 	{ "mimalloc", "libmimalloc.so.2" },
 };
 
+/* --peer NAME=LIB: LIB absolute, NAME new and short; false otherwise. */
+bool add_peer(const char *spec)
+{
+	static std::vector<std::string> keep;	/* the names' storage */
+	const char *eq = std::strchr(spec, '=');
+
+	if (!eq || eq == spec || eq - spec > 31 || eq[1] != '/')
+		return false;
+	std::string name(spec, (std::size_t)(eq - spec));
+	for (const auto &p : peers)
+		if (name == p.name)
+			return false;
+	keep.reserve(64);
+	if (keep.size() + 2 > keep.capacity())
+		return false;
+	keep.push_back(name);
+	const char *n = keep.back().c_str();
+	keep.push_back(eq + 1);
+	peers.push_back({ n, keep.back().c_str() });
+	return true;
+}
+
 struct config {
 	std::uint64_t lines = 200000;	/* per thread */
 	unsigned batch = 2000;
 	unsigned reps = 5;
+	unsigned rounds = 1;
+	std::vector<std::string> only;	/* -c: "resource" or "resource:malloc" */
 	std::vector<unsigned> threads{1, 2};
 	bool smoke = false;
 };
@@ -157,8 +197,11 @@ int child(const config &c, const std::string &res, const peer &p,
 		Dl_info info;
 		void *m = dlsym(RTLD_DEFAULT, "malloc");
 
+		const char *want = std::strrchr(p.soname, '/');
+
+		want = want ? want + 1 : p.soname;
 		if (!m || !dladdr(m, &info) || !info.dli_fname ||
-		    !std::strstr(info.dli_fname, p.soname)) {
+		    !std::strstr(info.dli_fname, want)) {
 			std::fprintf(stderr, "bench-pmr: malloc is not %s's here "
 				     "(it is %s's): run refused\n", p.name,
 				     m && dladdr(m, &info) ? info.dli_fname : "?");
@@ -218,6 +261,12 @@ int child(const config &c, const std::string &res, const peer &p,
 					uniq[t] = run_batches(l, c.batch, &r,
 							      [&r] { r.release(); });
 					after[t] = rss_bytes();
+				} else if (res == "sp-pool-inline") {
+					uniq[t] = run_batches(l, c.batch,
+						bench_pmr_inline_pool(), none);
+				} else if (res == "sp-cache-inline") {
+					uniq[t] = run_batches(l, c.batch,
+						bench_pmr_inline_cache(), none);
 				} else {
 					uniq[t] = run_batches(l, c.batch, &sp_cache, none);
 				}
@@ -260,6 +309,8 @@ std::string find_lib(const char *soname)
 	Dl_info info;
 	std::string dir;
 
+	if (soname[0] == '/')
+		return access(soname, R_OK) == 0 ? std::string(soname) : std::string();
 	if (dladdr((void *)&std::fopen, &info) && info.dli_fname) {
 		dir = info.dli_fname;
 		dir.erase(dir.rfind('/') + 1);
@@ -321,7 +372,7 @@ bool spawn(const config &c, const char *self, const std::string &res,
 		if (!preload.empty())
 			setenv("LD_PRELOAD", preload.c_str(), 1);
 		execl(exe.c_str(), self, "--child", res.c_str(), p.name,
-		      ts.c_str(), n.c_str(), b.c_str(), r.c_str(), (char *)nullptr);
+		      p.soname ? p.soname : "-", ts.c_str(), n.c_str(), b.c_str(), r.c_str(), (char *)nullptr);
 		_exit(127);
 	}
 	close(fds[1]);
@@ -372,17 +423,14 @@ int main(int argc, char **argv)
 	const char *self = argv[0];
 	const char *base = std::strrchr(self, '/');
 
-	if (argc == 8 && !std::strcmp(argv[1], "--child")) {
-		for (const auto &p : peers) {
-			if (std::strcmp(p.name, argv[3]))
-				continue;
-			c.lines = std::strtoull(argv[5], nullptr, 10);
-			c.batch = (unsigned)std::strtoul(argv[6], nullptr, 10);
-			c.reps = (unsigned)std::strtoul(argv[7], nullptr, 10);
-			return child(c, argv[2], p,
-				     (unsigned)std::strtoul(argv[4], nullptr, 10));
-		}
-		return 2;
+	if (argc == 9 && !std::strcmp(argv[1], "--child")) {
+		peer p = { argv[3], std::strcmp(argv[4], "-") ? argv[4] : nullptr };
+
+		c.lines = std::strtoull(argv[6], nullptr, 10);
+		c.batch = (unsigned)std::strtoul(argv[7], nullptr, 10);
+		c.reps = (unsigned)std::strtoul(argv[8], nullptr, 10);
+		return child(c, argv[2], p,
+			     (unsigned)std::strtoul(argv[5], nullptr, 10));
 	}
 	c.smoke = std::strstr(base ? base + 1 : self, "smoke") != nullptr;
 	for (int i = 1; i < argc; i++) {
@@ -398,9 +446,28 @@ int main(int argc, char **argv)
 			c.batch = (unsigned)std::strtoul(argv[++i], nullptr, 10);
 		else if (a == "-r" && i + 1 < argc)
 			c.reps = (unsigned)std::strtoul(argv[++i], nullptr, 10);
+		else if (a == "-c" && i + 1 < argc) {
+			std::string l = argv[++i];
+
+			for (std::size_t at = 0; at <= l.size();) {
+				std::size_t e = l.find(',', at);
+
+				if (e == std::string::npos)
+					e = l.size();
+				if (e > at)
+					c.only.push_back(l.substr(at, e - at));
+				at = e + 1;
+			}
+		} else if (a == "-R" && i + 1 < argc)
+			c.rounds = (unsigned)std::strtoul(argv[++i], nullptr, 10);
+		else if (a == "--peer" && i + 1 < argc && add_peer(argv[i + 1]))
+			i++;
+		else if (!a.compare(0, 7, "--peer=") && add_peer(argv[i] + 7))
+			;
 		else {
 			std::fprintf(stderr, "usage: %s [-t 1,2] [-n lines] [-b batch] "
-				     "[-r reps] [--smoke]\n", self);
+				     "[-r reps] [-R rounds] [-c LIST] [--peer NAME=/LIB]... "
+				     "[--smoke]\n", self);
 			return 2;
 		}
 	}
@@ -408,60 +475,103 @@ int main(int argc, char **argv)
 		c.lines = 3000;
 		c.batch = 500;
 		c.reps = 1;
+		c.rounds = 1;
 		c.threads = {1, 2};
 	}
-	if (!c.lines || !c.batch || !c.reps) {
-		std::fprintf(stderr, "bench-pmr: -n, -b and -r must be positive\n");
+	if (!c.lines || !c.batch || !c.reps || !c.rounds) {
+		std::fprintf(stderr, "bench-pmr: -n, -b, -r and -R must be positive\n");
 		return 2;
 	}
 
-	std::vector<row> rows;
 	int failed = 0;
 
 	std::printf("bench-pmr: %" PRIu64 " lines per thread, batches of %u, "
-		    "median of %u; ns = thread CPU ns per line\n",
-		    c.lines, c.batch, c.reps);
+		    "median of %u", c.lines, c.batch, c.reps);
+	if (c.rounds > 1)
+		std::printf(" in each of %u interleaved rounds (median of the "
+			    "rounds)", c.rounds);
+	std::printf("; ns = thread CPU ns per line\n");
 	for (unsigned t : c.threads) {
+		struct slot {
+			const char *res;
+			const peer *p;
+			std::vector<double> ns;
+			row last;
+			bool failed;
+		};
+		std::vector<slot> runs;
 		double base_ns = 0;
+		std::uint64_t unique = 0;
+		bool have_unique = false;
 
-		std::printf("\n%u thread%s\n%-12s %-9s %10s %7s %11s %11s %11s %8s\n",
+		std::printf("\n%u thread%s\n%-15s %-9s %10s %7s %11s %11s %11s %8s\n",
 			    t, t > 1 ? "s" : "", "resource", "malloc", "ns/line",
 			    "ratio", "rss start", "peak rss", "rss after", "after/st");
 		for (const char *res : resources) {
 			for (const auto &p : peers) {
-				row r;
-
 				/* the allocator matters under new_delete only */
 				if (std::strcmp(res, "newdelete") && p.soname)
 					continue;
-				if (p.soname && !BENCH_PRELOAD) {
-					std::printf("%-12s %-9s  (not in a sanitized build)\n",
-						    res, p.name);
+				if (!c.only.empty() &&
+				    std::find_if(c.only.begin(), c.only.end(),
+						 [&](const std::string &o) {
+					    return o == res ||
+						   o == std::string(res) + ":" + p.name;
+				    }) == c.only.end())
 					continue;
-				}
-				if (p.soname && find_lib(p.soname).empty()) {
-					std::printf("%-12s %-9s  (not installed)\n", res, p.name);
-					continue;
-				}
-				if (!spawn(c, self, res, p, t, r)) {
-					std::printf("%-12s %-9s  FAILED\n", res, p.name);
-					failed++;
-					continue;
-				}
-				if (!base_ns)
-					base_ns = r.ns;
-				if (!rows.empty() && rows.back().threads == t &&
-				    rows.back().unique != r.unique) {
-					std::printf("%-12s %-9s  WRONG RESULT\n", res, p.name);
-					failed++;
-				}
-				std::printf("%-12s %-9s %10.1f %7.2f %8zu KiB %7zu KiB "
-					    "%7zu KiB %8.2f\n", res, p.name, r.ns,
-					    base_ns ? r.ns / base_ns : 0.0, r.start_kb,
-					    r.peak_kb, r.after_kb,
-					    r.start_kb ? (double)r.after_kb / (double)r.start_kb : 0.0);
-				rows.push_back(r);
+				runs.push_back({ res, &p, {}, {}, false });
 			}
+		}
+		for (unsigned round = 0; round < c.rounds; round++) {
+			for (auto &s : runs) {
+				row r;
+
+				if (s.failed || (s.p->soname && (!BENCH_PRELOAD ||
+				    find_lib(s.p->soname).empty())))
+					continue;
+				if (!spawn(c, self, s.res, *s.p, t, r)) {
+					s.failed = true;
+					continue;
+				}
+				if (have_unique && r.unique != unique) {
+					std::printf("%-15s %-9s  WRONG RESULT\n",
+						    s.res, s.p->name);
+					failed++;
+				}
+				unique = r.unique;
+				have_unique = true;
+				s.ns.push_back(r.ns);
+				s.last = r;
+			}
+		}
+		for (auto &s : runs) {
+			const char *res = s.res, *name = s.p->name;
+
+			if (s.p->soname && !BENCH_PRELOAD) {
+				std::printf("%-15s %-9s  (not in a sanitized build)\n",
+					    res, name);
+				continue;
+			}
+			if (s.p->soname && find_lib(s.p->soname).empty()) {
+				std::printf("%-15s %-9s  (not installed)\n", res, name);
+				continue;
+			}
+			if (s.failed || s.ns.empty()) {
+				std::printf("%-15s %-9s  FAILED\n", res, name);
+				failed++;
+				continue;
+			}
+			std::sort(s.ns.begin(), s.ns.end());
+			const row &r = s.last;
+			double ns = s.ns[s.ns.size() / 2];
+
+			if (!base_ns)
+				base_ns = ns;
+			std::printf("%-15s %-9s %10.1f %7.2f %8zu KiB %7zu KiB "
+				    "%7zu KiB %8.2f\n", res, name, ns,
+				    base_ns ? ns / base_ns : 0.0, r.start_kb,
+				    r.peak_kb, r.after_kb,
+				    r.start_kb ? (double)r.after_kb / (double)r.start_kb : 0.0);
 		}
 	}
 	std::printf("\n%s\n", failed ? "bench-pmr: some runs failed" : "bench-pmr: ok");
