@@ -18,7 +18,7 @@
 # bench-pmr-smoke, both in make check too).
 #
 # Checked: exit status 0; "SMOKE RUN" in the workloads' and the programs'
-# output and in results.md; every line of the output at most 120 columns;
+# output and in results.md (and in bench-pmr's, for all of make bench); every line of the output at most 120 columns;
 # each .dat file for gnuplot names its series ("# series:" lines) and none
 # more than eight; common.gp defines eight colours and cycles them; the
 # PNGs are there when gnuplot is; logpipe's table has a row on segpool's
@@ -68,6 +68,10 @@ echo "# the smoke run took $SECONDS s"
 grep -q "SMOKE RUN" "$tmp/bench.txt" || bad "the workloads' output does not say SMOKE RUN"
 grep -q "SMOKE RUN" "$tmp/programs.txt" || bad "the programs' output does not say SMOKE RUN"
 grep -q "SMOKE RUN" "$out/results.md" 2>/dev/null || bad "results.md does not say SMOKE RUN"
+if [[ ${SEGPOOL_BENCH_SMOKE_MAKE:-0} == 1 ]]; then
+	grep -q "^SMOKE RUN: tiny counts" "$tmp/all.txt" ||
+		bad "bench-pmr's output does not say SMOKE RUN"
+fi
 
 # the terminal's text, tables and prose, at most 120 columns
 wide=$(awk 'length($0) > 120 { printf "%d: %.60s...\n", length($0), $0 }' "$tmp/all.txt")

@@ -485,6 +485,8 @@ int main(int argc, char **argv)
 
 	int failed = 0;
 
+	if (c.smoke)
+		std::printf("SMOKE RUN: tiny counts, figures mean nothing\n");
 	std::printf("bench-pmr: %" PRIu64 " lines per thread, batches of %u, "
 		    "median of %u", c.lines, c.batch, c.reps);
 	if (c.rounds > 1)
