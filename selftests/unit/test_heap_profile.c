@@ -42,7 +42,13 @@
 #define CACHE_OBJ	200
 
 /* the three call sites, each in a section of its own: its address range */
-#define SITE_SECTION(n)	__attribute__((noinline, noclone, section("sp_prof_site_" #n)))
+#if defined(__clang__)
+#define SITE_NOCLONE		/* clang clones no function */
+#else
+#define SITE_NOCLONE		noclone,
+#endif
+#define SITE_SECTION(n)	__attribute__((noinline, SITE_NOCLONE		\
+				       section("sp_prof_site_" #n)))
 extern char __start_sp_prof_site_0[], __stop_sp_prof_site_0[];
 extern char __start_sp_prof_site_1[], __stop_sp_prof_site_1[];
 extern char __start_sp_prof_site_2[], __stop_sp_prof_site_2[];
