@@ -859,14 +859,15 @@ static inline bool sp_still_free(struct sp_region *r, uint32_t p,
  * or before @cut; return the oldest stamp of those it kept dirty.  Every
  * SP_DECAY_BATCH blocks the lock is dropped, the CPU yielded and the lock
  * taken again, so the flushes and refills of the program's threads wait
- * for one batch at most.  When the block the walk stood on left the list meanwhile, the
- * walk starts over from the head (what it gave back is clean: it skips
- * it); after two such restarts it keeps the lock to the end.
+ * for one batch at most.  When the block the walk stood on left the list
+ * meanwhile, the walk starts over from the head (what it gave back is
+ * clean: it skips it); after two such restarts it keeps the lock to the
+ * end.
  */
 static uintptr_t sp_decay_order(struct sp_region *r, unsigned int o,
 				uintptr_t cut)
 {
-	uintptr_t kept = UINTPTR_MAX;
+	uintptr_t kept = UINTPTR_MAX, st;
 	unsigned int batch = 0, restarts = 0;
 	uint32_t p = r->free_head[o];
 
@@ -874,12 +875,11 @@ static uintptr_t sp_decay_order(struct sp_region *r, unsigned int o,
 		uintptr_t info = r->map[p].info;
 
 		r->decay_visits++;
-		if (info & SP_PAGE_DIRTY_BIT) {
-			if ((info >> SP_PAGE_STAMP_SHIFT) <= cut)
-				sp_block_purge(r, p, o);
-			else
-				kept = SP_MIN(kept, info >> SP_PAGE_STAMP_SHIFT);
-		}
+		st = info >> SP_PAGE_STAMP_SHIFT;
+		if ((info & SP_PAGE_DIRTY_BIT) && st <= cut)
+			sp_block_purge(r, p, o);
+		else if (info & SP_PAGE_DIRTY_BIT)
+			kept = SP_MIN(kept, st);
 		if (++batch >= SP_DECAY_BATCH && restarts < 2 &&
 		    r->map[p].next != SP_PAGE_NONE) {
 			batch = 0;
@@ -917,8 +917,8 @@ size_t sp_region_decay(int idx, uint64_t now_ns, uint64_t delay_ns)
 	for (unsigned int o = 0; o <= SP_MAX_ORDER && r->dirty_pages; o++) {
 		uintptr_t cut = o < SP_HUGE_ORDER ? small : limit, kept;
 
-		if (r->oldest[o] > cut)
-			continue;	/* nothing of this order is old enough */
+		if (r->oldest[o] > cut)		/* none of this order is old */
+			continue;
 		/*
 		 * Pushes while the lock is dropped lower it again; so does a
 		 * second pass (core/decay.c's and a direct call) that ends

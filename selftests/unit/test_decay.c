@@ -231,7 +231,7 @@ static void test_decay_visits_only_old(void **state)
 	now = sp_region_now_ns();
 	v = decay_visits(r);
 	assert_int_equal(sp_region_decay(0, now, 1000000000ULL), 0);
-	print_message("free order-0 runs %zu, visited by a pass with none old: %llu\n",
+	print_message("free order-0 runs %zu, visited with none old: %llu\n",
 		      r->nr_free[0], (unsigned long long)(decay_visits(r) - v));
 	assert_int_equal(decay_visits(r) - v, 0);
 	/* two seconds later every one goes, the lock dropped between batches */
@@ -241,7 +241,8 @@ static void test_decay_visits_only_old(void **state)
 	assert_true(decay_visits(r) - v >= SPARSE_BLOCKS / 2);
 	assert_int_equal(dirty - r->dirty_pages, got);	/* the stats: exact */
 	v = decay_visits(r);
-	assert_int_equal(sp_region_decay(0, now + 4000000000ULL, 1000000000ULL), 0);
+	assert_int_equal(sp_region_decay(0, now + 4000000000ULL, 1000000000ULL),
+			 0);
 	assert_int_equal(decay_visits(r) - v, 0);
 	for (int i = 1; i < SPARSE_BLOCKS; i += 2)
 		sp_region_free(blk[i], 0);
@@ -250,7 +251,7 @@ static void test_decay_visits_only_old(void **state)
 
 static atomic_bool churn_stop;
 
-/* Frees and takes order-0 blocks while the decay walks with the lock dropped. */
+/* Takes and frees order-0 blocks while the decay walks, the lock dropped. */
 static void *churn(void *arg)
 {
 	void **blk = arg;
@@ -284,9 +285,11 @@ static void test_decay_walk_under_churn(void **state)
 	sparse_heap(blk);
 	atomic_store(&churn_stop, false);
 	assert_int_equal(pthread_create(&t, NULL, churn, blk), 0);
-	for (int k = 0; k < 200; k++)
-		sp_region_decay(0, sp_region_now_ns() + (k & 1 ? 2000000000ULL : 0),
-				1000000000ULL);
+	for (int k = 0; k < 200; k++) {
+		uint64_t ahead = k & 1 ? 2000000000ULL : 0;
+
+		sp_region_decay(0, sp_region_now_ns() + ahead, 1000000000ULL);
+	}
 	atomic_store(&churn_stop, true);
 	assert_int_equal(pthread_join(t, NULL), 0);
 	pthread_mutex_lock(&r->lock);
@@ -298,7 +301,8 @@ static void test_decay_walk_under_churn(void **state)
 			if (!(info & SP_PAGE_DIRTY_BIT))
 				continue;
 			dirty += 1UL << o;
-			assert_true(r->oldest[o] <= info >> SP_PAGE_STAMP_SHIFT);
+			assert_true(r->oldest[o] <=
+				    info >> SP_PAGE_STAMP_SHIFT);
 		}
 	assert_int_equal(dirty, r->dirty_pages);
 	pthread_mutex_unlock(&r->lock);
