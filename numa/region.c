@@ -24,6 +24,11 @@
  * object round of 640 MiB) faulted all of it back in each time; the decay
  * bounds how long such memory stays instead.
  *
+ * A decay pass reads each order's @oldest stamp first and walks only the
+ * orders with a block past the delay: on a large heap whose free blocks
+ * are all recent it visits none (it walked every free block, under the
+ * lock the program's flushes and refills need, each tick).
+ *
  * Locking: one mutex per region, a leaf lock (nothing else is taken under
  * it).  The pagemap entries of a block are written under the region lock by
  * the allocator and read without it by address lookups: a lookup of an
@@ -76,6 +81,7 @@ static void sp_region_init(struct sp_region *r, int idx, char *base,
 	for (int o = 0; o <= SP_MAX_ORDER; o++) {
 		r->free_head[o] = SP_PAGE_NONE;
 		r->nr_free[o] = 0;
+		r->oldest[o] = UINTPTR_MAX;
 	}
 	r->base = base;
 	r->map = map;
@@ -90,6 +96,7 @@ static void sp_region_init(struct sp_region *r, int idx, char *base,
 	r->run_pages = 0;
 	r->purged_pages = 0;
 	r->stamp = 0;
+	r->decay_visits = 0;
 	r->commit_failures = 0;
 	r->bound = sp_topo.bind;
 }
@@ -182,8 +189,11 @@ static void sp_free_push(struct sp_region *r, uint32_t page, unsigned int o,
 
 	SP_WRITE_ONCE(pg->info, SP_PAGE_FREE_TAG(o) |
 		      (dirty ? SP_PAGE_DIRTY_BIT | r->stamp : 0));
-	if (dirty)
+	if (dirty) {
 		r->dirty_pages += 1UL << o;
+		r->oldest[o] = SP_MIN(r->oldest[o],
+				      r->stamp >> SP_PAGE_STAMP_SHIFT);
+	}
 	pg->prev = SP_PAGE_NONE;
 	pg->next = r->free_head[o];
 	if (pg->next != SP_PAGE_NONE)
@@ -311,10 +321,12 @@ static size_t sp_region_purge_locked(struct sp_region *r)
 
 	if (!r->dirty_pages)
 		return 0;
-	for (unsigned int o = 0; o <= SP_MAX_ORDER; o++)
+	for (unsigned int o = 0; o <= SP_MAX_ORDER; o++) {
 		for (uint32_t p = r->free_head[o]; p != SP_PAGE_NONE;
 		     p = r->map[p].next)
 			sp_block_purge(r, p, o);
+		r->oldest[o] = UINTPTR_MAX;	/* none is dirty now */
+	}
 	return (size_t)(r->purged_pages - before);
 }
 
@@ -832,6 +844,59 @@ uint64_t sp_region_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+/*
+ * Is @p still the head page of a free block of order @o, so on that free
+ * list, once the lock was dropped and taken again?  (lock held)
+ */
+static inline bool sp_still_free(struct sp_region *r, uint32_t p,
+				 unsigned int o)
+{
+	return sp_free_tag_order(r->map[p].info) == (int)o;
+}
+
+/*
+ * Walk the free list of order @o, giving back the dirty blocks stamped at
+ * or before @cut; return the oldest stamp of those it kept dirty.  Every
+ * SP_DECAY_BATCH blocks the lock is dropped, the CPU yielded and the lock
+ * taken again, so the flushes and refills of the program's threads wait
+ * for one batch at most.  When the block the walk stood on left the list
+ * meanwhile, the walk starts over from the head (what it gave back is
+ * clean: it skips it); after two such restarts it keeps the lock to the
+ * end.
+ */
+static uintptr_t sp_decay_order(struct sp_region *r, unsigned int o,
+				uintptr_t cut)
+{
+	uintptr_t kept = UINTPTR_MAX, st;
+	unsigned int batch = 0, restarts = 0;
+	uint32_t p = r->free_head[o];
+
+	while (p != SP_PAGE_NONE) {
+		uintptr_t info = r->map[p].info;
+
+		r->decay_visits++;
+		st = info >> SP_PAGE_STAMP_SHIFT;
+		if ((info & SP_PAGE_DIRTY_BIT) && st <= cut)
+			sp_block_purge(r, p, o);
+		else if (info & SP_PAGE_DIRTY_BIT)
+			kept = SP_MIN(kept, st);
+		if (++batch >= SP_DECAY_BATCH && restarts < 2 &&
+		    r->map[p].next != SP_PAGE_NONE) {
+			batch = 0;
+			pthread_mutex_unlock(&r->lock);
+			sp_os_yield();	/* a waiter gets the lock in between */
+			pthread_mutex_lock(&r->lock);
+			if (!sp_still_free(r, p, o)) {
+				restarts++;
+				p = r->free_head[o];
+				continue;
+			}
+		}
+		p = r->map[p].next;
+	}
+	return kept;
+}
+
 size_t sp_region_decay(int idx, uint64_t now_ns, uint64_t delay_ns)
 {
 	struct sp_region *r = &sp_arena.region[idx];
@@ -849,16 +914,20 @@ size_t sp_region_decay(int idx, uint64_t now_ns, uint64_t delay_ns)
 		small = limit;
 	pthread_mutex_lock(&r->lock);
 	before = r->purged_pages;
-	for (unsigned int o = 0; o <= SP_MAX_ORDER && r->dirty_pages; o++)
-		for (uint32_t p = r->free_head[o]; p != SP_PAGE_NONE;
-		     p = r->map[p].next) {
-			uintptr_t info = r->map[p].info;
+	for (unsigned int o = 0; o <= SP_MAX_ORDER && r->dirty_pages; o++) {
+		uintptr_t cut = o < SP_HUGE_ORDER ? small : limit, kept;
 
-			if ((info & SP_PAGE_DIRTY_BIT) &&
-			    (info >> SP_PAGE_STAMP_SHIFT) <=
-			    (o < SP_HUGE_ORDER ? small : limit))
-				sp_block_purge(r, p, o);
-		}
+		if (r->oldest[o] > cut)		/* none of this order is old */
+			continue;
+		/*
+		 * Pushes while the lock is dropped lower it again; so does a
+		 * second pass (core/decay.c's and a direct call) that ends
+		 * later: each keeps what it saw, the least of them stays.
+		 */
+		r->oldest[o] = UINTPTR_MAX;
+		kept = sp_decay_order(r, o, cut);
+		r->oldest[o] = SP_MIN(r->oldest[o], kept);
+	}
 	n = (size_t)(r->purged_pages - before);
 	pthread_mutex_unlock(&r->lock);
 	return n;

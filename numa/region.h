@@ -91,6 +91,15 @@ struct sp_region {
 	uint64_t purged_pages;		/* pages given back so far */
 	uintptr_t stamp;		/* stamp bits sp_free_push() gives a
 					 * dirty block (its caller sets it) */
+	/*
+	 * Per order, a stamp (in stamp units) no dirty free block of that
+	 * order is older than, UINTPTR_MAX when it has none: a push lowers
+	 * it, a decay walk of the order sets it to what it kept.  The decay
+	 * walks only the orders it lets through, so a pass over a heap of
+	 * many free blocks none of which is old costs nothing.
+	 */
+	uintptr_t oldest[SP_MAX_ORDER + 1];
+	uint64_t decay_visits;		/* free blocks the decay looked at */
 	unsigned long commit_failures;	/* commits or binds that failed */
 	bool bound;			/* every committed chunk is bound (mbind) */
 } __sp_cacheline_aligned;
@@ -217,9 +226,12 @@ extern SP_INTERNAL int64_t sp_region_delay_ns;
 /*
  * sp_region_decay() - give back the dirty free blocks of node index @idx
  * that became dirty more than @delay_ns before @now_ns (CLOCK_MONOTONIC
- * nanoseconds, sp_region_now_ns()).
+ * nanoseconds, sp_region_now_ns()).  Only the orders whose oldest stamp is
+ * past the delay are walked, and the region lock is dropped and taken
+ * again every SP_DECAY_BATCH blocks visited.
  * Return: the pages given back.
  */
+#define SP_DECAY_BATCH		1024	/* a few microseconds of walk */
 SP_INTERNAL size_t sp_region_decay(int idx, uint64_t now_ns, uint64_t delay_ns);
 
 /* sp_region_now_ns() - the clock of the stamps (coarse monotonic), in ns. */

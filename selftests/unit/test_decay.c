@@ -13,6 +13,8 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,6 +183,132 @@ static void test_region_decay_by_age(void **state)
 	assert_int_equal(mincore(p, 16 * SP_PAGE_SIZE, vec), 0);
 	for (int i = 0; i < 16; i++)
 		assert_false(vec[i] & 1);
+}
+
+#define SPARSE_BLOCKS	4096
+
+/*
+ * Free every other one of SPARSE_BLOCKS order-0 blocks of region 0: half of
+ * them become free runs that cannot merge (their buddies are held).
+ */
+static void sparse_heap(void **blk)
+{
+	for (int i = 0; i < SPARSE_BLOCKS; i++) {
+		blk[i] = sp_region_alloc(0, 0, 0x1000);
+		assert_non_null(blk[i]);
+	}
+	for (int i = 0; i < SPARSE_BLOCKS; i += 2)
+		sp_region_free(blk[i], 0);
+}
+
+static uint64_t decay_visits(struct sp_region *r)
+{
+	uint64_t v;
+
+	pthread_mutex_lock(&r->lock);
+	v = r->decay_visits;
+	pthread_mutex_unlock(&r->lock);
+	return v;
+}
+
+/*
+ * A pass costs what it can give back: on a region of thousands of free
+ * runs none of which is past the delay it visits none of them (it walked
+ * every one before), and once they are all clean again, none either.
+ */
+static void test_decay_visits_only_old(void **state)
+{
+	static void *blk[SPARSE_BLOCKS];
+	struct sp_region *r = &sp_arena.region[0];
+	uint64_t now, v;
+	size_t dirty, got;
+
+	(void)state;
+	assert_int_equal(segpool_set_decay_ms(SEGPOOL_DECAY_NEVER), 0);
+	sp_region_purge(0);
+	sparse_heap(blk);
+	assert_true(r->nr_free[0] >= SPARSE_BLOCKS / 2);
+	now = sp_region_now_ns();
+	v = decay_visits(r);
+	assert_int_equal(sp_region_decay(0, now, 1000000000ULL), 0);
+	print_message("free order-0 runs %zu, visited with none old: %llu\n",
+		      r->nr_free[0], (unsigned long long)(decay_visits(r) - v));
+	assert_int_equal(decay_visits(r) - v, 0);
+	/* two seconds later every one goes, the lock dropped between batches */
+	dirty = r->dirty_pages;
+	got = sp_region_decay(0, now + 2000000000ULL, 1000000000ULL);
+	assert_true(got >= SPARSE_BLOCKS / 2);
+	assert_true(decay_visits(r) - v >= SPARSE_BLOCKS / 2);
+	assert_int_equal(dirty - r->dirty_pages, got);	/* the stats: exact */
+	v = decay_visits(r);
+	assert_int_equal(sp_region_decay(0, now + 4000000000ULL, 1000000000ULL),
+			 0);
+	assert_int_equal(decay_visits(r) - v, 0);
+	for (int i = 1; i < SPARSE_BLOCKS; i += 2)
+		sp_region_free(blk[i], 0);
+	sp_region_purge(0);
+}
+
+static atomic_bool churn_stop;
+
+/* Takes and frees order-0 blocks while the decay walks, the lock dropped. */
+static void *churn(void *arg)
+{
+	void **blk = arg;
+
+	while (!atomic_load(&churn_stop)) {
+		for (int i = 0; i < SPARSE_BLOCKS; i += 2) {
+			blk[i] = sp_region_alloc(0, 0, 0x1000);
+			assert_non_null(blk[i]);
+		}
+		for (int i = 0; i < SPARSE_BLOCKS; i += 2)
+			sp_region_free(blk[i], 0);
+	}
+	return NULL;
+}
+
+/*
+ * The walk drops the lock every SP_DECAY_BATCH blocks: with another thread
+ * taking and freeing blocks of the same list meanwhile, the dirty count
+ * still matches the blocks, and every order's oldest stamp is still no
+ * newer than any of its dirty blocks (no block is left out of the decay).
+ */
+static void test_decay_walk_under_churn(void **state)
+{
+	static void *blk[SPARSE_BLOCKS];
+	struct sp_region *r = &sp_arena.region[0];
+	size_t dirty = 0;
+	pthread_t t;
+
+	(void)state;
+	assert_int_equal(segpool_set_decay_ms(SEGPOOL_DECAY_NEVER), 0);
+	sparse_heap(blk);
+	atomic_store(&churn_stop, false);
+	assert_int_equal(pthread_create(&t, NULL, churn, blk), 0);
+	for (int k = 0; k < 200; k++) {
+		uint64_t ahead = k & 1 ? 2000000000ULL : 0;
+
+		sp_region_decay(0, sp_region_now_ns() + ahead, 1000000000ULL);
+	}
+	atomic_store(&churn_stop, true);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	pthread_mutex_lock(&r->lock);
+	for (unsigned int o = 0; o <= SP_MAX_ORDER; o++)
+		for (uint32_t p = r->free_head[o]; p != SP_PAGE_NONE;
+		     p = r->map[p].next) {
+			uintptr_t info = r->map[p].info;
+
+			if (!(info & SP_PAGE_DIRTY_BIT))
+				continue;
+			dirty += 1UL << o;
+			assert_true(r->oldest[o] <=
+				    info >> SP_PAGE_STAMP_SHIFT);
+		}
+	assert_int_equal(dirty, r->dirty_pages);
+	pthread_mutex_unlock(&r->lock);
+	for (int i = 1; i < SPARSE_BLOCKS; i += 2)
+		sp_region_free(blk[i], 0);
+	sp_region_purge(0);
 }
 
 /* The thread gives a freed burst back with no further call. */
@@ -379,6 +507,8 @@ static void test_env_never_and_bad(void **state)
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test_setup(test_env_never_and_bad, setup),
 	cmocka_unit_test_setup(test_region_decay_by_age, setup),
+	cmocka_unit_test_setup(test_decay_visits_only_old, setup),
+	cmocka_unit_test_setup(test_decay_walk_under_churn, setup),
 	cmocka_unit_test_setup(test_burst_goes_back_by_itself, setup),
 	cmocka_unit_test_setup(test_never_then_shrink_all, setup),
 	cmocka_unit_test_setup(test_zero_purges_at_once, setup),
