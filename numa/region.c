@@ -13,16 +13,17 @@
  * freed (a merge takes the newest stamp, a split keeps it): its memory is
  * given back to the OS (MADV_DONTNEED) by the decay once it stayed free for
  * the delay (sp_region_decay(), run by core/decay.c's thread), at once when
- * the delay is 0, when the region holds more than SP_DIRTY_MAX_PAGES of
- * dirty free pages and there is no decay (a delay of -1: a safety valve),
- * or on sp_region_purge() (cache shrink and destroy).  Returning memory one
- * slab at a time cost a system call and a TLB shootdown per slab, and
- * returning a block the moment it merged to the top order made a churning
- * cache fault its pages back every round.  The valve stays shut while the
- * decay runs: it purged everything past 64 MiB in the middle of a heap's
- * frees, and a program that frees a large heap to build it again (a 10^7
- * object round of 640 MiB) faulted all of it back in each time; the decay
- * bounds how long such memory stays instead.
+ * the delay is 0, when the region holds more dirty free pages than its
+ * cap (a safety valve: 64 MiB without a decay, a sixteenth of the node's
+ * share of memory with one, sp_dirty_cap()), or on sp_region_purge()
+ * (cache shrink and destroy).  Returning memory one slab at a time cost a
+ * system call and a TLB shootdown per slab, and returning a block the
+ * moment it merged to the top order made a churning cache fault its pages
+ * back every round.  The valve is wide while the decay runs: at 64 MiB it
+ * purged in the middle of a heap's frees, and a program that frees a large
+ * heap to build it again (a 10^7 object round of 640 MiB) faulted all of it
+ * back in each time; shut entirely, a 256 MiB node of the 4-node rig ran
+ * out of memory (test_pages' fork test was OOM-killed).
  *
  * A decay pass reads each order's @oldest stamp first and walks only the
  * orders with a block past the delay: on a large heap whose free blocks
@@ -55,8 +56,22 @@ struct sp_arena sp_arena;
 #define SP_REGION_MIN_SIZE	(16UL << 20)
 _Static_assert(SP_REGION_MIN_SIZE == SP_ENV_REGION_MIN,
 	       "SEGPOOL_REGION_SIZE: the table's bound");
-/* free memory a region may keep before all of it is given back (64 MiB) */
+/*
+ * Free memory a region may keep before all of it is given back: 64 MiB when
+ * there is no decay; while the decay runs, a sixteenth of the region's share
+ * of the memory the process may fill (the machine's, or its cgroup's limit,
+ * spread evenly over the nodes), and never less than 64 MiB.
+ */
 #define SP_DIRTY_MAX_PAGES	((64UL << 20) >> SP_PAGE_SHIFT)
+#define SP_DIRTY_MEM_SHIFT	4
+
+static size_t sp_dirty_cap(int nr_regions)
+{
+	uint64_t share = sp_os_memory_bytes() / (uint64_t)nr_regions;
+	size_t cap = (size_t)(share >> SP_DIRTY_MEM_SHIFT >> SP_PAGE_SHIFT);
+
+	return cap > SP_DIRTY_MAX_PAGES ? cap : SP_DIRTY_MAX_PAGES;
+}
 
 int64_t sp_region_delay_ns = -1;
 
@@ -74,7 +89,8 @@ static size_t sp_region_size_from_env(void)
 }
 
 static void sp_region_init(struct sp_region *r, int idx, char *base,
-			   struct sp_page *map, size_t nr_pages)
+			   struct sp_page *map, size_t nr_pages,
+			   size_t dirty_cap)
 {
 	pthread_mutex_init(&r->lock, NULL);
 	sp_lock_class(&r->lock, SP_LOCK_REGION);
@@ -92,6 +108,7 @@ static void sp_region_init(struct sp_region *r, int idx, char *base,
 	r->committed = 0;
 	r->pages_used = 0;
 	r->dirty_pages = 0;
+	r->dirty_cap = dirty_cap;
 	r->nr_runs = 0;
 	r->run_pages = 0;
 	r->purged_pages = 0;
@@ -145,7 +162,7 @@ int sp_arena_init(void)
 	int n = sp_topo.nr_nodes;
 	char *base = NULL;
 	struct sp_page *map = NULL;
-	size_t total = 0, map_bytes = 0;
+	size_t total = 0, map_bytes = 0, cap;
 
 	if (sp_arena.base)
 		return 0;
@@ -171,10 +188,11 @@ int sp_arena_init(void)
 	sp_arena.map = map;
 	sp_arena.map_bytes = map_bytes;
 	sp_arena.tags = (uintptr_t *)(map + (total >> SP_PAGE_SHIFT));
+	cap = sp_dirty_cap(n);
 	for (int i = 0; i < n; i++)
 		sp_region_init(&sp_arena.region[i], i, base + (size_t)i * rsize,
 			       map + ((size_t)i * rsize >> SP_PAGE_SHIFT),
-			       rsize >> SP_PAGE_SHIFT);
+			       rsize >> SP_PAGE_SHIFT, cap);
 	/* base last: lookups treat a NULL base as "no arena" */
 	__atomic_store_n(&sp_arena.base, base, __ATOMIC_RELEASE);
 	return 0;
@@ -359,8 +377,7 @@ void sp_region_free(void *addr, unsigned int order)
 		order++;
 	}
 	sp_free_push(r, page, order, true);
-	/* the decay decides, unless the delay is 0 or there is no decay
-	 * and the cap is passed */
+	/* the decay decides, unless the delay is 0 or the cap is passed */
 	sp_pages_freed_locked(r, page, order);
 	pthread_mutex_unlock(&r->lock);
 }
@@ -457,17 +474,18 @@ static void sp_free_range(struct sp_region *r, uint32_t page, uint32_t end,
 
 /*
  * What sp_region_free() and the run code do once a block has merged: the
- * decay decides, unless the delay is 0, or there is no decay (-1) and the
- * cap is passed.
+ * decay decides, unless the delay is 0 or the cap is passed (64 MiB without
+ * a decay, r->dirty_cap with one).
  */
 static void sp_pages_freed_locked(struct sp_region *r, uint32_t page,
 				  unsigned int order)
 {
 	int64_t delay = SP_READ_ONCE(sp_region_delay_ns);
+	size_t cap = delay < 0 ? SP_DIRTY_MAX_PAGES : r->dirty_cap;
 
 	if (delay == 0)
 		sp_block_purge(r, page, order);
-	else if (delay < 0 && r->dirty_pages > SP_DIRTY_MAX_PAGES)
+	else if (r->dirty_pages > cap)
 		sp_region_purge_locked(r);
 }
 

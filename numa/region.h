@@ -86,6 +86,8 @@ struct sp_region {
 	size_t pages_used;		/* pages handed out */
 	size_t nr_free[SP_MAX_ORDER + 1];/* free blocks per order */
 	size_t dirty_pages;		/* free pages not yet given back */
+	size_t dirty_cap;		/* ... past which all go back while
+					 * the decay runs (sp_dirty_cap()) */
 	size_t nr_runs;			/* live page runs (large blocks) */
 	size_t run_pages;		/* pages they hold */
 	uint64_t purged_pages;		/* pages given back so far */

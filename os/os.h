@@ -131,6 +131,13 @@ SP_INTERNAL void sp_os_sleep_ms(unsigned long ms);
  * unreadable. */
 SP_INTERNAL uint64_t sp_os_resident_bytes(void);
 SP_INTERNAL uint64_t sp_os_peak_resident_bytes(void);
+/*
+ * sp_os_memory_bytes() - the memory this process may fill: the machine's
+ * physical memory, or its memory cgroup's limit when that is lower (v2
+ * memory.max, v1 memory.limit_in_bytes); 0 when unreadable.  Reads into
+ * stack buffers: nothing allocates.
+ */
+SP_INTERNAL uint64_t sp_os_memory_bytes(void);
 /* sp_os_random() - fill @buf with @len random bytes (getrandom(2), never
  * blocking); false when the kernel had none to give (os/sys.c). */
 SP_INTERNAL bool sp_os_random(void *buf, size_t len);

@@ -111,6 +111,81 @@ uint64_t sp_os_resident_bytes(void)
 	return (uint64_t)res * (uint64_t)sysconf(_SC_PAGESIZE);
 }
 
+/* The unsigned number at the start of file @path, or 0. */
+static uint64_t sp_read_number(const char *path)
+{
+	char buf[32];
+	ssize_t n;
+	int fd = sp_os_open_read(path);
+
+	if (fd < 0)
+		return 0;
+	n = sp_os_read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	return strtoull(buf, NULL, 10);	/* "max" reads as 0: no limit */
+}
+
+/*
+ * The limit of the memory cgroup at @path below @mount (file @file), else of
+ * the controller's root (a cgroup namespace shows the root only); 0 for none.
+ */
+static uint64_t sp_cgroup_limit(const char *mount, const char *path,
+				size_t plen, const char *file)
+{
+	char name[512];
+	uint64_t v;
+	int len = snprintf(name, sizeof(name), "%s%.*s/%s", mount, (int)plen,
+			   path, file);
+
+	if (len > 0 && (size_t)len < sizeof(name) && (v = sp_read_number(name)))
+		return v;
+	snprintf(name, sizeof(name), "%s/%s", mount, file);
+	return sp_read_number(name);
+}
+
+uint64_t sp_os_memory_bytes(void)
+{
+	char buf[2048], *line, *end;
+	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+	uint64_t mem = pages > 0 && psize > 0 ? (uint64_t)pages * psize : 0;
+	ssize_t n;
+	int fd = sp_os_open_read("/proc/self/cgroup");
+
+	if (fd < 0)
+		return mem;
+	n = sp_os_read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return mem;
+	buf[n] = '\0';
+	/* "0::/path" (v2) or "N:memory:/path" (v1), one line each */
+	for (line = buf; *line; line = *end ? end + 1 : end) {
+		const char *path;
+		uint64_t lim = 0;
+
+		end = strchr(line, '\n');
+		if (!end)
+			end = line + strlen(line);
+		if (!strncmp(line, "0::", 3)) {
+			path = line + 3;
+			lim = sp_cgroup_limit("/sys/fs/cgroup", path,
+					      (size_t)(end - path),
+					      "memory.max");
+		} else if ((path = strstr(line, ":memory:")) && path < end) {
+			path += 8;
+			lim = sp_cgroup_limit("/sys/fs/cgroup/memory", path,
+					      (size_t)(end - path),
+					      "memory.limit_in_bytes");
+		}
+		if (lim && (!mem || lim < mem))
+			mem = lim;
+	}
+	return mem;
+}
+
 uint64_t sp_os_peak_resident_bytes(void)
 {
 	struct rusage ru;

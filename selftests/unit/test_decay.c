@@ -30,6 +30,7 @@
 #include "internal/env.h"
 #include "internal/sanitize.h"
 #include "numa/region.h"
+#include "os/os.h"
 #include "slab/slab.h"
 
 #define BURST_OBJS	100000
@@ -453,6 +454,78 @@ static void test_fork_child_decays(void **state)
 }
 
 /* Bad settings: refused by the calls, and by the table with a reason. */
+static size_t region_dirty(struct sp_region *r)
+{
+	size_t n;
+
+	pthread_mutex_lock(&r->lock);
+	n = r->dirty_pages;
+	pthread_mutex_unlock(&r->lock);
+	return n;
+}
+
+#define VALVE_BLOCKS	((64UL << 20) / SP_MAX_BLOCK_SIZE + 1)
+
+/*
+ * The valve: a region holding more dirty free pages than its cap gives all
+ * of them back at the free that passed it.  The cap is 64 MiB without a
+ * decay and a sixteenth of the node's share of memory (at least 64 MiB)
+ * with one: wide enough for a heap freed to be built again, narrow enough
+ * for a small node (the 4-node rig's 256 MiB nodes ran out when it was
+ * shut).
+ */
+static void test_dirty_cap_valve(void **state)
+{
+	struct sp_region *r = &sp_arena.region[0];
+	uint64_t mem = sp_os_memory_bytes();
+	size_t want = (size_t)(mem / (uint64_t)sp_arena.nr_regions >> 4 >>
+			       SP_PAGE_SHIFT), saved;
+	void *blk[VALVE_BLOCKS];
+
+	(void)state;
+	assert_true(mem > (64ULL << 20));
+	if (want < ((64UL << 20) >> SP_PAGE_SHIFT))
+		want = (64UL << 20) >> SP_PAGE_SHIFT;
+	assert_int_equal(r->dirty_cap, want);
+	print_message("# memory %llu MiB, cap %zu MiB per region\n",
+		      (unsigned long long)(mem >> 20),
+		      want >> (20 - SP_PAGE_SHIFT));
+
+	/* with a decay (a long delay: it gives nothing back here) */
+	assert_int_equal(segpool_set_decay_ms(60000), 0);
+	segpool_shrink_all();
+	pthread_mutex_lock(&r->lock);
+	saved = r->dirty_cap;
+	r->dirty_cap = 2 * SP_MAX_BLOCK_PAGES;
+	pthread_mutex_unlock(&r->lock);
+	for (int i = 0; i < 3; i++) {
+		blk[i] = sp_region_alloc(0, SP_MAX_ORDER, 0x1000);
+		assert_non_null(blk[i]);
+		memset(blk[i], 1, SP_MAX_BLOCK_SIZE);
+	}
+	sp_region_free(blk[0], SP_MAX_ORDER);
+	sp_region_free(blk[1], SP_MAX_ORDER);
+	assert_true(region_dirty(r) >= 2 * SP_MAX_BLOCK_PAGES); /* kept */
+	sp_region_free(blk[2], SP_MAX_ORDER);
+	assert_int_equal(region_dirty(r), 0);	/* past the cap: all */
+	pthread_mutex_lock(&r->lock);
+	r->dirty_cap = saved;
+	pthread_mutex_unlock(&r->lock);
+
+	/* without a decay: 64 MiB, whatever the cap */
+	assert_int_equal(segpool_set_decay_ms(SEGPOOL_DECAY_NEVER), 0);
+	for (size_t i = 0; i < VALVE_BLOCKS; i++) {
+		blk[i] = sp_region_alloc(0, SP_MAX_ORDER, 0x1000);
+		assert_non_null(blk[i]);
+		memset(blk[i], 1, SP_MAX_BLOCK_SIZE);
+	}
+	for (size_t i = 0; i + 1 < VALVE_BLOCKS; i++)
+		sp_region_free(blk[i], SP_MAX_ORDER);
+	assert_true(region_dirty(r) >= (64UL << 20) >> SP_PAGE_SHIFT);
+	sp_region_free(blk[VALVE_BLOCKS - 1], SP_MAX_ORDER);
+	assert_int_equal(region_dirty(r), 0);
+}
+
 static void test_bad_settings(void **state)
 {
 	long long v;
@@ -514,6 +587,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test_setup(test_zero_purges_at_once, setup),
 	cmocka_unit_test_setup(test_memory_limit_purges_first, setup),
 	cmocka_unit_test_setup(test_fork_child_decays, setup),
+	cmocka_unit_test_setup(test_dirty_cap_valve, setup),
 	cmocka_unit_test_setup(test_bad_settings, setup),
 };
 

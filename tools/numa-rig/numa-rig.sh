@@ -5,8 +5,8 @@
 # multi-node machines: a real Linux kernel under qemu-system-x86_64 (TCG)
 # with an SRAT that describes several nodes.
 #
-#   tools/numa-rig/numa-rig.sh [-c CONFIG[,CONFIG...]] [-k KERNEL] [-t SECONDS]
-#                              [-l] [-v] OBJTREE
+#   tools/numa-rig/numa-rig.sh [-c CONFIG[,CONFIG...]] [-p PROGRAM[,...]]
+#                              [-k KERNEL] [-t SECONDS] [-l] [-v] OBJTREE
 #
 # OBJTREE is the build tree holding selftests/ and examples/ (what `make`
 # built).  For each configuration the rig packs an initramfs (busybox-static,
@@ -31,6 +31,7 @@
 #
 # Options:
 #   -c LIST   configurations to run (comma separated)
+#   -p LIST   only these programs (comma separated names: test_pages,...)
 #   -k FILE   kernel image (default: newest /boot/vmlinuz-*; or
 #             $SEGPOOL_RIG_KERNEL)
 #   -t SECS   time limit of one boot, outer timeout (default 300)
@@ -47,6 +48,7 @@ set -euo pipefail
 
 prog=${0##*/}
 configs=2nodes,4nodes,sparse
+only=
 kernel=${SEGPOOL_RIG_KERNEL:-}
 limit=300
 prog_limit=240		# seconds one program may run in the guest
@@ -54,12 +56,13 @@ keep=0
 verbose=0
 
 usage() {
-	sed -n '4,45p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '4,46p' "$0" | sed 's/^# \{0,1\}//'
 }
 
-while getopts "c:k:t:lvh" opt; do
+while getopts "c:p:k:t:lvh" opt; do
 	case "$opt" in
 	c) configs=$OPTARG ;;
+	p) only=$OPTARG ;;
 	k) kernel=$OPTARG ;;
 	t) limit=$OPTARG ;;
 	l) keep=1 ;;
@@ -135,6 +138,18 @@ bin_path() {
 	done
 	return 1
 }
+
+if [[ -n "$only" ]]; then
+	picked=()
+	for p in "${programs[@]}"; do
+		[[ ",$only," == *",${p%%|*},"* ]] && picked+=("$p")
+	done
+	if [[ ${#picked[@]} -eq 0 ]]; then
+		echo "$prog: -p $only names none of the rig's programs" >&2
+		exit 2
+	fi
+	programs=("${picked[@]}")
+fi
 
 for p in "${programs[@]}"; do
 	bin=$(prog_bin "$p")
