@@ -7,7 +7,9 @@
  * table's lock (sp_prof_walk(): one snapshot, nothing allocated), then
  * written outside it, their first SP_PROF_SITE_FRAMES frames named with
  * dladdr() here, in the process, where the addresses mean something.  The
- * file is text, one line per site, fields split by tabs:
+ * request reaches here through sp_export_sites_fn (stats/export.h), set
+ * by sp_prof_init() when sampling may start.  The file is text, one
+ * line per site, fields split by tabs:
  *
  *   total	<bytes in use>	<objects in use>	<samples>	<rate>
  *   site	<bytes>	<objects>	<cache, or "large">	<frame>...
@@ -22,8 +24,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <segpool/export.h>
+
 #include "os/os.h"
 #include "prof/prof.h"
+
+_Static_assert(SP_PROF_SITES_MAX == SEGPOOL_CTL_SITES_MAX &&
+	       SP_PROF_SITES_PATH == SEGPOOL_CTL_PATH_MAX,
+	       "the sites answer what the control segment asks");
 
 struct sp_prof_site {
 	double objs, bytes;

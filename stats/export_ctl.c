@@ -40,14 +40,11 @@
 #include "internal/report.h"
 #include "internal/rculist.h"
 #include "os/os.h"
-#include "prof/prof.h"
 #include "rcu/rcu.h"
 #include "slab/slab.h"
 #include "stats/export.h"
 
-_Static_assert(SP_PROF_SITES_MAX == SEGPOOL_CTL_SITES_MAX &&
-	       SP_PROF_SITES_PATH == SEGPOOL_CTL_PATH_MAX,
-	       "prof/sites.c answers what the control segment asks");
+int (*sp_export_sites_fn)(const char *path, unsigned int n);
 
 static struct {
 	int fd;
@@ -134,6 +131,7 @@ static long sp_ctl_validate_all(long *n)
 /* Serve @r (a copy of the request); the answer into @r. */
 static void sp_ctl_serve(struct segpool_export_ctl *r)
 {
+	int (*sites)(const char *path, unsigned int n);
 	char *why = r->reason;
 	size_t wl = sizeof(r->reason);
 	long long v;
@@ -189,7 +187,8 @@ static void sp_ctl_serve(struct segpool_export_ctl *r)
 		return;
 	case SEGPOOL_CTL_OP_TOP_SITES:
 		r->path[sizeof(r->path) - 1] = '\0';
-		if (!sp_prof_active()) {
+		sites = __atomic_load_n(&sp_export_sites_fn, __ATOMIC_ACQUIRE);
+		if (!sites) {
 			r->result = ENOTSUP;
 			snprintf(why, wl, "refused: heap sampling is off in this "
 				 "process; start it with SEGPOOL_HEAP_PROFILE=FILE "
@@ -204,7 +203,15 @@ static void sp_ctl_serve(struct segpool_export_ctl *r)
 				 SEGPOOL_CTL_SITES_MAX);
 			return;
 		}
-		ret = sp_prof_sites(r->path, (unsigned int)r->arg);
+		errno = 0;
+		ret = sites(r->path, (unsigned int)r->arg);
+		if (ret < 0 && errno == ENOTSUP) {
+			r->result = ENOTSUP;
+			snprintf(why, wl, "refused: heap sampling is off in this "
+				 "process; start it with SEGPOOL_HEAP_PROFILE=FILE "
+				 "(SEGPOOL_HEAP_SAMPLE sets the rate)");
+			return;
+		}
 		if (ret < 0) {
 			r->result = errno ? errno : EIO;
 			snprintf(why, wl, "failed: cannot write the sites to "
