@@ -96,7 +96,7 @@ static size_t sp_prof_frame(char *buf, size_t len, size_t at, void *pc)
 
 int sp_prof_sites(const char *path, unsigned int n)
 {
-	static struct sp_prof_top top;	/* one request at a time: the publisher */
+	static struct sp_prof_top top;	/* one request at a time */
 	char tmp[SP_PROF_SITES_PATH + 16], line[2048];
 	struct sp_prof_totals tot;
 	size_t at;
@@ -117,8 +117,8 @@ int sp_prof_sites(const char *path, unsigned int n)
 	fd = sp_os_user_file_begin(path, tmp, sizeof(tmp));
 	if (fd < 0)
 		return -1;
-	at = (size_t)snprintf(line, sizeof(line), "total\t%.0f\t%.0f\t%llu\t%lld\n",
-			      tot.inuse_bytes > 0 ? tot.inuse_bytes : 0,
+	at = (size_t)snprintf(line, sizeof(line),
+			      "total\t%.0f\t%.0f\t%llu\t%lld\n", tot.inuse_bytes > 0 ? tot.inuse_bytes : 0,
 			      tot.inuse_objs > 0 ? tot.inuse_objs : 0,
 			      (unsigned long long)tot.samples, sp_prof_rate);
 	if (sp_os_write_all(fd, line, at))
@@ -129,7 +129,8 @@ int sp_prof_sites(const char *path, unsigned int n)
 		at = (size_t)snprintf(line, sizeof(line), "site\t%.0f\t%.0f\t%s",
 				      s->bytes, s->objs, s->cache);
 		for (int f = 0; f < s->frames; f++)
-			at = sp_prof_frame(line, sizeof(line) - 1, at, s->pcs[f]);
+			at = sp_prof_frame(line, sizeof(line) - 1, at,
+					   s->pcs[f]);
 		if (at > sizeof(line) - 2)
 			at = sizeof(line) - 2;
 		line[at++] = '\n';

@@ -128,6 +128,15 @@ static long sp_ctl_validate_all(long *n)
 	return bad;
 }
 
+/* The refusal of a request for the call sites of a process not sampling. */
+static void sp_ctl_no_sampling(struct segpool_export_ctl *r)
+{
+	r->result = ENOTSUP;
+	snprintf(r->reason, sizeof(r->reason), "refused: heap sampling is off "
+		 "in this process; start it with SEGPOOL_HEAP_PROFILE=FILE "
+		 "(SEGPOOL_HEAP_SAMPLE sets the rate)");
+}
+
 /* Serve @r (a copy of the request); the answer into @r. */
 static void sp_ctl_serve(struct segpool_export_ctl *r)
 {
@@ -189,27 +198,21 @@ static void sp_ctl_serve(struct segpool_export_ctl *r)
 		r->path[sizeof(r->path) - 1] = '\0';
 		sites = __atomic_load_n(&sp_export_sites_fn, __ATOMIC_ACQUIRE);
 		if (!sites) {
-			r->result = ENOTSUP;
-			snprintf(why, wl, "refused: heap sampling is off in this "
-				 "process; start it with SEGPOOL_HEAP_PROFILE=FILE "
-				 "(SEGPOOL_HEAP_SAMPLE sets the rate)");
+			sp_ctl_no_sampling(r);
 			return;
 		}
 		if (r->arg < 1 || r->arg > SEGPOOL_CTL_SITES_MAX ||
 		    r->path[0] != '/') {
 			r->result = EINVAL;
-			snprintf(why, wl, "refused: sites %lld: 1 to %d, into an "
-				 "absolute path", (long long)r->arg,
+			snprintf(why, wl, "refused: sites %lld: 1 to %d, "
+				 "into an absolute path", (long long)r->arg,
 				 SEGPOOL_CTL_SITES_MAX);
 			return;
 		}
 		errno = 0;
 		ret = sites(r->path, (unsigned int)r->arg);
 		if (ret < 0 && errno == ENOTSUP) {
-			r->result = ENOTSUP;
-			snprintf(why, wl, "refused: heap sampling is off in this "
-				 "process; start it with SEGPOOL_HEAP_PROFILE=FILE "
-				 "(SEGPOOL_HEAP_SAMPLE sets the rate)");
+			sp_ctl_no_sampling(r);
 			return;
 		}
 		if (ret < 0) {

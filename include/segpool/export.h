@@ -522,9 +522,9 @@ SEGPOOL_STATIC_ASSERT(offsetof(struct segpool_export_cache_node, depot_objs) == 
 #define SEGPOOL_CTL_OP_SET_DECAY_MS	4U
 /** SEGPOOL_CTL_OP_SET_MEMORY_LIMIT - segpool_set_memory_limit(@arg). */
 #define SEGPOOL_CTL_OP_SET_MEMORY_LIMIT	5U
-/** SEGPOOL_CTL_OP_TOP_SITES - the @arg (1 to SEGPOOL_CTL_SITES_MAX) top call sites of the heap profile, as text into the new file @path; @value: the sites. */
+/** SEGPOOL_CTL_OP_TOP_SITES - the top @arg call sites, into the file @path. */
 #define SEGPOOL_CTL_OP_TOP_SITES	6U
-/** SEGPOOL_CTL_SITES_MAX - call sites at most in a SEGPOOL_CTL_OP_TOP_SITES answer. */
+/** SEGPOOL_CTL_SITES_MAX - the most call sites one request asks for. */
 #define SEGPOOL_CTL_SITES_MAX		64
 
 /**

@@ -64,8 +64,9 @@ void top_usage(FILE *out)
 		"      --heap-profile FILE  ask it to write its heap profile to FILE\n"
 		"      --set NAME=VALUE ask it to change a tunable: decay-ms=MS (-1:\n"
 		"                       never) or memory-limit=BYTES (K, M, G; 0: none)\n"
-		"      --sites[=N]      show its N (default %d, at most %d) top call sites\n"
-		"                       by sampled bytes in use (SEGPOOL_HEAP_PROFILE)\n"
+		"      --sites[=N]      show its N (default %d, at most %d) top\n"
+		"                       call sites by sampled bytes in use\n"
+		"                       (SEGPOOL_HEAP_PROFILE)\n"
 		"  -h, --help           this text\n"
 		"  -V, --version        the release, and the export layout it reads\n"
 		"\n"
@@ -186,8 +187,9 @@ static int top_parse_request(int opt, const char *arg, struct top_opts *o,
 		o->ctl_arg = strtoll(arg, &end, 10);
 		if (errno || end == arg || *end || o->ctl_arg < 1 ||
 		    o->ctl_arg > SEGPOOL_CTL_SITES_MAX)
-			return top_bad(msg, len, "--sites wants a count, 1 to %d, "
-				       "not '%s'", SEGPOOL_CTL_SITES_MAX, arg);
+			return top_bad(msg, len, "--sites wants a count, 1 "
+				       "to %d, not '%s'", SEGPOOL_CTL_SITES_MAX,
+				       arg);
 		return 0;
 	default:
 		if (top_ctl_parse_set(arg, &o->ctl_op, &o->ctl_arg, msg, len))
