@@ -118,7 +118,8 @@ int sp_prof_sites(const char *path, unsigned int n)
 	if (fd < 0)
 		return -1;
 	at = (size_t)snprintf(line, sizeof(line),
-			      "total\t%.0f\t%.0f\t%llu\t%lld\n", tot.inuse_bytes > 0 ? tot.inuse_bytes : 0,
+			      "total\t%.0f\t%.0f\t%llu\t%lld\n",
+			      tot.inuse_bytes > 0 ? tot.inuse_bytes : 0,
 			      tot.inuse_objs > 0 ? tot.inuse_objs : 0,
 			      (unsigned long long)tot.samples, sp_prof_rate);
 	if (sp_os_write_all(fd, line, at))
@@ -126,8 +127,9 @@ int sp_prof_sites(const char *path, unsigned int n)
 	for (unsigned int i = 0; i < top.n; i++) {
 		struct sp_prof_site *s = &top.s[i];
 
-		at = (size_t)snprintf(line, sizeof(line), "site\t%.0f\t%.0f\t%s",
-				      s->bytes, s->objs, s->cache);
+		at = (size_t)snprintf(line, sizeof(line),
+				      "site\t%.0f\t%.0f\t%s", s->bytes,
+				      s->objs, s->cache);
 		for (int f = 0; f < s->frames; f++)
 			at = sp_prof_frame(line, sizeof(line) - 1, at,
 					   s->pcs[f]);

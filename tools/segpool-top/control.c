@@ -5,11 +5,11 @@
  * --shrink, --validate, --heap-profile FILE, --set NAME=VALUE and --sites
  * (sites.c) write one request into the process's control segment
  * "/segpool.<pid>.ctl" and print its answer (include/segpool/export.h has
- * the protocol).  The file is believed only when it is a regular file of this user, mode 0600, and
- * the process runs as this user too; the process checks the uid written
- * in the request again.  The exit status is 0 when the process did it, 1
- * when it refused or failed (the reason is printed), or when it does not
- * export, is gone, or did not answer in time.
+ * the protocol).  The file is believed only when it is a regular file of
+ * this user, mode 0600, and the process runs as this user too; the process
+ * checks the uid written in the request again.  The exit status is 0 when
+ * the process did it, 1 when it refused or failed (the reason is printed),
+ * or when it does not export, is gone, or did not answer in time.
  */
 #include <errno.h>
 #include <fcntl.h>
