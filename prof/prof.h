@@ -165,4 +165,18 @@ SP_INTERNAL void sp_prof_at_exit(void);
 /* SEGPOOL_HEAP_PROFILE's path, checked at start-up ("" when off). */
 extern SP_INTERNAL char sp_prof_path[4096];
 
+/* --- prof/sites.c --- */
+/* Sites at most in one answer, frames of each, bytes of the path. */
+#define SP_PROF_SITES_MAX	64
+#define SP_PROF_SITE_FRAMES	4
+#define SP_PROF_SITES_PATH	256
+/*
+ * sp_prof_sites() - the @n (1 to SP_PROF_SITES_MAX) stacks with the most
+ * sampled bytes in use, their first frames symbolised, as text into the
+ * new file @path (absolute), replaced atomically (format: prof/sites.c).
+ * Return: the sites written, or -1 with errno (ENOTSUP: sampling is off;
+ * EINVAL: a bad @path or @n; what the file system says otherwise).
+ */
+SP_INTERNAL int sp_prof_sites(const char *path, unsigned int n);
+
 #endif /* SP_PROF_PROF_H */

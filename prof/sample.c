@@ -30,6 +30,7 @@
 #include "prof/prof.h"
 #include "slab/debug.h"
 #include "slab/slab.h"
+#include "stats/export.h"
 #include "stats/print.h"
 
 bool sp_prof_on;
@@ -240,5 +241,7 @@ bool sp_prof_init(void)
 	}
 	snprintf(sp_prof_path, sizeof(sp_prof_path), "%s", path);
 	backtrace(warm, 4);		/* outside the library: may allocate */
+	/* segpool-top --sites (sp_prof_sites() refuses until sampling is on) */
+	__atomic_store_n(&sp_export_sites_fn, sp_prof_sites, __ATOMIC_RELEASE);
 	return true;		/* the caller turns sampling on */
 }

@@ -68,6 +68,12 @@ SP_INTERNAL bool sp_export_ctl_pending(void);
 /* sp_export_ctl_serve() - serve the waiting request, if any: the publisher
  * only, with none of the export's locks held. */
 SP_INTERNAL void sp_export_ctl_serve(void);
+/*
+ * sp_export_sites_fn - what answers SEGPOOL_CTL_OP_TOP_SITES: set by prof/
+ * (sp_prof_sites(), prof/sites.c) when heap sampling may start, NULL
+ * while it is off; a hook, as prof/ comes after stats/ in the layers.
+ */
+extern SP_INTERNAL int (*sp_export_sites_fn)(const char *path, unsigned int n);
 
 /* --- stats/export_snapshot.c --- */
 /* sp_export_layout() - the layout for @nr_nodes nodes and @capacity caches. */

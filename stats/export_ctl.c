@@ -7,8 +7,9 @@
  * protocol), mode 0600.  The publisher thread (stats/export.c) looks at
  * its state word every SP_EXPORT_CTL_POLL_MS while it waits for the next
  * snapshot, and serves a pending request there, on its own thread: shrink
- * every cache, validate every cache, dump the heap profile, or set the
- * decay delay or the memory limit.  Every request gets an answer: done,
+ * every cache, validate every cache, dump the heap profile, write its top
+ * call sites (symbolised here, where the addresses mean something), or
+ * set the decay delay or the memory limit.  Every request gets an answer: done,
  * with what came of it, or refused, with the reason.
  *
  * Who may ask.  The file is created O_EXCL with mode 0600 and this
@@ -42,6 +43,8 @@
 #include "rcu/rcu.h"
 #include "slab/slab.h"
 #include "stats/export.h"
+
+int (*sp_export_sites_fn)(const char *path, unsigned int n);
 
 static struct {
 	int fd;
@@ -125,9 +128,19 @@ static long sp_ctl_validate_all(long *n)
 	return bad;
 }
 
+/* The refusal of a request for the call sites of a process not sampling. */
+static void sp_ctl_no_sampling(struct segpool_export_ctl *r)
+{
+	r->result = ENOTSUP;
+	snprintf(r->reason, sizeof(r->reason), "refused: heap sampling is off "
+		 "in this process; start it with SEGPOOL_HEAP_PROFILE=FILE "
+		 "(SEGPOOL_HEAP_SAMPLE sets the rate)");
+}
+
 /* Serve @r (a copy of the request); the answer into @r. */
 static void sp_ctl_serve(struct segpool_export_ctl *r)
 {
+	int (*sites)(const char *path, unsigned int n);
 	char *why = r->reason;
 	size_t wl = sizeof(r->reason);
 	long long v;
@@ -180,6 +193,37 @@ static void sp_ctl_serve(struct segpool_export_ctl *r)
 		}
 		snprintf(why, wl, "done: heap profile written to %.150s",
 			 r->path);
+		return;
+	case SEGPOOL_CTL_OP_TOP_SITES:
+		r->path[sizeof(r->path) - 1] = '\0';
+		sites = __atomic_load_n(&sp_export_sites_fn, __ATOMIC_ACQUIRE);
+		if (!sites) {
+			sp_ctl_no_sampling(r);
+			return;
+		}
+		if (r->arg < 1 || r->arg > SEGPOOL_CTL_SITES_MAX ||
+		    r->path[0] != '/') {
+			r->result = EINVAL;
+			snprintf(why, wl, "refused: sites %lld: 1 to %d, "
+				 "into an absolute path", (long long)r->arg,
+				 SEGPOOL_CTL_SITES_MAX);
+			return;
+		}
+		errno = 0;
+		ret = sites(r->path, (unsigned int)r->arg);
+		if (ret < 0 && errno == ENOTSUP) {
+			sp_ctl_no_sampling(r);
+			return;
+		}
+		if (ret < 0) {
+			r->result = errno ? errno : EIO;
+			snprintf(why, wl, "failed: cannot write the sites to "
+				 "%.120s: %s", r->path, strerror(r->result));
+			return;
+		}
+		r->value = ret;
+		snprintf(why, wl, "done: %d call site%s written to %.140s", ret,
+			 ret == 1 ? "" : "s", r->path);
 		return;
 	case SEGPOOL_CTL_OP_SET_DECAY_MS:
 		ret = segpool_set_decay_ms((long)r->arg);

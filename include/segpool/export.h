@@ -522,6 +522,10 @@ SEGPOOL_STATIC_ASSERT(offsetof(struct segpool_export_cache_node, depot_objs) == 
 #define SEGPOOL_CTL_OP_SET_DECAY_MS	4U
 /** SEGPOOL_CTL_OP_SET_MEMORY_LIMIT - segpool_set_memory_limit(@arg). */
 #define SEGPOOL_CTL_OP_SET_MEMORY_LIMIT	5U
+/** SEGPOOL_CTL_OP_TOP_SITES - the top @arg call sites, into the file @path. */
+#define SEGPOOL_CTL_OP_TOP_SITES	6U
+/** SEGPOOL_CTL_SITES_MAX - the most call sites one request asks for. */
+#define SEGPOOL_CTL_SITES_MAX		64
 
 /**
  * struct segpool_export_ctl - the control segment: one request, one answer.
@@ -540,7 +544,8 @@ SEGPOOL_STATIC_ASSERT(offsetof(struct segpool_export_cache_node, depot_objs) == 
  * @result:     0: done; else refused or failed: a positive errno value.
  * @reserved0:  zero.
  * @value:      what the request returned (bytes, a count), when done.
- * @path:       the request's path (SEGPOOL_CTL_OP_HEAP_PROFILE).
+ * @path:       the request's path (SEGPOOL_CTL_OP_HEAP_PROFILE,
+ *              SEGPOOL_CTL_OP_TOP_SITES).
  * @reason:     the answer in words, for people.
  */
 struct segpool_export_ctl {

@@ -26,6 +26,7 @@
  * timeouts that only turn a hang into a failure; nothing here measures
  * time.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -799,6 +800,19 @@ struct server {
 static void **serve_objs;	/* reachable until exit, for leak checkers */
 
 /*
+ * For test_top_sites: the one call site of the cache's objects, kept a
+ * function of its own (no inlining, no tail call: the return address the
+ * profile records is in here).
+ */
+static __attribute__((noinline)) void *serve_site_alloc(struct segpool_cache *c)
+{
+	void *p = segpool_cache_alloc(c, 0);
+
+	__asm__ volatile("" : : "r"(p) : "memory");
+	return p;
+}
+
+/*
  * The child: a cache @name of @n objects of @size bytes, the export at a
  * 50 ms interval, its own slabinfo dump in @dump ("-": none); "ready";
  * then it waits for its command pipe to close and exits (the exit handler
@@ -814,7 +828,8 @@ static __attribute__((noreturn)) void serve(const char *name, size_t size,
 	if (!c || !serve_objs)
 		_exit(20);
 	for (unsigned int k = 0; k < n; k++)
-		if (!(serve_objs[k] = segpool_cache_alloc(c, 0)))
+		if (!(serve_objs[k] = strstr(name, "_sites") ?
+		      serve_site_alloc(c) : segpool_cache_alloc(c, 0)))
 			_exit(21);
 	/* for test_top_control: free slabs to give back, a bug to find */
 	if (strstr(name, "_freed"))
@@ -1342,6 +1357,12 @@ static void test_top_control(void **state)
 	run_top(&r, (const char *const[]){ "--shrink", "--validate", "-p", pid,
 					   NULL });
 	expect_exit(&r, 2, "one request at a time");
+	/* sampling is off here: --sites refused, naming the setting */
+	run_top(&r, (const char *const[]){ "--sites", "-p", pid, NULL });
+	expect_exit(&r, 1, "sites: refused: heap sampling is off in this "
+		    "process; start it with SEGPOOL_HEAP_PROFILE=FILE");
+	run_top(&r, (const char *const[]){ "--sites=0", "-p", pid, NULL });
+	expect_exit(&r, 2, "--sites wants a count, 1 to 64, not '0'");
 	/* the heap profile: written, or refused with a reason */
 	run_top(&r, (const char *const[]){ "--heap-profile",
 					   "/nonexistent/dir/x.prof", "-p",
@@ -1386,6 +1407,100 @@ static void test_top_control(void **state)
 	snprintf(pid, sizeof(pid), "%d", (int)dead_pid());
 	run_top(&r, (const char *const[]){ "--validate", "-p", pid, NULL });
 	expect_exit(&r, 1, "no process with pid");
+}
+
+#ifdef CONFIG_SEGPOOL_TSAN
+#define IS_ENABLED_TSAN	1
+#else
+#define IS_ENABLED_TSAN	0
+#endif
+
+/* Whether the frame @line names serve_site_alloc (@fn_off in @mod). */
+static bool site_frame_is(const char *line, const char *mod,
+			  unsigned long long fn_off)
+{
+	char want[160];
+	const char *p;
+	unsigned long long off;
+
+	if (strstr(line, " serve_site_alloc+"))
+		return true;
+	snprintf(want, sizeof(want), " %s+0x", mod);
+	p = strstr(line, want);
+	if (!p)
+		return false;
+	off = strtoull(p + strlen(want), NULL, 16);
+	/* a return address a little past the function's start */
+	return off > fn_off && off - fn_off <= 1024;
+}
+
+/*
+ * segpool-top --sites: a child samples (SEGPOOL_HEAP_PROFILE, one sample
+ * per 4 KiB) and allocates its cache's objects at one call site; that
+ * site comes first, with the cache's name, its first frame in
+ * serve_site_alloc() (by name when the process can tell it, else by its
+ * offset in this program, the child being this program too).
+ */
+static void test_top_sites(void **state)
+{
+	static struct run r;
+	char pid[16], prof[96], line[512], want[160];
+	const char *p, *mod, *first;
+	unsigned long long fn_off;
+	int k;
+	Dl_info di;
+	struct server s;
+
+	(void)state;
+	assert_true(dladdr((void *)serve_site_alloc, &di) && di.dli_fbase);
+	fn_off = (unsigned long long)((uintptr_t)serve_site_alloc -
+				      (uintptr_t)di.dli_fbase);
+	mod = strrchr(di.dli_fname, '/');
+	mod = mod ? mod + 1 : di.dli_fname;
+	setenv("SEGPOOL_HEAP_PROFILE", "/tmp/segpool-test-sites.%p.prof", 1);
+	setenv("SEGPOOL_HEAP_SAMPLE", "4096", 1);
+	server_start(&s, "top_sites_c", 256, 2000, NULL);
+	unsetenv("SEGPOOL_HEAP_PROFILE");
+	unsetenv("SEGPOOL_HEAP_SAMPLE");
+	snprintf(pid, sizeof(pid), "%d", (int)s.pid);
+	snprintf(prof, sizeof(prof), "/tmp/segpool-test-sites.%d.prof",
+		 (int)s.pid);
+
+	run_top(&r, (const char *const[]){ "--sites=3", "-p", pid, NULL });
+	expect_exit(&r, 0, NULL);
+	printf("# segpool-top --sites=3:\n%s", r.out);
+	snprintf(want, sizeof(want), "process %s: top call sites by sampled "
+		 "bytes in use", pid);
+	assert_non_null(strstr(r.out, want));
+	/* the first site: our cache, its bytes, then its frame #0 */
+	p = strstr(r.out, "\n   1 ");
+	assert_non_null(p);
+	first = p;
+	snprintf(line, sizeof(line), "%.*s", (int)strcspn(p + 1, "\n"), p + 1);
+	if (!strstr(line, " top_sites_c"))
+		fail_msg("the first site is not top_sites_c's: %s", line);
+	/*
+	 * frame #0; under TSan the library's entry is not inlined into its
+	 * exported call and the stack keeps it: #1 there
+	 */
+	for (k = 0; k < (IS_ENABLED_TSAN ? 2 : 1); k++) {
+		snprintf(want, sizeof(want), "#%d 0x", k);
+		p = strstr(first, want);
+		assert_non_null(p);
+		snprintf(line, sizeof(line), "%.*s", (int)strcspn(p, "\n"), p);
+		if (site_frame_is(line, mod, fn_off))
+			break;
+	}
+	if (k == (IS_ENABLED_TSAN ? 2 : 1))
+		fail_msg("frame #0 is not in serve_site_alloc (%s+%#llx): %s",
+			 mod, fn_off, line);
+	/* a count out of range: refused before asking */
+	run_top(&r, (const char *const[]){ "--sites=65", "-p", pid, NULL });
+	expect_exit(&r, 2, "1 to 64");
+	assert_int_equal(server_stop(&s), 0);
+	/* the profile at exit was written: sampling was on */
+	assert_int_equal(access(prof, R_OK), 0);
+	unlink(prof);
 }
 
 /* A process that starts exporting removes leftovers a minute old, only. */
@@ -1642,6 +1757,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_top_oneshot),
 	cmocka_unit_test(test_top_bad_targets),
 	cmocka_unit_test(test_top_control),
+	cmocka_unit_test(test_top_sites),
 	cmocka_unit_test(test_export_sweep),
 	cmocka_unit_test(test_top_fullscreen),
 };

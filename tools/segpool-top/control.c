@@ -2,14 +2,14 @@
 /*
  * tools/segpool-top/control.c - ask a running process to do something.
  *
- * --shrink, --validate, --heap-profile FILE and --set NAME=VALUE write one
- * request into the process's control segment "/segpool.<pid>.ctl" and
- * print its answer (include/segpool/export.h has the protocol).  The file
- * is believed only when it is a regular file of this user, mode 0600, and
- * the process runs as this user too; the process checks the uid written
- * in the request again.  The exit status is 0 when the process did it, 1
- * when it refused or failed (the reason is printed), or when it does not
- * export, is gone, or did not answer in time.
+ * --shrink, --validate, --heap-profile FILE, --set NAME=VALUE and --sites
+ * (sites.c) write one request into the process's control segment
+ * "/segpool.<pid>.ctl" and print its answer (include/segpool/export.h has
+ * the protocol).  The file is believed only when it is a regular file of
+ * this user, mode 0600, and the process runs as this user too; the process
+ * checks the uid written in the request again.  The exit status is 0 when
+ * the process did it, 1 when it refused or failed (the reason is printed),
+ * or when it does not export, is gone, or did not answer in time.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,6 +37,8 @@ const struct top_ctl_op top_ctl_ops[] = {
 	{ SEGPOOL_CTL_OP_SET_MEMORY_LIMIT, "memory-limit", "set the soft "
 	  "memory limit: bytes with K, M, G, 0 for none "
 	  "(segpool_set_memory_limit)" },
+	{ SEGPOOL_CTL_OP_TOP_SITES, "sites", "show the top call sites of "
+	  "the sampled heap profile (SEGPOOL_HEAP_PROFILE)" },
 };
 const size_t top_nctl_ops = sizeof(top_ctl_ops) / sizeof(top_ctl_ops[0]);
 
@@ -236,7 +238,9 @@ int top_ctl_request(int pid, unsigned int op, long long arg, const char *path)
 		top_ctl_sleep(TOP_CTL_STEP_MS);
 	}
 	c->reason[sizeof(c->reason) - 1] = '\0';
-	if (c->result == 0) {
+	if (c->result == 0 && op == SEGPOOL_CTL_OP_TOP_SITES) {
+		ret = top_sites_show(pid, path);
+	} else if (c->result == 0) {
 		printf("%s: process %d: %s: %s\n", TOP_PROG, pid, what->word,
 		       c->reason);
 		ret = TOP_EXIT_OK;

@@ -70,6 +70,8 @@ int main(int argc, char **argv)
 	case TOP_RUN_JSON:
 		return top_dump(o.pid, o.mode == TOP_RUN_JSON);
 	case TOP_RUN_CTL:
+		if (o.ctl_op == SEGPOOL_CTL_OP_TOP_SITES)
+			return top_sites_request(o.pid, o.ctl_arg);
 		return top_ctl_request(o.pid, o.ctl_op, o.ctl_arg, o.ctl_path);
 	case TOP_RUN_WATCH:
 	case TOP_RUN_ONCE:

@@ -43,7 +43,7 @@ void top_usage(FILE *out)
 		"usage: %s [-p] PID [-d SECONDS] [-s KEY] [-o | -b [-n COUNT]]\n"
 		"       %s [-p] PID --slabinfo | --json\n"
 		"       %s [-p] PID --shrink | --validate | --heap-profile FILE |\n"
-		"                   --set NAME=VALUE\n"
+		"                   --set NAME=VALUE | --sites[=N]\n"
 		"\n"
 		"Show the segpool caches of a running process, like slabtop.  The\n"
 		"process must export its statistics: run it with SEGPOOL_EXPORT=1\n"
@@ -64,11 +64,15 @@ void top_usage(FILE *out)
 		"      --heap-profile FILE  ask it to write its heap profile to FILE\n"
 		"      --set NAME=VALUE ask it to change a tunable: decay-ms=MS (-1:\n"
 		"                       never) or memory-limit=BYTES (K, M, G; 0: none)\n"
+		"      --sites[=N]      show its top N call sites (N: %d,\n"
+		"                       at most %d) by sampled bytes in use\n"
+		"                       (SEGPOOL_HEAP_PROFILE)\n"
 		"  -h, --help           this text\n"
 		"  -V, --version        the release, and the export layout it reads\n"
 		"\n"
 		"Sort keys (-s and while running; slabtop's in either case):\n",
-		TOP_PROG, TOP_PROG, TOP_PROG, TOP_DEFAULT_DELAY, TOP_MIN_DELAY);
+		TOP_PROG, TOP_PROG, TOP_PROG, TOP_DEFAULT_DELAY, TOP_MIN_DELAY,
+		TOP_SITES_DEFAULT, SEGPOOL_CTL_SITES_MAX);
 	for (int i = 0; i < TOP_SORT_NR; i++)
 		fprintf(out, "  %c %c  %-12s %s\n", top_sort_keys[i].slabtop ?
 			' ' : '*', top_sort_keys[i].key, top_sort_keys[i].word,
@@ -128,7 +132,7 @@ static int top_set_mode(struct top_opts *o, enum top_run mode, char *msg,
 		[TOP_RUN_ONCE] = "-o", [TOP_RUN_SLABINFO] = "--slabinfo",
 		[TOP_RUN_JSON] = "--json",
 		[TOP_RUN_CTL] = "a request (--shrink, --validate, "
-				"--heap-profile, --set)",
+				"--heap-profile, --set, --sites)",
 	};
 
 	if (o->mode != TOP_RUN_WATCH && o->mode != mode)
@@ -140,13 +144,13 @@ static int top_set_mode(struct top_opts *o, enum top_run mode, char *msg,
 
 /* The long options without a letter. */
 enum { OPT_JSON = 0x100, OPT_SLABINFO, OPT_SHRINK, OPT_VALIDATE,
-       OPT_HEAP_PROFILE, OPT_SET };
+       OPT_HEAP_PROFILE, OPT_SET, OPT_SITES };
 
 /* A request's option @opt and its @arg into @o. */
 static int top_parse_request(int opt, const char *arg, struct top_opts *o,
 			     char *msg, size_t len)
 {
-	char cwd[SEGPOOL_CTL_PATH_MAX];
+	char cwd[SEGPOOL_CTL_PATH_MAX], *end;
 	int n;
 
 	switch (opt) {
@@ -174,6 +178,19 @@ static int top_parse_request(int opt, const char *arg, struct top_opts *o,
 				       "longer than %d bytes",
 				       SEGPOOL_CTL_PATH_MAX - 1);
 		return 0;
+	case OPT_SITES:
+		o->ctl_op = SEGPOOL_CTL_OP_TOP_SITES;
+		o->ctl_arg = TOP_SITES_DEFAULT;
+		if (!arg)
+			return 0;
+		errno = 0;
+		o->ctl_arg = strtoll(arg, &end, 10);
+		if (errno || end == arg || *end || o->ctl_arg < 1 ||
+		    o->ctl_arg > SEGPOOL_CTL_SITES_MAX)
+			return top_bad(msg, len, "--sites wants a count, 1 "
+				       "to %d, not '%s'", SEGPOOL_CTL_SITES_MAX,
+				       arg);
+		return 0;
 	default:
 		if (top_ctl_parse_set(arg, &o->ctl_op, &o->ctl_arg, msg, len))
 			return TOP_EXIT_USAGE;
@@ -197,6 +214,7 @@ int top_parse_args(int argc, char **argv, struct top_opts *o, char *msg,
 		{ "validate", no_argument, NULL, OPT_VALIDATE },
 		{ "heap-profile", required_argument, NULL, OPT_HEAP_PROFILE },
 		{ "set", required_argument, NULL, OPT_SET },
+		{ "sites", optional_argument, NULL, OPT_SITES },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -263,6 +281,7 @@ int top_parse_args(int argc, char **argv, struct top_opts *o, char *msg,
 		case OPT_VALIDATE:
 		case OPT_HEAP_PROFILE:
 		case OPT_SET:
+		case OPT_SITES:
 			ret = top_set_mode(o, TOP_RUN_CTL, msg, len);
 			if (!ret && o->ctl_op)
 				ret = top_bad(msg, len, "one request at a time");

@@ -24,6 +24,7 @@
  *   view_help.c   the keys
  *   watch.c       the full-screen loop
  *   control.c     --shrink, --validate, --heap-profile, --set: requests
+ *   sites.c       --sites: the top call sites, answered in a file
  */
 #ifndef SEGPOOL_TOP_H
 #define SEGPOOL_TOP_H
@@ -387,7 +388,7 @@ struct top_opts {
 	enum top_run mode;
 	bool batch;			/* -b: plain text even on a terminal */
 	unsigned int ctl_op;		/* TOP_RUN_CTL: SEGPOOL_CTL_OP_* */
-	long long ctl_arg;		/* its number (--set) */
+	long long ctl_arg;		/* its number (--set, --sites) */
 	char ctl_path[SEGPOOL_CTL_PATH_MAX]; /* its path (--heap-profile) */
 };
 
@@ -442,5 +443,16 @@ int top_ctl_parse_set(const char *s, unsigned int *op, long long *arg,
  * did not answer (each said on stderr).
  */
 int top_ctl_request(int pid, unsigned int op, long long arg, const char *path);
+
+/* --- sites.c --- */
+/* Sites shown by --sites without a count. */
+#define TOP_SITES_DEFAULT	10
+/*
+ * top_sites_request() - ask @pid for its top @n call sites into a private
+ * directory, print them.  Return: as top_ctl_request().
+ */
+int top_sites_request(int pid, long long n);
+/* top_sites_show() - print the answer at @path.  Return: TOP_EXIT_*. */
+int top_sites_show(int pid, const char *path);
 
 #endif /* SEGPOOL_TOP_H */
