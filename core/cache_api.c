@@ -592,25 +592,30 @@ segpool_cache_free_bulk(struct segpool_cache *cache, size_t n,
 			segpool_cache_free(cache, objs[i]);
 }
 
-SEGPOOL_API int segpool_cache_shrink(struct segpool_cache *cache)
+int sp_cache_shrink(struct segpool_cache *cache, bool purge)
 {
 	unsigned long n;
 
-	if (!cache || cache->magic != SP_CACHE_MAGIC) {
-		sp_cache_check_dead(cache, "shrink of", NULL);
-		errno = EINVAL;
-		return -EINVAL;
-	}
 	/* the slabs the drain released count too, not only the shrink's */
 	sp_lib_enter();
 	sp_slab_tally_begin(cache);
 	if (cache->pcpu)
 		sp_pcpu_drain(cache->pcpu);
-	sp_slab_shrink(cache);
+	sp_slab_shrink(cache, purge);
 	n = sp_slab_tally_end();
 	if (sp_lib_leave())
 		sp_lib_drain();
 	return n > INT32_MAX ? INT32_MAX : (int)n;
+}
+
+SEGPOOL_API int segpool_cache_shrink(struct segpool_cache *cache)
+{
+	if (!cache || cache->magic != SP_CACHE_MAGIC) {
+		sp_cache_check_dead(cache, "shrink of", NULL);
+		errno = EINVAL;
+		return -EINVAL;
+	}
+	return sp_cache_shrink(cache, true);
 }
 
 SEGPOOL_API const char *segpool_cache_name(const struct segpool_cache *cache)

@@ -50,6 +50,12 @@ static inline int sp_init(void)
 
 /* --- core/cache_api.c --- */
 /*
+ * sp_cache_shrink() - segpool_cache_shrink() of a cache known to be live:
+ * drain its per-CPU layer, release its empty slabs, and with @purge give
+ * the nodes' free pages back at once.  Return: the slabs released.
+ */
+SP_INTERNAL int sp_cache_shrink(struct segpool_cache *cache, bool purge);
+/*
  * sp_cache_create_full() - a slab cache with its per-CPU layer in front
  * (none in SEGPOOL_PERCPU=off mode).  Return: it, or NULL with errno set.
  */

@@ -14,9 +14,10 @@
  *   idle caches     a cache whose per-CPU slots and slabs counted no
  *                   allocation or free for the delay, but still holds
  *                   objects in magazines or depots or empty slabs, is
- *                   shrunk as segpool_cache_shrink() does, once per idle
- *                   spell (a drain fences every CPU in rseq mode: not
- *                   something to repeat for nothing).
+ *                   shrunk as segpool_cache_shrink() does but without its
+ *                   purge of the node, once per idle spell (a drain fences
+ *                   every CPU in rseq mode: not something to repeat for
+ *                   nothing).
  *
  * Both are done by one background thread, "segpool-decay", every quarter
  * of the delay (10 ms to 1 s), with every signal blocked.  It starts after
@@ -125,10 +126,19 @@ static uint64_t sp_decay_cache_ops(struct segpool_cache *c, bool *holds)
 	return ops;
 }
 
-/* What segpool_cache_shrink() does: drain the per-CPU layer, then slabs. */
+/*
+ * What segpool_cache_shrink() does (drain the per-CPU layer, release the
+ * empty slabs) but without purging the node's region: that gave back every
+ * free page of the node, the young ones of busy caches too.  An idle
+ * internal cache (the magazines' own) shrunk in the middle of a program's
+ * 10^7-object round purged 400 MiB it was about to reuse, split every huge
+ * page under it, and the next round faulted it all back in 4 KiB pages.
+ * The released slabs' pages are the region decay's like any free block;
+ * segpool_shrink_all() and the limit's shrink purge every region after.
+ */
 static void sp_decay_shrink_cache(struct segpool_cache *c)
 {
-	(void)segpool_cache_shrink(c);
+	(void)sp_cache_shrink(c, false);
 }
 
 /* Shrink the caches idle for @delay_ns (all of them with @all). */

@@ -918,16 +918,16 @@ static uintptr_t sp_decay_order(struct sp_region *r, unsigned int o,
 size_t sp_region_decay(int idx, uint64_t now_ns, uint64_t delay_ns)
 {
 	struct sp_region *r = &sp_arena.region[idx];
-	uint64_t before, limit, small;
+	uint64_t before, limit, small, split;
 	size_t n;
 
 	if (now_ns < delay_ns)
 		return 0;
 	/* stamps at or below this one are older than the delay */
 	limit = (now_ns - delay_ns) >> SP_PAGE_STAMP_UNIT;
-	/* blocks smaller than a huge page, under advised huge pages: twice */
-	small = now_ns < 2 * delay_ns ? 0 :
-		(now_ns - 2 * delay_ns) >> SP_PAGE_STAMP_UNIT;
+	/* blocks smaller than a huge page, under advised huge pages: later */
+	split = SP_DECAY_SPLIT_DELAYS * delay_ns;
+	small = now_ns < split ? 0 : (now_ns - split) >> SP_PAGE_STAMP_UNIT;
 	if (SP_READ_ONCE(sp_region_thp) <= 0)
 		small = limit;
 	pthread_mutex_lock(&r->lock);

@@ -234,6 +234,13 @@ extern SP_INTERNAL int64_t sp_region_delay_ns;
  * Return: the pages given back.
  */
 #define SP_DECAY_BATCH		1024	/* a few microseconds of walk */
+/*
+ * Under advised huge pages a free block smaller than a huge page goes back
+ * only after this many delays: purging it splits the huge page around it
+ * for good (the kernel does not put it together again), and every object
+ * of a churning heap then costs a TLB miss of its own.
+ */
+#define SP_DECAY_SPLIT_DELAYS	10
 SP_INTERNAL size_t sp_region_decay(int idx, uint64_t now_ns, uint64_t delay_ns);
 
 /* sp_region_now_ns() - the clock of the stamps (coarse monotonic), in ns. */
@@ -256,8 +263,8 @@ extern SP_INTERNAL uint64_t sp_region_limit_exceeded;	/* and passed (atomic) */
  * of a region but its first, so a small program stays small), -1 refuse
  * them, 0 leave the kernel's default (core/decay.c sets it from SEGPOOL_THP
  * before the first chunk).  With huge pages advised the decay gives back
- * blocks smaller than a huge page only after twice the delay, since a purge
- * of part of a huge page splits it.
+ * blocks smaller than a huge page only after SP_DECAY_SPLIT_DELAYS delays,
+ * since a purge of part of a huge page splits it.
  */
 extern SP_INTERNAL int sp_region_thp;
 

@@ -126,7 +126,7 @@ static int sp_cache_unlist_flags(struct segpool_cache *c, unsigned long refuse)
 		errno = EINVAL;
 		return -EINVAL;
 	}
-	sp_slab_shrink(c);
+	sp_slab_shrink(c, true);
 	live = sp_slab_live_objects(c);
 	if (live) {
 		pthread_mutex_unlock(&sp_cache_list_lock);

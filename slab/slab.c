@@ -871,7 +871,7 @@ void sp_slab_flush(struct segpool_cache *c, size_t cnt, void **objs)
 	sp_slab_put(c, cnt, objs, true);
 }
 
-unsigned long sp_slab_shrink(struct segpool_cache *c)
+unsigned long sp_slab_shrink(struct segpool_cache *c, bool purge)
 {
 	unsigned long released = 0;
 
@@ -899,7 +899,8 @@ unsigned long sp_slab_shrink(struct segpool_cache *c)
 			released++;
 		}
 		/* shrink means now: the node's free memory goes back at once */
-		sp_region_purge(i);
+		if (purge)
+			sp_region_purge(i);
 	}
 	return released;
 }

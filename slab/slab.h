@@ -366,8 +366,13 @@ SP_INTERNAL void sp_slab_release_now(struct sp_slab *s);
  */
 SP_INTERNAL void sp_slab_tally_begin(const struct segpool_cache *c);
 SP_INTERNAL unsigned long sp_slab_tally_end(void);
-/* sp_slab_shrink() - release the empty slabs of every node; the count. */
-SP_INTERNAL unsigned long sp_slab_shrink(struct segpool_cache *c);
+/*
+ * sp_slab_shrink() - release the empty slabs of every node; the count.
+ * With @purge each node's region then gives every free page back at once
+ * (segpool_cache_shrink(), destroy); without it the released slabs' pages
+ * are left to the region's decay like any other free block.
+ */
+SP_INTERNAL unsigned long sp_slab_shrink(struct segpool_cache *c, bool purge);
 /*
  * sp_slab_walk_full() - call @fn on each full slab of @c on node index
  * @idx; the caller holds that node's lock.  Full slabs are on no list
