@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <segpool/segpool.h>
@@ -290,6 +291,7 @@ struct run {
 	int nthreads;
 	unsigned long ops;		/* per worker; 0: until @stop */
 	atomic_bool stop;
+	atomic_ulong cross_seen;	/* workers that freed another's */
 	pthread_barrier_t start, done;
 };
 
@@ -458,7 +460,8 @@ static void op_inbox(struct worker *w, bool keep_some)
 		surrender(&got[i]);
 		segpool_cache_free(w->run->caches[got[i].kind], got[i].p);
 		w->frees[got[i].kind]++;
-		w->cross_freed++;
+		if (!w->cross_freed++)
+			atomic_fetch_add(&w->run->cross_seen, 1);
 	}
 }
 
@@ -907,6 +910,14 @@ static void test_destroy_while_others_run(void **state)
 		if (atomic_load(&errors))
 			break;
 	}
+	/*
+	 * Under valgrind's one-thread-at-a-time scheduling the rounds can be
+	 * over before the workers ran at all: they run on until one of them
+	 * has freed an object of another's (the check run_finish() makes).
+	 */
+	for (int t = 0; t < 60000 && !atomic_load(&r.cross_seen) &&
+	     !atomic_load(&errors); t++)
+		nanosleep(&(struct timespec){ 0, 1000000L }, NULL);
 	atomic_store(&r.stop, true);
 	print_message("# %lu caches made, filled, shrunk or destroyed (%lu "
 		      "objects were cached on CPUs); %lu shrinks of caches in "
