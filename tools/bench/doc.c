@@ -93,7 +93,7 @@ out:
 int bench_doc_update_part(const char *doc, const char *part,
 			  const char *md_path)
 {
-	char pbegin[96], pend[96];
+	char pbegin[96], pend[96], head[sizeof(pbegin) + 1], tail[sizeof(pend) + 1];
 	size_t dlen = 0, mlen = 0;
 	char *text = bench_slurp(doc, &dlen);
 	char *md = bench_slurp(md_path, &mlen);
@@ -124,9 +124,10 @@ int bench_doc_update_part(const char *doc, const char *part,
 		if (*end == '\n')
 			end++;
 	}
-	strcat(pbegin, "\n");
-	strcat(pend, "\n");
-	ret = bench_doc_write(doc, text, begin, pbegin, md, pend, end);
+	/* the marks' lines: bounded, as the marks themselves are */
+	snprintf(head, sizeof(head), "%s\n", pbegin);
+	snprintf(tail, sizeof(tail), "%s\n", pend);
+	ret = bench_doc_write(doc, text, begin, head, md, tail, end);
 out:
 	free(text);
 	free(md);
