@@ -93,7 +93,8 @@ out:
 int bench_doc_update_part(const char *doc, const char *part,
 			  const char *md_path)
 {
-	char pbegin[96], pend[96], head[sizeof(pbegin) + 1], tail[sizeof(pend) + 1];
+	char pbegin[96], pend[96];
+	char head[sizeof(pbegin) + 1], tail[sizeof(pend) + 1];
 	size_t dlen = 0, mlen = 0;
 	char *text = bench_slurp(doc, &dlen);
 	char *md = bench_slurp(md_path, &mlen);
