@@ -109,6 +109,21 @@ ssize_t sp_os_read(int fd, void *buf, size_t len)
 	return n;
 }
 
+ssize_t sp_os_read_text(const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+	int fd = sp_os_open_read(path);
+
+	if (fd < 0)
+		return -1;
+	n = sp_os_read(fd, buf, len - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return n;
+}
+
 int sp_os_fstat(int fd, struct stat *st)
 {
 	return fstat(fd, st);

@@ -210,6 +210,12 @@ SP_INTERNAL int sp_os_open_read(const char *path);
 /* sp_os_read() - read(2) with EINTR retried: bytes read, 0 at the end, or
  * -1 with errno. */
 SP_INTERNAL ssize_t sp_os_read(int fd, void *buf, size_t len);
+/*
+ * sp_os_read_text() - read the start of the small file @path (/proc, /sys)
+ * into @buf of @len bytes, NUL-terminated: the bytes read (at least 1), or
+ * -1 when it cannot be opened or is empty.  Nothing allocates.
+ */
+SP_INTERNAL ssize_t sp_os_read_text(const char *path, char *buf, size_t len);
 /* sp_os_fstat() - fstat(2) of @fd into *@st; 0 or -1 with errno. */
 SP_INTERNAL int sp_os_fstat(int fd, struct stat *st);
 /* sp_os_user_file_abort() - close @fd and remove @tmp: nothing written. */

@@ -20,18 +20,10 @@
 bool sp_os_alone(void)
 {
 	char buf[1024], *p;
-	ssize_t n;
 	long threads;
-	int fd;
 
-	fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (sp_os_read_text("/proc/self/stat", buf, sizeof(buf)) < 0)
 		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
 	/* "pid (comm) state ...": comm may hold spaces and parentheses */
 	p = strrchr(buf, ')');
 	if (!p || p[1] != ' ')
@@ -96,16 +88,9 @@ uint64_t sp_os_resident_bytes(void)
 {
 	char buf[128];
 	unsigned long long size, res;
-	ssize_t n;
-	int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
 
-	if (fd < 0)
+	if (sp_os_read_text("/proc/self/statm", buf, sizeof(buf)) < 0)
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
 	if (sscanf(buf, "%llu %llu", &size, &res) != 2)
 		return 0;
 	return (uint64_t)res * (uint64_t)sysconf(_SC_PAGESIZE);
@@ -115,16 +100,9 @@ uint64_t sp_os_resident_bytes(void)
 static uint64_t sp_read_number(const char *path)
 {
 	char buf[32];
-	ssize_t n;
-	int fd = sp_os_open_read(path);
 
-	if (fd < 0)
+	if (sp_os_read_text(path, buf, sizeof(buf)) < 0)
 		return 0;
-	n = sp_os_read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
 	return strtoull(buf, NULL, 10);	/* "max" reads as 0: no limit */
 }
 
@@ -151,16 +129,9 @@ uint64_t sp_os_memory_bytes(void)
 	char buf[2048], *line, *end;
 	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
 	uint64_t mem = pages > 0 && psize > 0 ? (uint64_t)pages * psize : 0;
-	ssize_t n;
-	int fd = sp_os_open_read("/proc/self/cgroup");
 
-	if (fd < 0)
+	if (sp_os_read_text("/proc/self/cgroup", buf, sizeof(buf)) < 0)
 		return mem;
-	n = sp_os_read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return mem;
-	buf[n] = '\0';
 	/* "0::/path" (v2) or "N:memory:/path" (v1), one line each */
 	for (line = buf; *line; line = *end ? end + 1 : end) {
 		const char *path;

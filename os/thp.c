@@ -21,18 +21,10 @@ void sp_os_advise_huge(void *addr, size_t size, bool huge)
 enum sp_os_thp sp_os_thp_mode(void)
 {
 	char buf[128];
-	ssize_t n;
-	int fd;
 
-	fd = open("/sys/kernel/mm/transparent_hugepage/enabled",
-		  O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (sp_os_read_text("/sys/kernel/mm/transparent_hugepage/enabled",
+			    buf, sizeof(buf)) < 0)
 		return SP_OS_THP_UNKNOWN;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return SP_OS_THP_UNKNOWN;
-	buf[n] = '\0';
 	/* "always [madvise] never": the bracketed word is the mode */
 	if (strstr(buf, "[madvise]"))
 		return SP_OS_THP_MADVISE;
