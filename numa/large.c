@@ -348,7 +348,9 @@ void *sp_large_realloc(void *ptr, size_t size)
 		return NULL;
 	}
 	if (bytes != e->size) {
-		p = sp_os_remap(e->addr, e->size, bytes);
+		/* memcheck loses the grown part of a MREMAP_FIXED move */
+		p = sp_os_remap(e->addr, e->size, bytes,
+				!(SP_VALGRIND && sp_on_valgrind));
 		if (p) {
 			e->addr = p;
 			e->size = bytes;

@@ -237,10 +237,26 @@ static void sp_free_unlink(struct sp_region *r, uint32_t page, unsigned int o)
 	r->nr_free[o]--;
 }
 
+/*
+ * The huge-page advice of the chunk holding page @page, as
+ * sp_os_advise_huge() takes it (0: none): not the first chunk, so that a
+ * small program stays small.
+ */
+_Static_assert((SP_PAGE_SIZE << SP_HUGE_ORDER) == SP_OS_HUGE_SIZE,
+	       "a huge page is an order of the region");
+
+static int sp_region_chunk_thp(uint32_t page)
+{
+	if (sp_region_thp < 0)
+		return -1;
+	return sp_region_thp > 0 && page >= SP_MAX_BLOCK_PAGES;
+}
+
 /* Make room for one more top-level block; 0 or -1 with errno ENOMEM. */
 static int sp_region_grow(struct sp_region *r)
 {
 	char *chunk;
+	int thp;
 
 	if (r->top + SP_MAX_BLOCK_PAGES > r->nr_pages) {
 		errno = ENOMEM;
@@ -255,9 +271,9 @@ static int sp_region_grow(struct sp_region *r)
 		sp_os_decommit(chunk, SP_MAX_BLOCK_SIZE);
 		goto fail;
 	}
-	/* not the first chunk: a small program stays small */
-	if (sp_region_thp < 0 || (sp_region_thp > 0 && r->committed))
-		sp_os_advise_huge(chunk, SP_MAX_BLOCK_SIZE, sp_region_thp > 0);
+	thp = sp_region_chunk_thp((uint32_t)r->committed);
+	if (thp)
+		sp_os_advise_huge(chunk, SP_MAX_BLOCK_SIZE, thp > 0);
 	r->committed += SP_MAX_BLOCK_PAGES;
 	return 0;
 fail:
@@ -756,7 +772,7 @@ void *sp_region_move_out(void *addr, size_t size)
 	p = sp_os_move_out(addr, bytes, size);
 	if (!p)
 		return NULL;
-	refilled = !sp_os_refill(addr, bytes) &&
+	refilled = !sp_os_refill(addr, bytes, sp_region_chunk_thp(page)) &&
 		   (!r->bound || !sp_os_bind(addr, bytes, r->node));
 
 	pthread_mutex_lock(&r->lock);

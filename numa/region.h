@@ -41,7 +41,7 @@
 #define SP_MAX_BLOCK_PAGES	(1UL << SP_MAX_ORDER)
 #define SP_MAX_BLOCK_SIZE	(SP_MAX_BLOCK_PAGES << SP_PAGE_SHIFT)
 #define SP_PAGE_NONE		UINT32_MAX
-#define SP_HUGE_ORDER		9	/* a 2 MiB transparent huge page */
+#define SP_HUGE_ORDER		9	/* a huge page: SP_OS_HUGE_SIZE */
 
 #define SP_PAGE_FREE_BIT	1UL
 #define SP_PAGE_FREE_TAG(o)	(((uintptr_t)(o) << 1) | SP_PAGE_FREE_BIT)

@@ -138,6 +138,39 @@ void sp_os_release(void *addr, size_t size)
 	madvise(addr, size, MADV_DONTNEED);
 }
 
+/*
+ * A place of @size bytes that nothing else can take meanwhile (PROT_NONE),
+ * at the same offset as @like within a transparent huge page: pages that
+ * mremap moves there keep their huge mappings whole, where a place at any
+ * other offset would split every one of them (and the 4 KiB pages they
+ * leave behind are no huge page again once freed).
+ */
+void *sp_os_reserve_like(const void *like, size_t size)
+{
+	size_t len = size + SP_OS_HUGE_SIZE;
+	uintptr_t off = (uintptr_t)like & (SP_OS_HUGE_SIZE - 1);
+	char *p, *a;
+
+	if (len < size) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	p = mmap(NULL, len, PROT_NONE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	a = (char *)(SP_ALIGN((uintptr_t)p, SP_OS_HUGE_SIZE) + off);
+	if (a - SP_OS_HUGE_SIZE >= p)
+		a -= SP_OS_HUGE_SIZE;
+	if (a > p)
+		munmap(p, (size_t)(a - p));
+	if (p + len > a + size)
+		munmap(a + size, (size_t)(p + len - (a + size)));
+	return a;
+}
+
 void *sp_os_move_out(void *addr, size_t old, size_t size)
 {
 	void *dst, *p;
@@ -146,13 +179,9 @@ void *sp_os_move_out(void *addr, size_t old, size_t size)
 		errno = ENOMEM;
 		return NULL;
 	}
-	/* a place of @size bytes that nothing else can take meanwhile */
-	dst = mmap(NULL, size, PROT_NONE,
-		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (dst == MAP_FAILED) {
-		errno = ENOMEM;
+	dst = sp_os_reserve_like(addr, size);
+	if (!dst)
 		return NULL;
-	}
 	p = mremap(addr, old, size, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
 	if (p == MAP_FAILED) {
 		munmap(dst, size);
@@ -162,13 +191,17 @@ void *sp_os_move_out(void *addr, size_t old, size_t size)
 	return p;
 }
 
-int sp_os_refill(void *addr, size_t size)
+int sp_os_refill(void *addr, size_t size, int huge)
 {
 	void *p = mmap(addr, size, PROT_READ | PROT_WRITE,
 		       MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
 		       -1, 0);
 
-	return p == MAP_FAILED ? -1 : 0;
+	if (p == MAP_FAILED)
+		return -1;
+	if (huge)
+		sp_os_advise_huge(addr, size, huge > 0);
+	return 0;
 }
 
 void *sp_os_map_meta(size_t size)

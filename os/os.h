@@ -32,6 +32,9 @@
 #include <sys/types.h>
 #include "internal/compiler.h"
 
+/* A transparent huge page of x86-64 (a PMD mapping). */
+#define SP_OS_HUGE_SIZE		(2UL << 20)
+
 /* --- memory mappings (os/mem.c) --- */
 
 #define SP_MAX_NODE_BITS 1024	/* node ids sp_os_bind() accepts */
@@ -80,8 +83,18 @@ SP_INTERNAL void sp_os_release(void *addr, size_t size);
  * Return: the new mapping, or NULL with errno ENOMEM (nothing changed).
  */
 SP_INTERNAL void *sp_os_move_out(void *addr, size_t old, size_t size);
-/* sp_os_refill() - map [@addr, + @size) again, read-write, empty; 0 or -1. */
-SP_INTERNAL int sp_os_refill(void *addr, size_t size);
+/*
+ * sp_os_refill() - map [@addr, + @size) again, read-write, empty, and when
+ * @huge is not 0 advise it as sp_os_advise_huge(@huge > 0) does; 0 or -1.
+ */
+SP_INTERNAL int sp_os_refill(void *addr, size_t size, int huge);
+/*
+ * sp_os_reserve_like() - @size bytes of inaccessible address space at the
+ * same offset as @like within a huge page (SP_OS_HUGE_SIZE), so that pages
+ * mremap moves there keep their huge mappings.
+ * Return: its address, or NULL with errno ENOMEM.
+ */
+SP_INTERNAL void *sp_os_reserve_like(const void *like, size_t size);
 /*
  * sp_os_map_meta() - @size bytes (a multiple of the page size) of
  * zero-filled read-write memory for the library's own bookkeeping outside
@@ -179,9 +192,12 @@ SP_INTERNAL void sp_os_shm_each(void (*fn)(const char *name, void *arg),
 SP_INTERNAL int sp_os_shm_open_own(const char *name, struct stat *st);
 /*
  * sp_os_remap() - grow or shrink the mapping @addr of @old bytes to @size,
- * moving it if need be.  Return: its new address, or NULL with errno set.
+ * moving it if need be; with @keep_offset a move keeps the mapping's offset
+ * within a huge page (sp_os_reserve_like()), so its huge pages stay whole.
+ * Return: its new address, or NULL with errno set.
  */
-SP_INTERNAL void *sp_os_remap(void *addr, size_t old, size_t size);
+SP_INTERNAL void *sp_os_remap(void *addr, size_t old, size_t size,
+			      bool keep_offset);
 
 /* --- a file written for the user (os/file.c) --- */
 /*

@@ -830,7 +830,7 @@ static void sp_leak_text_sink(void *arg, const char *text, size_t len)
 
 		while (cap < t->len + len)
 			cap *= 2;
-		p = t->p ? sp_os_remap(t->p, t->cap, cap) :
+		p = t->p ? sp_os_remap(t->p, t->cap, cap, false) :
 			   sp_os_map(cap, SP_PAGE_SIZE);
 		if (!p) {
 			t->cut = true;

@@ -199,7 +199,8 @@ static int sp_export_grow(uint32_t need)
 		return -errno;
 	/* a longer file leaves every reader's shorter mapping valid */
 	if (sp_os_shm_resize(sp_exp.fd, nl.size) ||
-	    !(seg = sp_os_remap(sp_exp.seg, sp_exp.layout.size, nl.size))) {
+	    !(seg = sp_os_remap(sp_exp.seg, sp_exp.layout.size, nl.size,
+					  false))) {
 		int err = -errno;
 
 		sp_os_unmap(stage, nl.size);

@@ -21,6 +21,8 @@
 #include "numa/large.h"
 #include "numa/region.h"
 #include "numa/topology.h"
+#include "internal/sanitize.h"
+#include "os/os.h"
 
 #define KiB	((size_t)1 << 10)
 #define MiB	((size_t)1 << 20)
@@ -337,6 +339,10 @@ static void test_realloc_growth_and_remap(void **state)
 		assert_non_null(q);
 		moves += q != p;
 		steps++;
+		/* a move by mremap keeps the huge-page offset (huge pages whole) */
+		if (q != p && sz >= SP_RUN_MAX_SIZE && !sp_on_valgrind)
+			assert_int_equal((uintptr_t)q % SP_OS_HUGE_SIZE,
+					 (uintptr_t)p % SP_OS_HUGE_SIZE);
 		assert_true(check(q, 40 * KiB, 11));
 		assert_int_equal(q[prev - 1], 0x33);
 		assert_true(segpool_usable_size(q) >= sz);
@@ -367,6 +373,23 @@ static void test_realloc_growth_and_remap(void **state)
 	assert_non_null(q);
 	assert_true(check(q, 1000, 11));
 	segpool_free(q);
+}
+
+/* A reservation like an address sits at its offset within a huge page. */
+static void test_reserve_like(void **state)
+{
+	static const size_t offs[] = { 0, 4 * KiB, 1 * MiB, 2 * MiB - 4 * KiB };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(offs) / sizeof(offs[0]); i++) {
+		const void *like = (const void *)(uintptr_t)(0x7f0000000000 +
+							     offs[i]);
+		void *p = sp_os_reserve_like(like, 8 * MiB + 4 * KiB);
+
+		assert_non_null(p);
+		assert_int_equal((uintptr_t)p % SP_OS_HUGE_SIZE, offs[i]);
+		sp_os_unmap(p, 8 * MiB + 4 * KiB);
+	}
 }
 
 /* calloc of pages a freed block dirtied reads zero. */
@@ -609,6 +632,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test_setup(test_realloc_in_place_and_moving, setup),
 	cmocka_unit_test_setup(test_realloc_grow_in_place, setup),
 	cmocka_unit_test_setup(test_realloc_growth_and_remap, setup),
+	cmocka_unit_test(test_reserve_like),
 	cmocka_unit_test_setup(test_calloc_zeroed, setup),
 	cmocka_unit_test_setup(test_bad_input, setup),
 	cmocka_unit_test_setup(test_misuse_reported, setup),
