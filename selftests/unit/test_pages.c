@@ -339,7 +339,7 @@ static void test_realloc_growth_and_remap(void **state)
 		assert_non_null(q);
 		moves += q != p;
 		steps++;
-		/* a move by mremap keeps the huge-page offset (huge pages whole) */
+		/* a move by mremap keeps the offset within a huge page */
 		if (q != p && sz >= SP_RUN_MAX_SIZE && !sp_on_valgrind)
 			assert_int_equal((uintptr_t)q % SP_OS_HUGE_SIZE,
 					 (uintptr_t)p % SP_OS_HUGE_SIZE);
@@ -382,8 +382,8 @@ static void test_reserve_like(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(offs) / sizeof(offs[0]); i++) {
-		const void *like = (const void *)(uintptr_t)(0x7f0000000000 +
-							     offs[i]);
+		uintptr_t at = (uintptr_t)0x7f0000000000 + offs[i];
+		const void *like = (const void *)at;
 		void *p = sp_os_reserve_like(like, 8 * MiB + 4 * KiB);
 
 		assert_non_null(p);
