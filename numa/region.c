@@ -237,14 +237,14 @@ static void sp_free_unlink(struct sp_region *r, uint32_t page, unsigned int o)
 	r->nr_free[o]--;
 }
 
+_Static_assert((SP_PAGE_SIZE << SP_HUGE_ORDER) == SP_OS_HUGE_SIZE,
+	       "a huge page is an order of the region");
+
 /*
  * The huge-page advice of the chunk holding page @page, as
  * sp_os_advise_huge() takes it (0: none): not the first chunk, so that a
  * small program stays small.
  */
-_Static_assert((SP_PAGE_SIZE << SP_HUGE_ORDER) == SP_OS_HUGE_SIZE,
-	       "a huge page is an order of the region");
-
 static int sp_region_chunk_thp(uint32_t page)
 {
 	if (sp_region_thp < 0)

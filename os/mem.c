@@ -171,15 +171,11 @@ void *sp_os_reserve_like(const void *like, size_t size)
 	return a;
 }
 
-void *sp_os_move_out(void *addr, size_t old, size_t size)
+/* Move [@addr, + @old) to @size bytes at its own huge-page offset. */
+static void *sp_os_move_like(void *addr, size_t old, size_t size)
 {
-	void *dst, *p;
+	void *dst = sp_os_reserve_like(addr, size), *p;
 
-	if (sp_fault_should_fail(SP_FAULT_MMAP)) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	dst = sp_os_reserve_like(addr, size);
 	if (!dst)
 		return NULL;
 	p = mremap(addr, old, size, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
@@ -189,6 +185,28 @@ void *sp_os_move_out(void *addr, size_t old, size_t size)
 		return NULL;
 	}
 	return p;
+}
+
+void *sp_os_move_out(void *addr, size_t old, size_t size)
+{
+	if (sp_fault_should_fail(SP_FAULT_MMAP)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return sp_os_move_like(addr, old, size);
+}
+
+void *sp_os_remap(void *addr, size_t old, size_t size, bool keep_offset)
+{
+	void *p;
+
+	if (!keep_offset || size <= old) {
+		p = mremap(addr, old, size, MREMAP_MAYMOVE);
+		return p == MAP_FAILED ? NULL : p;
+	}
+	/* in place if the pages after it are free, else at the same offset */
+	p = mremap(addr, old, size, 0);
+	return p != MAP_FAILED ? p : sp_os_move_like(addr, old, size);
 }
 
 int sp_os_refill(void *addr, size_t size, int huge)

@@ -96,6 +96,14 @@ SP_INTERNAL int sp_os_refill(void *addr, size_t size, int huge);
  */
 SP_INTERNAL void *sp_os_reserve_like(const void *like, size_t size);
 /*
+ * sp_os_remap() - grow or shrink the mapping @addr of @old bytes to @size,
+ * moving it if need be; with @keep_offset a move keeps the mapping's offset
+ * within a huge page (sp_os_reserve_like()), so its huge pages stay whole.
+ * Return: its new address, or NULL with errno set.
+ */
+SP_INTERNAL void *sp_os_remap(void *addr, size_t old, size_t size,
+			      bool keep_offset);
+/*
  * sp_os_map_meta() - @size bytes (a multiple of the page size) of
  * zero-filled read-write memory for the library's own bookkeeping outside
  * the arena (per-CPU blocks, their nil slots, the export's stage): backed
@@ -190,14 +198,6 @@ SP_INTERNAL void sp_os_shm_each(void (*fn)(const char *name, void *arg),
  * it is not a regular file of this user).
  */
 SP_INTERNAL int sp_os_shm_open_own(const char *name, struct stat *st);
-/*
- * sp_os_remap() - grow or shrink the mapping @addr of @old bytes to @size,
- * moving it if need be; with @keep_offset a move keeps the mapping's offset
- * within a huge page (sp_os_reserve_like()), so its huge pages stay whole.
- * Return: its new address, or NULL with errno set.
- */
-SP_INTERNAL void *sp_os_remap(void *addr, size_t old, size_t size,
-			      bool keep_offset);
 
 /* --- a file written for the user (os/file.c) --- */
 /*

@@ -78,30 +78,6 @@ void *sp_os_map_shared(int fd, size_t size, bool writable)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-void *sp_os_remap(void *addr, size_t old, size_t size, bool keep_offset)
-{
-	void *p, *dst;
-
-	if (!keep_offset || size <= old) {
-		p = mremap(addr, old, size, MREMAP_MAYMOVE);
-		return p == MAP_FAILED ? NULL : p;
-	}
-	/* in place if the pages after it are free, else at the same offset */
-	p = mremap(addr, old, size, 0);
-	if (p != MAP_FAILED)
-		return p;
-	dst = sp_os_reserve_like(addr, size);
-	if (!dst)
-		return NULL;
-	p = mremap(addr, old, size, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
-	if (p == MAP_FAILED) {
-		munmap(dst, size);
-		errno = ENOMEM;
-		return NULL;
-	}
-	return p;
-}
-
 void sp_os_shm_each(void (*fn)(const char *name, void *arg), void *arg)
 {
 	DIR *d = opendir(SP_SHM_DIR);
