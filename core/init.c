@@ -90,6 +90,7 @@
 #include "numa/region.h"
 #include "numa/topology.h"
 #include "os/cpu.h"
+#include "os/os.h"
 #include "percpu/pcpu.h"
 #include "prof/prof.h"
 #include "rcu/rcu.h"
@@ -167,6 +168,7 @@ static void sp_atfork_parent(void)
 static void sp_atfork_child(void)
 {
 	sp_lockdep_fork_begin();
+	sp_os_random_fork_child();
 	sp_prof_fork_child();
 	sp_guard_fork_child();
 	sp_rcu_fork_child_leaves();

@@ -113,6 +113,18 @@ SP_INTERNAL void *sp_os_remap(void *addr, size_t old, size_t size,
 SP_INTERNAL void *sp_os_map_meta(size_t size);
 
 /*
+ * sp_os_map_packed() - @size bytes of zero-filled read-write bookkeeping
+ * that is never given back, aligned to @align (a power of two up to the
+ * page size; at least a cache line) and padded to whole cache lines,
+ * carved with others from a shared chunk (accounted as sp_os_map_meta()'s):
+ * for blocks of the library's own caches, which live as long as the
+ * process.  Larger blocks get a mapping of their own.  Never unmap or
+ * protect one.  Fault point SP_FAULT_META.  Return: it, or NULL with errno
+ * ENOMEM.
+ */
+SP_INTERNAL void *sp_os_map_packed(size_t size, size_t align);
+
+/*
  * sp_os_as_room() - bytes of address space the soft RLIMIT_AS still
  * leaves this process, or SIZE_MAX when there is no limit.
  */
@@ -160,8 +172,11 @@ SP_INTERNAL uint64_t sp_os_peak_resident_bytes(void);
  */
 SP_INTERNAL uint64_t sp_os_memory_bytes(void);
 /* sp_os_random() - fill @buf with @len random bytes (getrandom(2), never
- * blocking); false when the kernel had none to give (os/sys.c). */
+ * blocking, through a pool that one call fills); false when the kernel had
+ * none to give (os/sys.c). */
 SP_INTERNAL bool sp_os_random(void *buf, size_t len);
+/* sp_os_random_fork_child() - a fork child forgets the pool's bytes. */
+SP_INTERNAL void sp_os_random_fork_child(void);
 
 /* --- shared memory (os/shm.c) --- */
 /*
