@@ -239,6 +239,64 @@ void *sp_os_map_meta(size_t size)
 	return p;
 }
 
+/*
+ * Packed bookkeeping: blocks that live as long as the process (the control
+ * blocks of the library's own caches and their per-CPU blocks: some 90 of
+ * them at start-up, each well under a page) are carved from shared chunks
+ * rather than mapped a page each, so that start-up makes a few mappings and
+ * touches a few pages instead of 90 of each.  A bump pointer in one word,
+ * moved by compare-and-swap: no lock, so a signal handler or a second
+ * thread may carve at any time.  The chunk is aligned to its size, so the
+ * word alone says which chunk it is in; a chunk that cannot hold the next
+ * block is left with its tail unused (never touched, never backed).
+ */
+#define SP_PACKED_CHUNK		(256UL << 10)
+
+static uintptr_t sp_packed_cur;		/* next free byte; 0: no chunk */
+
+void *sp_os_map_packed(size_t size, size_t align)
+{
+	uintptr_t cur, start, end, chunk;
+
+	if (align < SP_CACHE_LINE)
+		align = SP_CACHE_LINE;
+	size = SP_ALIGN(size, SP_CACHE_LINE);
+	if (!SP_IS_POW2(align) || align > SP_PAGE_SIZE ||
+	    size > SP_PACKED_CHUNK / 4)
+		return sp_os_map_meta(SP_ALIGN(size, SP_PAGE_SIZE));
+	if (sp_fault_should_fail(SP_FAULT_META)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	cur = __atomic_load_n(&sp_packed_cur, __ATOMIC_ACQUIRE);
+	for (;;) {
+		start = SP_ALIGN(cur, align);
+		end = start + size;
+		if (cur && end <= SP_ALIGN(cur, SP_PACKED_CHUNK) &&
+		    (cur & (SP_PACKED_CHUNK - 1))) {
+			if (__atomic_compare_exchange_n(&sp_packed_cur, &cur,
+							end, false,
+							__ATOMIC_ACQ_REL,
+							__ATOMIC_ACQUIRE))
+				return (void *)start;
+			continue;	/* another carver moved it: again */
+		}
+		/* a fresh chunk; the block at its start */
+		chunk = (uintptr_t)sp_os_mmap_aligned(
+			SP_PACKED_CHUNK, SP_PACKED_CHUNK,
+			PROT_READ | PROT_WRITE, 0);
+		if (!chunk)
+			return NULL;
+		if (__atomic_compare_exchange_n(&sp_packed_cur, &cur,
+						chunk + size, false,
+						__ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE))
+			return (void *)chunk;
+		/* another chunk came first: use it, give this one back */
+		munmap((void *)chunk, SP_PACKED_CHUNK);
+	}
+}
+
 size_t sp_os_as_room(void)
 {
 	struct rlimit rl;

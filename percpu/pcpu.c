@@ -686,8 +686,14 @@ struct sp_pcpu_cache *sp_pcpu_cache_create(struct segpool_cache *c)
 
 	if (sp_pcpu_mode == SP_PCPU_OFF)
 		return NULL;
-	bytes = SP_ALIGN(bytes, SP_PAGE_SIZE);
-	p = sp_os_map_meta(bytes);
+	/* the library's own caches' blocks are packed (slab/cache.c) */
+	if (sp_cache_packed(c)) {
+		bytes = SP_ALIGN(bytes, SP_CACHE_LINE);
+		p = sp_os_map_packed(bytes, SP_CACHE_LINE);
+	} else {
+		bytes = SP_ALIGN(bytes, SP_PAGE_SIZE);
+		p = sp_os_map_meta(bytes);
+	}
 	if (!p)
 		return NULL;
 	pc = (struct sp_pcpu_cache *)p;
@@ -720,7 +726,7 @@ struct sp_pcpu_cache *sp_pcpu_cache_create(struct segpool_cache *c)
 
 void sp_pcpu_cache_free(struct sp_pcpu_cache *pc)
 {
-	if (pc)
+	if (pc && !sp_cache_packed(pc->cache))
 		sp_os_unmap(pc, pc->map_size);
 }
 

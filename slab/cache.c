@@ -5,10 +5,15 @@
  * Every live cache is on sp_cache_list, changed under sp_cache_list_lock
  * (the outermost mutex of the library) and read by the statistics under
  * RCU (rcu/rcu.c): a cache is published with a release store once it is
- * built, and unlisted before the grace period that precedes its unmapping.  A cache's memory (struct segpool_cache and
- * its per-node structs) is one page-rounded anonymous mapping: caches are
- * few, and a mapping of its own keeps a cache's control block off every
- * other cache's lines.
+ * built, and unlisted before the grace period that precedes its unmapping.
+ * A program's cache's memory (struct segpool_cache and its per-node
+ * structs) is one page-rounded anonymous mapping: caches are few, a mapping
+ * of its own keeps a cache's control block off every other cache's lines,
+ * and its first page stays behind as a tombstone when it is destroyed.  The
+ * library's own caches (size classes, magazines), made at start-up and
+ * never destroyed, are packed instead, each on lines of its own
+ * (sp_os_map_packed()): some 50 mappings and page faults fewer in every
+ * process.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -84,8 +89,14 @@ struct segpool_cache *sp_cache_create(const char *name, size_t size,
 		return NULL;
 	}
 
-	bytes = SP_ALIGN(bytes + sp_harden_extra_bytes(&proto), SP_PAGE_SIZE);
-	c = sp_os_map(bytes, SP_PAGE_SIZE);
+	bytes += sp_harden_extra_bytes(&proto);
+	if (sp_cache_packed(&proto)) {
+		bytes = SP_ALIGN(bytes, SP_CACHE_LINE);
+		c = sp_os_map_packed(bytes, SP_CACHE_LINE);
+	} else {
+		bytes = SP_ALIGN(bytes, SP_PAGE_SIZE);
+		c = sp_os_map(bytes, SP_PAGE_SIZE);
+	}
 	if (!c)
 		return NULL;
 	*c = proto;
@@ -107,7 +118,8 @@ struct segpool_cache *sp_cache_create(const char *name, size_t size,
 	pthread_mutex_lock(&sp_cache_list_lock);
 	if (sp_cache_find_locked(name)) {
 		pthread_mutex_unlock(&sp_cache_list_lock);
-		sp_os_unmap(c, bytes);
+		if (!sp_cache_packed(c))
+			sp_os_unmap(c, bytes);	/* a packed block stays */
 		errno = EEXIST;
 		return NULL;
 	}
@@ -182,6 +194,8 @@ void sp_cache_free(struct segpool_cache *c)
 	/* the tombstone: magic, name and the rest of the first page */
 	__atomic_store_n(&c->magic, SP_CACHE_DEAD_MAGIC, __ATOMIC_RELEASE);
 	c->pcpu = NULL;
+	if (sp_cache_packed(c))
+		return;		/* a failed start-up's: its lines stay */
 	if (c->map_size > SP_PAGE_SIZE)
 		sp_os_unmap((char *)c + SP_PAGE_SIZE, c->map_size - SP_PAGE_SIZE);
 	/* a write through the stale handle faults rather than lands */

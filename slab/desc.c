@@ -6,8 +6,11 @@
  * holds objects only and needs no per-object header.  Each node index has a
  * pool: blocks of SP_DESC_BLOCK_ORDER pages taken from that node's region
  * (owner token SP_OWNER_META, so no object lookup ever mistakes them for a
- * slab), cut into line-sized descriptors kept on a free list.  Pools never
- * shrink; a descriptor is 64 bytes against a slab of at least 4 KiB.
+ * slab), cut into line-sized descriptors as they are needed (a block's
+ * pages are touched one by one, not all when it comes: a short program
+ * faults in one page, not 16); freed ones go on a free list, taken first.
+ * Pools never shrink; a descriptor is 64 bytes against a slab of at least
+ * 4 KiB.
  *
  * Locking: one mutex per pool, taken with no other slab lock held except by
  * fork's prepare handler.
@@ -21,8 +24,9 @@
 
 struct sp_desc_pool {
 	pthread_mutex_t lock;
-	struct sp_list_head free;	/* free descriptors, linked by lru */
-	unsigned long nr_free;
+	struct sp_list_head free;	/* freed descriptors, linked by lru */
+	struct sp_slab *next, *end;	/* the newest block's uncut rest */
+	unsigned long nr_free;		/* on the list and uncut */
 	unsigned long nr_blocks;
 } __sp_cacheline_aligned;
 
@@ -46,10 +50,8 @@ static int sp_desc_pool_grow(struct sp_desc_pool *p, int idx)
 
 	if (!block)
 		return -ENOMEM;
-	if (!p->free.next)
-		sp_list_init(&p->free);
-	for (size_t i = 0; i < n; i++)
-		sp_list_add_tail(&block[i].lru, &p->free);
+	p->next = block;
+	p->end = block + n;
 	p->nr_free += n;
 	p->nr_blocks++;
 	return 0;
@@ -61,10 +63,14 @@ struct sp_slab *sp_desc_alloc(int idx)
 	struct sp_slab *s = NULL;
 
 	pthread_mutex_lock(&p->lock);
-	if ((p->free.next && !sp_list_empty(&p->free)) ||
-	    sp_desc_pool_grow(p, idx) == 0) {
+	if (!p->free.next)
+		sp_list_init(&p->free);
+	if (!sp_list_empty(&p->free)) {
 		s = sp_list_first_entry(&p->free, struct sp_slab, lru);
 		sp_list_del(&s->lru);
+		p->nr_free--;
+	} else if (p->next != p->end || sp_desc_pool_grow(p, idx) == 0) {
+		s = p->next++;
 		p->nr_free--;
 	}
 	pthread_mutex_unlock(&p->lock);

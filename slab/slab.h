@@ -46,6 +46,12 @@ struct sp_pcpu_cache;
 #define SP_CACHE_FREEPTR_OUT	(1UL << 30)	/* link stored after the object */
 #define SP_CACHE_INTERNAL	(1UL << 29)	/* the library's own bookkeeping */
 #define SP_CACHE_ZEROED		(1UL << 28)	/* a new slab's objects start zeroed */
+
+/*
+ * The library's own caches live as long as the process: their control and
+ * per-CPU blocks are packed (sp_os_map_packed()), never unmapped.
+ */
+#define SP_CACHE_PACKED		(SP_CACHE_KMALLOC | SP_CACHE_INTERNAL)
 #define SP_CACHE_FREEMAP	(1UL << 27)	/* free objects in the descriptor's
 						 * bitmap, no links (slab/geometry.c) */
 
@@ -155,7 +161,8 @@ struct segpool_cache {
 	struct sp_list_head list __sp_cacheline_aligned; /* on sp_cache_list */
 	void (*ctor)(void *);		/* constructor, or NULL */
 	unsigned int max_empty;		/* empty slabs kept per node */
-	size_t map_size;		/* bytes of the mapping holding this struct */
+	size_t map_size;		/* bytes holding this struct (its mapping,
+					 * or its packed lines) */
 	uint64_t alloc_failures;	/* allocations that returned ENOMEM (atomic) */
 	uint64_t alloc_failslab;	/* allocations failed by failslab (atomic) */
 	uintptr_t fl_secret;		/* free-list link key; 0: links plain */
@@ -201,6 +208,12 @@ static inline uintptr_t sp_slab_tag(const struct segpool_cache *c, int idx)
 _Static_assert(SP_MAX_NODES <= SP_CACHE_LINE, "node index fits a tag's low bits");
 
 /* The cache of a page tag (0: the page belongs to no slab). */
+/* Whether @c's control block is packed (SP_CACHE_PACKED). */
+static inline bool sp_cache_packed(const struct segpool_cache *c)
+{
+	return c->flags & SP_CACHE_PACKED;
+}
+
 static inline struct segpool_cache *sp_tag_cache(uintptr_t tag)
 {
 	return (struct segpool_cache *)(tag & ~(uintptr_t)(SP_CACHE_LINE - 1));

@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: MIT
+/*
+ * selftests/unit/test_startup.c - what every process pays to start.
+ *
+ * A program that makes a handful of allocations and exits (a shell, a
+ * compiler driver, every child of a build) pays the library's start-up in
+ * full.  These tests hold the parts that keep it small to their promises:
+ * the library's own caches packed on shared pages (sp_os_map_packed()),
+ * random bytes drawn from a pool that one call fills (sp_os_random()), and
+ * slab descriptors cut from their block as they are needed.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <segpool/segpool.h>
+#include "internal/rculist.h"
+#include "os/os.h"
+#include "percpu/pcpu.h"
+#include "slab/slab.h"
+#include "selftests/lib/child.h"
+#include "selftests/lib/harness.h"
+
+#define CARVERS		2
+#define CARVES		3000
+
+struct carve {
+	uintptr_t start, end;
+};
+
+static int carve_cmp(const void *a, const void *b)
+{
+	const struct carve *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+struct carver {
+	struct carve blk[CARVES];
+	int failed;
+};
+
+/* Sizes of 1 to 700 bytes, from the carver's own index (no shared rng). */
+static void *carver_main(void *arg)
+{
+	struct carver *cv = arg;
+
+	for (int i = 0; i < CARVES; i++) {
+		size_t size = 1 + (size_t)i * 7919 % 700;
+		char *p = sp_os_map_packed(size, 0);
+
+		if (!p) {
+			cv->failed++;
+			continue;
+		}
+		cv->blk[i].start = (uintptr_t)p;
+		cv->blk[i].end = (uintptr_t)p + size;
+	}
+	return NULL;
+}
+
+/*
+ * Blocks carved at once by two threads: each aligned to a cache line,
+ * zeroed, and no two overlapping (every byte written by its owner only).
+ */
+static void test_packed_blocks_disjoint(void **state)
+{
+	static struct carver cv[CARVERS];
+	static struct carve all[CARVERS * CARVES];
+	pthread_t t[CARVERS];
+	size_t n = 0;
+
+	(void)state;
+	for (int i = 0; i < CARVERS; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, carver_main,
+						&cv[i]), 0);
+	for (int i = 0; i < CARVERS; i++) {
+		assert_int_equal(pthread_join(t[i], NULL), 0);
+		assert_int_equal(cv[i].failed, 0);
+	}
+	for (int i = 0; i < CARVERS; i++)
+		for (int j = 0; j < CARVES; j++) {
+			const unsigned char *p =
+				(const unsigned char *)cv[i].blk[j].start;
+			size_t len = cv[i].blk[j].end - cv[i].blk[j].start;
+
+			assert_int_equal(cv[i].blk[j].start % SP_CACHE_LINE, 0);
+			for (size_t k = 0; k < len; k++)
+				assert_int_equal(p[k], 0);
+			memset((void *)cv[i].blk[j].start, 0xa5, len);
+			all[n++] = cv[i].blk[j];
+		}
+	qsort(all, n, sizeof(all[0]), carve_cmp);
+	for (size_t i = 1; i < n; i++)
+		if (all[i].start < all[i - 1].end)
+			fail_msg("blocks %#lx-%#lx and %#lx-%#lx overlap",
+				 (unsigned long)all[i - 1].start,
+				 (unsigned long)all[i - 1].end,
+				 (unsigned long)all[i].start,
+				 (unsigned long)all[i].end);
+}
+
+/* A block too large to pack gets a mapping of its own, page-aligned. */
+static void test_packed_large_is_own_mapping(void **state)
+{
+	char *p = sp_os_map_packed(200 << 10, 0);
+
+	(void)state;
+	assert_non_null(p);
+	assert_int_equal((uintptr_t)p % SP_PAGE_SIZE, 0);
+	memset(p, 1, 200 << 10);
+	/* an alignment above the page cannot be packed either */
+	assert_non_null(sp_os_map_packed(64, 2 * SP_PAGE_SIZE));
+}
+
+static size_t distinct_pages(uintptr_t *pages, size_t n)
+{
+	size_t d = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		bool seen = false;
+
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = pages[j] == pages[i];
+		d += !seen;
+	}
+	return d;
+}
+
+/*
+ * The size classes' control blocks and per-CPU blocks share pages (at
+ * least two to a page), while a program's cache has a page of its own
+ * (its tombstone, slab/cache.c).
+ */
+static void test_internal_caches_packed(void **state)
+{
+	uintptr_t cpage[256], ppage[256];
+	size_t nc = 0, np = 0;
+	struct segpool_cache *c, *mine;
+
+	(void)state;
+	assert_non_null(segpool_malloc(8));	/* started */
+	pthread_mutex_lock(&sp_cache_list_lock);
+	sp_list_for_each_entry(c, &sp_cache_list, list) {
+		if (!(c->flags & SP_CACHE_KMALLOC) || nc == 256)
+			continue;
+		assert_true(sp_cache_packed(c));
+		assert_int_equal((uintptr_t)c % SP_CACHE_LINE, 0);
+		cpage[nc++] = (uintptr_t)c / SP_PAGE_SIZE;
+		if (c->pcpu)
+			ppage[np++] = (uintptr_t)c->pcpu / SP_PAGE_SIZE;
+	}
+	pthread_mutex_unlock(&sp_cache_list_lock);
+	print_message("%zu size classes: control blocks on %zu pages, "
+		      "per-CPU blocks (%zu) on %zu\n", nc,
+		      distinct_pages(cpage, nc), np, distinct_pages(ppage, np));
+	assert_true(nc >= 8);
+	assert_true(distinct_pages(cpage, nc) * 2 <= nc);
+	if (np >= 8)
+		assert_true(distinct_pages(ppage, np) * 2 <= np);
+
+	mine = segpool_cache_create("startup-own", 64, 0, 0, NULL);
+	assert_non_null(mine);
+	assert_false(sp_cache_packed(mine));
+	assert_int_equal((uintptr_t)mine % SP_PAGE_SIZE, 0);
+	assert_int_equal(segpool_cache_destroy(mine), 0);
+}
+
+/* 300 draws of a word: no two alike (a pool handed out twice would). */
+static void test_random_draws_differ(void **state)
+{
+	static uint64_t v[300];
+	unsigned char big[200];
+
+	(void)state;
+	for (int i = 0; i < 300; i++) {
+		assert_true(sp_os_random(&v[i], sizeof(v[i])));
+		for (int j = 0; j < i; j++)
+			assert_false(v[i] == v[j]);
+	}
+	/* larger than a pool's share: straight from the kernel */
+	assert_true(sp_os_random(big, sizeof(big)));
+}
+
+/* A fork child never draws the bytes its parent draws next. */
+static void test_random_fork_child_differs(void **state)
+{
+	uint64_t mine, theirs = 0, warm;
+	int fd[2], status;
+	pid_t pid;
+
+	(void)state;
+	assert_true(sp_os_random(&warm, sizeof(warm)));	/* pool filled */
+	assert_int_equal(pipe(fd), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		uint64_t v = 0;
+
+		alarm(SP_TEST_CHILD_TIMEOUT);
+		if (!sp_os_random(&v, sizeof(v)) ||
+		    write(fd[1], &v, sizeof(v)) != (ssize_t)sizeof(v))
+			_exit(1);
+		_exit(0);
+	}
+	assert_true(sp_os_random(&mine, sizeof(mine)));
+	assert_int_equal(read(fd[0], &theirs, sizeof(theirs)), sizeof(theirs));
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	close(fd[0]);
+	close(fd[1]);
+	assert_false(mine == theirs);
+}
+
+/*
+ * Descriptors: more than a block's worth, all distinct; freed ones are
+ * taken again before the block's uncut rest.
+ */
+#define DESCS	2500
+
+static void test_desc_cut_as_needed(void **state)
+{
+	static struct sp_slab *d[DESCS];
+	struct sp_slab *again;
+
+	(void)state;
+	assert_non_null(segpool_malloc(8));	/* started */
+	for (int i = 0; i < DESCS; i++) {
+		d[i] = sp_desc_alloc(0);
+		assert_non_null(d[i]);
+		assert_int_equal((uintptr_t)d[i] % SP_CACHE_LINE, 0);
+		for (int j = i - 1; j >= 0 && j >= i - 64; j--)
+			assert_false(d[i] == d[j]);
+	}
+	for (int i = 0; i < DESCS; i++)
+		d[i]->inuse = (unsigned int)i;	/* each writable */
+	sp_desc_free(d[DESCS / 2]);
+	again = sp_desc_alloc(0);
+	assert_ptr_equal(again, d[DESCS / 2]);
+	d[DESCS / 2] = again;
+	for (int i = 0; i < DESCS; i++)
+		sp_desc_free(d[i]);
+}
+
+static const struct CMUnitTest tests[] = {
+	cmocka_unit_test(test_packed_blocks_disjoint),
+	cmocka_unit_test(test_packed_large_is_own_mapping),
+	cmocka_unit_test(test_internal_caches_packed),
+	cmocka_unit_test(test_random_draws_differ),
+	cmocka_unit_test(test_random_fork_child_differs),
+	cmocka_unit_test(test_desc_cut_as_needed),
+};
+
+SP_TEST_MAIN(tests)
