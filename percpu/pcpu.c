@@ -435,6 +435,19 @@ static void sp_bypass_count(struct sp_pcpu_cache *pc)
 	__atomic_fetch_add(&pc->bypass, 1, __ATOMIC_RELAXED);
 }
 
+/* A slot's first fill is short (SP_FILL_FIRST_BYTES, percpu/pcpu.h). */
+static unsigned int sp_fill_want(const struct segpool_cache *c,
+				 const struct sp_pcpu_slot *slot,
+				 unsigned int cap)
+{
+	unsigned int first = SP_MAX(SP_FILL_FIRST_MIN,
+				    SP_FILL_FIRST_BYTES / c->stride);
+
+	if (SP_READ_ONCE(slot->stat[SP_STAT_MAG_FILL]) == 0 && first < cap)
+		return first;
+	return cap;
+}
+
 void *sp_pcpu_alloc_slow(struct sp_pcpu_cache *pc)
 {
 	struct segpool_cache *c = pc->cache;
@@ -476,6 +489,7 @@ void *sp_pcpu_alloc_slow(struct sp_pcpu_cache *pc)
 		sp_stat_inc(slot, SP_STAT_MAG_SWAP);
 	} else {
 		struct sp_mag *full = NULL;
+		unsigned int want;
 
 		sp_trip(pc, slot);
 		/* a bulk moment: remote frees waiting here go home too */
@@ -503,8 +517,9 @@ void *sp_pcpu_alloc_slow(struct sp_pcpu_cache *pc)
 				slot->prev = NULL;
 			else
 				full = sp_mag_alloc(cls);
+			want = full ? sp_fill_want(c, slot, full->cap) : 0;
 			if (!full ||
-			    !sp_slab_fill(c, (int)slot->node, full->cap,
+			    !sp_slab_fill(c, (int)slot->node, want,
 					  sp_mag_base(full))) {
 				/* out of memory for a whole magazine: one object */
 				if (full) {
@@ -520,9 +535,9 @@ void *sp_pcpu_alloc_slow(struct sp_pcpu_cache *pc)
 					return NULL;
 				return obj;
 			}
-			full->count = full->cap;
+			full->count = want;
 			sp_stat_inc(slot, SP_STAT_MAG_FILL);
-			sp_stat_add(slot, SP_STAT_FILL_OBJS, full->cap);
+			sp_stat_add(slot, SP_STAT_FILL_OBJS, want);
 		}
 		slot->loaded = full;
 		m = full;

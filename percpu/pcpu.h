@@ -270,4 +270,16 @@ SP_INTERNAL void *sp_pcpu_nil_slots(void);
 	do { (void)(slots); goto miss; } while (0)
 #endif
 
+/*
+ * A slot's first fill from the slabs takes SP_FILL_FIRST_BYTES of objects
+ * (at least SP_FILL_FIRST_MIN, at most a magazine), not a whole magazine:
+ * a program that allocates a few objects of a size class (most classes of
+ * most programs) would otherwise have a magazine's worth (up to 64 KiB)
+ * taken off its slabs and kept per class and CPU.  A slot that empties
+ * that first fill comes back and fills whole magazines from then on: one
+ * slow path more in its life.
+ */
+#define SP_FILL_FIRST_BYTES	4096U
+#define SP_FILL_FIRST_MIN	8U
+
 #endif /* SP_PERCPU_PCPU_H */

@@ -30,6 +30,7 @@
 
 #include "segpool_config.h"
 #include "os/faultpoint.h"
+#include "percpu/pcpu.h"
 #include "selftests/lib/harness.h"
 #include "selftests/lib/json.h"
 #include "selftests/lib/stats_parse.h"
@@ -411,6 +412,49 @@ static void test_detail_keys(void **state)
 	free(text);
 
 	for (size_t i = 0; i < ARRAY_SIZE(objs); i++)
+		segpool_cache_free(c, objs[i]);
+	assert_int_equal(segpool_cache_destroy(c), 0);
+}
+
+/*
+ * A slot's first fill is short (SP_FILL_FIRST_BYTES of objects), the next
+ * ones whole magazines: a program that takes a few objects of a size class
+ * does not hold a magazine's worth of it.
+ */
+static void test_first_fill_short(void **state)
+{
+	const unsigned int size = 256, first =
+		SP_MAX(SP_FILL_FIRST_MIN, SP_FILL_FIRST_BYTES / size);
+	int cpu = sp_test_allowed_cpu(0);
+	const char *C = "st-first-fill";
+	unsigned long long mag;
+	struct segpool_cache *c;
+	void *objs[128];
+	char *text;
+
+	(void)state;
+	if (!has_pcpu())
+		skip();
+	CHECK(sp_test_pin(cpu) == 0, "cannot pin to CPU %d", cpu);
+	c = segpool_cache_create_tuned(C, size, 0, 0, NULL,
+				       &(struct segpool_cache_tunables){
+					       .mag_size = 60 });
+	assert_non_null(c);
+	mag = sp_test_info(c).mag_size;
+	assert_true(first < mag && first + mag < 128);
+	assert_non_null(objs[0] = segpool_cache_alloc(c, 0));
+	text = sp_stats_capture(SP_STATS_DETAIL_PERCPU, C);
+	assert_int_equal(sp_detail_num(text, C, "mag_fill"), 1);
+	assert_int_equal(sp_detail_num(text, C, "fill_objs"), first);
+	free(text);
+	/* the first fill used up: the second is a whole magazine */
+	for (unsigned int i = 1; i <= first; i++)
+		assert_non_null(objs[i] = segpool_cache_alloc(c, 0));
+	text = sp_stats_capture(SP_STATS_DETAIL_PERCPU, C);
+	assert_int_equal(sp_detail_num(text, C, "mag_fill"), 2);
+	assert_int_equal(sp_detail_num(text, C, "fill_objs"), first + mag);
+	free(text);
+	for (unsigned int i = 0; i <= first; i++)
 		segpool_cache_free(c, objs[i]);
 	assert_int_equal(segpool_cache_destroy(c), 0);
 }
@@ -1061,6 +1105,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test_teardown(test_slabinfo_kmalloc, teardown),
 	cmocka_unit_test_teardown(test_detail_keys, teardown),
 	cmocka_unit_test_teardown(test_counters_exact, teardown),
+	cmocka_unit_test_teardown(test_first_fill_short, teardown),
 	cmocka_unit_test_teardown(test_json_golden, teardown),
 	cmocka_unit_test_teardown(test_health, teardown),
 	cmocka_unit_test_teardown(test_health_commit_failure, teardown),
