@@ -241,53 +241,15 @@ _Static_assert((SP_PAGE_SIZE << SP_HUGE_ORDER) == SP_OS_HUGE_SIZE,
 	       "a huge page is an order of the region");
 
 /*
- * The huge-page advice of @r's chunk holding page @page, as
+ * The huge-page advice of the chunk holding page @page, as
  * sp_os_advise_huge() takes it (0: none): not the first chunk, so that a
- * small program stays small; under SP_REGION_THP_AGED only a chunk the
- * aging advised already (read without the lock by a refill: a chunk
- * advised just now is advised again at the next look).
+ * small program stays small.
  */
-static int sp_region_chunk_thp(const struct sp_region *r, uint32_t page)
+static int sp_region_chunk_thp(uint32_t page)
 {
-	int thp = SP_READ_ONCE(sp_region_thp);
-
-	if (thp == SP_REGION_THP_NEVER)
+	if (sp_region_thp < 0)
 		return -1;
-	if (page < SP_MAX_BLOCK_PAGES)
-		return 0;
-	if (thp == SP_REGION_THP_COMMIT)
-		return 1;
-	return thp == SP_REGION_THP_AGED && page < SP_READ_ONCE(r->thp_done);
-}
-
-size_t sp_region_thp_age(int idx, uint64_t now_ns)
-{
-	struct sp_region *r = &sp_arena.region[idx];
-	size_t from = 0, to = 0;
-
-	if (SP_READ_ONCE(sp_region_thp) != SP_REGION_THP_AGED)
-		return 0;
-	pthread_mutex_lock(&r->lock);
-	if (r->thp_seen_ns &&
-	    now_ns - r->thp_seen_ns < SP_REGION_THP_AGE_MS * 1000000ULL) {
-		pthread_mutex_unlock(&r->lock);
-		return 0;
-	}
-	if (r->thp_seen_ns) {
-		from = SP_MAX(r->thp_done, (size_t)SP_MAX_BLOCK_PAGES);
-		to = r->thp_seen;
-		if (to > r->thp_done)
-			SP_WRITE_ONCE(r->thp_done, to);
-	}
-	r->thp_seen = r->committed;
-	r->thp_seen_ns = now_ns;
-	pthread_mutex_unlock(&r->lock);
-	/* outside the lock: committed chunks are never decommitted */
-	if (to <= from)
-		return 0;
-	sp_os_advise_huge(r->base + (from << SP_PAGE_SHIFT),
-			  (to - from) << SP_PAGE_SHIFT, true);
-	return (to - from) / SP_MAX_BLOCK_PAGES;
+	return sp_region_thp > 0 && page >= SP_MAX_BLOCK_PAGES;
 }
 
 /* Make room for one more top-level block; 0 or -1 with errno ENOMEM. */
@@ -309,7 +271,7 @@ static int sp_region_grow(struct sp_region *r)
 		sp_os_decommit(chunk, SP_MAX_BLOCK_SIZE);
 		goto fail;
 	}
-	thp = sp_region_chunk_thp(r, (uint32_t)r->committed);
+	thp = sp_region_chunk_thp((uint32_t)r->committed);
 	if (thp)
 		sp_os_advise_huge(chunk, SP_MAX_BLOCK_SIZE, thp > 0);
 	r->committed += SP_MAX_BLOCK_PAGES;
@@ -810,7 +772,7 @@ void *sp_region_move_out(void *addr, size_t size)
 	p = sp_os_move_out(addr, bytes, size);
 	if (!p)
 		return NULL;
-	refilled = !sp_os_refill(addr, bytes, sp_region_chunk_thp(r, page)) &&
+	refilled = !sp_os_refill(addr, bytes, sp_region_chunk_thp(page)) &&
 		   (!r->bound || !sp_os_bind(addr, bytes, r->node));
 
 	pthread_mutex_lock(&r->lock);
