@@ -46,14 +46,14 @@ struct sp_pcpu_cache;
 #define SP_CACHE_FREEPTR_OUT	(1UL << 30)	/* link stored after the object */
 #define SP_CACHE_INTERNAL	(1UL << 29)	/* the library's own bookkeeping */
 #define SP_CACHE_ZEROED		(1UL << 28)	/* a new slab's objects start zeroed */
+#define SP_CACHE_FREEMAP	(1UL << 27)	/* free objects in the descriptor's
+						 * bitmap, no links (slab/geometry.c) */
 
 /*
  * The library's own caches live as long as the process: their control and
  * per-CPU blocks are packed (sp_os_map_packed()), never unmapped.
  */
 #define SP_CACHE_PACKED		(SP_CACHE_KMALLOC | SP_CACHE_INTERNAL)
-#define SP_CACHE_FREEMAP	(1UL << 27)	/* free objects in the descriptor's
-						 * bitmap, no links (slab/geometry.c) */
 
 /* Owner token of pages that hold slab descriptors (not objects). */
 #define SP_OWNER_META		((uintptr_t)2)
