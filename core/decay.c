@@ -60,6 +60,8 @@
 
 _Static_assert(SEGPOOL_DECAY_MS_MAX == SP_ENV_DECAY_MS_MAX,
 	       "SEGPOOL_DECAY_MS: the table's bound");
+_Static_assert(SP_REGION_THP_AGE_MS == 2000,
+	       "SEGPOOL_THP: the option table's help and tuning.md say 2 s");
 
 #define SP_DECAY_TICK_MIN_MS	10
 #define SP_DECAY_TICK_MAX_MS	1000
@@ -197,6 +199,7 @@ static void sp_decay_pass(long ms, bool shrink_all)
 			sp_region_purge(i);
 		else if (ms >= 0)
 			sp_region_decay(i, now, delay);
+		sp_region_thp_age(i, now);
 	}
 	pthread_mutex_lock(&sp_decay.lock);
 	sp_decay.runs++;
@@ -387,12 +390,20 @@ void sp_decay_settings(void)
 			 (uint64_t)limit >> SP_PAGE_SHIFT, __ATOMIC_RELAXED);
 	__atomic_store_n(&sp_region_limit_hook, sp_decay_kick_shrink,
 			 __ATOMIC_RELEASE);
+	/*
+	 * auto: the chunks a program keeps, aged by the decay thread; with
+	 * no thread to age them (a delay of -1), as they are committed.
+	 */
 	if (thp == SP_THP_ALWAYS)
-		sp_region_thp = 1;
+		sp_region_thp = SP_REGION_THP_COMMIT;
 	else if (thp == SP_THP_NEVER)
-		sp_region_thp = -1;
+		sp_region_thp = SP_REGION_THP_NEVER;
+	else if (sp_os_thp_mode() != SP_OS_THP_MADVISE)
+		sp_region_thp = 0;
+	else if (__atomic_load_n(&sp_decay_ms, __ATOMIC_RELAXED) < 0)
+		sp_region_thp = SP_REGION_THP_COMMIT;
 	else
-		sp_region_thp = sp_os_thp_mode() == SP_OS_THP_MADVISE ? 1 : 0;
+		sp_region_thp = SP_REGION_THP_AGED;
 }
 
 void sp_decay_start(void)

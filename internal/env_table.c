@@ -169,7 +169,7 @@ const struct sp_env_var sp_env_table[SP_ENV_NR] = {
 		.def = "auto",
 		.accepted = "auto, always or never",
 		.on_bad = "auto, the default",
-		.help = "transparent huge pages for the regions' slab memory: auto advises them (MADV_HUGEPAGE) when the kernel's mode is madvise, always whatever the mode, never refuses them (MADV_NOHUGEPAGE) (guide/tuning.md)",
+		.help = "transparent huge pages for the regions' slab memory: auto advises them (MADV_HUGEPAGE) when the kernel's mode is madvise, for memory that stayed committed 2 s or under a block of 2 MiB or more (at once with SEGPOOL_DECAY_MS=-1), always at once whatever the mode, never refuses them (MADV_NOHUGEPAGE) (guide/tuning.md)",
 		.bad_example = "sometimes",
 	},
 	[SP_ENV_GUARD_SAMPLE] = {

@@ -241,15 +241,104 @@ _Static_assert((SP_PAGE_SIZE << SP_HUGE_ORDER) == SP_OS_HUGE_SIZE,
 	       "a huge page is an order of the region");
 
 /*
- * The huge-page advice of the chunk holding page @page, as
+ * The huge-page advice of @r's chunk holding page @page, as
  * sp_os_advise_huge() takes it (0: none): not the first chunk, so that a
- * small program stays small.
+ * small program stays small; under SP_REGION_THP_AGED only a chunk the
+ * aging advised already (read without the lock by a refill: a chunk
+ * advised just now is advised again at the next look).
  */
-static int sp_region_chunk_thp(uint32_t page)
+static int sp_region_chunk_thp(const struct sp_region *r, uint32_t page)
 {
-	if (sp_region_thp < 0)
+	int thp = SP_READ_ONCE(sp_region_thp);
+
+	if (thp == SP_REGION_THP_NEVER)
 		return -1;
-	return sp_region_thp > 0 && page >= SP_MAX_BLOCK_PAGES;
+	if (page < SP_MAX_BLOCK_PAGES)
+		return SP_READ_ONCE(r->thp_first);
+	if (thp == SP_REGION_THP_COMMIT)
+		return 1;
+	return thp == SP_REGION_THP_AGED && page < SP_READ_ONCE(r->thp_done);
+}
+
+size_t sp_region_thp_age(int idx, uint64_t now_ns)
+{
+	struct sp_region *r = &sp_arena.region[idx];
+	size_t from = 0, to = 0;
+
+	if (SP_READ_ONCE(sp_region_thp) != SP_REGION_THP_AGED)
+		return 0;
+	pthread_mutex_lock(&r->lock);
+	if (r->thp_seen_ns &&
+	    now_ns - r->thp_seen_ns < SP_REGION_THP_AGE_MS * 1000000ULL) {
+		pthread_mutex_unlock(&r->lock);
+		return 0;
+	}
+	if (r->thp_seen_ns) {
+		from = SP_MAX(r->thp_done, (size_t)SP_MAX_BLOCK_PAGES);
+		to = r->thp_seen;
+		if (to > r->thp_done)
+			SP_WRITE_ONCE(r->thp_done, to);
+	}
+	r->thp_seen = r->committed;
+	r->thp_seen_ns = now_ns;
+	/* under the lock, as sp_thp_top_advised() reads it */
+	if (to > from)
+		sp_os_advise_huge(r->base + (from << SP_PAGE_SHIFT),
+				  (to - from) << SP_PAGE_SHIFT, true);
+	pthread_mutex_unlock(&r->lock);
+	return to > from ? (to - from) / SP_MAX_BLOCK_PAGES : 0;
+}
+
+/*
+ * A run of a huge page or more is memory a program keeps and walks: under
+ * SP_REGION_THP_AGED the chunks up to its end are advised now rather than
+ * at their age, or every 4 KiB page of a growing block faults (a realloc
+ * from 40 KiB to 64 MiB took twice as long).  A region's first chunk, left
+ * alone so that a small program stays small, is advised too once such a
+ * run starts in it, in either mode that advises: the advised part of a
+ * region is then one range, one mapping, and a run that moves out with
+ * mremap lies inside one (mremap refuses a range across two mappings).
+ * Lock held, and the advice given under it, as every change of the
+ * region's advice is (sp_region_grow() reads it to advise a new chunk).
+ */
+static void sp_thp_promote_locked(struct sp_region *r, uint32_t page,
+				  size_t pages)
+{
+	int thp = SP_READ_ONCE(sp_region_thp);
+	size_t end = SP_ALIGN(page + pages, SP_MAX_BLOCK_PAGES), from, to;
+
+	if (pages < (1UL << SP_HUGE_ORDER) ||
+	    (thp != SP_REGION_THP_AGED && thp != SP_REGION_THP_COMMIT))
+		return;
+	from = SP_MAX(r->thp_done, (size_t)SP_MAX_BLOCK_PAGES);
+	to = thp == SP_REGION_THP_AGED ? SP_MIN(end, r->committed) : 0;
+	if (page < SP_MAX_BLOCK_PAGES && !r->thp_first) {
+		SP_WRITE_ONCE(r->thp_first, true);
+		from = 0;
+		to = SP_MAX(to, (size_t)SP_MAX_BLOCK_PAGES);
+	}
+	if (to <= from)
+		return;
+	if (to > r->thp_done && thp == SP_REGION_THP_AGED)
+		SP_WRITE_ONCE(r->thp_done, to);
+	sp_os_advise_huge(r->base + (from << SP_PAGE_SHIFT),
+			  (to - from) << SP_PAGE_SHIFT, true);
+}
+
+/*
+ * Under SP_REGION_THP_AGED, whether the region's top chunk is advised: then
+ * so is the next one, at its commit.  Were it advised later, after its
+ * first fault, its mapping could not merge with the advised one below (the
+ * kernel gives it an anon_vma of its own), and a run across the two could
+ * not move with mremap.  Lock held.
+ */
+static bool sp_thp_top_advised(const struct sp_region *r)
+{
+	if (SP_READ_ONCE(sp_region_thp) != SP_REGION_THP_AGED || !r->committed)
+		return false;
+	if (r->committed <= SP_MAX_BLOCK_PAGES)
+		return r->thp_first;
+	return r->thp_done >= r->committed;
 }
 
 /* Make room for one more top-level block; 0 or -1 with errno ENOMEM. */
@@ -271,7 +360,9 @@ static int sp_region_grow(struct sp_region *r)
 		sp_os_decommit(chunk, SP_MAX_BLOCK_SIZE);
 		goto fail;
 	}
-	thp = sp_region_chunk_thp((uint32_t)r->committed);
+	if (sp_thp_top_advised(r))
+		SP_WRITE_ONCE(r->thp_done, r->committed + SP_MAX_BLOCK_PAGES);
+	thp = sp_region_chunk_thp(r, (uint32_t)r->committed);
 	if (thp)
 		sp_os_advise_huge(chunk, SP_MAX_BLOCK_SIZE, thp > 0);
 	r->committed += SP_MAX_BLOCK_PAGES;
@@ -658,9 +749,8 @@ static uint32_t sp_take_block(struct sp_region *r, unsigned int order,
 
 void *sp_region_alloc_pages(int idx, size_t pages, size_t align, bool *dirty)
 {
-	size_t align_pages = align >> SP_PAGE_SHIFT;
+	size_t align_pages = align >> SP_PAGE_SHIFT, span;
 	struct sp_region *r;
-	size_t span;
 	uint32_t page;
 
 	if (unlikely(!sp_arena.base || idx < 0 || idx >= sp_arena.nr_regions ||
@@ -698,6 +788,7 @@ void *sp_region_alloc_pages(int idx, size_t pages, size_t align, bool *dirty)
 	r->pages_used += pages;
 	r->nr_runs++;
 	r->run_pages += pages;
+	sp_thp_promote_locked(r, page, pages);
 	pthread_mutex_unlock(&r->lock);
 	return r->base + ((size_t)page << SP_PAGE_SHIFT);
 }
@@ -772,7 +863,7 @@ void *sp_region_move_out(void *addr, size_t size)
 	p = sp_os_move_out(addr, bytes, size);
 	if (!p)
 		return NULL;
-	refilled = !sp_os_refill(addr, bytes, sp_region_chunk_thp(page)) &&
+	refilled = !sp_os_refill(addr, bytes, sp_region_chunk_thp(r, page)) &&
 		   (!r->bound || !sp_os_bind(addr, bytes, r->node));
 
 	pthread_mutex_lock(&r->lock);
@@ -862,6 +953,7 @@ bool sp_region_resize_pages(void *addr, size_t pages)
 			sp_run_set_head(r, page, pages);
 			r->pages_used += pages - old;
 			r->run_pages += pages - old;
+			sp_thp_promote_locked(r, page, pages);
 		}
 	}
 	pthread_mutex_unlock(&r->lock);

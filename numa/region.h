@@ -103,6 +103,11 @@ struct sp_region {
 	uintptr_t oldest[SP_MAX_ORDER + 1];
 	uint64_t decay_visits;		/* free blocks the decay looked at */
 	unsigned long commit_failures;	/* commits or binds that failed */
+	/* aged huge-page advice (sp_region_thp_age()), under the lock */
+	size_t thp_done;		/* chunks below this page are advised */
+	size_t thp_seen;		/* committed at the last look ... */
+	uint64_t thp_seen_ns;		/* ... taken then (0: not yet) */
+	bool thp_first;			/* the first chunk advised too */
 	bool bound;			/* every committed chunk is bound (mbind) */
 } __sp_cacheline_aligned;
 
@@ -259,14 +264,38 @@ extern SP_INTERNAL uint64_t sp_region_limit_hits;	/* limit reached (atomic) */
 extern SP_INTERNAL uint64_t sp_region_limit_exceeded;	/* and passed (atomic) */
 
 /*
- * Transparent huge pages for committed chunks: 1 advise them (every chunk
- * of a region but its first, so a small program stays small), -1 refuse
- * them, 0 leave the kernel's default (core/decay.c sets it from SEGPOOL_THP
- * before the first chunk).  With huge pages advised the decay gives back
- * blocks smaller than a huge page only after SP_DECAY_SPLIT_DELAYS delays,
- * since a purge of part of a huge page splits it.
+ * Transparent huge pages for committed chunks (every chunk of a region but
+ * its first, so a small program stays small): SP_REGION_THP_COMMIT advises
+ * them as they are committed, SP_REGION_THP_AGED once they stayed
+ * committed SP_REGION_THP_AGE_MS (sp_region_thp_age(), from the decay
+ * thread) or at once under a run of a huge page or more, and then as they
+ * are committed once the top chunk is (the advised part stays one range,
+ * one mapping: numa/region.c), SP_REGION_THP_NEVER refuses them, 0 leaves
+ * the kernel's default
+ * (core/decay.c sets it from SEGPOOL_THP before the first chunk).  With
+ * huge pages advised the decay gives back blocks smaller than a huge page
+ * only after SP_DECAY_SPLIT_DELAYS delays, since a purge of part of a huge
+ * page splits it.
  */
+enum {
+	SP_REGION_THP_NEVER = -1,
+	SP_REGION_THP_AGED = 1,
+	SP_REGION_THP_COMMIT = 2,
+};
+#define SP_REGION_THP_AGE_MS	2000
 extern SP_INTERNAL int sp_region_thp;
+
+/*
+ * sp_region_thp_age() - under SP_REGION_THP_AGED, advise huge pages for the
+ * chunks of node index @idx that were committed at the last look, when that
+ * was SP_REGION_THP_AGE_MS or more before @now_ns, and look again.  A chunk
+ * a short program fills and leaves is never advised: on a virtual machine a
+ * huge page's first touch costs far more than its 512 small pages', and a
+ * huge page makes resident what a program touched only in part.  Memory a
+ * program keeps gets them (new faults at once, what is there already when
+ * khugepaged collapses it).  Return: the chunks advised.
+ */
+SP_INTERNAL size_t sp_region_thp_age(int idx, uint64_t now_ns);
 
 /* sp_region_huge_bytes() - bytes of node index @idx backed by huge pages
  * (reads /proc/self/smaps: for the statistics only). */

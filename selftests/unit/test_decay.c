@@ -430,6 +430,189 @@ static void test_memory_limit_purges_first(void **state)
 	segpool_shrink_all();
 }
 
+/* Whether the mapping holding @addr is advised huge pages ("hg"). */
+static bool vma_advised_huge(const void *addr)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	uintptr_t a = (uintptr_t)addr, lo, hi;
+	bool in = false, hg = false;
+	char line[512];
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 &&
+		    strchr(line, '-') < strchr(line, ' ')) {
+			in = a >= lo && a < hi;
+			continue;
+		}
+		if (in && !strncmp(line, "VmFlags:", 8)) {
+			hg = strstr(line, " hg") != NULL;
+			break;
+		}
+	}
+	fclose(f);
+	return hg;
+}
+
+static size_t region_committed(struct sp_region *r)
+{
+	size_t c;
+
+	pthread_mutex_lock(&r->lock);
+	c = r->committed;
+	pthread_mutex_unlock(&r->lock);
+	return c;
+}
+
+/* Take top-level blocks until the region has committed past @past. */
+static int grow_past(struct sp_region *r, size_t past, void **blk, int n)
+{
+	while (region_committed(r) <= past) {
+		assert_true(n < 64);
+		blk[n] = sp_region_alloc(0, SP_MAX_ORDER, 0x1000);
+		assert_non_null(blk[n]);
+		n++;
+	}
+	return n;
+}
+
+/*
+ * SEGPOOL_THP=auto: a chunk is not advised huge pages when it is
+ * committed, only once it stayed committed SP_REGION_THP_AGE_MS; one
+ * committed after the look that starts its age is not.
+ */
+static void test_thp_advised_by_age(void **state)
+{
+	struct sp_region *r = &sp_arena.region[0];
+	int saved = sp_region_thp, n = 0;
+	size_t c1, x, y;
+	void *blk[64];
+	uint64_t now;
+
+	(void)state;
+	if (access("/sys/kernel/mm/transparent_hugepage/enabled", R_OK))
+		skip();		/* no THP in this kernel: nothing to advise */
+	/* no decay pass may look with the real clock meanwhile */
+	assert_int_equal(segpool_set_decay_ms(SEGPOOL_DECAY_NEVER), 0);
+	sp_region_thp = SP_REGION_THP_AGED;
+	pthread_mutex_lock(&r->lock);
+	r->thp_seen_ns = 0;
+	pthread_mutex_unlock(&r->lock);
+
+	/* chunk x, fresh: committed but not advised */
+	x = SP_MAX(region_committed(r), (size_t)SP_MAX_BLOCK_PAGES);
+	n = grow_past(r, x, blk, n);
+	assert_false(vma_advised_huge(r->base + (x << SP_PAGE_SHIFT)));
+	now = sp_region_now_ns() + 1;
+	assert_int_equal(sp_region_thp_age(0, now), 0);	/* the first look */
+	c1 = region_committed(r);
+
+	/* chunk y, committed after the look */
+	y = c1;
+	n = grow_past(r, y, blk, n);
+	assert_int_equal(sp_region_thp_age(0, now + SP_REGION_THP_AGE_MS *
+					   500000ULL), 0);	/* too young */
+	assert_false(vma_advised_huge(r->base + (x << SP_PAGE_SHIFT)));
+	assert_true(sp_region_thp_age(0, now + SP_REGION_THP_AGE_MS *
+				      1000000ULL) >= 1);
+	print_message("chunk at page %zu advised, %zu (younger) not\n", x, y);
+	assert_true(vma_advised_huge(r->base + (x << SP_PAGE_SHIFT)));
+	assert_false(vma_advised_huge(r->base + (y << SP_PAGE_SHIFT)));
+	/* the first chunk never is, so a small program stays small */
+	assert_false(vma_advised_huge(r->base));
+
+	while (n--)
+		sp_region_free(blk[n], SP_MAX_ORDER);
+	sp_region_purge(0);
+	sp_region_thp = saved;
+}
+
+/* The bounds of the mapping holding @addr (0, 0: none). */
+static void vma_bounds(const void *addr, uintptr_t *lo, uintptr_t *hi)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	uintptr_t a = (uintptr_t)addr, l, h;
+	char line[512];
+
+	assert_non_null(f);
+	*lo = *hi = 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx-%lx ", &l, &h) == 2 && a >= l && a < h) {
+			*lo = l;
+			*hi = h;
+			break;
+		}
+	fclose(f);
+}
+
+/* The advised part of region @r, [its second chunk, thp_done), is one
+ * mapping (or there is none yet). */
+static void assert_advised_one_mapping(struct sp_region *r)
+{
+	uintptr_t lo, hi;
+	size_t done;
+
+	pthread_mutex_lock(&r->lock);
+	done = r->thp_done;
+	pthread_mutex_unlock(&r->lock);
+	if (done <= SP_MAX_BLOCK_PAGES)
+		return;
+	vma_bounds(r->base + (SP_MAX_BLOCK_PAGES << SP_PAGE_SHIFT), &lo, &hi);
+	assert_true(vma_advised_huge(r->base +
+				     (SP_MAX_BLOCK_PAGES << SP_PAGE_SHIFT)));
+	assert_true(hi >= (uintptr_t)(r->base + (done << SP_PAGE_SHIFT)));
+}
+
+/*
+ * Under SEGPOOL_THP=auto a run of a huge page or more has its chunks
+ * advised when it is taken, not at their age (a growing block would fault
+ * each 4 KiB page); once the region's top chunk is advised, a new chunk is
+ * advised at its commit.  Either way the advised part stays one mapping,
+ * so that a run can move out of it with mremap.
+ */
+static void test_thp_big_run_at_once(void **state)
+{
+	struct sp_region *r = &sp_arena.region[0];
+	size_t pages = 1UL << SP_HUGE_ORDER, top;
+	int saved = sp_region_thp, n = 0;
+	void *blk[64];
+	uint64_t now;
+	bool dirty;
+	char *run;
+
+	(void)state;
+	if (access("/sys/kernel/mm/transparent_hugepage/enabled", R_OK))
+		skip();		/* no THP in this kernel: nothing to advise */
+	assert_int_equal(segpool_set_decay_ms(SEGPOOL_DECAY_NEVER), 0);
+	sp_region_thp = SP_REGION_THP_AGED;
+
+	run = sp_region_alloc_pages(0, pages, SP_PAGE_SIZE, &dirty);
+	assert_non_null(run);
+	assert_true(vma_advised_huge(run));
+	assert_true(vma_advised_huge(run + (pages << SP_PAGE_SHIFT) - 1));
+	assert_advised_one_mapping(r);
+
+	/* age everything committed: the top chunk is advised */
+	pthread_mutex_lock(&r->lock);
+	r->thp_seen_ns = 0;
+	pthread_mutex_unlock(&r->lock);
+	now = sp_region_now_ns() + 1;
+	sp_region_thp_age(0, now);
+	sp_region_thp_age(0, now + SP_REGION_THP_AGE_MS * 1000000ULL);
+	top = region_committed(r);
+	n = grow_past(r, top, blk, n);
+	print_message("# run at page %zu advised at once, %zu at commit\n",
+		      (size_t)(run - r->base) >> SP_PAGE_SHIFT, top);
+	assert_true(vma_advised_huge(r->base + (top << SP_PAGE_SHIFT)));
+	assert_advised_one_mapping(r);
+
+	assert_true(sp_region_free_pages(run));
+	while (n--)
+		sp_region_free(blk[n], SP_MAX_ORDER);
+	sp_region_purge(0);
+	sp_region_thp = saved;
+}
+
 /* A fork child has a decay thread of its own. */
 static void test_fork_child_decays(void **state)
 {
@@ -651,6 +834,8 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test_setup(test_never_then_shrink_all, setup),
 	cmocka_unit_test_setup(test_zero_purges_at_once, setup),
 	cmocka_unit_test_setup(test_memory_limit_purges_first, setup),
+	cmocka_unit_test_setup(test_thp_advised_by_age, setup),
+	cmocka_unit_test_setup(test_thp_big_run_at_once, setup),
 	cmocka_unit_test_setup(test_fork_child_decays, setup),
 	cmocka_unit_test_setup(test_dirty_cap_valve, setup),
 	cmocka_unit_test_setup(test_idle_shrink_leaves_others, setup),
