@@ -268,8 +268,10 @@ size_t sp_region_thp_age(int idx, uint64_t now_ns)
 	if (SP_READ_ONCE(sp_region_thp) != SP_REGION_THP_AGED)
 		return 0;
 	pthread_mutex_lock(&r->lock);
-	if (r->thp_seen_ns &&
-	    now_ns - r->thp_seen_ns < SP_REGION_THP_AGE_MS * 1000000ULL) {
+	/* a clock behind the last look's (a pass that read it earlier and
+	 * took the lock later) is too young as well */
+	if (r->thp_seen_ns && (now_ns < r->thp_seen_ns ||
+	    now_ns - r->thp_seen_ns < SP_REGION_THP_AGE_MS * 1000000ULL)) {
 		pthread_mutex_unlock(&r->lock);
 		return 0;
 	}

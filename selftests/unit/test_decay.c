@@ -510,6 +510,9 @@ static void test_thp_advised_by_age(void **state)
 	/* chunk y, committed after the look */
 	y = c1;
 	n = grow_past(r, y, blk, n);
+	/* a look whose clock is behind the last one's (the decay thread's
+	 * pass that read the time before ours): too young, not 2^64 ns old */
+	assert_int_equal(sp_region_thp_age(0, now - 1), 0);
 	assert_int_equal(sp_region_thp_age(0, now + SP_REGION_THP_AGE_MS *
 					   500000ULL), 0);	/* too young */
 	assert_false(vma_advised_huge(r->base + (x << SP_PAGE_SHIFT)));
