@@ -243,9 +243,9 @@ _Static_assert((SP_PAGE_SIZE << SP_HUGE_ORDER) == SP_OS_HUGE_SIZE,
 /*
  * The huge-page advice of @r's chunk holding page @page, as
  * sp_os_advise_huge() takes it (0: none): not the first chunk, so that a
- * small program stays small; under SP_REGION_THP_AGED only a chunk the
- * aging advised already (read without the lock by a refill: a chunk
- * advised just now is advised again at the next look).
+ * small program stays small (unless a run of a huge page starts in it);
+ * under SP_REGION_THP_AGED only a chunk below r->thp_done (a refill reads
+ * it without the lock: every change of it is made under the lock).
  */
 static int sp_region_chunk_thp(const struct sp_region *r, uint32_t page)
 {
@@ -258,6 +258,13 @@ static int sp_region_chunk_thp(const struct sp_region *r, uint32_t page)
 	if (thp == SP_REGION_THP_COMMIT)
 		return 1;
 	return thp == SP_REGION_THP_AGED && page < SP_READ_ONCE(r->thp_done);
+}
+
+/* Advise huge pages for pages [@from, @to) of @r (lock held). */
+static void sp_thp_advise_locked(struct sp_region *r, size_t from, size_t to)
+{
+	sp_os_advise_huge(r->base + (from << SP_PAGE_SHIFT),
+			  (to - from) << SP_PAGE_SHIFT, true);
 }
 
 size_t sp_region_thp_age(int idx, uint64_t now_ns)
@@ -285,8 +292,7 @@ size_t sp_region_thp_age(int idx, uint64_t now_ns)
 	r->thp_seen_ns = now_ns;
 	/* under the lock, as sp_thp_top_advised() reads it */
 	if (to > from)
-		sp_os_advise_huge(r->base + (from << SP_PAGE_SHIFT),
-				  (to - from) << SP_PAGE_SHIFT, true);
+		sp_thp_advise_locked(r, from, to);
 	pthread_mutex_unlock(&r->lock);
 	return to > from ? (to - from) / SP_MAX_BLOCK_PAGES : 0;
 }
@@ -323,8 +329,7 @@ static void sp_thp_promote_locked(struct sp_region *r, uint32_t page,
 		return;
 	if (to > r->thp_done && thp == SP_REGION_THP_AGED)
 		SP_WRITE_ONCE(r->thp_done, to);
-	sp_os_advise_huge(r->base + (from << SP_PAGE_SHIFT),
-			  (to - from) << SP_PAGE_SHIFT, true);
+	sp_thp_advise_locked(r, from, to);
 }
 
 /*

@@ -213,14 +213,20 @@ static void sparse_heap(void **blk)
 		sp_region_free(blk[i], 0);
 }
 
+/* A field of region @r, read under its lock. */
+#define REGION_READ(r, field)						\
+	({								\
+		__typeof__((r)->field) v_;				\
+									\
+		pthread_mutex_lock(&(r)->lock);				\
+		v_ = (r)->field;					\
+		pthread_mutex_unlock(&(r)->lock);			\
+		v_;							\
+	})
+
 static uint64_t decay_visits(struct sp_region *r)
 {
-	uint64_t v;
-
-	pthread_mutex_lock(&r->lock);
-	v = r->decay_visits;
-	pthread_mutex_unlock(&r->lock);
-	return v;
+	return REGION_READ(r, decay_visits);
 }
 
 /*
@@ -456,12 +462,7 @@ static bool vma_advised_huge(const void *addr)
 
 static size_t region_committed(struct sp_region *r)
 {
-	size_t c;
-
-	pthread_mutex_lock(&r->lock);
-	c = r->committed;
-	pthread_mutex_unlock(&r->lock);
-	return c;
+	return REGION_READ(r, committed);
 }
 
 /* Take top-level blocks until the region has committed past @past. */
@@ -559,12 +560,9 @@ static void vma_bounds(const void *addr, uintptr_t *lo, uintptr_t *hi)
  * mapping (or there is none yet). */
 static void assert_advised_one_mapping(struct sp_region *r)
 {
+	size_t done = REGION_READ(r, thp_done);
 	uintptr_t lo, hi;
-	size_t done;
 
-	pthread_mutex_lock(&r->lock);
-	done = r->thp_done;
-	pthread_mutex_unlock(&r->lock);
 	if (done <= SP_MAX_BLOCK_PAGES)
 		return;
 	vma_bounds(r->base + (SP_MAX_BLOCK_PAGES << SP_PAGE_SHIFT), &lo, &hi);
@@ -664,12 +662,7 @@ static void test_fork_child_decays(void **state)
 /* Bad settings: refused by the calls, and by the table with a reason. */
 static size_t region_dirty(struct sp_region *r)
 {
-	size_t n;
-
-	pthread_mutex_lock(&r->lock);
-	n = r->dirty_pages;
-	pthread_mutex_unlock(&r->lock);
-	return n;
+	return REGION_READ(r, dirty_pages);
 }
 
 #define VALVE_BLOCKS	((64UL << 20) / SP_MAX_BLOCK_SIZE + 1)
