@@ -7,7 +7,7 @@
  * it is placed and bound on its node as slabs are and its memory goes back
  * to the OS the way freed slabs' does (numa/region.c).  A larger chunk, for
  * an allocation that does not fit a region block, is a mapping of its own
- * on the node (numa/large.c), unmapped when released.  New chunks double
+ * on the node (large/large.c), unmapped when released.  New chunks double
  * from SEGPOOL_ARENA_CHUNK_MIN up to CHUNK_MAX; under a limit a chunk may
  * come out smaller than the next size, never smaller than the allocation
  * that asked for it.
@@ -21,7 +21,7 @@
 
 #include "arena/arena.h"
 #include "internal/sanitize.h"
-#include "numa/large.h"
+#include "large/large.h"
 #include "numa/region.h"
 #include "numa/topology.h"
 #include "slab/slab.h"

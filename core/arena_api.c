@@ -19,6 +19,7 @@
 #include "numa/region.h"
 #include "numa/topology.h"
 #include "slab/debug.h"
+#include "slab/policy.h"
 
 static struct segpool_cache *sp_arena_cache;
 static pthread_once_t sp_arena_cache_once = PTHREAD_ONCE_INIT;

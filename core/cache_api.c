@@ -19,34 +19,10 @@
 #include "guard/guard.h"
 #include "internal/reentry.h"
 #include "internal/report.h"
-#include "numa/policy.h"
 #include "numa/topology.h"
+#include "slab/policy.h"
 #include "prof/prof.h"
 #include "rcu/rcu.h"
-
-__sp_libframe size_t sp_alloc_objs(struct segpool_cache *c, unsigned int gfp,
-				   int node, size_t n, void **objs)
-{
-	int idx = sp_policy_node_idx(c, node);
-
-	if (unlikely(idx < 0)) {
-		errno = EINVAL;
-		return 0;
-	}
-	if (likely(sp_slab_alloc_bulk(c, idx, n, objs)))
-		return n;
-	if (!sp_policy_may_fall_back(c, gfp)) {
-		__atomic_fetch_add(&c->alloc_failures, 1, __ATOMIC_RELAXED);
-		errno = ENOMEM;
-		return 0;
-	}
-	for (int i = 1; i < sp_topo.nr_nodes; i++)
-		if (sp_slab_alloc_bulk(c, sp_topo.fallback[idx][i], n, objs))
-			return n;
-	__atomic_fetch_add(&c->alloc_failures, 1, __ATOMIC_RELAXED);
-	errno = ENOMEM;
-	return 0;
-}
 
 static inline bool sp_alloc_args_ok(const struct segpool_cache *c,
 				    unsigned int gfp)

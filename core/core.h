@@ -9,19 +9,12 @@
 #include <stddef.h>
 
 #include "internal/compiler.h"
-#include "numa/large.h"
+#include "internal/init.h"
+#include "large/large.h"
 #include "percpu/pcpu.h"
 #include "slab/slab.h"
 
-/* --- core/init.c --- */
-extern SP_INTERNAL bool sp_ready;
-/*
- * The end of the one start-up failure message (core/init.c): what calls do
- * until a later try succeeds.  Set before the first call by a layer that
- * serves them otherwise (the malloc layer's bootstrap area).
- */
-extern SP_INTERNAL const char *sp_init_meanwhile;
-
+/* --- core/init.c (sp_init() and its words: internal/init.h) --- */
 /*
  * sp_lib_drain() - free what signal handlers deferred on this thread while
  * it was inside the library (internal/reentry.h); called by a slow path
@@ -30,23 +23,10 @@ extern SP_INTERNAL const char *sp_init_meanwhile;
 SP_INTERNAL __sp_cold void sp_lib_drain(void);
 /* sp_lib_defer_free() - put @obj (checked) on this thread's deferred list. */
 SP_INTERNAL void sp_lib_defer_free(void *obj);
-SP_INTERNAL int sp_init_slow(void);
 
 /* --- core/verbose.c --- */
 /* The settings in force, on stderr (SEGPOOL_VERBOSE; once, at start-up). */
 SP_INTERNAL void sp_init_verbose(void);
-
-/*
- * sp_init() - make sure the library is initialised (normally done by a
- * constructor before main).  Return: 0, or -ENOMEM when the arena or the
- * size classes could not be set up.
- */
-static inline int sp_init(void)
-{
-	if (likely(__atomic_load_n(&sp_ready, __ATOMIC_ACQUIRE)))
-		return 0;
-	return sp_init_slow();
-}
 
 /* --- core/cache_api.c --- */
 /*
@@ -62,14 +42,6 @@ SP_INTERNAL int sp_cache_shrink(struct segpool_cache *cache, bool purge);
 SP_INTERNAL struct segpool_cache *
 sp_cache_create_full(const char *name, size_t size, size_t align,
 		     unsigned long flags, void (*ctor)(void *));
-/*
- * sp_alloc_objs() - @n objects of @c for gfp @gfp from kernel node @node
- * (or the current node), falling back along the distance order unless
- * SEGPOOL_THISNODE.  All or nothing.  Return: @n, or 0 with errno set.
- */
-SP_INTERNAL size_t sp_alloc_objs(struct segpool_cache *c, unsigned int gfp,
-				 int node, size_t n, void **objs);
-
 /* --- core/kmalloc.c --- */
 #define SP_KMALLOC_NR_CLASSES	41
 #define SP_KMALLOC_BY8_MAX	1024

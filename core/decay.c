@@ -390,6 +390,7 @@ void sp_decay_settings(void)
 			 (uint64_t)limit >> SP_PAGE_SHIFT, __ATOMIC_RELAXED);
 	__atomic_store_n(&sp_region_limit_hook, sp_decay_kick_shrink,
 			 __ATOMIC_RELEASE);
+	__atomic_store_n(&sp_health_decay_fn, sp_decay_read, __ATOMIC_RELEASE);
 	/*
 	 * auto: the chunks a program keeps, aged by the decay thread; with
 	 * no thread to age them (a delay of -1), as they are committed.

@@ -75,19 +75,6 @@ static __sp_always_inline uintptr_t sp_hot_tag(const void *ptr)
 }
 
 /*
- * sp_obj_out() - an object of @c leaves a slow path for the program: the
- * tools learn it is in use, and its free mark goes (not in debug caches,
- * which keep none).
- */
-static __sp_always_inline void sp_obj_out(struct segpool_cache *c, void *obj)
-{
-	sp_vg_alloc(c, obj);
-	sp_san_alloc(c, obj);
-	if (likely(!(c->flags & SP_CACHE_DEBUG)))
-		sp_freemark_clear(obj, c->key_off);
-}
-
-/*
  * sp_hot_alloc() - a round of @c's loaded magazine on this CPU, or NULL
  * (miss: the caller tail-calls its slow path).  @c must be a live cache or
  * the boot stand-in (core/kmalloc.c), whose slots are never reached.

@@ -49,7 +49,7 @@
  *  8. The failslab lock (failslab/failslab.c).
  *  9. The descriptor pool locks (slab/desc.c).
  * 10. The region locks (numa/region.c).
- * 11. The large-allocation registry lock (numa/large.c).
+ * 11. The large-allocation registry lock (large/large.c).
  * 12. Leaves, taken under anything, nothing under them but a try of the
  *     RCU fork lock (level 2): each CPU's RCU batch lock -> the RCU spill
  *     lock (rcu/free.c); the deferred-slab lock (rcu/typesafe.c); a depot's

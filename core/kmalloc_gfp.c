@@ -16,7 +16,7 @@
  *     SEGPOOL_NOWARN, as the kernel's warn_alloc().
  *
  * Sizes above SEGPOOL_KMALLOC_MAX_CACHE_SIZE are page runs of their node's
- * region, or mappings of their own from 64 MiB up (numa/large.c): placed
+ * region, or mappings of their own from 64 MiB up (large/large.c): placed
  * on their node (bound, where regions are), zeroed on SEGPOOL_ZERO only
  * when their pages may hold old data, and power-of-two ones are naturally
  * aligned.

@@ -4,7 +4,7 @@
  *
  * Up to SEGPOOL_KMALLOC_MAX_CACHE_SIZE a request goes to its size-class
  * cache; above, to a page run of the node's region, or from 64 MiB up to a
- * node-placed mapping of its own (numa/large.c).  A pointer is told apart
+ * node-placed mapping of its own (large/large.c).  A pointer is told apart
  * on free by its page: a tagged page is a slab object's (its tag names its
  * cache), an untagged one must start a large run, and outside the arena it
  * must be a registered large mapping.  Anything else is reported.
@@ -23,6 +23,7 @@
 #include "internal/report.h"
 #include "numa/topology.h"
 #include "prof/prof.h"
+#include "slab/policy.h"
 
 /* Everything but a size class's magazine hit: start-up, node, large sizes. */
 static inline void *sp_malloc_node_locked(size_t size, int node, bool zero,
@@ -342,7 +343,7 @@ SEGPOOL_API __sp_libframe void *segpool_realloc(void *ptr, size_t size)
 	if (c && size <= SEGPOOL_KMALLOC_MAX_CACHE_SIZE &&
 	    sp_kmalloc_cache(sp_kmalloc_index(size)) == c)
 		return ptr;
-	/* large to large: in place, by mremap, or moved (numa/large.c) */
+	/* large to large: in place, by mremap, or moved (large/large.c) */
 	if (!c && size > SEGPOOL_KMALLOC_MAX_CACHE_SIZE) {
 		if (unlikely(sp_prof_active())) {
 			/* a new block as far as the profile goes */

@@ -18,7 +18,8 @@
 
 #include <segpool/fault.h>
 
-#include "core/core.h"
+#include "internal/init.h"
+#include "percpu/pcpu.h"
 #include "failslab/failslab.h"
 #include "internal/debug.h"
 #include "internal/env.h"

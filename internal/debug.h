@@ -53,7 +53,7 @@ enum sp_lock_level {
 	SP_LOCK_FAILSLAB	= 8,	/* failslab/failslab.c */
 	SP_LOCK_DESC		= 9,	/* slab/desc.c */
 	SP_LOCK_REGION		= 10,	/* numa/region.c */
-	SP_LOCK_LARGE		= 11,	/* numa/large.c */
+	SP_LOCK_LARGE		= 11,	/* large/large.c */
 	SP_LOCK_LEVELS		= 13,
 };
 

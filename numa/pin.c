@@ -14,7 +14,7 @@
 
 #include <segpool/segpool.h>
 
-#include "core/core.h"
+#include "internal/init.h"
 #include "numa/topology.h"
 #include "os/cpu.h"
 

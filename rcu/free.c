@@ -50,7 +50,8 @@
 
 #include <segpool/segpool.h>
 
-#include "core/core.h"
+#include "internal/init.h"
+#include "large/large.h"
 #include "guard/guard.h"
 #include "internal/report.h"
 #include "os/cpu.h"

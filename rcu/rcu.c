@@ -52,7 +52,7 @@
 #include <segpool/segpool.h>
 
 #include "segpool_config.h"
-#include "core/core.h"
+#include "internal/init.h"
 #include "rcu/rcu.h"
 
 #ifdef CONFIG_SEGPOOL_TSAN

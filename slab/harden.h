@@ -198,4 +198,17 @@ static __sp_always_inline void sp_san_link_close(const struct segpool_cache *c,
 		sp_vg_noaccess(at, SP_FREEPTR_SIZE);
 }
 
+/*
+ * sp_obj_out() - an object of @c leaves a slow path for the program: the
+ * tools learn it is in use, and its free mark goes (not in debug caches,
+ * which keep none).
+ */
+static __sp_always_inline void sp_obj_out(struct segpool_cache *c, void *obj)
+{
+	sp_vg_alloc(c, obj);
+	sp_san_alloc(c, obj);
+	if (likely(!(c->flags & SP_CACHE_DEBUG)))
+		sp_freemark_clear(obj, c->key_off);
+}
+
 #endif /* SP_SLAB_HARDEN_H */

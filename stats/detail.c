@@ -20,7 +20,7 @@
 
 #include <segpool/segpool.h>
 
-#include "core/core.h"
+#include "internal/init.h"
 #include "numa/topology.h"
 #include "stats/pools.h"
 #include "stats/snap.h"

@@ -63,7 +63,7 @@
 #include <segpool/segpool.h>
 #include <segpool/export.h>
 
-#include "core/core.h"
+#include "internal/init.h"
 #include "internal/env.h"
 #include "internal/report.h"
 #include "numa/region.h"

@@ -22,7 +22,7 @@
 #include <segpool/export.h>
 
 #include "arena/arena.h"
-#include "core/core.h"
+#include "internal/init.h"
 #include "internal/rculist.h"
 #include "numa/region.h"
 #include "numa/topology.h"

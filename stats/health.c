@@ -13,12 +13,12 @@
 #include <string.h>
 
 #include "segpool_config.h"
-#include "core/core.h"
-#include "core/decay.h"
+#include "internal/init.h"
 #include "failslab/failslab.h"
 #include "numa/region.h"
 #include "numa/topology.h"
 #include "percpu/rseq.h"
+#include "slab/slab.h"
 #include "slab/debug.h"
 #include "slab/harden.h"
 #include "stats/snap.h"
@@ -84,11 +84,13 @@ static void sp_health_node_read(int i, struct segpool_health_node *hn)
 	hn->huge_bytes = sp_region_huge_bytes(i);
 }
 
+void (*sp_health_decay_fn)(struct sp_decay_stats *st);
+
 void sp_stats_health_read(struct segpool_health *h)
 {
-	struct segpool_cache *any = sp_kmalloc_cache(0);
-	struct sp_decay_stats ds;
-	struct sp_pcpu_cache *pc;
+	struct sp_decay_stats ds = { .decay_ms = -1 };
+	void (*decay_read)(struct sp_decay_stats *) =
+		__atomic_load_n(&sp_health_decay_fn, __ATOMIC_ACQUIRE);
 
 	memset(h, 0, sizeof(*h));
 	h->size = sizeof(*h);
@@ -101,15 +103,15 @@ void sp_stats_health_read(struct segpool_health *h)
 	h->slots_by_mm_cid = sp_pcpu_use_mm_cid;
 	h->rseq_feature_size = sp_topo.rseq_feature_size;
 	h->cpus_possible = (unsigned int)sp_topo.nr_cpus;
-	/* every cache has as many slots; the size classes always exist */
-	pc = any ? __atomic_load_n(&any->pcpu, __ATOMIC_ACQUIRE) : NULL;
-	h->cpu_slots = pc ? (unsigned int)pc->nr_slots : 0;
+	/* every per-CPU layer has as many slots; none in off mode */
+	h->cpu_slots = sp_pcpu_mode == SP_PCPU_OFF ? 0 : sp_pcpu_nr_slots();
 	h->numa_available = sp_topo.numa_available;
 	h->numa_bind = sp_topo.bind;
 	h->nr_nodes = (unsigned int)sp_arena.nr_regions;
 	sp_health_debug(h->debug, sizeof(h->debug));
 	sp_copy(h->sanitizer, sizeof(h->sanitizer), SP_SANITIZER);
-	sp_decay_read(&ds);
+	if (decay_read)
+		decay_read(&ds);
 	h->decay_on = ds.decay_ms >= 0;
 	h->decay_ms = ds.decay_ms > 0 ? (uint64_t)ds.decay_ms : 0;
 	h->decay_runs = ds.runs;

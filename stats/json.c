@@ -41,7 +41,7 @@
 #include <segpool/segpool.h>
 
 #include "arena/arena.h"
-#include "core/core.h"
+#include "internal/init.h"
 #include "internal/json.h"
 #include "numa/topology.h"
 #include "stats/pools.h"

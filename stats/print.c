@@ -45,7 +45,7 @@
 
 #include <segpool/segpool.h>
 
-#include "core/core.h"
+#include "internal/init.h"
 #include "internal/env.h"
 #include "internal/report.h"
 #include "os/os.h"

@@ -32,7 +32,7 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "core/core.h"
+#include "internal/init.h"
 #include "internal/reentry.h"
 #include "internal/rculist.h"
 #include "numa/region.h"

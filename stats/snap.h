@@ -289,6 +289,24 @@ SP_INTERNAL int sp_stats_fmt_json(struct sp_sbuf *b, unsigned int flags);
 
 /* --- stats/health.c --- */
 
+/* What the decay (core/decay.c) reports to the health read. */
+struct sp_decay_stats {
+	int64_t decay_ms;		/* the delay; -1 never */
+	uint64_t runs;			/* the thread's passes */
+	uint64_t caches_released;	/* idle caches drained and shrunk */
+	uint64_t memory_limit;		/* bytes; 0 none */
+	uint64_t limit_hits;		/* allocations that found it reached */
+	uint64_t limit_exceeded;	/* and went past it */
+	unsigned int thp;		/* 1 when huge pages are advised */
+};
+/*
+ * sp_health_decay_fn - fills a struct sp_decay_stats: set by core/ as the
+ * decay's settings are read (sp_decay_read(), core/decay.c), NULL before
+ * (the health read then reports the decay off); a hook, as core/ comes
+ * after stats/ in the layers.
+ */
+extern SP_INTERNAL void (*sp_health_decay_fn)(struct sp_decay_stats *st);
+
 /* Fill @h (all of it, @h->size included). */
 SP_INTERNAL void sp_stats_health_read(struct segpool_health *h);
 /* The health block of the text renderings. */

@@ -14,7 +14,8 @@
 
 #include <segpool/segpool.h>
 
-#include "core/core.h"
+#include "internal/init.h"
+#include "slab/slab.h"
 #include "stats/snap.h"
 
 /* Fill @info from snapshot @s (field by field: see Documentation/reference/stats-keys.md). */

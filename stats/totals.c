@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "numa/large.h"
+#include "large/large.h"
 #include "os/os.h"
 #include "stats/snap.h"
 

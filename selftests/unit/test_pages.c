@@ -18,7 +18,7 @@
 
 #include "selftests/lib/harness.h"
 #include "core/core.h"
-#include "numa/large.h"
+#include "large/large.h"
 #include "numa/region.h"
 #include "numa/topology.h"
 #include "internal/sanitize.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * numa/policy.h - which node an allocation goes to, and where it may
+ * slab/policy.h - which node an allocation goes to, and where it may
  * fall back (private).
  *
  *   default              the node asked for, else the calling CPU's; when it
@@ -10,8 +10,8 @@
  *   SEGPOOL_INTERLEAVE   (cache) no node asked for: the next node of the
  *                        calling thread's rotation, then fallback as default
  */
-#ifndef SP_NUMA_POLICY_H
-#define SP_NUMA_POLICY_H
+#ifndef SP_SLAB_POLICY_H
+#define SP_SLAB_POLICY_H
 
 #include <stdbool.h>
 
@@ -56,4 +56,12 @@ static inline bool sp_policy_may_fall_back(const struct segpool_cache *c,
 	return !(gfp & SEGPOOL_THISNODE) && !(c->flags & SEGPOOL_NODE_STRICT);
 }
 
-#endif /* SP_NUMA_POLICY_H */
+/*
+ * sp_alloc_objs() - @n objects of @c for gfp @gfp from kernel node @node
+ * (or the current node), falling back along the distance order unless
+ * SEGPOOL_THISNODE.  All or nothing.  Return: @n, or 0 with errno set.
+ */
+SP_INTERNAL size_t sp_alloc_objs(struct segpool_cache *c, unsigned int gfp,
+				 int node, size_t n, void **objs);
+
+#endif /* SP_SLAB_POLICY_H */

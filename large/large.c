@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * numa/large.c - allocations above the largest size class, and the
+ * large/large.c - allocations above the largest size class, and the
  * node-placed mappings they (and the arena's large chunks) are made of.
  *
  * Up to SP_RUN_MAX_SIZE (64 MiB) a large block is a page run of its node's
@@ -30,10 +30,10 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "core/core.h"
-#include "core/hotpath.h"
+#include "internal/init.h"
+#include "slab/policy.h"
 #include "internal/debug.h"
-#include "numa/large.h"
+#include "large/large.h"
 #include "numa/region.h"
 #include "numa/topology.h"
 #include "os/os.h"

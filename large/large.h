@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * numa/large.h - allocations too large for a size class: page runs of
+ * large/large.h - allocations too large for a size class: page runs of
  * the node's region, or mappings of their own placed on a node (private).
  */
-#ifndef SP_NUMA_LARGE_H
-#define SP_NUMA_LARGE_H
+#ifndef SP_LARGE_LARGE_H
+#define SP_LARGE_LARGE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -59,4 +59,4 @@ SP_INTERNAL void sp_large_lock(void);
 SP_INTERNAL void sp_large_unlock(void);
 SP_INTERNAL void sp_large_reinit_lock(void);
 
-#endif /* SP_NUMA_LARGE_H */
+#endif /* SP_LARGE_LARGE_H */
