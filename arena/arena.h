@@ -2,7 +2,7 @@
 /*
  * arena/arena.h - bump arenas: chunks, the bump and the arena list (private).
  *
- * Naming: numa/region.h's "sp_arena" is the address-space reservation that
+ * Naming: numa/region.h's "sp_space" is the address-space reservation that
  * holds the node regions; the bump arenas of <segpool/arena.h> are
  * struct segpool_arena, and their internal functions are sp_bump_*.
  *

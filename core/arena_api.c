@@ -113,9 +113,9 @@ segpool_arena_create_buf(const char *name, int node, unsigned long flags,
 }
 
 /* The chunks an arena gave back go to the OS now. */
-static void sp_arena_regions_purge(void)
+static void sp_space_regions_purge(void)
 {
-	for (int i = 0; i < sp_arena.nr_regions; i++)
+	for (int i = 0; i < sp_space.nr_regions; i++)
 		sp_region_purge(i);
 }
 
@@ -129,7 +129,7 @@ SEGPOOL_API int segpool_arena_destroy(struct segpool_arena *a)
 	sp_bump_fini(a);
 	segpool_cache_free(sp_arena_cache, a);
 	/* "give everything back": not at the decay's leisure */
-	sp_arena_regions_purge();
+	sp_space_regions_purge();
 	return 0;
 }
 
@@ -184,7 +184,7 @@ SEGPOOL_API long segpool_arena_trim(struct segpool_arena *a)
 
 	n = (long)sp_bump_trim(a);
 	if (n > 0)
-		sp_arena_regions_purge();
+		sp_space_regions_purge();
 	return n;
 }
 

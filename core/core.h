@@ -60,8 +60,8 @@ SP_INTERNAL int sp_kmalloc_init(void);
 
 /* The inline ABI's words, set before the hit paths open (core/inline_abi.c). */
 SP_INTERNAL void sp_inline_abi_publish(void);
-/* Copy the arena's words to the layout line (core/hotpath.h sp_hot_tag()). */
-SP_INTERNAL void sp_inline_abi_arena(void);
+/* Copy the space's words to the layout line (core/hotpath.h sp_hot_tag()). */
+SP_INTERNAL void sp_inline_abi_space(void);
 /*
  * sp_kmalloc_index() - index of the smallest class holding @size (@size <=
  * 32 KiB).  Up to 128 bytes by steps of 16 (8 apart); above, four classes

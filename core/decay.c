@@ -118,7 +118,7 @@ static uint64_t sp_decay_cache_ops(struct segpool_cache *c, bool *holds)
 		*holds = st.objs_in_magazines || st.full_in_depot ||
 			 st.empty_in_depot;
 	}
-	for (int i = 0; i < sp_arena.nr_regions; i++) {
+	for (int i = 0; i < sp_space.nr_regions; i++) {
 		struct sp_cache_node *n = &c->node[i];
 
 		pthread_mutex_lock(&n->lock);
@@ -194,7 +194,7 @@ static void sp_decay_pass(long ms, bool shrink_all)
 
 	if (ms >= 0 || shrink_all)
 		shrunk = sp_decay_caches(now, delay, shrink_all);
-	for (int i = 0; i < sp_arena.nr_regions; i++) {
+	for (int i = 0; i < sp_space.nr_regions; i++) {
 		if (shrink_all)
 			sp_region_purge(i);
 		else if (ms >= 0)
@@ -462,8 +462,8 @@ static uint64_t sp_decay_purged(void)
 {
 	uint64_t n = 0;
 
-	for (int i = 0; i < sp_arena.nr_regions; i++) {
-		struct sp_region *r = &sp_arena.region[i];
+	for (int i = 0; i < sp_space.nr_regions; i++) {
+		struct sp_region *r = &sp_space.region[i];
 
 		pthread_mutex_lock(&r->lock);
 		n += r->purged_pages;
@@ -486,7 +486,7 @@ SEGPOOL_API long long segpool_shrink_all(void)
 	sp_list_for_each_entry_rcu(c, &sp_cache_list, list)
 		sp_decay_shrink_cache(c);
 	sp_rcu_walk_end();
-	for (int i = 0; i < sp_arena.nr_regions; i++)
+	for (int i = 0; i < sp_space.nr_regions; i++)
 		sp_region_purge(i);
 	/* other threads' purges meanwhile count too: the figure is a hint */
 	return (long long)((sp_decay_purged() - before) << SP_PAGE_SHIFT);

@@ -13,7 +13,7 @@
 /* SEGPOOL_THP, in the order of the option table's words */
 enum sp_thp_mode { SP_THP_AUTO, SP_THP_ALWAYS, SP_THP_NEVER };
 
-/* Settings, before the arena exists (core/init.c). */
+/* Settings, before the space exists (core/init.c). */
 SP_INTERNAL void sp_decay_settings(void);
 /* Start the thread when the delay asks for it (after sp_ready). */
 SP_INTERNAL void sp_decay_start(void);

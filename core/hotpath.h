@@ -19,7 +19,7 @@
  *   hotpath-budget: segpool_free 47
  * An allocation: cache checks (NULL, gfp, magic), the slot array from line
  * 0, the sequence (15, percpu/arch-x86_64.h), the free mark cleared.  A free:
- * the page tag (arena range check and one load, sp_hot_tag(): the arena's
+ * the page tag (space range check and one load, sp_hot_tag(): the space's
  * words from the same line as the sequence's slot bound), NULL tests, the
  * object-boundary check (slab/slab.h), the free-mark test, the sequence.
  * segpool_malloc() takes its cache from one table load instead of checking
@@ -34,7 +34,7 @@
  * at once.
  *
  * The always-on guarantees and where each is checked on a hit:
- *   - a pointer outside the arena, or in a page of no slab: the tag is 0
+ *   - a pointer outside the space, or in a page of no slab: the tag is 0
  *     and the slot expects a cache (push's first compare);
  *   - an object of another cache (or another node: sent home): the tag
  *     differs from the slot's expected tag (same compare);
@@ -55,8 +55,8 @@
 #include "slab/slab.h"
 
 /*
- * sp_hot_tag() - sp_arena_tag() (numa/region.h) read from the layout line
- * (sp_pcpu_fast, by its name sp_pcpu_fast_tag; segpool/inline.h), whose copy of the arena's base, size
+ * sp_hot_tag() - sp_space_tag() (numa/region.h) read from the layout line
+ * (sp_pcpu_fast, by its name sp_pcpu_fast_tag; segpool/inline.h), whose copy of the space's base, size
  * and tag array is set before any object exists and never changes
  * (core/inline_abi.c).  The sequences read that line anyway (slot bound,
  * id offset): a free's hit then reads one line of process-wide words, not
@@ -67,9 +67,9 @@
  */
 static __sp_always_inline uintptr_t sp_hot_tag(const void *ptr)
 {
-	uintptr_t off = (uintptr_t)ptr - (uintptr_t)sp_pcpu_fast_tag.arena_base;
+	uintptr_t off = (uintptr_t)ptr - (uintptr_t)sp_pcpu_fast_tag.space_base;
 
-	if (unlikely(off >= sp_pcpu_fast_tag.arena_size))
+	if (unlikely(off >= sp_pcpu_fast_tag.space_size))
 		return 0;
 	return SP_READ_ONCE(sp_pcpu_fast_tag.tags[off >> SP_PAGE_SHIFT]);
 }

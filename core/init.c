@@ -2,7 +2,7 @@
 /*
  * core/init.c - bring the layers up in order, and keep them fork-safe.
  *
- * Order: CPUs (percpu/) -> topology (numa/) -> arena (numa/) -> per-CPU
+ * Order: CPUs (percpu/) -> topology (numa/) -> space (numa/) -> per-CPU
  * mode and magazine caches (percpu/) -> size-class caches and the
  * large-allocation registry (core/).  It runs from a library
  * constructor, or from the first call should another constructor allocate
@@ -142,7 +142,7 @@ static void sp_atfork_prepare(void)
 	sp_cache_lock_all(sp_fork_lock_pcpu);
 	sp_failslab_fork_lock();
 	sp_desc_lock_all();
-	sp_arena_lock_all();
+	sp_space_lock_all();
 	sp_large_lock();
 	sp_rcu_fork_prepare_leaves();
 	sp_guard_fork_lock();
@@ -157,7 +157,7 @@ static void sp_atfork_parent(void)
 	sp_guard_fork_unlock();
 	sp_rcu_fork_parent_leaves();
 	sp_large_unlock();
-	sp_arena_unlock_all();
+	sp_space_unlock_all();
 	sp_desc_unlock_all();
 	sp_failslab_fork_unlock();
 	sp_cache_unlock_all(sp_fork_unlock_pcpu);
@@ -173,7 +173,7 @@ static void sp_atfork_child(void)
 	sp_guard_fork_child();
 	sp_rcu_fork_child_leaves();
 	sp_large_reinit_lock();
-	sp_arena_reinit_locks();
+	sp_space_reinit_locks();
 	sp_desc_reinit_locks();
 	sp_failslab_fork_child();
 	sp_cache_reinit_locks(sp_fork_child_pcpu);
@@ -195,9 +195,9 @@ static void sp_init_settings(void)
 /* One try; the name of the step that failed, or NULL. */
 static const char *sp_init_try(void)
 {
-	if (sp_arena_init())
-		return "reserving the arena";
-	sp_inline_abi_arena();	/* before any object: the frees' tag lookup */
+	if (sp_space_init())
+		return "reserving the space";
+	sp_inline_abi_space();	/* before any object: the frees' tag lookup */
 	if (sp_pcpu_init())
 		return "creating the magazine caches";
 	if (sp_kmalloc_init())

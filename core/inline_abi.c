@@ -6,8 +6,8 @@
  *
  * segpool_inline_abi (exported as segpool_inline_abi_v<N>) is defined in
  * percpu/rseq.c beside the words the per-CPU layer owns (nr, id_delta);
- * the rest is set once here and never changes: the arena's words as soon
- * as it is reserved (sp_inline_abi_arena(), before any cache exists: the
+ * the rest is set once here and never changes: the space's words as soon
+ * as it is reserved (sp_inline_abi_space(), before any cache exists: the
  * library's own free paths take the page tag from this line, see
  * core/hotpath.h), the free-mark secret and the size-class table once
  * every size class exists, before the hit paths open.  The version word goes last (release): an inline
@@ -49,15 +49,15 @@ _Static_assert(SEGPOOL_INLINE_ABI_VERSION == 1,
 	       "a new layout version renames segpool_inline_abi_v1 (segpool/inline.h)");
 
 /*
- * Under the start-up lock, right after the arena is reserved and before
- * any object exists, so that no free can meet a zero copy.  The arena is
+ * Under the start-up lock, right after the space is reserved and before
+ * any object exists, so that no free can meet a zero copy.  The space is
  * reserved once (a retried start-up finds it and copies the same words).
  */
-void sp_inline_abi_arena(void)
+void sp_inline_abi_space(void)
 {
-	sp_pcpu_fast.arena_base = sp_arena.base;
-	sp_pcpu_fast.arena_size = sp_arena.size;
-	sp_pcpu_fast.tags = sp_arena.tags;
+	sp_pcpu_fast.space_base = sp_space.base;
+	sp_pcpu_fast.space_size = sp_space.size;
+	sp_pcpu_fast.tags = sp_space.tags;
 }
 
 void sp_inline_abi_publish(void)

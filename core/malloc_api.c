@@ -6,7 +6,7 @@
  * cache; above, to a page run of the node's region, or from 64 MiB up to a
  * node-placed mapping of its own (large/large.c).  A pointer is told apart
  * on free by its page: a tagged page is a slab object's (its tag names its
- * cache), an untagged one must start a large run, and outside the arena it
+ * cache), an untagged one must start a large run, and outside the space it
  * must be a registered large mapping.  Anything else is reported.
  */
 #include <errno.h>
@@ -252,7 +252,7 @@ static __sp_noinline __sp_libframe void sp_free_untagged(void *ptr)
 	}
 	/* checked before the deferral writes its link into the block */
 	if (sp_obj_to_slab(ptr) || ((uintptr_t)ptr & (SP_PAGE_SIZE - 1)) ||
-	    (sp_arena_page(ptr) && !sp_run_pages(ptr)))
+	    (sp_space_page(ptr) && !sp_run_pages(ptr)))
 		sp_report_bad_free(sp_large_misuse(ptr), ptr, NULL);
 	if (unlikely(sp_lib_nested())) {
 		/* the region's or the registry's lock may be the interrupted

@@ -50,9 +50,9 @@ SEGPOOL_API int segpool_obj_node(const void *ptr)
 		}
 		return sp_topo.node_id[sp_numa_current_idx()];
 	}
-	idx = sp_arena_idx_of(ptr);
+	idx = sp_space_idx_of(ptr);
 	if (idx >= 0) {
-		if (!sp_arena_owner(ptr)) {
+		if (!sp_space_owner(ptr)) {
 			errno = EINVAL;
 			return -EINVAL;
 		}

@@ -22,8 +22,8 @@
  * sites, then aborts or continues as SEGPOOL_DEBUG_RESPONSE says; a
  * fault elsewhere goes to the handler that was there before.
  *
- * Nothing of this is on a hit path.  The pool lies outside the arena, so
- * its pages have no arena tag: every free of a guarded object takes the
+ * Nothing of this is on a hit path.  The pool lies outside the space, so
+ * its pages have no space tag: every free of a guarded object takes the
  * free's untagged slow path (segpool_free(): sp_free_untagged();
  * segpool_cache_free(): sp_free_slow()), where sp_guard_owns() is one
  * range check.  Which objects qualify: from a size class or a cache

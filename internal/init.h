@@ -29,7 +29,7 @@ SP_INTERNAL int sp_init_slow(void);
 
 /*
  * sp_init() - make sure the library is initialised (normally done by a
- * constructor before main).  Return: 0, or -ENOMEM when the arena or the
+ * constructor before main).  Return: 0, or -ENOMEM when the space or the
  * size classes could not be set up.
  */
 static inline int sp_init(void)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * large/large.c - allocations above the largest size class, and the
- * node-placed mappings they (and the arena's large chunks) are made of.
+ * node-placed mappings they (and the space's large chunks) are made of.
  *
  * Up to SP_RUN_MAX_SIZE (64 MiB) a large block is a page run of its node's
  * region (sp_region_alloc_pages()): no system call on the common path, no
@@ -17,7 +17,7 @@
  * mremap.  With binding on, the mapping is bound to the node (mbind)
  * before first touch.  A registry (a chained hash table keyed by address,
  * under one leaf mutex; entries from a segpool cache of their own) records
- * every live mapping: segpool_free() of an address outside the arena is
+ * every live mapping: segpool_free() of an address outside the space is
  * honoured only if the registry knows it, so a foreign pointer is
  * reported, never unmapped.
  *
@@ -273,13 +273,13 @@ bool sp_large_lookup(const void *ptr, size_t *size, int *idx)
 	struct sp_large *e;
 	bool found = false;
 
-	if (sp_arena_page(ptr)) {
+	if (sp_space_page(ptr)) {
 		size_t pages = sp_run_pages(ptr);
 
 		if (!pages)
 			return false;
 		*size = pages << SP_PAGE_SHIFT;
-		*idx = sp_arena_idx_of(ptr);
+		*idx = sp_space_idx_of(ptr);
 		return true;
 	}
 	pthread_mutex_lock(&sp_large_mutex);
@@ -300,7 +300,7 @@ bool sp_large_free(void *ptr)
 {
 	struct sp_large *e;
 
-	if (sp_arena_page(ptr))
+	if (sp_space_page(ptr))
 		return sp_region_free_pages(ptr);
 	e = sp_large_remove(ptr);
 	if (!e)
@@ -325,9 +325,9 @@ void *sp_large_realloc(void *ptr, size_t size)
 
 	if (!bytes)
 		return NULL;
-	if (sp_arena_page(ptr)) {
+	if (sp_space_page(ptr)) {
 		old = sp_run_pages(ptr) << SP_PAGE_SHIFT;
-		idx = sp_arena_idx_of(ptr);
+		idx = sp_space_idx_of(ptr);
 		if (bytes < SP_RUN_MAX_SIZE &&
 		    sp_region_resize_pages(ptr, bytes >> SP_PAGE_SHIFT))
 			return ptr;
@@ -369,8 +369,8 @@ void sp_large_totals(size_t *count, size_t *bytes)
 	size_t n = 0, pages = 0;
 
 	/* one region lock at a time, then the registry's: none nested */
-	for (int i = 0; i < sp_arena.nr_regions; i++) {
-		struct sp_region *r = &sp_arena.region[i];
+	for (int i = 0; i < sp_space.nr_regions; i++) {
+		struct sp_region *r = &sp_space.region[i];
 
 		pthread_mutex_lock(&r->lock);
 		n += r->nr_runs;

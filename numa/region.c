@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * numa/region.c - the arena, its per-node regions and their buddy allocator.
+ * numa/region.c - the space, its per-node regions and their buddy allocator.
  *
  * Memory states of a region, from the top of its address range down:
  *
@@ -50,7 +50,7 @@
 #include "numa/region.h"
 #include "os/os.h"
 
-struct sp_arena sp_arena;
+struct sp_space sp_space;
 
 #define SP_REGION_DEFAULT_SIZE	(32UL << 30)
 #define SP_REGION_MIN_SIZE	(16UL << 20)
@@ -119,7 +119,7 @@ static void sp_region_init(struct sp_region *r, int idx, char *base,
 }
 
 /* The pagemap, then the tag map: 16 + 8 bytes a page of @total. */
-static size_t sp_arena_map_bytes(size_t total)
+static size_t sp_space_map_bytes(size_t total)
 {
 	return (total >> SP_PAGE_SHIFT) *
 	       (sizeof(struct sp_page) + sizeof(uintptr_t));
@@ -136,7 +136,7 @@ static size_t sp_arena_map_bytes(size_t total)
  * bookkeeping.  The regions are then small: the process runs with less
  * memory from segpool, but it runs, where it would otherwise not start.
  */
-static size_t sp_arena_fit_limit(size_t rsize, int n, size_t *low_min)
+static size_t sp_space_fit_limit(size_t rsize, int n, size_t *low_min)
 {
 	size_t room = sp_os_as_room();
 
@@ -146,7 +146,7 @@ static size_t sp_arena_fit_limit(size_t rsize, int n, size_t *low_min)
 	*low_min = SP_MAX_BLOCK_SIZE;
 	while (rsize > SP_MAX_BLOCK_SIZE) {
 		size_t need = rsize * (size_t)n +
-			      sp_arena_map_bytes(rsize * (size_t)n);
+			      sp_space_map_bytes(rsize * (size_t)n);
 
 		/* the slack is mapped only while the reservation is aligned */
 		if (need <= room / 2 && need + SP_MAX_BLOCK_SIZE <= room)
@@ -156,7 +156,7 @@ static size_t sp_arena_fit_limit(size_t rsize, int n, size_t *low_min)
 	return rsize;
 }
 
-int sp_arena_init(void)
+int sp_space_init(void)
 {
 	size_t rsize = sp_region_size_from_env(), low_min;
 	int n = sp_topo.nr_nodes;
@@ -164,12 +164,12 @@ int sp_arena_init(void)
 	struct sp_page *map = NULL;
 	size_t total = 0, map_bytes = 0, cap;
 
-	if (sp_arena.base)
+	if (sp_space.base)
 		return 0;
-	rsize = sp_arena_fit_limit(rsize, n, &low_min);
+	rsize = sp_space_fit_limit(rsize, n, &low_min);
 	for (; rsize >= low_min; rsize >>= 1) {
 		total = rsize * (size_t)n;
-		map_bytes = sp_arena_map_bytes(total);
+		map_bytes = sp_space_map_bytes(total);
 		base = sp_os_reserve(total, SP_MAX_BLOCK_SIZE);
 		if (!base)
 			continue;
@@ -182,19 +182,19 @@ int sp_arena_init(void)
 	if (!base)
 		return -ENOMEM;
 
-	sp_arena.size = total;
-	sp_arena.region_shift = sp_ilog2(rsize);
-	sp_arena.nr_regions = n;
-	sp_arena.map = map;
-	sp_arena.map_bytes = map_bytes;
-	sp_arena.tags = (uintptr_t *)(map + (total >> SP_PAGE_SHIFT));
+	sp_space.size = total;
+	sp_space.region_shift = sp_ilog2(rsize);
+	sp_space.nr_regions = n;
+	sp_space.map = map;
+	sp_space.map_bytes = map_bytes;
+	sp_space.tags = (uintptr_t *)(map + (total >> SP_PAGE_SHIFT));
 	cap = sp_dirty_cap(n);
 	for (int i = 0; i < n; i++)
-		sp_region_init(&sp_arena.region[i], i, base + (size_t)i * rsize,
+		sp_region_init(&sp_space.region[i], i, base + (size_t)i * rsize,
 			       map + ((size_t)i * rsize >> SP_PAGE_SHIFT),
 			       rsize >> SP_PAGE_SHIFT, cap);
-	/* base last: lookups treat a NULL base as "no arena" */
-	__atomic_store_n(&sp_arena.base, base, __ATOMIC_RELEASE);
+	/* base last: lookups treat a NULL base as "no space" */
+	__atomic_store_n(&sp_space.base, base, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -269,7 +269,7 @@ static void sp_thp_advise_locked(struct sp_region *r, size_t from, size_t to)
 
 size_t sp_region_thp_age(int idx, uint64_t now_ns)
 {
-	struct sp_region *r = &sp_arena.region[idx];
+	struct sp_region *r = &sp_space.region[idx];
 	size_t from = 0, to = 0;
 
 	if (SP_READ_ONCE(sp_region_thp) != SP_REGION_THP_AGED)
@@ -394,14 +394,14 @@ void *sp_region_alloc(int idx, unsigned int order, uintptr_t owner)
 	uint32_t page;
 	bool dirty;
 
-	if (unlikely(!sp_arena.base || idx < 0 || idx >= sp_arena.nr_regions ||
+	if (unlikely(!sp_space.base || idx < 0 || idx >= sp_space.nr_regions ||
 		     order > SP_MAX_ORDER)) {
 		errno = ENOMEM;
 		return NULL;
 	}
 	if (unlikely(SP_READ_ONCE(sp_region_limit_pages)))
 		sp_region_limit_check(order);
-	r = &sp_arena.region[idx];
+	r = &sp_space.region[idx];
 	pthread_mutex_lock(&r->lock);
 	for (o = order; o <= SP_MAX_ORDER; o++)
 		if (r->free_head[o] != SP_PAGE_NONE)
@@ -464,13 +464,13 @@ static size_t sp_region_purge_locked(struct sp_region *r)
 
 void sp_region_free(void *addr, unsigned int order)
 {
-	int idx = sp_arena_idx_of(addr);
+	int idx = sp_space_idx_of(addr);
 	struct sp_region *r;
 	uint32_t page;
 	uint64_t now;
 
 	SP_BUG_ON(idx < 0 || order > SP_MAX_ORDER);
-	r = &sp_arena.region[idx];
+	r = &sp_space.region[idx];
 	page = (uint32_t)(((char *)addr - r->base) >> SP_PAGE_SHIFT);
 	SP_BUG_ON(page & ((1U << order) - 1));
 	now = sp_region_now_ns();
@@ -498,7 +498,7 @@ void sp_region_free(void *addr, unsigned int order)
 
 size_t sp_region_purge(int idx)
 {
-	struct sp_region *r = &sp_arena.region[idx];
+	struct sp_region *r = &sp_space.region[idx];
 	size_t n;
 
 	pthread_mutex_lock(&r->lock);
@@ -509,8 +509,8 @@ size_t sp_region_purge(int idx)
 
 void sp_region_set_owner(void *addr, unsigned int order, uintptr_t owner)
 {
-	int idx = sp_arena_idx_of(addr);
-	struct sp_region *r = &sp_arena.region[idx];
+	int idx = sp_space_idx_of(addr);
+	struct sp_region *r = &sp_space.region[idx];
 	uint32_t page = (uint32_t)(((char *)addr - r->base) >> SP_PAGE_SHIFT);
 
 	pthread_mutex_lock(&r->lock);
@@ -518,30 +518,30 @@ void sp_region_set_owner(void *addr, unsigned int order, uintptr_t owner)
 	pthread_mutex_unlock(&r->lock);
 }
 
-void sp_arena_lock_all(void)
+void sp_space_lock_all(void)
 {
-	for (int i = 0; i < sp_arena.nr_regions; i++)
-		pthread_mutex_lock(&sp_arena.region[i].lock);
+	for (int i = 0; i < sp_space.nr_regions; i++)
+		pthread_mutex_lock(&sp_space.region[i].lock);
 }
 
-void sp_arena_unlock_all(void)
+void sp_space_unlock_all(void)
 {
-	for (int i = sp_arena.nr_regions - 1; i >= 0; i--)
-		pthread_mutex_unlock(&sp_arena.region[i].lock);
+	for (int i = sp_space.nr_regions - 1; i >= 0; i--)
+		pthread_mutex_unlock(&sp_space.region[i].lock);
 }
 
-void sp_arena_reinit_locks(void)
+void sp_space_reinit_locks(void)
 {
-	for (int i = 0; i < sp_arena.nr_regions; i++)
-		pthread_mutex_init(&sp_arena.region[i].lock, NULL);
+	for (int i = 0; i < sp_space.nr_regions; i++)
+		pthread_mutex_init(&sp_space.region[i].lock, NULL);
 }
 
-void sp_arena_set_tags(void *addr, unsigned int order, uintptr_t tag)
+void sp_space_set_tags(void *addr, unsigned int order, uintptr_t tag)
 {
-	size_t first = (size_t)((char *)addr - sp_arena.base) >> SP_PAGE_SHIFT;
+	size_t first = (size_t)((char *)addr - sp_space.base) >> SP_PAGE_SHIFT;
 
 	for (size_t i = 0; i < (1UL << order); i++)
-		SP_WRITE_ONCE(sp_arena.tags[first + i], tag);
+		SP_WRITE_ONCE(sp_space.tags[first + i], tag);
 }
 
 /* --- page runs ------------------------------------------------------------ */
@@ -760,7 +760,7 @@ void *sp_region_alloc_pages(int idx, size_t pages, size_t align, bool *dirty)
 	struct sp_region *r;
 	uint32_t page;
 
-	if (unlikely(!sp_arena.base || idx < 0 || idx >= sp_arena.nr_regions ||
+	if (unlikely(!sp_space.base || idx < 0 || idx >= sp_space.nr_regions ||
 		     !pages || pages > SP_RUN_MAX_PAGES ||
 		     !SP_IS_POW2(align) || align < SP_PAGE_SIZE ||
 		     align > SP_RUN_MAX_SIZE)) {
@@ -769,7 +769,7 @@ void *sp_region_alloc_pages(int idx, size_t pages, size_t align, bool *dirty)
 	}
 	if (unlikely(SP_READ_ONCE(sp_region_limit_pages)))
 		sp_region_limit_check(sp_order_base_2(pages));
-	r = &sp_arena.region[idx];
+	r = &sp_space.region[idx];
 	pthread_mutex_lock(&r->lock);
 	if (pages <= SP_MAX_BLOCK_PAGES && align_pages <= SP_MAX_BLOCK_PAGES) {
 		unsigned int order = SP_MAX(sp_order_base_2(pages),
@@ -800,15 +800,15 @@ void *sp_region_alloc_pages(int idx, size_t pages, size_t align, bool *dirty)
 	return r->base + ((size_t)page << SP_PAGE_SHIFT);
 }
 
-/* The region and first page of the run at @addr; NULL outside the arena. */
+/* The region and first page of the run at @addr; NULL outside the space. */
 static struct sp_region *sp_run_region(const void *addr, uint32_t *page)
 {
-	int idx = sp_arena_idx_of(addr);
+	int idx = sp_space_idx_of(addr);
 	struct sp_region *r;
 
 	if (idx < 0 || ((uintptr_t)addr & (SP_PAGE_SIZE - 1)))
 		return NULL;
-	r = &sp_arena.region[idx];
+	r = &sp_space.region[idx];
 	*page = (uint32_t)(((const char *)addr - r->base) >> SP_PAGE_SHIFT);
 	return r;
 }
@@ -1032,7 +1032,7 @@ static uintptr_t sp_decay_order(struct sp_region *r, unsigned int o,
 
 size_t sp_region_decay(int idx, uint64_t now_ns, uint64_t delay_ns)
 {
-	struct sp_region *r = &sp_arena.region[idx];
+	struct sp_region *r = &sp_space.region[idx];
 	uint64_t before, limit, small, split;
 	size_t n;
 
@@ -1079,8 +1079,8 @@ static uint64_t sp_region_resident(void)
 {
 	uint64_t sum = 0;
 
-	for (int i = 0; i < sp_arena.nr_regions; i++) {
-		struct sp_region *r = &sp_arena.region[i];
+	for (int i = 0; i < sp_space.nr_regions; i++) {
+		struct sp_region *r = &sp_space.region[i];
 
 		pthread_mutex_lock(&r->lock);
 		sum += r->pages_used + r->dirty_pages;
@@ -1098,7 +1098,7 @@ static void sp_region_limit_check(unsigned int order)
 	if (!limit || sp_region_resident() + (1UL << order) <= limit)
 		return;
 	__atomic_fetch_add(&sp_region_limit_hits, 1, __ATOMIC_RELAXED);
-	for (int i = 0; i < sp_arena.nr_regions; i++)
+	for (int i = 0; i < sp_space.nr_regions; i++)
 		sp_region_purge(i);
 	hook = __atomic_load_n(&sp_region_limit_hook, __ATOMIC_ACQUIRE);
 	if (hook)
@@ -1109,7 +1109,7 @@ static void sp_region_limit_check(unsigned int order)
 
 uint64_t sp_region_huge_bytes(int idx)
 {
-	struct sp_region *r = &sp_arena.region[idx];
+	struct sp_region *r = &sp_space.region[idx];
 	size_t committed;
 
 	pthread_mutex_lock(&r->lock);

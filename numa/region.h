@@ -2,15 +2,15 @@
 /*
  * numa/region.h - per-node memory regions and their page allocator (private).
  *
- * One reservation (the arena) holds a region per NUMA node, side by side:
+ * One reservation (the space) holds a region per NUMA node, side by side:
  *
- *   arena.base                                                  + size
+ *   space.base                                                  + size
  *   | region 0 (node_id[0]) | region 1 (node_id[1]) | ... |
  *
  * Each region is a power-of-two number of bytes, so the region of an address
  * is one subtraction and one shift away.  Within a region, a buddy allocator
  * hands out blocks of 2^order pages (order 0..SP_MAX_ORDER), each aligned to
- * its size.  The pagemap has one struct sp_page per page of the arena; its
+ * its size.  The pagemap has one struct sp_page per page of the space; its
  * @info says who owns the page:
  *
  *   0                       not handed out (free-block interior, or never used)
@@ -57,7 +57,7 @@
 #define SP_PAGE_STAMP_SHIFT	6
 #define SP_PAGE_STAMP_UNIT	20
 
-/* One per page of the arena: 16 bytes, 0.4% of the memory it describes. */
+/* One per page of the space: 16 bytes, 0.4% of the memory it describes. */
 struct sp_page {
 	uintptr_t info;		/* owner token, free tag or 0 (see above) */
 	uint32_t next;		/* free-list links of a free block's head page */
@@ -116,69 +116,69 @@ _Static_assert(sizeof(struct sp_region) % SP_CACHE_LINE == 0,
 	       "regions never share a cache line");
 
 /*
- * struct sp_arena - the one reservation.  The first three fields are what
+ * struct sp_space - the one reservation.  The first three fields are what
  * every free's hit path reads (is the address ours, and whose page is it),
  * so they share the struct's first line with nothing that is written.
  */
-struct sp_arena {
-	char *base;			/* NULL until sp_arena_init() succeeded */
+struct sp_space {
+	char *base;			/* NULL until sp_space_init() succeeded */
 	size_t size;			/* bytes: nr_regions << region_shift;
 					 * 0 before: every address is outside */
-	uintptr_t *tags;		/* one word per page of the arena, set by
+	uintptr_t *tags;		/* one word per page of the space, set by
 					 * the page's owner for its own lookups
 					 * (the slab layer: cache | node index);
 					 * 0 for a page nobody tagged */
 	unsigned int region_shift;	/* log2 of one region's size */
 	int nr_regions;			/* == sp_topo.nr_nodes */
-	struct sp_page *map;		/* pagemap of the whole arena */
+	struct sp_page *map;		/* pagemap of the whole space */
 	size_t map_bytes;
 	struct sp_region region[SP_MAX_NODES];
 };
 
-extern SP_INTERNAL struct sp_arena sp_arena;
+extern SP_INTERNAL struct sp_space sp_space;
 
 /*
- * sp_arena_init() - reserve the arena for every node.  The region size comes
+ * sp_space_init() - reserve the space for every node.  The region size comes
  * from SEGPOOL_REGION_SIZE (bytes; K, M, G suffixes) or defaults to 32 GiB a
  * node; when the reservation fails it is halved down to 16 MiB.
  * Return: 0, or -ENOMEM.
  */
-SP_INTERNAL int sp_arena_init(void);
+SP_INTERNAL int sp_space_init(void);
 
-_Static_assert(offsetof(struct sp_arena, tags) == 16,
-	       "the hit path's three fields lead the arena");
+_Static_assert(offsetof(struct sp_space, tags) == 16,
+	       "the hit path's three fields lead the space");
 
 /*
- * sp_arena_tag() - the tag of @addr's page, or 0 outside the arena: one
+ * sp_space_tag() - the tag of @addr's page, or 0 outside the space: one
  * subtraction, one compare and one load, the whole pointer check of a
  * free's hit path.
  */
-static inline uintptr_t sp_arena_tag(const void *addr)
+static inline uintptr_t sp_space_tag(const void *addr)
 {
-	uintptr_t off = (uintptr_t)addr - (uintptr_t)sp_arena.base;
+	uintptr_t off = (uintptr_t)addr - (uintptr_t)sp_space.base;
 
-	if (unlikely(off >= sp_arena.size))
+	if (unlikely(off >= sp_space.size))
 		return 0;
-	return SP_READ_ONCE(sp_arena.tags[off >> SP_PAGE_SHIFT]);
+	return SP_READ_ONCE(sp_space.tags[off >> SP_PAGE_SHIFT]);
 }
 
-/* sp_arena_set_tags() - tag the 2^@order pages of the block at @addr. */
-SP_INTERNAL void sp_arena_set_tags(void *addr, unsigned int order, uintptr_t tag);
+/* sp_space_set_tags() - tag the 2^@order pages of the block at @addr. */
+SP_INTERNAL void sp_space_set_tags(void *addr, unsigned int order, uintptr_t tag);
 
-/* sp_arena_page() - the pagemap entry of @addr, or NULL outside the arena. */
-static inline struct sp_page *sp_arena_page(const void *addr)
+/* sp_space_page() - the pagemap entry of @addr, or NULL outside the space. */
+static inline struct sp_page *sp_space_page(const void *addr)
 {
-	uintptr_t off = (uintptr_t)addr - (uintptr_t)sp_arena.base;
+	uintptr_t off = (uintptr_t)addr - (uintptr_t)sp_space.base;
 
-	if (unlikely(off >= sp_arena.size))
+	if (unlikely(off >= sp_space.size))
 		return NULL;
-	return &sp_arena.map[off >> SP_PAGE_SHIFT];
+	return &sp_space.map[off >> SP_PAGE_SHIFT];
 }
 
-/* sp_arena_owner() - the owner token of @addr's page; 0 when it has none. */
-static inline uintptr_t sp_arena_owner(const void *addr)
+/* sp_space_owner() - the owner token of @addr's page; 0 when it has none. */
+static inline uintptr_t sp_space_owner(const void *addr)
 {
-	struct sp_page *pg = sp_arena_page(addr);
+	struct sp_page *pg = sp_space_page(addr);
 	uintptr_t info;
 
 	if (unlikely(!pg))
@@ -187,14 +187,14 @@ static inline uintptr_t sp_arena_owner(const void *addr)
 	return (info & SP_PAGE_FREE_BIT) ? 0 : info;
 }
 
-/* sp_arena_idx_of() - node index of the region holding @addr, or -1. */
-static inline int sp_arena_idx_of(const void *addr)
+/* sp_space_idx_of() - node index of the region holding @addr, or -1. */
+static inline int sp_space_idx_of(const void *addr)
 {
-	uintptr_t off = (uintptr_t)addr - (uintptr_t)sp_arena.base;
+	uintptr_t off = (uintptr_t)addr - (uintptr_t)sp_space.base;
 
-	if (off >= sp_arena.size)
+	if (off >= sp_space.size)
 		return -1;
-	return (int)(off >> sp_arena.region_shift);
+	return (int)(off >> sp_space.region_shift);
 }
 
 /*
@@ -338,7 +338,7 @@ static inline size_t sp_run_pages(const void *addr)
 
 	if ((uintptr_t)addr & (SP_PAGE_SIZE - 1))
 		return 0;
-	info = sp_arena_owner(addr);
+	info = sp_space_owner(addr);
 	if ((info & SP_OWNER_KIND_MASK) != SP_OWNER_RUN)
 		return 0;
 	return info >> SP_RUN_SHIFT;
@@ -347,7 +347,7 @@ static inline size_t sp_run_pages(const void *addr)
 /* sp_run_interior() - does @addr lie inside a live run, past its start? */
 static inline bool sp_run_interior(const void *addr)
 {
-	uintptr_t kind = sp_arena_owner(addr) & SP_OWNER_KIND_MASK;
+	uintptr_t kind = sp_space_owner(addr) & SP_OWNER_KIND_MASK;
 
 	return kind == SP_OWNER_RUN_BODY ||
 	       (kind == SP_OWNER_RUN && ((uintptr_t)addr & (SP_PAGE_SIZE - 1)));
@@ -391,8 +391,8 @@ SP_INTERNAL bool sp_region_resize_pages(void *addr, size_t pages);
 SP_INTERNAL void *sp_region_move_out(void *addr, size_t size);
 
 /* Locks of every region, for fork: taken in index order. */
-SP_INTERNAL void sp_arena_lock_all(void);
-SP_INTERNAL void sp_arena_unlock_all(void);
-SP_INTERNAL void sp_arena_reinit_locks(void);
+SP_INTERNAL void sp_space_lock_all(void);
+SP_INTERNAL void sp_space_unlock_all(void);
+SP_INTERNAL void sp_space_reinit_locks(void);
 
 #endif /* SP_NUMA_REGION_H */

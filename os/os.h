@@ -106,7 +106,7 @@ SP_INTERNAL void *sp_os_remap(void *addr, size_t old, size_t size,
 /*
  * sp_os_map_meta() - @size bytes (a multiple of the page size) of
  * zero-filled read-write memory for the library's own bookkeeping outside
- * the arena (per-CPU blocks, their nil slots, the export's stage): backed
+ * the space (per-CPU blocks, their nil slots, the export's stage): backed
  * on demand but accounted at once (no MAP_NORESERVE), page-aligned.
  * Fault point SP_FAULT_META.  Return: it, or NULL with errno ENOMEM.
  */

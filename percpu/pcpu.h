@@ -210,7 +210,7 @@ extern SP_INTERNAL void (*sp_pcpu_test_hook)(enum sp_pcpu_hook_point point,
  */
 extern SP_INTERNAL struct segpool_inline_layout sp_pcpu_fast;
 /*
- * The same line again, read only, for the arena words of the frees' tag
+ * The same line again, read only, for the space words of the frees' tag
  * lookup (core/hotpath.h sp_hot_tag()): under a name of its own, the
  * compiler does not keep the line's address in a register across the
  * sequence (one register more, and a saved one, on the free's hit).

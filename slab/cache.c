@@ -72,7 +72,7 @@ struct segpool_cache *sp_cache_create(const char *name, size_t size,
 				      void (*ctor)(void *))
 {
 	size_t bytes = offsetof(struct segpool_cache, node) +
-		(size_t)sp_arena.nr_regions * sizeof(struct sp_cache_node);
+		(size_t)sp_space.nr_regions * sizeof(struct sp_cache_node);
 	struct segpool_cache proto = {
 		.flags = sp_debug_cache_flags(name, flags), /* + SEGPOOL_DEBUG */
 		.ctor = ctor,
@@ -100,12 +100,12 @@ struct segpool_cache *sp_cache_create(const char *name, size_t size,
 	if (!c)
 		return NULL;
 	*c = proto;
-	sp_harden_cache_init(c, &c->node[sp_arena.nr_regions]);
+	sp_harden_cache_init(c, &c->node[sp_space.nr_regions]);
 	c->magic = SP_CACHE_MAGIC;
 	c->slots = sp_cache_nil_slots;	/* the layer above may set its own */
 	c->map_size = bytes;
 	memcpy(c->name, name, strlen(name) + 1);
-	for (int i = 0; i < sp_arena.nr_regions; i++) {
+	for (int i = 0; i < sp_space.nr_regions; i++) {
 		struct sp_cache_node *n = &c->node[i];
 
 		pthread_mutex_init(&n->lock, NULL);
@@ -189,7 +189,7 @@ void sp_cache_free(struct segpool_cache *c)
 {
 	struct segpool_cache *old;
 
-	for (int i = 0; i < sp_arena.nr_regions; i++)
+	for (int i = 0; i < sp_space.nr_regions; i++)
 		pthread_mutex_destroy(&c->node[i].lock);
 	/* the tombstone: magic, name and the rest of the first page */
 	__atomic_store_n(&c->magic, SP_CACHE_DEAD_MAGIC, __ATOMIC_RELEASE);
@@ -232,7 +232,7 @@ void sp_cache_lock_all(void (*outer)(struct segpool_cache *))
 	sp_list_for_each_entry(c, &sp_cache_list, list) {
 		if (outer)
 			outer(c);
-		for (int i = 0; i < sp_arena.nr_regions; i++)
+		for (int i = 0; i < sp_space.nr_regions; i++)
 			pthread_mutex_lock(&c->node[i].lock);
 	}
 }
@@ -242,7 +242,7 @@ void sp_cache_unlock_all(void (*outer)(struct segpool_cache *))
 	struct segpool_cache *c;
 
 	sp_list_for_each_entry(c, &sp_cache_list, list) {
-		for (int i = sp_arena.nr_regions - 1; i >= 0; i--)
+		for (int i = sp_space.nr_regions - 1; i >= 0; i--)
 			pthread_mutex_unlock(&c->node[i].lock);
 		if (outer)
 			outer(c);
@@ -258,7 +258,7 @@ void sp_cache_reinit_locks(void (*outer)(struct segpool_cache *))
 	sp_list_for_each_entry(c, &sp_cache_list, list) {
 		if (outer)
 			outer(c);
-		for (int i = 0; i < sp_arena.nr_regions; i++)
+		for (int i = 0; i < sp_space.nr_regions; i++)
 			pthread_mutex_init(&c->node[i].lock, NULL);
 	}
 }

@@ -705,7 +705,7 @@ int sp_debug_validate(struct segpool_cache *c)
 {
 	int bad = 0;
 
-	for (int i = 0; i < sp_arena.nr_regions; i++) {
+	for (int i = 0; i < sp_space.nr_regions; i++) {
 		struct sp_cache_node *n = &c->node[i];
 		struct sp_debug_walk full = { 0, 0 };
 		unsigned long partial = 0, empty = 0;
@@ -860,7 +860,7 @@ long sp_debug_leaks(struct segpool_cache *c, void *file)
 		}
 	}
 	sp_rbuf_init_sink(&b, sp_leak_text_sink, &t);
-	for (int i = 0; i < sp_arena.nr_regions; i++) {
+	for (int i = 0; i < sp_space.nr_regions; i++) {
 		struct sp_cache_node *n = &c->node[i];
 		struct sp_debug_leak_walk w = { &b, map, 0 };
 		struct sp_slab *s;

@@ -97,18 +97,18 @@ void sp_desc_free(struct sp_slab *s)
 
 void sp_desc_lock_all(void)
 {
-	for (int i = 0; i < sp_arena.nr_regions; i++)
+	for (int i = 0; i < sp_space.nr_regions; i++)
 		pthread_mutex_lock(&sp_desc_pools[i].lock);
 }
 
 void sp_desc_unlock_all(void)
 {
-	for (int i = sp_arena.nr_regions - 1; i >= 0; i--)
+	for (int i = sp_space.nr_regions - 1; i >= 0; i--)
 		pthread_mutex_unlock(&sp_desc_pools[i].lock);
 }
 
 void sp_desc_reinit_locks(void)
 {
-	for (int i = 0; i < sp_arena.nr_regions; i++)
+	for (int i = 0; i < sp_space.nr_regions; i++)
 		pthread_mutex_init(&sp_desc_pools[i].lock, NULL);
 }

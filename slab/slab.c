@@ -205,7 +205,7 @@ static struct sp_slab *sp_slab_new(struct segpool_cache *c, int idx)
 		return NULL;
 	}
 	/* whose page: a free's hit path needs only this word */
-	sp_arena_set_tags(s->base, c->order, sp_slab_tag(c, idx));
+	sp_space_set_tags(s->base, c->order, sp_slab_tag(c, idx));
 	s->base += c->dbg.red_left;	/* the first object's left red zone */
 	s->cache = c;
 	s->inuse = 0;
@@ -223,7 +223,7 @@ void (*sp_slab_release_hook)(struct sp_slab *s);
 
 void sp_slab_release_now(struct sp_slab *s)
 {
-	sp_arena_set_tags(s->base - s->cache->dbg.red_left, s->order, 0);
+	sp_space_set_tags(s->base - s->cache->dbg.red_left, s->order, 0);
 	sp_san_slab_release(s->cache, s->base - s->cache->dbg.red_left,
 			    SP_PAGE_SIZE << s->order);
 	sp_region_free(s->base - s->cache->dbg.red_left, s->order);
@@ -264,7 +264,7 @@ static void sp_slab_release(struct sp_slab *s)
 
 	/* no hit path takes its objects any more: a late free goes to the
 	 * slow path, which finds the slab empty and reports it */
-	sp_arena_set_tags(s->base - s->cache->dbg.red_left, s->order, 0);
+	sp_space_set_tags(s->base - s->cache->dbg.red_left, s->order, 0);
 	if (unlikely(sp_slab_tally.cache == s->cache))
 		sp_slab_tally.released++;
 
@@ -691,7 +691,7 @@ _Static_assert(SP_FLUSH_MAP > SP_FLUSH_DESC && SP_FLUSH_DESC > SP_FLUSH_NBR,
 /* The pagemap entry of @obj, an object of a live slab. */
 static __sp_always_inline struct sp_page *sp_flush_page(const void *obj)
 {
-	return &sp_arena.map[((uintptr_t)obj - (uintptr_t)sp_arena.base) >>
+	return &sp_space.map[((uintptr_t)obj - (uintptr_t)sp_space.base) >>
 			     SP_PAGE_SHIFT];
 }
 
@@ -875,7 +875,7 @@ unsigned long sp_slab_shrink(struct segpool_cache *c, bool purge)
 {
 	unsigned long released = 0;
 
-	for (int i = 0; i < sp_arena.nr_regions; i++) {
+	for (int i = 0; i < sp_space.nr_regions; i++) {
 		struct sp_cache_node *n = &c->node[i];
 		struct sp_list_head list;
 		struct sp_slab *s;
@@ -910,8 +910,8 @@ void sp_slab_walk_full(struct segpool_cache *c, int idx,
 				  void *arg),
 		       void *arg)
 {
-	struct sp_region *r = &sp_arena.region[idx];
-	size_t first = (size_t)(r->base - sp_arena.base) >> SP_PAGE_SHIFT;
+	struct sp_region *r = &sp_space.region[idx];
+	size_t first = (size_t)(r->base - sp_space.base) >> SP_PAGE_SHIFT;
 	size_t top = SP_READ_ONCE(r->top);	/* only grows */
 	uintptr_t tag = sp_slab_tag(c, idx);
 	struct sp_slab *s;
@@ -923,7 +923,7 @@ void sp_slab_walk_full(struct segpool_cache *c, int idx,
 	}
 	/* a slab's pages carry the tag from its build to its release */
 	for (size_t p = 0; p < top; p += 1UL << c->order) {
-		if (SP_READ_ONCE(sp_arena.tags[first + p]) != tag)
+		if (SP_READ_ONCE(sp_space.tags[first + p]) != tag)
 			continue;
 		s = (struct sp_slab *)SP_READ_ONCE(r->map[p].info);
 		if (s->cache == c && s->list == SP_SLAB_FULL)
@@ -935,7 +935,7 @@ uint64_t sp_slab_live_objects(struct segpool_cache *c)
 {
 	uint64_t live = 0;
 
-	for (int i = 0; i < sp_arena.nr_regions; i++) {
+	for (int i = 0; i < sp_space.nr_regions; i++) {
 		pthread_mutex_lock(&c->node[i].lock);
 		live += c->node[i].active_objs;
 		pthread_mutex_unlock(&c->node[i].lock);

@@ -194,7 +194,7 @@ _Static_assert(offsetof(struct segpool_cache, name) +
 	       "magic and name in the first page: the tombstone keeps only it");
 
 /*
- * sp_slab_tag() - the arena tag of every page of a slab of @c on node index
+ * sp_slab_tag() - the space tag of every page of a slab of @c on node index
  * @idx: the cache's address with the node index in its low bits (a cache is
  * line-aligned, and there are fewer nodes than bytes in a line).  A free's
  * hit path reads the tag of the object's page and needs nothing else to
@@ -248,12 +248,12 @@ static __sp_always_inline bool sp_obj_at_boundary(const struct segpool_cache *c,
 /* The slab holding @obj, or NULL when @obj is not in any slab. */
 static inline struct sp_slab *sp_obj_to_slab(const void *obj)
 {
-	uintptr_t off = (uintptr_t)obj - (uintptr_t)sp_arena.base;
+	uintptr_t off = (uintptr_t)obj - (uintptr_t)sp_space.base;
 	uintptr_t owner;
 
-	if (unlikely(off >= sp_arena.size))
+	if (unlikely(off >= sp_space.size))
 		return NULL;
-	owner = SP_READ_ONCE(sp_arena.map[off >> SP_PAGE_SHIFT].info);
+	owner = SP_READ_ONCE(sp_space.map[off >> SP_PAGE_SHIFT].info);
 	/* free-block tags and metadata tokens have low bits set */
 	if (unlikely(!owner || (owner & (SP_CACHE_LINE - 1))))
 		return NULL;

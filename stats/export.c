@@ -343,7 +343,7 @@ static int sp_export_create(void)
 
 	while (cap < 2 * n && cap < SP_EXPORT_MAX_CAPACITY)
 		cap *= 2;
-	sp_export_layout(l, (uint32_t)sp_arena.nr_regions, cap);
+	sp_export_layout(l, (uint32_t)sp_space.nr_regions, cap);
 	snprintf(sp_exp.name, sizeof(sp_exp.name), "%s%d",
 		 SEGPOOL_EXPORT_SHM_PREFIX, sp_os_pid());
 	fd = sp_os_shm_create(sp_exp.name, &in_way);

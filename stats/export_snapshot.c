@@ -179,7 +179,7 @@ uint32_t sp_export_count_caches(void)
 static void sp_export_nodes(struct segpool_export_node *out, uint32_t nr)
 {
 	for (uint32_t i = 0; i < nr; i++) {
-		struct sp_region *r = &sp_arena.region[i];
+		struct sp_region *r = &sp_space.region[i];
 		struct segpool_export_node *o = &out[i];
 
 		memset(o, 0, sizeof(*o));
@@ -289,7 +289,7 @@ static void sp_export_cache_nodes(struct segpool_cache *c,
 		struct segpool_export_cache_node *o = &out[i];
 
 		memset(o, 0, sizeof(*o));
-		o->node_id = sp_arena.region[i].node;
+		o->node_id = sp_space.region[i].node;
 		pthread_mutex_lock(&n->lock);
 		o->partial_slabs = n->nr_partial;
 		o->full_slabs = n->nr_full;

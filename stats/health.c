@@ -66,7 +66,7 @@ static void sp_health_debug(char *dst, size_t size)
 
 static void sp_health_node_read(int i, struct segpool_health_node *hn)
 {
-	struct sp_region *r = &sp_arena.region[i];
+	struct sp_region *r = &sp_space.region[i];
 
 	hn->node = sp_topo.node_id[i];
 	for (int cpu = 0; cpu < sp_topo.nr_cpus && cpu < SP_MAX_CPUS; cpu++)
@@ -107,7 +107,7 @@ void sp_stats_health_read(struct segpool_health *h)
 	h->cpu_slots = sp_pcpu_mode == SP_PCPU_OFF ? 0 : sp_pcpu_nr_slots();
 	h->numa_available = sp_topo.numa_available;
 	h->numa_bind = sp_topo.bind;
-	h->nr_nodes = (unsigned int)sp_arena.nr_regions;
+	h->nr_nodes = (unsigned int)sp_space.nr_regions;
 	sp_health_debug(h->debug, sizeof(h->debug));
 	sp_copy(h->sanitizer, sizeof(h->sanitizer), SP_SANITIZER);
 	if (decay_read)
@@ -120,7 +120,7 @@ void sp_stats_health_read(struct segpool_health *h)
 	h->limit_hits = ds.limit_hits;
 	h->limit_exceeded = ds.limit_exceeded;
 	h->thp = ds.thp;
-	for (int i = 0; i < sp_arena.nr_regions; i++)
+	for (int i = 0; i < sp_space.nr_regions; i++)
 		sp_health_node_read(i, &h->node[i]);
 }
 

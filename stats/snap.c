@@ -356,7 +356,7 @@ void sp_stats_snap_cache(struct segpool_cache *c, struct sp_cache_snap *s)
 	s->meta_bytes = c->map_size;
 	s->alloc_failures = __atomic_load_n(&c->alloc_failures, __ATOMIC_RELAXED);
 	s->alloc_failslab = __atomic_load_n(&c->alloc_failslab, __ATOMIC_RELAXED);
-	s->nr_nodes = sp_arena.nr_regions;
+	s->nr_nodes = sp_space.nr_regions;
 	s->node = nodes;
 	if (pc && slots && pc->nr_slots <= nr_slots) {
 		s->slot = slots;

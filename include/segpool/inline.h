@@ -48,7 +48,7 @@ SEGPOOL_BEGIN_DECLS
 #define SEGPOOL_ABI_SLOT_EXPECT		24	/* page tag the slot takes */
 #define SEGPOOL_ABI_RSEQ_CS		8	/* struct rseq: rseq_cs */
 #define SEGPOOL_ABI_RSEQ_SIG		0x53053053
-#define SEGPOOL_ABI_PAGE_SHIFT		12	/* one arena tag per page */
+#define SEGPOOL_ABI_PAGE_SHIFT		12	/* one space tag per page */
 #define SEGPOOL_ABI_TAG_NODE_MASK	63	/* a tag: cache | node index */
 #define SEGPOOL_ABI_CACHE_MAGIC		0x5e9cac4eU
 #define SEGPOOL_ABI_BY8_MAX		1024	/* by8[(size + 7) >> 3] */
@@ -88,9 +88,9 @@ struct segpool_inline_cache {
  * @nr: slots the sequences may use; 0 closes every hit path (lock and off
  *	modes, failslab armed, an rseq area of segpool's own).
  * @id_delta: the slot id's offset in the rseq area (cpu_id or mm_cid).
- * @arena_base: the arena's first byte.
- * @arena_size: its bytes (0: every pointer is outside).
- * @tags: one page tag per arena page (cache | node index, 0 for none).
+ * @space_base: the space's first byte.
+ * @space_size: its bytes (0: every pointer is outside).
+ * @tags: one page tag per space page (cache | node index, 0 for none).
  * @mark_secret: the free mark is @mark_secret ^ the object's address.
  * @by8: segpool_malloc()'s size class of each (size + 7) >> 3.
  *
@@ -100,8 +100,8 @@ struct segpool_inline_layout {
 	uint32_t version;
 	uint32_t nr;
 	long id_delta;
-	char *arena_base;
-	size_t arena_size;
+	char *space_base;
+	size_t space_size;
 	const uintptr_t *tags;
 	uintptr_t mark_secret;
 	struct segpool_cache *const *by8;
@@ -358,12 +358,12 @@ miss:
 	return 0;
 }
 
-/* @ptr's page tag, or 0 outside the arena (or before start-up). */
+/* @ptr's page tag, or 0 outside the space (or before start-up). */
 __segpool_inline uintptr_t __segpool_inline_tag(const void *ptr)
 {
-	uintptr_t off = (uintptr_t)ptr - (uintptr_t)__segpool_abi()->arena_base;
+	uintptr_t off = (uintptr_t)ptr - (uintptr_t)__segpool_abi()->space_base;
 
-	if (__segpool_unlikely(off >= __segpool_abi()->arena_size ||
+	if (__segpool_unlikely(off >= __segpool_abi()->space_size ||
 			       __segpool_abi()->version !=
 			       SEGPOOL_INLINE_ABI_VERSION))
 		return 0;

@@ -49,8 +49,8 @@ static size_t arena_resident(void)
 	static unsigned char vec[(64UL << 20) / SP_PAGE_SIZE];
 	size_t bytes = 0;
 
-	for (int i = 0; i < sp_arena.nr_regions; i++) {
-		struct sp_region *r = &sp_arena.region[i];
+	for (int i = 0; i < sp_space.nr_regions; i++) {
+		struct sp_region *r = &sp_space.region[i];
 		size_t committed, off = 0;
 
 		pthread_mutex_lock(&r->lock);
@@ -74,10 +74,10 @@ static size_t dirty_pages(void)
 {
 	size_t n = 0;
 
-	for (int i = 0; i < sp_arena.nr_regions; i++) {
-		pthread_mutex_lock(&sp_arena.region[i].lock);
-		n += sp_arena.region[i].dirty_pages;
-		pthread_mutex_unlock(&sp_arena.region[i].lock);
+	for (int i = 0; i < sp_space.nr_regions; i++) {
+		pthread_mutex_lock(&sp_space.region[i].lock);
+		n += sp_space.region[i].dirty_pages;
+		pthread_mutex_unlock(&sp_space.region[i].lock);
 	}
 	return n;
 }
@@ -147,7 +147,7 @@ static void burst(const char *name)
 		segpool_free(b.blocks[i]);
 }
 
-/* Poll until the arena holds at most @bytes resident; what it holds. */
+/* Poll until the space holds at most @bytes resident; what it holds. */
 static size_t wait_resident_below(size_t bytes)
 {
 	size_t r = arena_resident();
@@ -237,7 +237,7 @@ static uint64_t decay_visits(struct sp_region *r)
 static void test_decay_visits_only_old(void **state)
 {
 	static void *blk[SPARSE_BLOCKS];
-	struct sp_region *r = &sp_arena.region[0];
+	struct sp_region *r = &sp_space.region[0];
 	const uint64_t late = (SP_DECAY_SPLIT_DELAYS + 1) * 1000000000ULL;
 	uint64_t now, v;
 	size_t dirty, got;
@@ -297,7 +297,7 @@ static void *churn(void *arg)
 static void test_decay_walk_under_churn(void **state)
 {
 	static void *blk[SPARSE_BLOCKS];
-	struct sp_region *r = &sp_arena.region[0];
+	struct sp_region *r = &sp_space.region[0];
 	size_t dirty = 0;
 	pthread_t t;
 
@@ -417,9 +417,9 @@ static void test_memory_limit_purges_first(void **state)
 	sp_region_free(p, SP_MAX_ORDER);
 	sp_region_free(q, SP_MAX_ORDER);
 	assert_true(dirty_pages() >= 2 * SP_MAX_BLOCK_PAGES);
-	pthread_mutex_lock(&sp_arena.region[0].lock);
-	used = sp_arena.region[0].pages_used;
-	pthread_mutex_unlock(&sp_arena.region[0].lock);
+	pthread_mutex_lock(&sp_space.region[0].lock);
+	used = sp_space.region[0].pages_used;
+	pthread_mutex_unlock(&sp_space.region[0].lock);
 	/* a limit just above what is in use: the dirty memory passes it */
 	assert_int_equal(segpool_set_memory_limit(((uint64_t)used << SP_PAGE_SHIFT) +
 						  (1ULL << 20)), 0);
@@ -487,7 +487,7 @@ static int grow_past(struct sp_region *r, size_t past, void **blk, int n)
 static void test_thp_advised_by_age(void **state)
 {
 	static const char *const fresh[] = { "SP_TEST_THP_FRESH=1", NULL };
-	struct sp_region *r = &sp_arena.region[0];
+	struct sp_region *r = &sp_space.region[0];
 	int saved = sp_region_thp, n = 0;
 	size_t c1, x, y;
 	void *blk[64];
@@ -580,7 +580,7 @@ static void assert_advised_one_mapping(struct sp_region *r)
  */
 static void test_thp_big_run_at_once(void **state)
 {
-	struct sp_region *r = &sp_arena.region[0];
+	struct sp_region *r = &sp_space.region[0];
 	size_t pages = 1UL << SP_HUGE_ORDER, top;
 	int saved = sp_region_thp, n = 0;
 	void *blk[64];
@@ -677,9 +677,9 @@ static size_t region_dirty(struct sp_region *r)
  */
 static void test_dirty_cap_valve(void **state)
 {
-	struct sp_region *r = &sp_arena.region[0];
+	struct sp_region *r = &sp_space.region[0];
 	uint64_t mem = sp_os_memory_bytes();
-	size_t want = (size_t)(mem / (uint64_t)sp_arena.nr_regions >> 4 >>
+	size_t want = (size_t)(mem / (uint64_t)sp_space.nr_regions >> 4 >>
 			       SP_PAGE_SHIFT), saved;
 	void *blk[VALVE_BLOCKS];
 
@@ -736,7 +736,7 @@ static void test_dirty_cap_valve(void **state)
  */
 static void test_idle_shrink_leaves_others(void **state)
 {
-	struct sp_region *r = &sp_arena.region[0];
+	struct sp_region *r = &sp_space.region[0];
 	struct segpool_cache *idle;
 	unsigned char vec[16];
 	void *objs[512];

@@ -847,7 +847,7 @@ static void test_preload_programs(void **state)
 
 /*
  * Under a small address-space limit (issue 23, items 1 and 14): python3
- * runs under the preload where glibc runs it (the arena is sized to the
+ * runs under the preload where glibc runs it (the space is sized to the
  * limit), and where even that cannot start one line says what happens,
  * the library's, not two that contradict each other.
  */

@@ -503,7 +503,7 @@ static void renderings_agree(struct segpool_cache *c, uint64_t want)
 		void *area;
 		bool found = false;
 
-		sp_export_layout(&l, (uint32_t)sp_arena.nr_regions,
+		sp_export_layout(&l, (uint32_t)sp_space.nr_regions,
 				 sp_export_count_caches() + 8);
 		area = calloc(1, l.size);
 		assert_non_null(area);

@@ -45,7 +45,7 @@ static int setup(void **state)
 /* The free lists of region @idx, uncarved top blocks counted as free. */
 static void snapshot(int idx, size_t *nr_free, size_t *used, size_t *runs)
 {
-	struct sp_region *r = &sp_arena.region[idx];
+	struct sp_region *r = &sp_space.region[idx];
 
 	pthread_mutex_lock(&r->lock);
 	memcpy(nr_free, r->nr_free, sizeof(r->nr_free));
@@ -133,8 +133,8 @@ static void test_exact_pages(void **state)
 		sp_large_totals(&count0, &bytes0);
 		p = segpool_malloc(sizes[i]);
 		assert_non_null(p);
-		assert_non_null(sp_arena_page(p));
-		assert_int_equal(sp_arena_idx_of(p), idx);
+		assert_non_null(sp_space_page(p));
+		assert_int_equal(sp_space_idx_of(p), idx);
 		assert_int_equal(pages_used(idx), used0 + (want >> SP_PAGE_SHIFT));
 		assert_int_equal(segpool_usable_size(p), want);
 		sp_large_totals(&count1, &bytes1);
@@ -180,7 +180,7 @@ static void test_alignment(void **state)
 	/* above the runs: a mapping, still naturally aligned */
 	p[0] = segpool_malloc(64 * MiB);
 	assert_non_null(p[0]);
-	assert_null(sp_arena_page(p[0]));
+	assert_null(sp_space_page(p[0]));
 	assert_int_equal((uintptr_t)p[0] % (64 * MiB), 0);
 	segpool_free(p[0]);
 }
@@ -220,7 +220,7 @@ static void test_node_placement(void **state)
 				assert_int_equal(page_node(p + sizes[k] - 1), node);
 			}
 			if (sizes[k] < SP_RUN_MAX_SIZE) {
-				assert_int_equal(sp_arena_idx_of(p), i);
+				assert_int_equal(sp_space_idx_of(p), i);
 				/* an address inside the block answers too */
 				assert_int_equal(segpool_obj_node(p + sizes[k] - 1),
 						 node);
@@ -347,10 +347,10 @@ static void test_realloc_growth_and_remap(void **state)
 		assert_int_equal(q[prev - 1], 0x33);
 		assert_true(segpool_usable_size(q) >= sz);
 		if (sz >= SP_RUN_MAX_SIZE) {
-			assert_null(sp_arena_page(q));
+			assert_null(sp_space_page(q));
 			mapped = true;
 		} else {
-			assert_non_null(sp_arena_page(q));
+			assert_non_null(sp_space_page(q));
 		}
 		q[sz - 1] = 0x33;
 		p = q;
@@ -468,7 +468,7 @@ static void expect_reported(void (*fn)(void *), void *ptr, const char *what)
 
 static void test_misuse_reported(void **state)
 {
-	struct sp_region *r = &sp_arena.region[0];
+	struct sp_region *r = &sp_space.region[0];
 	char *p = segpool_malloc(MiB), *q = segpool_malloc(40 * KiB);
 	char *gone = segpool_malloc(300 * KiB);
 

@@ -147,7 +147,7 @@ static uint64_t slab_direct_allocs(struct segpool_cache *c)
 {
 	uint64_t n = 0;
 
-	for (int r = 0; r < sp_arena.nr_regions; r++)
+	for (int r = 0; r < sp_space.nr_regions; r++)
 		n += c->node[r].allocs;
 	return n;
 }

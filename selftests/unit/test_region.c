@@ -33,7 +33,7 @@ static int setup(void **state)
 static bool owned_by(void *p, unsigned int order, uintptr_t owner)
 {
 	for (size_t i = 0; i < (1UL << order); i++)
-		if (sp_arena_owner((char *)p + i * SP_PAGE_SIZE) != owner)
+		if (sp_space_owner((char *)p + i * SP_PAGE_SIZE) != owner)
 			return false;
 	return true;
 }
@@ -48,7 +48,7 @@ static void test_blocks_aligned_and_owned(void **state)
 		assert_non_null(blocks[o]);
 		assert_int_equal((uintptr_t)blocks[o] % (SP_PAGE_SIZE << o), 0);
 		assert_true(owned_by(blocks[o], o, OWNER_A));
-		assert_int_equal(sp_arena_idx_of(blocks[o]), 0);
+		assert_int_equal(sp_space_idx_of(blocks[o]), 0);
 		/* committed memory: writable end to end */
 		memset(blocks[o], 0xa5, SP_PAGE_SIZE << o);
 	}
@@ -78,7 +78,7 @@ static void snapshot_free(struct sp_region *r, size_t *nr_free, size_t *used)
  */
 static void test_buddies_merge(void **state)
 {
-	struct sp_region *r = &sp_arena.region[0];
+	struct sp_region *r = &sp_space.region[0];
 	size_t before[SP_MAX_ORDER + 1], after[SP_MAX_ORDER + 1];
 	size_t used_before, used_after;
 	uint64_t seed = sp_test_seed();
@@ -136,7 +136,7 @@ static void test_free_releases_memory(void **state)
 
 static void test_commit_failure_rolls_back(void **state)
 {
-	struct sp_region *r = &sp_arena.region[0];
+	struct sp_region *r = &sp_space.region[0];
 	void *held[64];
 	size_t top, committed;
 	int n = 0;
@@ -181,12 +181,12 @@ static void test_outside_arena_is_foreign(void **state)
 	void *heap = malloc(16);
 
 	(void)state;
-	assert_null(sp_arena_page(&local));
-	assert_null(sp_arena_page(heap));
-	assert_int_equal(sp_arena_owner(heap), 0);
-	assert_int_equal(sp_arena_idx_of(heap), -1);
+	assert_null(sp_space_page(&local));
+	assert_null(sp_space_page(heap));
+	assert_int_equal(sp_space_owner(heap), 0);
+	assert_int_equal(sp_space_idx_of(heap), -1);
 	/* reserved but never handed out */
-	assert_int_equal(sp_arena_owner(sp_arena.base + sp_arena.size - 1), 0);
+	assert_int_equal(sp_space_owner(sp_space.base + sp_space.size - 1), 0);
 	free(heap);
 }
 
@@ -208,8 +208,8 @@ static void test_topology_consistent(void **state)
 	assert_int_equal(sp_numa_node_to_idx(-1), -1);
 	assert_int_equal(sp_numa_node_to_idx(SP_MAX_NODE_ID + 1), -1);
 	assert_true(sp_numa_current_idx() >= 0);
-	assert_int_equal(sp_arena.nr_regions, sp_topo.nr_nodes);
-	assert_true(SP_IS_POW2(sp_arena.size / (size_t)sp_arena.nr_regions));
+	assert_int_equal(sp_space.nr_regions, sp_topo.nr_nodes);
+	assert_true(SP_IS_POW2(sp_space.size / (size_t)sp_space.nr_regions));
 }
 
 static void test_cpu_list_parse(void **state)

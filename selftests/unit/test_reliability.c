@@ -80,7 +80,7 @@ static unsigned int count_of(const char *hay, const char *needle)
 
 /*
  * Started under a soft address-space limit of 20 MiB with eight emulated
- * nodes: even the smallest arena (one 4 MiB block per node) cannot be
+ * nodes: even the smallest space (one 4 MiB block per node) cannot be
  * reserved, every call fails with ENOMEM; once the limit is lifted, the
  * next call initialises the library and everything works.
  */
@@ -143,7 +143,7 @@ static void test_init_retry_after_failure(void **state)
 }
 
 /*
- * The same limit on one node (issue 23, item 14): the arena is sized to
+ * The same limit on one node (issue 23, item 14): the space is sized to
  * what the limit leaves, so start-up succeeds at once, with nothing said,
  * and a few MiB of objects of every size class are served.
  */

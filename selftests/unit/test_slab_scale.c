@@ -253,8 +253,8 @@ static void test_reserve(void **state)
 	take(c, many, objs);
 	give(c, many, objs);
 	/* the reserve filled first, then each slab emptied went at once */
-	assert_true(sp_arena_tag(objs[0]) != 0);
-	assert_int_equal(sp_arena_tag(objs[many - 1]), 0);
+	assert_true(sp_space_tag(objs[0]) != 0);
+	assert_int_equal(sp_space_tag(objs[many - 1]), 0);
 	CHECK(n->nr_empty <= SP_MAX(n->keep_empty, c->max_empty),
 	      "%lu empty slabs kept, reserve %u", n->nr_empty,
 	      SP_MAX(n->keep_empty, c->max_empty));
