@@ -1,14 +1,45 @@
 // SPDX-License-Identifier: MIT
 /*
- * percpu/magazine.c - magazine memory.
+ * percpu/magazine.c - the magazine layer: Bonwick's algorithm on the slow
+ * paths, and the magazines' memory.
+ *
+ * Bonwick's algorithm, per CPU slot, with "loaded" and "previous" magazines:
+ *
+ *   alloc: loaded has a round  -> take it                        (fast path)
+ *          previous has rounds -> swap loaded and previous, take one
+ *          depot has a full    -> return loaded (empty) to the depot,
+ *                                 load the full one, take one
+ *          otherwise           -> fill a magazine from the slabs in one bulk
+ *                                 call, take one
+ *   free:  loaded has room     -> put the object there          (fast path)
+ *          previous is empty   -> swap, put
+ *          otherwise           -> previous (full) to the depot, loaded
+ *                                 becomes previous, load an empty magazine
+ *                                 (from the depot, or a new one), put
+ *
+ * The slow path first owns the slot (percpu/slot.h).  When it cannot
+ * (another thread owns it: a preempted slow path, a drainer, or in lock mode
+ * anyone holding the slot's lock) it bypasses the magazines and goes to the
+ * slab layer directly; nobody ever waits for a slot on the allocation path.
+ *
+ * Depot: per node, a lock-free stack of full and a stack of empty
+ * magazines, with its sizing window and working-set reaping
+ * (percpu/depot.c).
  */
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "internal/debug.h"
 #include "internal/report.h"
+#include "internal/sanitize.h"
+#include "numa/topology.h"
+#include "percpu/alien.h"
 #include "percpu/magazine.h"
+#include "percpu/pcpu.h"
+#include "percpu/sizing.h"
+#include "percpu/slot.h"
 #include "slab/slab.h"
 
 void *sp_mag_none[2] __sp_cacheline_aligned = { SP_MAG_GUARD, SP_MAG_GUARD };
@@ -79,4 +110,207 @@ void sp_mag_free(struct sp_mag *m)
 	struct sp_slab *s = sp_obj_to_slab(m);
 
 	sp_slab_free_one(c, s, m);
+}
+
+/* --- the slow paths ------------------------------------------------------- */
+
+static void sp_bypass_count(struct sp_pcpu_cache *pc)
+{
+	/* rare (another thread owns the slot): a shared counter will do */
+	__atomic_fetch_add(&pc->bypass, 1, __ATOMIC_RELAXED);
+}
+
+/* A slot's first fill is short (SP_FILL_FIRST_BYTES, percpu/pcpu.h). */
+static unsigned int sp_fill_want(const struct segpool_cache *c,
+				 const struct sp_pcpu_slot *slot,
+				 unsigned int cap)
+{
+	unsigned int first = SP_MAX(SP_FILL_FIRST_MIN,
+				    SP_FILL_FIRST_BYTES / c->stride);
+
+	if (SP_READ_ONCE(slot->stat[SP_STAT_MAG_FILL]) == 0 && first < cap)
+		return first;
+	return cap;
+}
+
+void *sp_pcpu_alloc_slow(struct sp_pcpu_cache *pc)
+{
+	struct segpool_cache *c = pc->cache;
+	unsigned int aborts = 0;
+	struct sp_pcpu_slot *slot;
+	struct sp_mag *m;
+	void **top;
+	void *obj;
+
+	slot = sp_slot_own(pc, &top, &aborts);
+	if (unlikely(!slot)) {
+		sp_bypass_count(pc);
+		if (!sp_slab_alloc_bulk(c, sp_numa_current_idx(), 1, &obj))
+			return NULL;
+		return obj;
+	}
+	if (aborts)
+		SP_WRITE_ONCE(slot->stat[SP_STAT_RSEQ_ABORT],
+			      slot->stat[SP_STAT_RSEQ_ABORT] + aborts);
+	sp_hook(SP_HOOK_SLOT_OWNED, pc, slot);
+
+	/* lock mode's fast path, and an rseq hit lost to an abort */
+	if (top[-1] != SP_MAG_GUARD) {
+		obj = *--top;
+		sp_vg_forget(top);
+		sp_hit_count(&slot->alloc_hits);
+		sp_slot_release(pc, slot, top);
+		return obj;
+	}
+	m = slot->loaded;		/* empty, or NULL */
+	if (slot->prev && slot->prev->count) {
+		/* Bonwick: previous has rounds, swap */
+		if (m)
+			m->count = 0;
+		slot->loaded = sp_swap_resize(pc, slot->prev);
+		slot->prev = sp_swap_resize(pc, m);
+		sp_swap_center(slot, true, sp_size_event(pc, slot, false));
+		m = slot->loaded;
+		sp_stat_inc(slot, SP_STAT_MAG_SWAP);
+	} else {
+		struct sp_mag *full = NULL;
+		unsigned int want;
+
+		sp_trip(pc, slot);
+		/* a bulk moment: remote frees waiting here go home too */
+		sp_alien_flush(pc, (unsigned long)(slot - pc->slots));
+		if (m && slot->prev) {
+			/* both empty: one goes back to the depot */
+			m->count = 0;
+			full = sp_depot_exchange(pc, slot, m, true);
+			m = NULL;
+		} else {
+			full = sp_depot_exchange(pc, slot, NULL, true);
+			if (m) {
+				m->count = 0;
+				slot->prev = m;	/* the empty one: previous */
+			}
+			m = NULL;
+		}
+		if (!full) {
+			/* fill a magazine from the slabs */
+			unsigned int cls = SP_READ_ONCE(pc->cls);
+
+			full = slot->prev &&
+			       sp_mag_class_of(slot->prev) == cls &&
+			       slot->prev->count == 0 ? slot->prev : NULL;
+			if (full)
+				slot->prev = NULL;
+			else
+				full = sp_mag_alloc(cls);
+			want = full ? sp_fill_want(c, slot, full->cap) : 0;
+			if (!full ||
+			    !sp_slab_fill(c, (int)slot->node, want,
+					  sp_mag_base(full))) {
+				/* no memory for a whole magazine: one object */
+				if (full) {
+					full->count = 0;
+					if (!slot->prev)
+						slot->prev = full;
+					else
+						sp_mag_free(full);
+				}
+				slot->loaded = NULL;
+				sp_slot_release(pc, slot, sp_mag_top_none);
+				if (!sp_slab_alloc_bulk(c, (int)slot->node, 1,
+							&obj))
+					return NULL;
+				return obj;
+			}
+			full->count = want;
+			sp_stat_inc(slot, SP_STAT_MAG_FILL);
+			sp_stat_add(slot, SP_STAT_FILL_OBJS, want);
+		}
+		slot->loaded = full;
+		m = full;
+	}
+	top = sp_mag_base(m) + m->count;
+	obj = *--top;
+	sp_vg_forget(top);
+	sp_stat_inc(slot, SP_STAT_ALLOC_SLOWPATH);
+	sp_slot_release(pc, slot, top);
+	return obj;
+}
+
+void sp_pcpu_free_slow(struct sp_pcpu_cache *pc, void *obj, unsigned int node)
+{
+	struct segpool_cache *c = pc->cache;
+	unsigned int aborts = 0;
+	struct sp_pcpu_slot *slot;
+	struct sp_mag *m;
+	void **top;
+
+	slot = sp_slot_own(pc, &top, &aborts);
+	if (unlikely(!slot)) {
+		sp_bypass_count(pc);
+		sp_slab_free_bulk(c, 1, &obj);
+		return;
+	}
+	if (aborts)
+		SP_WRITE_ONCE(slot->stat[SP_STAT_RSEQ_ABORT],
+			      slot->stat[SP_STAT_RSEQ_ABORT] + aborts);
+	sp_hook(SP_HOOK_SLOT_OWNED, pc, slot);
+	if (unlikely(top[-1] == obj)) {
+		sp_slot_release(pc, slot, top);
+		sp_report_bad_free("double free", obj, c->name);
+	}
+	if (node != slot->node) {
+		/* a remote free: home in a batch, never this magazine */
+		sp_stat_inc(slot, SP_STAT_REMOTE_FREE);
+		sp_alien_put(pc, (unsigned long)(slot - pc->slots), node, obj);
+		sp_slot_release(pc, slot, top);
+		return;
+	}
+	if (top[0] != SP_MAG_GUARD) {
+		/* lock mode's fast path, and an rseq hit lost to an abort */
+		*top++ = obj;
+		sp_hit_count(&slot->free_hits);
+		sp_slot_release(pc, slot, top);
+		return;
+	}
+	m = slot->loaded;		/* full, or NULL */
+	if (m)
+		m->count = m->cap;
+	if (slot->prev && slot->prev->count == 0) {
+		slot->loaded = sp_swap_resize(pc, slot->prev);
+		slot->prev = sp_swap_resize(pc, m);
+		sp_swap_center(slot, false, sp_size_event(pc, slot, false));
+		sp_stat_inc(slot, SP_STAT_MAG_SWAP);
+	} else {
+		struct sp_mag *empty;
+
+		sp_trip(pc, slot);
+		/* previous (full) goes to the depot; loaded becomes previous */
+		empty = sp_depot_exchange(pc, slot, slot->prev, false);
+		slot->prev = m;
+		if (!empty)
+			empty = sp_mag_alloc(SP_READ_ONCE(pc->cls));
+		if (!empty) {
+			/* no memory for a magazine: flush the previous one */
+			empty = slot->prev;
+			slot->prev = NULL;
+			if (empty) {
+				sp_stat_add(slot, SP_STAT_FLUSH_OBJS,
+					    empty->count);
+				sp_mag_flush(pc, empty);
+				sp_stat_inc(slot, SP_STAT_MAG_FLUSH);
+			}
+		}
+		slot->loaded = empty;
+	}
+	m = slot->loaded;
+	if (!m) {
+		sp_slot_release(pc, slot, sp_mag_top_none);
+		sp_slab_free_bulk(c, 1, &obj);
+		return;
+	}
+	top = sp_mag_base(m) + m->count;
+	*top++ = obj;
+	sp_stat_inc(slot, SP_STAT_FREE_SLOWPATH);
+	sp_slot_release(pc, slot, top);
 }

@@ -7,7 +7,8 @@
  * NUMA node.  The fast path (alloc hit, free hit) is one restartable sequence
  * on the calling CPU's slot (percpu/arch-*.h) or, in lock mode, a short
  * critical section under the slot's spinlock.  Everything else is the slow
- * path (percpu/pcpu.c), which first takes ownership of the slot.
+ * path (percpu/magazine.c), which first takes ownership of the slot
+ * (percpu/slot.h).
  *
  * Ownership of a slot: in rseq mode, whoever replaced its top with a busy
  * marker (sp_rseq_steal on the slot's CPU, or a remote drainer fenced by
@@ -117,7 +118,7 @@ _Static_assert(offsetof(struct sp_pcpu_cache, nr_slots) == SP_PC_NR_SLOTS, "asm:
 _Static_assert(offsetof(struct sp_pcpu_cache, rseq_off) == SP_PC_RSEQ_OFF, "asm: rseq_off");
 _Static_assert(offsetof(struct sp_pcpu_cache, id_off) == SP_PC_ID_OFF, "asm: id_off");
 
-/* --- percpu/pcpu.c --- */
+/* --- percpu/pcpu.c, and the slow paths of percpu/magazine.c --- */
 SP_INTERNAL int sp_pcpu_init(void);
 SP_INTERNAL struct sp_pcpu_cache *sp_pcpu_cache_create(struct segpool_cache *c);
 /* Drain every slot and the depot into the slabs (shrink, destroy). */
