@@ -11,12 +11,12 @@
 
 /*
  * Magazine capacity follows use, not only depot contention (Bonwick grows
- * on contention, sp_depot_window() in percpu/depot.c; tcmalloc resizes on overflow and
- * underflow).  A trip is a slow path that leaves the slot's two magazines
- * for the depot or the slabs.  With two magazines of capacity C loaded, a
- * CPU whose working set swings by more than 2C trips about once every C
- * operations (the batch of 1000, the pool pattern); one whose swings fit
- * trips hardly ever.  So:
+ * on contention, sp_depot_window() in percpu/depot.c; tcmalloc resizes on
+ * overflow and underflow).  A trip is a slow path that leaves the slot's
+ * two magazines for the depot or the slabs.  With two magazines of
+ * capacity C loaded, a CPU whose working set swings by more than 2C trips
+ * about once every C operations (the batch of 1000, the pool pattern); one
+ * whose swings fit trips hardly ever.  So:
  *
  *   a trip within SP_TRIP_HOT x C operations of the slot's previous one is
  *   hot; SP_TRIP_GROW hot trips in a row grow the cache's class by one (up

@@ -18,7 +18,8 @@
  * drainer repeats until a fence finds its marker still in place, and then
  * owns the slot.  A slot owned by a local slow path is waited for (that slow
  * path never blocks while owning it for long: it takes only the slab
- * locks, and the depot's mutex for a sizing window).  In lock mode the drainer takes the slot's spinlock.
+ * locks, and the depot's mutex for a sizing window).  In lock mode the
+ * drainer takes the slot's spinlock.
  *
  */
 #ifndef SP_PERCPU_SLOT_H
@@ -30,8 +31,8 @@
 #include "percpu/pcpu.h"
 
 /* The test hook at @point, with @slot's index (sp_pcpu_test_hook). */
-static inline void sp_hook(enum sp_pcpu_hook_point point, struct sp_pcpu_cache *pc,
-			   struct sp_pcpu_slot *slot)
+static inline void sp_hook(enum sp_pcpu_hook_point point,
+			   struct sp_pcpu_cache *pc, struct sp_pcpu_slot *slot)
 {
 	void (*hook)(enum sp_pcpu_hook_point, unsigned long) =
 		SP_READ_ONCE(sp_pcpu_test_hook);
