@@ -131,7 +131,11 @@ SEGPOOL_END_DECLS
 #define __SEGPOOL_S_(x)		#x
 #define __SEGPOOL_S(x)		__SEGPOOL_S_(x)
 
-/* the library's benchmark variant without hit counters (make NO_HIT_STATS=1) */
+/*
+ * s->alloc_hits (or free_hits) += 1, after the commit, on the slot the
+ * sequence computed; nothing in the library's benchmark variant without
+ * hit counters (make NO_HIT_STATS=1).
+ */
 #ifdef CONFIG_SEGPOOL_NO_HIT_STATS
 #define __SEGPOOL_RSEQ_HIT(off, r)	""
 #else
@@ -151,10 +155,10 @@ SEGPOOL_END_DECLS
 
 /* the slot id in register @r (32-bit name @r32) to the slot's address */
 #define __SEGPOOL_RSEQ_SLOT(r, r32)					\
-	"cmpl %[nr], %%" r32 "\n\t"					\
-	"jae %l[miss]\n\t"						\
+	"cmpl %[nr], %%" r32 "\n\t"	/* if id >= nr: */		\
+	"jae %l[miss]\n\t"		/*	goto miss */		\
 	"shlq $" __SEGPOOL_S(SEGPOOL_ABI_SLOT_SHIFT) ", %%" r "\n\t"	\
-	"addq %[slots], %%" r "\n\t"
+	"addq %[slots], %%" r "\n\t"	/* s = slots + (id << shift) */
 
 #define __SEGPOOL_RSEQ_ABORT						\
 	".pushsection __rseq_failure, \"ax\"\n\t"			\
@@ -169,16 +173,18 @@ SEGPOOL_END_DECLS
 	void *__obj;							\
 	__asm__ goto(							\
 		__SEGPOOL_RSEQ_DESC					\
+		/* arm: the thread's rseq_cs = this sequence's descriptor */ \
 		"leaq 99b(%%rip), %%rcx\n\t"				\
 		"movq %%rcx, %%fs:" __SEGPOOL_S(SEGPOOL_ABI_RSEQ_CS) "(%[base])\n\t" \
-		"1:\n\t"						\
-		"movl %%fs:(%[base],%[delta]), %%ecx\n\t"		\
+		"1:\n\t"		/* start */			\
+		"movl %%fs:(%[base],%[delta]), %%ecx\n\t" /* id */	\
 		__SEGPOOL_RSEQ_SLOT("rcx", "ecx")			\
 		"movq " __SEGPOOL_S(SEGPOOL_ABI_SLOT_TOP) "(%%rcx), %%rdx\n\t" \
-		"movq -8(%%rdx), %[obj]\n\t"	/* the round */		\
-		"testb $1, %b[obj]\n\t"		/* guard: empty */	\
-		"jnz %l[miss]\n\t"					\
+		"movq -8(%%rdx), %[obj]\n\t"	/* obj = top[-1] */	\
+		"testb $1, %b[obj]\n\t"		/* if obj is odd: */	\
+		"jnz %l[miss]\n\t"		/*	goto miss (empty) */ \
 		"subq $8, %%rdx\n\t"					\
+		/* commit: s->top = top - 1 */				\
 		"movq %%rdx, " __SEGPOOL_S(SEGPOOL_ABI_SLOT_TOP) "(%%rcx)\n\t" \
 		"2:\n\t"		/* committed */			\
 		__SEGPOOL_RSEQ_HIT(SEGPOOL_ABI_SLOT_ALLOC_HITS, "rcx")	\
@@ -202,21 +208,24 @@ SEGPOOL_END_DECLS
 			    _mark, _koff, _miss)			\
 	__asm__ goto(							\
 		__SEGPOOL_RSEQ_DESC					\
+		/* arm: the thread's rseq_cs = this sequence's descriptor */ \
 		"movq %[base], %%rax\n\t"				\
 		"leaq 99b(%%rip), %%rdx\n\t"				\
 		"movq %%rdx, %%fs:" __SEGPOOL_S(SEGPOOL_ABI_RSEQ_CS) "(%%rax)\n\t" \
-		"1:\n\t"						\
+		"1:\n\t"		/* start */			\
 		"addq %[delta], %%rax\n\t"				\
-		"movl %%fs:(%%rax), %%eax\n\t"				\
+		"movl %%fs:(%%rax), %%eax\n\t"	/* id */		\
 		__SEGPOOL_RSEQ_SLOT("rax", "eax")			\
+		/* if s->expect != tag: goto miss (other cache or node) */ \
 		"cmpq %[tag], " __SEGPOOL_S(SEGPOOL_ABI_SLOT_EXPECT) "(%%rax)\n\t" \
-		"jne %l[miss]\n\t"		/* other cache or node */ \
+		"jne %l[miss]\n\t"					\
 		"movq " __SEGPOOL_S(SEGPOOL_ABI_SLOT_TOP) "(%%rax), %%rdx\n\t" \
-		"testb $1, (%%rdx)\n\t"		/* guard: full */	\
-		"jnz %l[miss]\n\t"					\
-		"movq %[mark], (%[obj],%[koff])\n\t"			\
-		"movq %[obj], (%%rdx)\n\t"	/* above top: unseen */	\
+		"testb $1, (%%rdx)\n\t"		/* if *top is odd: */	\
+		"jnz %l[miss]\n\t"		/*	goto miss (full) */ \
+		"movq %[mark], (%[obj],%[koff])\n\t" /* obj mark */	\
+		"movq %[obj], (%%rdx)\n\t"	/* *top = obj: unseen */ \
 		"addq $8, %%rdx\n\t"					\
+		/* commit: s->top = top + 1 */				\
 		"movq %%rdx, " __SEGPOOL_S(SEGPOOL_ABI_SLOT_TOP) "(%%rax)\n\t" \
 		"2:\n\t"		/* committed */			\
 		__SEGPOOL_RSEQ_HIT(SEGPOOL_ABI_SLOT_FREE_HITS, "rax")	\
