@@ -18,6 +18,11 @@
 #  3. The lock levels a debug build checks (enum sp_lock_level of
 #     internal/debug.h, "SP_LOCK_X = N, /* path ..."): level N of the lock
 #     order in core/init.c's head comment (" * N. ...") names that path.
+#  4. cmocka's asserts on the test's own thread: a function a selftest
+#     starts with pthread_create() calls no assert_*() or fail*() of
+#     cmocka (a failure there ends the thread's stack with longjmp into
+#     the test thread's frame); the thread records what went wrong, and
+#     the test asserts on it after the join (HACKING.md, Tests).
 #
 # Usage: style.sh SRCTREE [--lower].  Prints one TAP-like line per check
 # and "N passed, N failed"; exit status 1 when one failed.
@@ -161,6 +166,32 @@ while read -r name n path; do
 done < <(sed -nE 's|^[[:space:]]*(SP_LOCK_[A-Z_]+)[[:space:]]*=[[:space:]]*([0-9]+),[[:space:]]*/\*[[:space:]]*([a-z_]+/[a-z_]+\.[ch]).*|\1 \2 \3|p' internal/debug.h)
 (( levels )) || { bad "lock levels: no level found in internal/debug.h"; lbad=1; }
 (( lbad )) || ok "lock levels: the $levels levels of internal/debug.h are core/init.c's"
+
+# --- 4. no cmocka assert off the test thread ----------------------------------
+nthr=0
+abad=0
+for f in $(printf '%s\n' "${files[@]}" | grep '^selftests/.*\.c$'); do
+	# names passed as pthread_create()'s third argument, even on a new line
+	for fn in $(tr '\n' ' ' < "$f" |
+		    grep -oE 'pthread_create\([^,]*,[^,]*,[[:space:]]*[A-Za-z_][A-Za-z0-9_]*' |
+		    sed -E 's/.*,[[:space:]]*//' | sort -u); do
+		nthr=$((nthr + 1))
+		# the function's body: from its definition to the closing brace
+		awk -v fn="$fn" '
+			$0 ~ "^(static )?void \\*" fn "\\(" { on = 1; next }
+			on && /^}/ { exit }
+			on && /(^|[^A-Za-z0-9_])(assert_[a-z_]+|fail|fail_msg)[[:space:]]*\(/ {
+				print NR ": " $0
+			}' "$f" | while IFS= read -r hit; do
+			echo "not ok cmocka off-thread: $f:${hit%%:*}: $fn, a thread, asserts"
+		done | grep . && abad=1
+	done
+done
+if (( abad )); then
+	fail=$((fail + 1))
+else
+	ok "cmocka off-thread: none of the $nthr thread functions of selftests/ asserts"
+fi
 
 echo "$pass passed, $fail failed"
 (( fail == 0 ))
