@@ -9,7 +9,10 @@
 #     something from above takes it through a hook the upper layer sets
 #     (sp_export_sites_fn, sp_health_decay_fn, sp_region_limit_hook) or
 #     from a declaration at the bottom (internal/init.h's sp_init()).
-#  2. One OS door: no code outside os/ calls mmap, munmap, mremap,
+#  2. The README's source-tree table lists these folders in this order
+#     (the layers' one description; Documentation/internals/design.md
+#     points to it).
+#  3. One OS door: no code outside os/ calls mmap, munmap, mremap,
 #     mprotect, madvise, mbind, shm_open, shm_unlink, ftruncate or
 #     syscall (comments aside; a source check, no build needed); and,
 #     given the object tree, no object of a library folder but os/'s, nor
@@ -163,6 +166,15 @@ if [[ -n $obj ]]; then
 		(( nobj )) || bad "OS door: no object under $obj (build first)"
 		(( door || !nobj )) || ok "OS door: no object but os/'s takes a system call wrapper ($nobj objects, ${#door_allowed[@]} exception)"
 	fi
+fi
+
+# the README's source-tree table names the library folders in that order
+mapfile -t table < <(sed -n 's/^| `\([a-z_]*\)\/` |.*/\1/p' README.md |
+		     grep -xF -f <(printf '%s\n' "${order[@]}"))
+if [[ "${table[*]}" == "${order[*]}" ]]; then
+	ok "README's folder table: the ${#order[@]} folders of Kbuild, in its order"
+else
+	bad "README's folder table lists (${table[*]}), Kbuild (${order[*]})"
 fi
 
 echo "$pass passed, $fail failed"
