@@ -23,8 +23,9 @@
 #                        (tools/check/style.sh); part of check
 #   make check-numa      the NUMA selftests on emulated multi-node machines
 #                        (qemu; RIG_ARGS=...; see tools/numa-rig/)
-#   make check-preload   real programs (python3, gcc, git, sort, a C++
-#                        program, a forking one) under LD_PRELOAD of
+#   make check-preload   real programs (python3, gcc, git, sort, perl,
+#                        sqlite3, a C++ program: tools/bench/programs.sh;
+#                        a forking one) under LD_PRELOAD of
 #                        libsegpool-malloc.so against their glibc run
 #   make demo            build and run the example service (examples/logpipe)
 #   make bench           benchmark against glibc, jemalloc, tcmalloc, mimalloc

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * internal/json.h - the one JSON writer: the library's statistics
- * (stats/json.c), segpool-top's --json (tools/segpool-top/json.c) and
- * the benchmark's results (tools/bench/json.c) all write through it, so
- * there is one string escaper and one layout of commas and indentation.
+ * (stats/json.c) and segpool-top's --json (tools/segpool-top/json.c) both
+ * write through it, so there is one string escaper and one layout of
+ * commas and indentation.
  *
  * The writer knows nothing of where the text goes: it hands every piece to
  * a sink callback (the library's formats into its page-backed buffer under

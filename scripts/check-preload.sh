@@ -8,16 +8,10 @@
 # `make check-preload` runs it.  Each case runs a real program from a Debian
 # package once on glibc's malloc and once with LD_PRELOAD of the shared
 # object, and passes when both exit 0 with the same output (a digest of it
-# where it is large):
+# where it is large).  The programs are tools/bench/programs.sh's, the
+# runner segpool-bench --programs times them with (its "check" list: python,
+# sort, gcc, git, perl, sqlite, cxx; see there), plus:
 #
-#   python     dicts, lists, strings, a JSON round trip (python3)
-#   gcc        gcc -O2 compiling the largest C file of this project
-#   git        a repository created, committed to (fixed dates: the commit
-#              ids must match), repacked, checked with fsck
-#   sort       sort of a generated 40 MB file, in memory and with a small
-#              buffer and two threads (temporary files)
-#   cxx        a multithreaded C++ program compiled here: producers hand
-#              strings, vectors and maps to consumers that free them
 #   fork       a C program that forks children while its threads allocate
 #   link       a program linked with -lsegpool-malloc: its malloc() is
 #              segpool's (checked through segpool_usable_size())
@@ -114,182 +108,17 @@ need() {
 	done
 }
 
-case_python() {
-	local py=/usr/bin/python3
-	[[ -x $py ]] || { echo "# /usr/bin/python3 not installed"; return 4; }
-	cat >"$work/work.py" <<'EOF'
-import hashlib, json, random
-random.seed(20251201)
-d = {}
-for i in range(200000):
-    d["key-%d" % i] = [i, str(i) * (i % 7), {"n": i, "f": i / 7.0}]
-for i in range(0, 200000, 3):
-    del d["key-%d" % i]
-words = ["".join(random.choice("abcdefghij") for _ in range(random.randint(1, 30)))
-         for _ in range(100000)]
-words.sort()
-text = " ".join(words)
-parts = text.split(" ")
-s = json.dumps(d, sort_keys=True)
-back = json.loads(s)
-assert back == d
-lists = [list(range(i % 100)) for i in range(50000)]
-total = sum(sum(x) for x in lists)
-h = hashlib.sha256()
-h.update(s.encode()); h.update(text.encode())
-print(len(d), len(parts), len(s), total, h.hexdigest())
-EOF
-	run_both python "$py" "$work/work.py" || return 1
-	same python
-}
+# a program of tools/bench/programs.sh, in its list for this check
+case_program() {
+	local name=$1
 
-case_gcc() {
-	need gcc || return 4
-	local src
-	src=$(find "$srctree" -path "$srctree/build-*" -prune -o -name '*.c' \
-		-printf '%s %p\n' | sort -rn | head -n 1 | cut -d' ' -f2)
-	# each run has its own directory: map it away from the debug info
-	run_both gcc sh -c 'exec gcc -O2 -g -fdebug-prefix-map="$PWD"=/build \
-		-Wall -Wextra -D_GNU_SOURCE -I"$1" -I"$1/include" -I"$2" \
-		-S -o out.s "$3"' gcc "$srctree" "$(dirname "$so")/include/generated" \
-		"$src" || return 1
-	for m in glibc segpool; do
-		sha256sum <"$work/gcc.$m/out.s" >>"$work/gcc.$m/out"
-	done
-	echo "# gcc: compiled ${src#"$srctree"/}"
-	same gcc
-}
-
-case_git() {
-	need git || return 4
-	cat >"$work/git.sh" <<'EOF'
-set -e
-export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.org
-export GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.org
-export GIT_AUTHOR_DATE='2026-01-01T00:00:00Z' GIT_COMMITTER_DATE='2026-01-01T00:00:00Z'
-export HOME=$PWD GIT_CONFIG_NOSYSTEM=1
-git init -q -b main repo
-cd repo
-for i in $(seq 1 30); do
-	seq "$i" 3 40000 > "file$((i % 7)).txt"
-	mkdir -p "dir$((i % 3))"
-	printf 'commit %s\n' "$i" > "dir$((i % 3))/note$i"
-	git add -A
-	git commit -q -m "commit $i"
-done
-git branch side HEAD~10
-git checkout -q side
-echo side > side.txt
-git add side.txt
-git commit -q -m side
-git checkout -q main
-git merge -q --no-edit side
-git log --format='%H %s' | head -n 5
-git gc -q
-git repack -adq
-git fsck --full 2>&1
-git count-objects -v | grep -v size
-git diff HEAD~20 --stat | tail -n 1
-EOF
-	run_both git bash "$work/git.sh" || return 1
-	same git
-}
-
-case_sort() {
-	need sort awk || return 4
-	awk 'BEGIN { srand(42); for (i = 0; i < 1500000; i++)
-		printf "%08x %d line-%d\n", int(rand() * 4294967295), int(rand() * 1000), i }' \
-		>"$work/big.txt"
-	run_both sort sh -c "sort $work/big.txt | sha256sum; \
-		sort -S 4M --parallel=2 -T . -k2,2n -k1,1 $work/big.txt | sha256sum; \
-		sort -u -k2,2n $work/big.txt | wc -l" || return 1
-	same sort
-}
-
-case_cxx() {
-	need g++ || return 4
-	cat >"$work/xfree.cc" <<'EOF'
-// producers allocate, consumers on other threads free
-#include <condition_variable>
-#include <cstdint>
-#include <cstdio>
-#include <deque>
-#include <map>
-#include <memory>
-#include <mutex>
-#include <string>
-#include <thread>
-#include <vector>
-
-struct item {
-	std::string s;
-	std::vector<uint64_t> v;
-	std::map<int, std::string> m;
-};
-
-static std::mutex mu;
-static std::condition_variable cv;
-static std::deque<std::unique_ptr<item>> q;
-static bool done;
-
-int main()
-{
-	const int producers = 3, consumers = 3, per = 60000;
-	std::vector<std::thread> th;
-	std::vector<uint64_t> sums(consumers);
-
-	for (int p = 0; p < producers; p++)
-		th.emplace_back([p] {
-			uint64_t x = 88172645463325252ULL + p;
-			for (int i = 0; i < per; i++) {
-				x ^= x << 13; x ^= x >> 7; x ^= x << 17;
-				auto it = std::make_unique<item>();
-				it->s.assign(x % 200 + 1, char('a' + x % 26));
-				it->v.resize(x % 64, x);
-				for (int k = 0; k < int(x % 5); k++)
-					it->m[k] = std::to_string(x + k);
-				std::lock_guard<std::mutex> g(mu);
-				q.push_back(std::move(it));
-				cv.notify_one();
-			}
-		});
-	for (int c = 0; c < consumers; c++)
-		th.emplace_back([c, &sums] {
-			for (;;) {
-				std::unique_ptr<item> it;
-				{
-					std::unique_lock<std::mutex> g(mu);
-					cv.wait(g, [] { return done || !q.empty(); });
-					if (q.empty())
-						return;
-					it = std::move(q.front());
-					q.pop_front();
-				}
-				uint64_t s = it->s.size();
-				for (auto v : it->v) s += v & 0xff;
-				for (auto &kv : it->m) s += kv.second.size();
-				sums[c] += s;
-			}	// freed here, on the consumer
-		});
-	for (int p = 0; p < producers; p++)
-		th[p].join();
-	{
-		std::lock_guard<std::mutex> g(mu);
-		done = true;
-	}
-	cv.notify_all();
-	for (int c = 0; c < consumers; c++)
-		th[producers + c].join();
-	uint64_t total = 0;
-	for (auto s : sums) total += s;
-	std::printf("%llu\n", (unsigned long long)total);
-	return 0;
-}
-EOF
-	g++ -std=c++17 -O2 -pthread -o "$work/xfree" "$work/xfree.cc" ||
-		return 1
-	run_both cxx "$work/xfree" || return 1
-	same cxx
+	if [[ " $programs " != *" $name "* ]]; then
+		echo "# $name: not installed (scripts/install-deps.sh preload)"
+		return 4
+	fi
+	run_both "$name" "$srctree/tools/bench/programs.sh" run "$work/in" \
+		"$name" || return 1
+	same "$name"
 }
 
 case_fork() {
@@ -432,10 +261,18 @@ case_export() {
 
 echo "TAP version 13"
 echo "# preload: $so"
-for c in ${SEGPOOL_PRELOAD_CASES:-python gcc git sort cxx fork link export}; do
+"$srctree/tools/bench/programs.sh" prepare "$work/in" 1 "$(dirname "$so")" ||
+	exit 2
+programs=$("$srctree/tools/bench/programs.sh" list "$work/in" check | xargs)
+for c in ${SEGPOOL_PRELOAD_CASES:-python gcc git sort perl sqlite cxx fork \
+	link export}; do
 	echo "# running $c"
 	start=$SECONDS
-	"case_$c"
+	if declare -F "case_$c" >/dev/null; then
+		"case_$c"
+	else
+		case_program "$c"
+	fi
 	st=$?
 	echo "# $c: $((SECONDS - start)) s"
 	result "$c" "$st"

@@ -101,9 +101,9 @@ grep -q "floor:" "$out/results.md" || bad "results.md does not say what floor is
 
 # the main job side by side (make check builds no examples: then no rows)
 if [[ ${SEGPOOL_BENCH_SMOKE_MAKE:-0} == 1 || -x $objtree/examples/logpipe ]]; then
-	grep -Eq '^segpool caches +- +[0-9]+' "$tmp/programs.txt" ||
+	grep -Eq '^\| segpool caches +\| +- +\| +[0-9]+ ' "$tmp/programs.txt" ||
 		bad "no logpipe row on segpool's caches"
-	grep -Eq '^malloc/free +glibc +[0-9]+' "$tmp/programs.txt" ||
+	grep -Eq '^\| malloc/free +\| +glibc +\| +[0-9]+ ' "$tmp/programs.txt" ||
 		bad "no logpipe row on glibc's malloc"
 else
 	echo "# examples/logpipe not built: its rows not checked"

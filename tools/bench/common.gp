@@ -1,15 +1,10 @@
 # SPDX-License-Identifier: MIT
 #
-# tools/bench/common.gp - what every plot of segpool-bench shares, loaded
-# first by each script (segpool-bench passes gpdir, where this file is, and
-# caption, the machine and commit the figures come from).
-#
-# Eight colours told apart at a glance (Okabe and Ito's palette, its
-# yellow swapped for brown, which reads on white), each with its own marker;
-# no chart has more series than these (plot.c pages the contenders), and
-# a series keeps its place, its colour, from one chart of a page to the next.
-# Then the caption: the machine and commit at the bottom left, and above it
-# the note, what "floor" and "oversubscribed" mean where the chart has them.
+# tools/bench/common.gp - what every plot of segpool-bench shares (plot.c
+# passes gpdir, caption, note, datafile, outfile, names, cached, cpus, page).
+# Eight colours told apart at a glance (Okabe and Ito's, brown for the
+# yellow), each with its marker: no chart has more series (plot.c pages
+# them).  At the bottom the caption, the machine and commit, and the note.
 
 set linetype 1 lc rgb "#0072b2" pt 5
 set linetype 2 lc rgb "#d55e00" pt 7
@@ -21,9 +16,13 @@ set linetype 7 lc rgb "#000000" pt 6
 set linetype 8 lc rgb "#8c510a" pt 8
 set linetype cycle 8
 
-if (!exists("caption")) { caption = "" }
-if (!exists("note")) { note = "" }
-if (!exists("cpus")) { cpus = 0 }
-if (!exists("page")) { page = "" }
+set output outfile
+set datafile missing "?"
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.85 border -1
 set label 99 caption at screen 0.005, screen 0.012 left font ",8" front noenhanced
 set label 98 note at screen 0.005, screen 0.035 left font ",8" front noenhanced
+# more threads than CPUs: a grey band, named at its top (oversub = 1)
+oversub(x) = cpus > 0 ? x * 1.41 : 1e9
+band = 'set object 1 rect from oversub(cpus), graph 0 to graph 1, graph 1 behind fc rgb "#e8e8e8" fs solid noborder; set label 1 "oversubscribed" at cpus * 1.5, graph 0.96 left front font ",9"'

@@ -1,22 +1,12 @@
 # SPDX-License-Identifier: MIT
 #
-# tools/bench/latency.gp - per-call latency percentiles of workloads 1 and 5.
-#
-# segpool-bench runs it with -e "gpdir='...'; caption='...'; datafile='...';
-# outfile='...'; names='...'":
-# one row per contender: its name, then p50 p99 p99.9 in ns for pool
-# allocation, pool free, xfer allocation and xfer free.  Values are less the
-# cost of an empty measurement, so they may be 0; the log scale draws
-# anything under 1 ns at 1 ns.
+# tools/bench/latency.gp - per-call latency percentiles of workloads 1 and
+# 5: a row per contender, p50 p99 p99.9 in ns of pool alloc, pool free,
+# xfer alloc, xfer free (less an empty measurement: under 1 ns drawn at 1).
 
 set terminal pngcairo size 1200,900 font ",10"
-set output outfile
-set datafile missing "?"
 load gpdir . "/common.gp"
 
-set style data histograms
-set style histogram clustered gap 1
-set style fill solid 0.85 border -1
 set logscale y 10
 # a decade and a half of room above the highest bar, for the key
 ymax = 1

@@ -2,171 +2,90 @@
 /*
  * tools/bench/plot.c - data files for gnuplot, and the PNGs made from them.
  *
- *  bench-summary.dat/png  CPU time per op over glibc's, every speed
- *                         workload, one bar per contender (summary.gp)
- *  bench-threads.dat/png  workload 3: Mops per CPU-second and per wall
- *                         second by thread count, min-max bars (threads.gp)
- *  bench-latency.dat/png  workloads 1 and 5: p50, p99, p99.9 of allocation
- *                         and free per contender (latency.gp)
- *  bench-percpu.dat/png   the per-CPU layer: ns per alloc+free pair of the
- *                         hot pair, pool and batch per contender, and the
- *                         KiB segpool-cache's modes hold in magazines and
- *                         depots by thread count (percpu.gp)
+ *  bench-summary  CPU time per op over glibc's, every speed workload
+ *  bench-threads  workload 3: Mops per CPU-second and per wall second by
+ *                 thread count, min-max bars
+ *  bench-latency  workloads 1 and 5: p50, p99, p99.9 of alloc and free
+ *  bench-percpu   ns per alloc+free pair of the hot pair, pool and batch;
+ *                 the KiB segpool-cache's modes hold by thread count
  *
- * The scripts live beside the sources (--gp-dir); missing values are "?".
- * Every script gets the contenders' names (names) and those of the
- * segpool-cache contenders (cached), space-separated, the usable CPUs
- * (cpus) and a note for the caption (what "floor" is, what is
- * oversubscribed).
- *
- * No chart has more than BENCH_PLOT_SERIES series: the summary and the
- * threads chart come as pages, segpool against the peers (bench-X.png, then
- * bench-X-2.png, ... when the peers do not fit one) and segpool's own
- * variants (bench-X-modes.png); each .dat file names its series in a
- * "# series:" line per panel, which the bench smoke test counts.
+ * Each is a .dat file and a .gp script of the same name beside the sources
+ * ("?" for a missing value).  No chart has more than eight series, which
+ * common.gp tells apart: the summary and the threads chart come as pages,
+ * segpool's four ways in beside four peers at a time (bench-X.png,
+ * bench-X-2.png, ...), then segpool-cache's variants and the floor
+ * (bench-X-modes.png); each .dat names its series, "# series:" per panel.
  */
-#include <errno.h>
 #include <math.h>
-#include <string.h>
 #include <unistd.h>
-#include <sys/wait.h>
 
 #include "tools/bench/bench.h"
 
-#define BENCH_PLOT_SERIES	8	/* colours common.gp tells apart */
-#define BENCH_PLOT_PRIMARY	4	/* segpool's on every peer page */
+#define SERIES 8
 
-/* segpool's four ways in, beside the peers on every page */
-static bool bench_plot_primary(const struct bench_contender *c)
+static bool bench_primary(const struct bench_contender *c)
 {
-	return !strcmp(c->name, "segpool-cache") ||
-	       !strcmp(c->name, "segpool-cache-inline") ||
+	return !strcmp(c->name, "segpool-cache") || c->inline_api ||
 	       !strcmp(c->name, "segpool-malloc") ||
 	       !strcmp(c->name, "segpool-preload");
 }
 
-/* a variant of segpool-cache's (modes, hardening, builds), or the floor */
-static bool bench_plot_variant(const struct bench_contender *c)
+static bool bench_variant(const struct bench_contender *c)
 {
 	return c->kind == BENCH_SEGPOOL_CACHE || c->kind == BENCH_FLOOR;
 }
 
-/* the per-CPU modes of the percpu chart's right panel (two series each) */
-static bool bench_plot_mode(const struct bench_contender *c)
+/* segpool-cache in each per-CPU mode: the percpu chart's memory panel */
+static bool bench_mode(const struct bench_contender *c)
 {
 	return c->kind == BENCH_SEGPOOL_CACHE && !c->env && !c->exec_suffix;
 }
 
-static void bench_plot_series(FILE *f, const struct bench_contender *const *cols,
-			      unsigned int nr)
+static void bench_val(FILE *f, bool ok, double v)
+{
+	fprintf(f, ok && isfinite(v) ? " %.4g" : " ?", v);
+}
+
+static void bench_series(FILE *f, const struct bench_contender **cols,
+			 unsigned int nr, bool modes)
 {
 	fputs("# series:", f);
 	for (unsigned int k = 0; k < nr; k++)
-		fprintf(f, " %s", cols[k]->name);
+		if (!modes || bench_mode(cols[k]))
+			fprintf(f, modes ? " %s %s-magazines" : " %s",
+				cols[k]->name, cols[k]->name);
 	fputc('\n', f);
 }
 
-/*
- * Page @page of the contenders that ran into @cols: pages 0.. are segpool's
- * primaries and up to BENCH_PLOT_SERIES - BENCH_PLOT_PRIMARY peers each
- * (glibc left out when @no_glibc: the charts' 1.0 line), the last page
- * segpool's variants and the floor.  Return: the series, 0 past the end;
- * *@modes tells the last page.
- */
-static unsigned int bench_plot_page(const struct bench_run *run,
-				    unsigned int page, bool no_glibc,
-				    const struct bench_contender **cols,
-				    bool *modes)
-{
-	const unsigned int per = BENCH_PLOT_SERIES - BENCH_PLOT_PRIMARY;
-	const struct bench_contender *peers[BENCH_NR_BUILTIN + BENCH_MAX_EXTRA];
-	unsigned int np = 0, nr = 0, npages;
+typedef int (*bench_dat_fn)(const struct bench_run *run, FILE *f,
+			    const struct bench_contender **cols,
+			    unsigned int nr);
 
-	for (unsigned int i = 0; i < run->nr_cs; i++) {
-		const struct bench_contender *c = run->cs[i].c;
-
-		if (!run->cs[i].selected || run->cs[i].skipped)
-			continue;
-		if (!bench_plot_primary(c) && !bench_plot_variant(c) &&
-		    !(no_glibc && !strcmp(c->name, "glibc")))
-			peers[np++] = c;
-	}
-	npages = np ? (np + per - 1) / per : 1;
-	*modes = page == npages;
-	if (page > npages)
-		return 0;
-	for (unsigned int i = 0; i < run->nr_cs && nr < BENCH_PLOT_SERIES; i++) {
-		const struct bench_contender *c = run->cs[i].c;
-
-		if (!run->cs[i].selected || run->cs[i].skipped)
-			continue;
-		if (*modes ? bench_plot_variant(c) : bench_plot_primary(c))
-			cols[nr++] = c;
-	}
-	for (unsigned int i = page * per; !*modes && i < np && i < (page + 1) * per; i++)
-		cols[nr++] = peers[i];
-	return nr;
-}
-
-/* The contenders that ran, by name, space-separated (gnuplot's word list). */
-static void bench_plot_names(const struct bench_run *run, char *buf,
-			     size_t len, const struct bench_contender **cols,
-			     unsigned int *nr)
-{
-	size_t used = 0;
-
-	*nr = 0;
-	buf[0] = '\0';
-	for (unsigned int i = 0; i < run->nr_cs && *nr < 16; i++) {
-		const struct bench_contender_state *s = &run->cs[i];
-
-		if (!s->selected || s->skipped)
-			continue;
-		cols[(*nr)++] = s->c;
-		used += (size_t)snprintf(buf + used, len - used, "%s%s",
-					 used ? " " : "", s->c->name);
-		if (used >= len)
-			used = len - 1;
-	}
-}
-
-static void bench_plot_val(FILE *f, double v)
-{
-	if (isfinite(v))
-		fprintf(f, " %.4g", v);
-	else
-		fputs(" ?", f);
-}
-
-/* Rows: speed workloads (and thread counts); columns: ratio to glibc. */
-static int bench_plot_summary(const struct bench_run *run, FILE *f,
-			      const struct bench_contender *const *cols,
-			      unsigned int nr)
+static int bench_dat_summary(const struct bench_run *run, FILE *f,
+			     const struct bench_contender **cols,
+			     unsigned int nr)
 {
 	int rows = 0;
 
-	fprintf(f, "# workload, then CPU time per op / glibc's per contender\n");
-	bench_plot_series(f, cols, nr);
+	bench_series(f, cols, nr, false);
 	for (unsigned int i = 0; i < run->nr_cells; i++) {
-		const struct bench_cell *first = &run->cells[i];
-		const struct bench_workload *wl = first->job.wl;
+		const struct bench_cell *a = &run->cells[i];
 
-		if (wl->flags & (BENCH_WL_MEMORY | BENCH_WL_LATENCY |
-				 BENCH_WL_BENEATH) ||
-		    (i && run->cells[i - 1].job.wl == wl &&
-		     run->cells[i - 1].job.threads == first->job.threads))
+		if (a->wl->cols[0] != BENCH_COL_CPU ||
+		    (a->wl->flags & BENCH_WL_BENEATH) || (i &&
+		    run->cells[i - 1].wl == a->wl &&
+		    run->cells[i - 1].threads == a->threads))
 			continue;
-		if (wl->on == BENCH_ON_LIST)
-			fprintf(f, "\"%u %s/%u%s\"", wl->number, wl->name,
-				first->job.threads, first->job.threads >
-				run->machine.usable ? " (oversubscribed)" : "");
-		else
-			fprintf(f, "\"%u %s\"", wl->number, wl->name);
+		fprintf(f, "\"%u %s", a->wl->number, a->wl->name);
+		if (a->wl->on == BENCH_ON_LIST)
+			fprintf(f, "/%u%s", a->threads, a->threads >
+				run->usable ? " (oversubscribed)" : "");
+		fputc('"', f);
 		for (unsigned int k = 0; k < nr; k++) {
-			const struct bench_cell *c = bench_cell_get(run, wl,
-				first->job.threads, cols[k]);
+			const struct bench_cell *c = bench_cell_get(run, a->wl,
+				a->threads, cols[k]);
 
-			bench_plot_val(f, c && c->nr ? c->ratio_glibc : NAN);
+			bench_val(f, c, c ? c->ratio_glibc : 0);
 		}
 		fputc('\n', f);
 		rows++;
@@ -174,38 +93,36 @@ static int bench_plot_summary(const struct bench_run *run, FILE *f,
 	return rows;
 }
 
-/* Rows: thread counts; per contender: CPU median min max, wall the same. */
-static int bench_plot_threads(const struct bench_run *run, FILE *f,
-			      const struct bench_contender *const *cols,
-			      unsigned int nr)
+static int bench_dat_threads(const struct bench_run *run, FILE *f,
+			     const struct bench_contender **cols,
+			     unsigned int nr)
 {
 	const struct bench_workload *wl = bench_workload_find("threads");
 	int rows = 0;
 
-	fprintf(f, "# threads, then per contender Mops per CPU-second "
-		"(median min max) and per wall second (median min max)\n");
-	bench_plot_series(f, cols, nr);
+	bench_series(f, cols, nr, false);
 	for (unsigned int t = 0; t < run->cfg.nr_thread_list; t++) {
 		unsigned int threads = run->cfg.thread_list[t];
 		bool any = false;
 
 		for (unsigned int k = 0; k < nr; k++)
-			any |= bench_cell_get(run, wl, threads, cols[k]) != NULL;
+			any |= !!bench_cell_get(run, wl, threads, cols[k]);
 		if (!any)
 			continue;
 		fprintf(f, "%u", threads);
 		for (unsigned int k = 0; k < nr; k++) {
 			const struct bench_cell *c = bench_cell_get(run, wl,
 				threads, cols[k]);
-			bool ok = c && c->nr;
+			const struct bench_summary *s[2] = {
+				c ? &c->cpu : NULL, c ? &c->wall : NULL,
+			};
 
-			/* ns per op -> millions of ops per second */
-			bench_plot_val(f, ok ? 1e3 / c->cpu.median : NAN);
-			bench_plot_val(f, ok ? 1e3 / c->cpu.max : NAN);
-			bench_plot_val(f, ok ? 1e3 / c->cpu.min : NAN);
-			bench_plot_val(f, ok ? 1e3 / c->wall.median : NAN);
-			bench_plot_val(f, ok ? 1e3 / c->wall.max : NAN);
-			bench_plot_val(f, ok ? 1e3 / c->wall.min : NAN);
+			/* ns per op to Mops per s: median, low, high */
+			for (int j = 0; j < 2; j++) {
+				bench_val(f, c, c ? 1e3 / s[j]->median : 0);
+				bench_val(f, c, c ? 1e3 / s[j]->max : 0);
+				bench_val(f, c, c ? 1e3 / s[j]->min : 0);
+			}
 		}
 		fputc('\n', f);
 		rows++;
@@ -213,119 +130,84 @@ static int bench_plot_threads(const struct bench_run *run, FILE *f,
 	return rows;
 }
 
-/* Rows: contenders; columns: pool alloc, pool free, xfer alloc, xfer free. */
-static int bench_plot_latency(const struct bench_run *run, FILE *f,
-			      const struct bench_contender *const *cols,
-			      unsigned int nr)
+/* a row per contender: p50 p99 p99.9 of pool alloc, free, xfer's too */
+static int bench_dat_latency(const struct bench_run *run, FILE *f,
+			     const struct bench_contender **cols,
+			     unsigned int nr)
 {
-	const struct bench_workload *wls[2] = {
-		bench_workload_find("lat-pool"), bench_workload_find("lat-xfer"),
-	};
+	const struct bench_workload *lp = bench_workload_find("lat-pool");
+	const struct bench_workload *lx = bench_workload_find("lat-xfer");
 	int rows = 0;
 
-	fprintf(f, "# contender, then p50 p99 p99.9 (ns) of: pool alloc, "
-		"pool free, xfer alloc, xfer free\n# series: p50 p99 p99.9\n");
+	fputs("# series: p50 p99 p99.9\n", f);
 	for (unsigned int k = 0; k < nr; k++) {
-		bool any = false;
+		const struct bench_cell *c[2] = {
+			bench_cell_get(run, lp, 1, cols[k]),
+			bench_cell_get(run, lx, 2, cols[k]),
+		};
 
-		for (int w = 0; w < 2; w++)
-			for (unsigned int i = 0; i < run->nr_cells; i++)
-				any |= run->cells[i].job.wl == wls[w] &&
-				       run->cells[i].job.c == cols[k] &&
-				       run->cells[i].nr;
-		if (!any)
+		if (!c[0] && !c[1])
 			continue;
 		fprintf(f, "%s", cols[k]->name);
-		for (int w = 0; w < 2; w++) {
-			const struct bench_cell *c = NULL;
-
-			for (unsigned int i = 0; i < run->nr_cells; i++)
-				if (run->cells[i].job.wl == wls[w] &&
-				    run->cells[i].job.c == cols[k])
-					c = &run->cells[i];
-			for (int l = 0; l < BENCH_NR_LAT; l++)
-				for (int j = 0; j < BENCH_NR_PCT; j++) {
-					double v[64];
-					struct bench_summary s;
-					unsigned int n = c ? c->nr : 0;
-
-					for (unsigned int x = 0; x < n && x < 64; x++)
-						v[x] = c->samples[x].lat[l][j];
-					bench_summarize(v, n < 64 ? n : 64, &s);
-					bench_plot_val(f, n ? s.median : NAN);
-				}
-		}
+		for (int w = 0; w < 2; w++)
+			for (int x = BENCH_X_AP50; x <= BENCH_X_FP999; x++)
+				bench_val(f, c[w], c[w] ? c[w]->x[x].median
+							: 0);
 		fputc('\n', f);
 		rows++;
 	}
 	return rows;
 }
 
-/*
- * Two blocks (gnuplot's index 0 and 1).  0: a row per contender, its name
- * and CPU ns per alloc+free pair of the hot pair, pool and batch.  1: a
- * row per thread count of workload 3, then per segpool-cache contender the
- * KiB in magazines and depots, and in magazines alone.  Nothing unless
- * both have rows.
- */
-static int bench_plot_percpu(const struct bench_run *run, FILE *f,
-			     const struct bench_contender *const *cols,
-			     unsigned int nr)
+/* block 0: ns per pair by contender; 1: cached KiB by threads, modes */
+static int bench_dat_percpu(const struct bench_run *run, FILE *f,
+			    const struct bench_contender **cols,
+			    unsigned int nr)
 {
 	static const char *const wls[] = { "pair", "pool", "batch" };
 	const struct bench_workload *thr = bench_workload_find("threads");
 	int pairs = 0, rows = 0;
 
-	fprintf(f, "# contender, then CPU ns per alloc+free pair of: hot pair, "
-		"pool, batch\n# series: pair pool batch\n");
+	fputs("# series: pair pool batch\n", f);
 	for (unsigned int k = 0; k < nr; k++) {
 		const struct bench_cell *c[3];
-		bool any = false;
 
-		for (int w = 0; w < 3; w++) {
+		for (int w = 0; w < 3; w++)
 			c[w] = bench_cell_get(run, bench_workload_find(wls[w]),
 					      1, cols[k]);
-			c[w] = c[w] && c[w]->nr ? c[w] : NULL;
-			any |= c[w] != NULL;
-		}
-		if (!any)
+		if (!c[0] && !c[1] && !c[2])
 			continue;
 		fprintf(f, "%s", cols[k]->name);
 		for (int w = 0; w < 3; w++)
-			bench_plot_val(f, c[w] ? 2 * c[w]->cpu.median : NAN);
+			bench_val(f, c[w], c[w] ? 2 * c[w]->cpu.median : 0);
 		fputc('\n', f);
 		pairs++;
 	}
-	fprintf(f, "\n\n# threads, then per segpool-cache contender KiB held "
-		"in magazines and depots, and in magazines alone\n# series:");
-	for (unsigned int k = 0; k < nr; k++)
-		if (bench_plot_mode(cols[k]))
-			fprintf(f, " %s %s-magazines", cols[k]->name,
-				cols[k]->name);
-	fputc('\n', f);
+	fputs("\n\n", f);
+	bench_series(f, cols, nr, true);
 	for (unsigned int t = 0; t < run->cfg.nr_thread_list; t++) {
 		unsigned int threads = run->cfg.thread_list[t];
+		const struct bench_cell *c[SERIES] = { NULL };
+		unsigned int n = 0;
 		bool any = false;
 
-		for (unsigned int k = 0; k < nr; k++) {
-			const struct bench_cell *c = bench_cell_get(run, thr,
-				threads, cols[k]);
-
-			any |= bench_plot_mode(cols[k]) && c && c->has_cached;
-		}
+		for (unsigned int k = 0; k < nr && n < SERIES; k++)
+			if (bench_mode(cols[k])) {
+				c[n] = bench_cell_get(run, thr, threads,
+						      cols[k]);
+				any |= c[n] && (c[n]->has_x &
+						(1u << BENCH_X_CACHED));
+				n++;
+			}
 		if (!any)
 			continue;
 		fprintf(f, "%u", threads);
-		for (unsigned int k = 0; k < nr; k++) {
-			const struct bench_cell *c = bench_cell_get(run, thr,
-				threads, cols[k]);
+		for (unsigned int k = 0; k < n; k++) {
+			const struct bench_summary *x = c[k] ? c[k]->x : NULL;
+			bool ok = x && (c[k]->has_x & (1u << BENCH_X_CACHED));
 
-			if (!bench_plot_mode(cols[k]))
-				continue;
-			bench_plot_val(f, c && c->has_cached ?
-				       c->cached.median : NAN);
-			bench_plot_val(f, c && c->has_cached ?
-				       c->cached_cpu.median : NAN);
+			bench_val(f, ok, ok ? x[BENCH_X_CACHED].median : 0);
+			bench_val(f, ok, ok ? x[BENCH_X_MAGS].median : 0);
 		}
 		fputc('\n', f);
 		rows++;
@@ -333,183 +215,124 @@ static int bench_plot_percpu(const struct bench_run *run, FILE *f,
 	return pairs && rows ? pairs : 0;
 }
 
-/*
- * The caption every image carries: the machine and the commit the figures
- * come from, as the report's header gives them.  No quotes (gnuplot string)
- * and no control bytes.
- */
-static void bench_plot_caption(const struct bench_run *run, char *buf,
-			       size_t len)
-{
-	const struct bench_machine *m = &run->machine;
-
-	snprintf(buf, len, "%s%s, %u of %u CPUs, %d NUMA node%s, %ld MiB; "
-		 "kernel %s, glibc %s, %s; segpool %s%s%s; %s",
-		 run->smoke ? "SMOKE RUN, not measurements: " : "", m->cpu,
-		 m->usable, m->online, m->numa_nodes,
-		 m->numa_nodes == 1 ? "" : "s", m->mem_mb, m->kernel, m->glibc,
-		 m->compiler, m->segpool, m->revision[0] ? " at " : "",
-		 m->revision, m->date);
-	for (char *p = buf; *p; p++)
-		if (*p == '\'' || *p == '"' || *p == '\\' ||
-		    (unsigned char)*p < 0x20)
-			*p = ' ';
-}
-
-static int bench_gnuplot(const struct bench_run *run, const char *script,
-			 const char *dat, const char *png, const char *names,
-			 const char *cached, const char *note, const char *page)
-{
-	char vars[4096], gp[512], caption[768];
-	int status;
-	pid_t pid;
-
-	if (strchr(dat, '\'') || strchr(png, '\'') || strchr(run->gp_dir, '\'')) {
-		bench_warn("plot: a path with a quote in it: %s", dat);
-		return -1;
-	}
-	bench_plot_caption(run, caption, sizeof(caption));
-	snprintf(gp, sizeof(gp), "%s/%s", run->gp_dir, script);
-	snprintf(vars, sizeof(vars), "gpdir='%s'; caption='%s'; datafile='%s'; "
-		 "outfile='%s'; names='%s'; cached='%s'; cpus=%u; note='%s'; "
-		 "page='%s'", run->gp_dir, caption, dat, png, names, cached,
-		 run->machine.usable, note, page);
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		execlp("gnuplot", "gnuplot", "-e", vars, gp, (char *)NULL);
-		_exit(127);
-	}
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
-}
-
-/* The names of @cols, space-separated; those of the per-CPU modes too. */
-static void bench_plot_words(const struct bench_contender *const *cols,
-			     unsigned int nr, bool modes_only, char *buf,
-			     size_t len)
+/* gnuplot's word lists: the names of @cols (those of the modes only) */
+static void bench_words(const struct bench_contender **cols, unsigned int nr,
+			bool modes, char *buf, size_t len)
 {
 	size_t used = 0;
 
 	buf[0] = '\0';
 	for (unsigned int k = 0; k < nr && used < len; k++)
-		if (!modes_only || bench_plot_mode(cols[k]))
-			used += (size_t)snprintf(buf + used, len - used, "%s%s",
-						 used ? " " : "",
+		if (!modes || bench_mode(cols[k]))
+			used += (size_t)snprintf(buf + used, len - used,
+						 "%s%s", used ? " " : "",
 						 cols[k]->name);
 }
 
-/* The caption's second line: what the floor is, what is oversubscribed. */
-static void bench_plot_note(const struct bench_run *run,
-			    const struct bench_contender *const *cols,
-			    unsigned int nr, bool threads, char *buf, size_t len)
+static int bench_gnuplot(const struct bench_run *run, const char *script,
+			 const char *base, const char *title,
+			 const struct bench_contender **cols, unsigned int nr,
+			 bench_dat_fn dat)
 {
-	bool floor = false, over = false;
+	char names[512], cached[512], cap[1400], vars[4096], path[PATH_MAX];
+	bool floor = false;
+	FILE *f;
+	int rows;
 
+	snprintf(path, sizeof(path), "%s/%s.dat", run->out_dir, base);
+	if (!(f = fopen(path, "w")))
+		return -1;
+	rows = dat(run, f, cols, nr);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/%s.png", run->out_dir, base);
+	if (!rows)
+		return unlink(path), 1;	/* nothing to draw: no stale one */
 	for (unsigned int k = 0; k < nr; k++)
 		floor |= cols[k]->kind == BENCH_FLOOR;
-	for (unsigned int t = 0; threads && t < run->cfg.nr_thread_list; t++)
-		over |= run->cfg.thread_list[t] > run->machine.usable;
-	size_t used = 0;
-
-	buf[0] = '\0';
-	if (floor)
-		used = (size_t)snprintf(buf, len, "floor: the benchmark loop "
-					"with no allocator (a per-thread stack "
-					"of slots), the cost every figure "
-					"includes.  ");
-	if (over && used < len)
-		snprintf(buf + used, len - used, "Oversubscribed: more threads "
-			 "than the %u usable CPUs; they take turns on them.",
-			 run->machine.usable);
+	bench_words(cols, nr, false, names, sizeof(names));
+	bench_words(cols, nr, true, cached, sizeof(cached));
+	snprintf(cap, sizeof(cap), "%s%s; %s; %s; %s; %s", run->smoke ?
+		 "SMOKE RUN, not measurements: " : "", run->machine[0],
+		 run->machine[1], run->machine[2], run->machine[3],
+		 run->machine[4]);
+	for (char *p = cap; *p; p++)	/* a gnuplot string */
+		*p = strchr("'\"\\", *p) || (unsigned char)*p < 0x20 ? ' ' : *p;
+	if (snprintf(vars, sizeof(vars), "gpdir='%s/tools/bench'; "
+		 "caption='%s'; "
+		 "datafile='%s/%s.dat'; outfile='%s'; names='%s'; cached='%s'; "
+		 "cpus=%u; note='%s%s'; page='%s'", run->srctree, cap,
+		 run->out_dir, base, path, names, cached, run->usable, floor ?
+		 "floor: the benchmark loop with no allocator, the cost every "
+		 "figure includes.  " : "", run->cfg.thread_list[
+		 run->cfg.nr_thread_list - 1] > run->usable ? "Oversubscribed:"
+		 " more threads than the usable CPUs." : "", title) >=
+	    (int)sizeof(vars))
+		return -1;
+	snprintf(cap, sizeof(cap), "%s/tools/bench/%s", run->srctree, script);
+	return bench_cmd((char *[]){ "gnuplot", "-e", vars, cap, NULL }, NULL)
+	       ? -1 : 0;
 }
 
-int bench_plot(const struct bench_run *run, const char *dir,
-	       unsigned int *made)
+int bench_plot(struct bench_run *run)
 {
 	static const struct {
-		const char *base, *script;
-		int (*write)(const struct bench_run *run, FILE *f,
-			     const struct bench_contender *const *cols,
-			     unsigned int nr);
-		bool paged, no_glibc, threads;
+		const char *name;
+		bench_dat_fn dat;
+		bool paged;
 	} plots[] = {
-		{ "bench-summary", "summary.gp", bench_plot_summary,
-		  true, true, true },
-		{ "bench-threads", "threads.gp", bench_plot_threads,
-		  true, false, true },
-		{ "bench-latency", "latency.gp", bench_plot_latency,
-		  false, false, false },
-		{ "bench-percpu", "percpu.gp", bench_plot_percpu,
-		  false, false, true },
+		{ "summary", bench_dat_summary, true },
+		{ "threads", bench_dat_threads, true },
+		{ "latency", bench_dat_latency, false },
+		{ "percpu", bench_dat_percpu, false },
 	};
-	const struct bench_contender *all[16], *cols[16];
-	char names[512], cached[512], note[512], title[64], dat[600], png[610];
-	unsigned int nall, nr;
+	const struct bench_contender *all[BENCH_MAX_C], *peers[BENCH_MAX_C];
+	const struct bench_contender *cols[SERIES];
+	unsigned int nall = 0, np = 0, pages;
+	char base[64], script[32], title[64], pg[16];
 	int ret = 0;
 
-	*made = 0;
-	bench_plot_names(run, names, sizeof(names), all, &nall);
-	bench_plot_words(all, nall, true, cached, sizeof(cached));
-	for (size_t i = 0; i < sizeof(plots) / sizeof(plots[0]); i++) {
-		for (unsigned int page = 0;; page++) {
-			bool modes = false;
-			FILE *f;
-			int rows;
+	if (strchr(run->out_dir, '\'') || strchr(run->srctree, '\''))
+		return -1;
+	for (unsigned int i = 0; i < run->nr_cs; i++)
+		if (run->cs[i].selected && !run->cs[i].skipped)
+			all[nall++] = run->cs[i].c;
+	for (int i = 0; i < 4; i++) {
+		snprintf(script, sizeof(script), "%s.gp", plots[i].name);
+		if (!plots[i].paged) {
+			snprintf(base, sizeof(base), "bench-%s", plots[i].name);
+			if (!bench_gnuplot(run, script, base, "", all, nall,
+					   plots[i].dat))
+				run->plotted |= 1u << i;
+			continue;
+		}
+		/* glibc is the summary's 1.0 line */
+		for (unsigned int k = np = 0; k < nall; k++)
+			if (!bench_primary(all[k]) && !bench_variant(all[k]) &&
+			    (i || strcmp(all[k]->name, "glibc")))
+				peers[np++] = all[k];
+		pages = np ? (np + SERIES / 2 - 1) / (SERIES / 2) : 1;
+		for (unsigned int p = 0; p <= pages; p++) {
+			unsigned int nr = 0;
 
-			if (plots[i].paged) {
-				nr = bench_plot_page(run, page, plots[i].no_glibc,
-						     cols, &modes);
-				if (!nr)
-					break;
-			} else if (page) {
-				break;
-			} else {
-				memcpy(cols, all, sizeof(all));
-				nr = nall;
-			}
-			if (modes)
-				snprintf(dat, sizeof(dat), "%s/%s-modes",
-					 dir, plots[i].base);
-			else if (page)
-				snprintf(dat, sizeof(dat), "%s/%s-%u", dir,
-					 plots[i].base, page + 1);
-			else
-				snprintf(dat, sizeof(dat), "%s/%s", dir,
-					 plots[i].base);
-			snprintf(png, sizeof(png), "%s.png", dat);
-			strncat(dat, ".dat", sizeof(dat) - strlen(dat) - 1);
-			f = fopen(dat, "w");
-			if (!f) {
-				bench_warn("%s: %s", dat, strerror(errno));
-				return -1;
-			}
-			rows = plots[i].write(run, f, cols, nr);
-			fclose(f);
-			if (rows == 0) {
-				unlink(png);	/* no stale picture */
-				continue;
-			}
-			bench_plot_words(cols, nr, false, names, sizeof(names));
-			bench_plot_note(run, cols, nr, plots[i].threads, note,
-					sizeof(note));
-			if (!plots[i].paged)
-				title[0] = '\0';
-			else if (modes)
-				snprintf(title, sizeof(title), "the variants of "
-					 "segpool-cache, and the floor");
-			else
-				snprintf(title, sizeof(title), "segpool against "
-					 "the peers%s%.0u", page ? ", page " : "",
-					 page ? page + 1 : 0);
-			if (bench_gnuplot(run, plots[i].script, dat, png, names,
-					  cached, note, title))
-				ret = -1;
-			else if (!page)
-				*made |= 1u << i;
+			for (unsigned int k = 0; k < nall && nr < SERIES; k++)
+				if (p < pages ? bench_primary(all[k]) :
+				    bench_variant(all[k]))
+					cols[nr++] = all[k];
+			for (unsigned int k = p * 4; p < pages && k < np &&
+			     k < p * 4 + 4; k++)
+				cols[nr++] = peers[k];
+			snprintf(pg, sizeof(pg), "-%u", p + 1);
+			snprintf(base, sizeof(base), "bench-%s%s",
+				 plots[i].name, p == pages ? "-modes" :
+				 p ? pg : "");
+			snprintf(title, sizeof(title), p == pages ? "the "
+				 "variants of segpool-cache, and the floor" :
+				 "segpool against the peers%s%.0u", p ?
+				 ", page " : "", p ? p + 1 : 0);
+			ret = bench_gnuplot(run, script, base, title, cols, nr,
+					    plots[i].dat) < 0 ? -1 : ret;
+			if (!p && !ret)
+				run->plotted |= 1u << i;
 		}
 	}
 	return ret;

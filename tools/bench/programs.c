@@ -2,612 +2,277 @@
 /*
  * tools/bench/programs.c - real programs under each malloc (--programs).
  *
- * The allocation workloads measure calls; this measures what a user sees
- * when an unmodified program runs under an allocator: wall time, CPU time
- * (user + system, the program's waited-for children included: gcc's cc1
- * and as) and peak RSS, from wait4(), for each malloc contender (glibc, the
- * preloaded peers and segpool-preload, libsegpool-malloc.so), side by side,
- * with CPU-time ratios against glibc and against the best peer.  Each cell
- * is the median of --reps runs (3 by default), each run a fresh process
- * with LD_PRELOAD set; the contenders take turns within a repetition so
- * that drift of the machine falls on all of them alike.
- *
- * Each cell also gets the system time alone and, from one more run of
- * each program under "strace -f -c" (syscount.c; strace's slowdown never
- * reaches the timed runs), its mmap, munmap and mremap calls, the
- * program's children included.
- *
- * The programs come from Debian packages; one that is not installed is
- * skipped.  Their inputs are made once in a temporary folder
- * (prog_inputs.c), sized by --scale:
- *   python  python3: a JSON round trip of a 200k-key dict, 300 bytearrays
- *           of 40-340 KB
- *   sort    sort -n of 600k lines
- *   gcc     gcc -O2 -c of a 130-line C file
- *   git-log git log -p of a 400-commit repository
- *   git-gc  git gc --aggressive of it (every delta found again each run)
- *   perl    a hash-heavy script: 300k keys, sorted, deleted, counted
- *   sqlite  sqlite3 :memory:, 300k inserts, two indexes, queries
- *   cxx     segpool-bench-xthread (xthread.cc): 4 threads in a ring, every
- *           free cross-thread
- *   logpipe examples/logpipe -b malloc, the main job on malloc/free, under
- *           each malloc; logpipe-cache the same on segpool's caches (-b
- *           cache, run once per repetition, malloc left to glibc).  Both
- *           also go into a table of their own: records per second and the
- *           share of CPU time in allocation calls (logpipe -p), medians.
+ * What a user sees when an unmodified program runs under an allocator:
+ * CPU time (user + system of the program and its waited-for children),
+ * system time, wall time and peak RSS, from wait4(), under glibc, every
+ * installed peer and segpool-preload, with ratios against glibc and the
+ * best peer; the median of -r runs, the contenders in turn within each.
+ * The programs, their inputs and the runner are programs.sh's, which
+ * scripts/check-preload.sh runs too; logpipe's records per second get a
+ * table of their own (logpipe-cache: segpool's caches, under glibc).
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 
 #include "tools/bench/bench.h"
 
-#define BENCH_PROG_MAX_REPS	15
-#define BENCH_PROG_MAX_ARGS	16
-#define BENCH_PROG_MAX_C	(BENCH_NR_BUILTIN + BENCH_MAX_EXTRA)
-
-/*
- * A program: argv with %T (the inputs' folder), %B (this program's
- * folder), %N and %M (counts: n and m times the scale, at least 1/100).
- */
-struct bench_prog {
-	const char *name;
-	const char *title;
-	const char *argv[BENCH_PROG_MAX_ARGS];
-	unsigned long n, m;
-	const char *needs;		/* a file the run needs in %T, or NULL */
-	/* its stdout says "N records/s, X% in alloc/free" (logpipe -q -p) */
-	bool rate;
-	/* run once per repetition, with glibc's malloc: segpool's caches */
-	bool cache_only;
-};
-
-static const struct bench_prog bench_progs[] = {
-	{ "python", "python3: JSON round trip of a 200k-key dict, 300 "
-	  "bytearrays of 40-340 KB",
-	  { "python3", "%T/bench.py", "%N", "%M" }, 200000, 300, NULL },
-	{ "sort", "sort -n of 600k lines",
-	  { "sort", "-n", "-o", "/dev/null", "%T/sort-input" }, 0, 0, NULL },
-	{ "gcc", "gcc -O2 -c of a 130-line C file",
-	  { "gcc", "-O2", "-c", "-o", "/dev/null", "%T/unit.c" }, 0, 0, NULL },
-	{ "git-log", "git log -p of a 400-commit repository",
-	  { "git", "--git-dir=%T/repo.git", "log", "-p", "main" }, 0, 0,
-	  "repo.git" },
-	{ "git-gc", "git gc --aggressive of that repository",
-	  { "git", "--git-dir=%T/repo.git", "gc", "--aggressive", "-q" }, 0, 0,
-	  "repo.git" },
-	{ "perl", "perl: a hash of 300k keys, sorted, deleted, counted",
-	  { "perl", "%T/bench.pl", "%N" }, 300000, 0, NULL },
-	{ "sqlite", "sqlite3 :memory:: 300k inserts, two indexes, queries",
-	  { "sqlite3", ":memory:", ".read %T/bench.sql" }, 0, 0, NULL },
-	{ "cxx", "C++17, 4 threads in a ring, every free cross-thread",
-	  { "%B/segpool-bench-xthread", "4", "%N" }, 10000, 0, NULL },
-	{ "logpipe", "examples/logpipe -b malloc: the main job on malloc/free",
-	  { "%B/../../examples/logpipe", "-q", "-p", "-b", "malloc", "-n", "%N" },
-	  2000000, 0, NULL, .rate = true },
-	{ "logpipe-cache", "examples/logpipe -b cache: on segpool's caches",
-	  { "%B/../../examples/logpipe", "-q", "-p", "-b", "cache", "-n", "%N" },
-	  2000000, 0, NULL, .rate = true, .cache_only = true },
-};
+#define NPROG	12
+#define NREP	15
 
 struct bench_prog_cell {
-	double wall[BENCH_PROG_MAX_REPS], cpu[BENCH_PROG_MAX_REPS];
-	double sys[BENCH_PROG_MAX_REPS];
-	double rate[BENCH_PROG_MAX_REPS], share[BENCH_PROG_MAX_REPS];
-	long rss_kb[BENCH_PROG_MAX_REPS];
+	double v[5][NREP];		/* CPU, sys, wall s; RSS MiB; rate */
+	double share[NREP];		/* logpipe: % in alloc/free */
 	int nr;
 	bool failed;
-	bool counted;			/* the strace pass gave counts */
-	long calls[BENCH_NR_SYS];
 };
 
-/* What a run substitutes into a program's arguments. */
-struct bench_prog_env {
-	const char *tmp, *bindir;
-	double scale;
-	const char *strace;		/* "" for none */
-};
-
-static double bench_prog_median(double *v, int n)
+static double bench_med(const double *v, int n)
 {
-	for (int i = 1; i < n; i++)
-		for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
-			double t = v[j];
+	struct bench_summary s;
 
-			v[j] = v[j - 1];
-			v[j - 1] = t;
-		}
-	return n ? v[n / 2] : 0;
+	bench_summarize(v, (unsigned int)n, &s);
+	return s.median;
 }
 
-/* Is @prog an executable file, found on PATH if it has no slash? */
-static bool bench_prog_present(const char *prog)
+/* One run: false when it did not exit 0. */
+static bool bench_prog_run(const char *sh, const char *tmp, const char *name,
+			   const char *preload, const char *out,
+			   struct bench_prog_cell *c)
 {
-	const char *path = getenv("PATH");
-	char buf[512];
-
-	if (strchr(prog, '/'))
-		return access(prog, X_OK) == 0;
-	while (path && *path) {
-		size_t n = strcspn(path, ":");
-
-		snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, path, prog);
-		if (access(buf, X_OK) == 0)
-			return true;
-		path += n + (path[n] == ':');
-	}
-	return false;
-}
-
-static unsigned long bench_prog_count(unsigned long n, double scale)
-{
-	double v = (double)n * scale;
-
-	return v < (double)n / 100 ? (n + 99) / 100 : (unsigned long)v;
-}
-
-static void bench_prog_argv(const struct bench_prog *p,
-			    const struct bench_prog_env *e,
-			    char args[][1024], char **argv)
-{
-	int i;
-
-	for (i = 0; i < BENCH_PROG_MAX_ARGS && p->argv[i]; i++) {
-		const char *a = p->argv[i];
-		size_t o = 0;
-
-		for (; *a && o < 1023; a++) {
-			const char *sub = NULL;
-			char num[32];
-
-			if (a[0] == '%' && a[1] == 'T')
-				sub = e->tmp;
-			else if (a[0] == '%' && a[1] == 'B')
-				sub = e->bindir;
-			else if (a[0] == '%' && (a[1] == 'N' || a[1] == 'M')) {
-				snprintf(num, sizeof(num), "%lu",
-					 bench_prog_count(a[1] == 'N' ? p->n :
-							  p->m, e->scale));
-				sub = num;
-			}
-			if (sub) {
-				o += (size_t)snprintf(args[i] + o, 1024 - o,
-						      "%s", sub);
-				if (o > 1023)
-					o = 1023;
-				a++;
-			} else {
-				args[i][o++] = *a;
-			}
-		}
-		args[i][o] = '\0';
-		argv[i] = args[i];
-	}
-	argv[i] = NULL;
-}
-
-/*
- * One run of @p with @preload (or none); false when it did not exit 0.
- * With @count, under strace -f -c, writing its summary to @count.  With
- * @out, the program's stdout goes there (else to /dev/null).
- */
-static bool bench_prog_run(const struct bench_prog *p, const char *preload,
-			   const struct bench_prog_env *e, const char *count,
-			   const char *out, double *wall, double *cpu,
-			   double *sys, long *rss_kb)
-{
-	char args[BENCH_PROG_MAX_ARGS][1024], pre[300];
-	char *argv[BENCH_PROG_MAX_ARGS + 12];
 	struct timespec t0, t1;
 	struct rusage ru;
-	int status, off = 0;
+	int status, k = c->nr;
 	pid_t pid;
 
-	if (count) {
-		argv[off++] = (char *)e->strace;
-		argv[off++] = (char *)"-f";
-		argv[off++] = (char *)"--seccomp-bpf";
-		argv[off++] = (char *)"-c";
-		argv[off++] = (char *)"-o";
-		argv[off++] = (char *)count;
-		argv[off++] = (char *)"-e";
-		argv[off++] = (char *)"trace=mmap,munmap,mremap";
-		if (preload) {
-			snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", preload);
-			argv[off++] = (char *)"-E";
-			argv[off++] = pre;
-		}
-		argv[off++] = (char *)"--";
-	}
-	bench_prog_argv(p, e, args, argv + off);
-
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	pid = fork();
-	if (pid < 0)
-		bench_die("fork: %s", strerror(errno));
-	if (pid == 0) {
-		int null = open("/dev/null", O_RDWR);
-		int fd = out ? open(out, O_WRONLY | O_CREAT | O_TRUNC, 0666) :
-			 null;
+	fflush(NULL);
+	if ((pid = fork()) == 0) {
+		int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0666);
 
-		if (null >= 0)
-			dup2(null, STDIN_FILENO);
-		if (fd >= 0)
-			dup2(fd, STDOUT_FILENO);
-		if (preload && !count)
+		if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0)
+			_exit(126);
+		if (preload)
 			setenv("LD_PRELOAD", preload, 1);
 		else
 			unsetenv("LD_PRELOAD");
-		execvp(argv[0], argv);
+		execl("/bin/bash", "bash", sh, "run", tmp, name, (char *)NULL);
 		_exit(127);
 	}
-	if (wait4(pid, &status, 0, &ru) != pid)
-		bench_die("wait4: %s", strerror(errno));
+	if (pid < 0 || wait4(pid, &status, 0, &ru) != pid)
+		return false;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	*wall = (double)(t1.tv_sec - t0.tv_sec) +
-		(double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-	*sys = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
-	*cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-	       *sys;
-	*rss_kb = ru.ru_maxrss;
+	c->v[1][k] = (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+	c->v[0][k] = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+		     c->v[1][k];
+	c->v[2][k] = (double)(t1.tv_sec - t0.tv_sec) +
+		     (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	c->v[3][k] = (double)ru.ru_maxrss / 1024;
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-/* Can @p run here: its program installed, its input made? */
-static bool bench_prog_ready(const struct bench_prog *p,
-			     const struct bench_prog_env *e)
-{
-	char args[BENCH_PROG_MAX_ARGS][1024], *argv[BENCH_PROG_MAX_ARGS + 1];
-	char path[600];
-
-	bench_prog_argv(p, e, args, argv);
-	if (!bench_prog_present(argv[0]))
-		return false;
-	snprintf(path, sizeof(path), "%s/%s", e->tmp, p->needs ? p->needs : "");
-	return !p->needs || access(path, F_OK) == 0;
-}
-
-static bool bench_prog_selected(const char *only, const char *name)
-{
-	size_t n = strlen(name);
-
-	for (const char *t = only; t && *t;) {
-		size_t len = strcspn(t, ",");
-
-		if (len == n && !strncmp(t, name, n))
-			return true;
-		t += len + (t[len] == ',');
-	}
-	return !only;
-}
-
-static double bench_prog_median_of(const struct bench_prog_cell *c,
-				   const double *v)
-{
-	double tmp[BENCH_PROG_MAX_REPS];
-
-	memcpy(tmp, v, (size_t)c->nr * sizeof(*v));
-	return bench_prog_median(tmp, c->nr);
-}
-
 /* logpipe -q -p's line: "..., N records/s, X% in alloc/free, ..." */
-static int bench_prog_rate(const char *out, double *rate, double *share)
+static bool bench_prog_rate(const char *out, struct bench_prog_cell *c)
 {
 	char line[512], *p;
 	FILE *f = fopen(out, "r");
-	int ret = -1;
+	bool ok = false;
 
-	if (!f)
-		return -1;
-	while (ret && fgets(line, sizeof(line), f)) {
-		p = strstr(line, " records/s, ");
-		if (!p)
-			continue;
-		while (p > line && p[-1] != ' ')
-			p--;
-		if (sscanf(p, "%lf records/s, %lf%% in alloc/free", rate,
-			   share) == 2)
-			ret = 0;
-	}
-	fclose(f);
-	return ret;
+	while (f && !ok && fgets(line, sizeof(line), f))
+		if ((p = strstr(line, " records/s, "))) {
+			while (p > line && p[-1] != ' ')
+				p--;
+			ok = sscanf(p, "%lf records/s, %lf%% in alloc/free",
+				    &c->v[4][c->nr], &c->share[c->nr]) == 2;
+		}
+	if (f)
+		fclose(f);
+	return ok;
 }
 
-/* The main job: logpipe on the caches, and on malloc under each malloc. */
-static void bench_prog_logpipe(FILE *f, bool md,
-			       const struct bench_prog_cell cell[][BENCH_PROG_MAX_C],
-			       const struct bench_contender *const *cs,
+static void bench_prog_report(FILE *f, const struct bench_prog_opts *o,
+			       char names[][32], unsigned int np,
+			       struct bench_prog_cell cell[][BENCH_MAX_C],
+			       const struct bench_contender **cs,
 			       unsigned int nc)
 {
 	static const char *const head[] = {
+		"program", "malloc", "CPU s", "sys s", "wall s",
+		"peak RSS MiB", "CPU x glibc", "CPU x best peer", "RSS x glibc",
+	}, *const lhead[] = {
 		"logpipe on", "malloc", "records/s", "x glibc", "CPU s",
-		"in alloc/free", "peak RSS MiB", NULL
+		"in alloc/free", "peak RSS MiB",
 	};
-	struct bench_table *t = bench_table_new(head);
-	double glibc = 0;
+	struct bench_table *t = bench_table_new(head, 9);
+	struct bench_table *l = bench_table_new(lhead, 7);
+	double glibc_rate = 0;
 
-	for (unsigned int p = 0; p < BENCH_NPROGS; p++)
-		for (unsigned int k = 0; k < nc; k++)
-			if (bench_progs[p].rate && !bench_progs[p].cache_only &&
-			    cell[p][k].nr && !cell[p][k].failed &&
-			    !strcmp(cs[k]->name, "glibc"))
-				glibc = bench_prog_median_of(&cell[p][k],
-							     cell[p][k].rate);
-	for (unsigned int p = BENCH_NPROGS; p-- > 0;) {
-		if (!bench_progs[p].rate)
-			continue;
+	t->nkey = 2;
+	for (unsigned int p = 0; p < np; p++) {
+		double m[BENCH_MAX_C][5] = { { 0 } }, g[5] = { 0 }, best = 0;
+		bool rate = !strncmp(names[p], "logpipe", 7);
+
 		for (unsigned int k = 0; k < nc; k++) {
 			const struct bench_prog_cell *c = &cell[p][k];
-			double rss[BENCH_PROG_MAX_REPS], rate;
+
+			for (int i = 0; i < 5 && c->nr; i++)
+				m[k][i] = bench_med(c->v[i], c->nr);
+			if (c->nr && !strcmp(cs[k]->name, "glibc"))
+				memcpy(g, m[k], sizeof(g));
+			if (c->nr && cs[k]->peer && (!best || m[k][0] < best))
+				best = m[k][0];
+		}
+		glibc_rate = rate && !strcmp(names[p], "logpipe") ? g[4]
+								  : glibc_rate;
+		for (unsigned int k = 0; k < nc; k++) {
+			const struct bench_prog_cell *c = &cell[p][k];
 			unsigned int r;
 
-			if (!c->nr || c->failed)
+			if (!c->nr)
 				continue;
-			for (int i = 0; i < c->nr; i++)
-				rss[i] = (double)c->rss_kb[i] / 1024.0;
-			rate = bench_prog_median_of(c, c->rate);
 			r = bench_table_row(t);
-			bench_table_set(t, r, 0, "%s", bench_progs[p].cache_only ?
+			bench_table_set(t, r, 0, "%s", names[p]);
+			bench_table_set(t, r, 1, "%s", cs[k]->name);
+			for (int i = 0; i < 4; i++)
+				bench_table_set(t, r, 2 + i, i < 3 ? "%.3f" :
+						"%.1f", m[k][i]);
+			for (int i = 0; i < 3; i++)
+				if ((i == 1 ? best : g[i ? 3 : 0]) > 0)
+					bench_table_set(t, r, 6 + i, "%.2fx",
+						m[k][i < 2 ? 0 : 3] /
+						(i == 1 ? best : g[i ? 3 : 0]));
+			if (!rate)
+				continue;
+			r = bench_table_row(l);
+			bench_table_set(l, r, 0, strcmp(names[p], "logpipe") ?
 					"segpool caches" : "malloc/free");
-			bench_table_set(t, r, 1, "%s", bench_progs[p].cache_only ?
-					"-" : cs[k]->name);
-			bench_table_set(t, r, 2, "%.0f", rate);
-			if (glibc)
-				bench_table_set(t, r, 3, "%.2fx", rate / glibc);
-			bench_table_set(t, r, 4, "%.3f",
-					bench_prog_median_of(c, c->cpu));
-			bench_table_set(t, r, 5, "%.1f%%",
-					bench_prog_median_of(c, c->share));
-			bench_table_set(t, r, 6, "%.1f",
-					bench_prog_median(rss, c->nr));
+			bench_table_set(l, r, 1, "%s", strcmp(names[p],
+					"logpipe") ? "-" : cs[k]->name);
+			bench_table_set(l, r, 2, "%.0f", m[k][4]);
+			if (glibc_rate)
+				bench_table_set(l, r, 3, "%.2fx",
+						m[k][4] / glibc_rate);
+			bench_table_set(l, r, 4, "%.3f", m[k][0]);
+			bench_table_set(l, r, 5, "%.1f%%",
+					bench_med(c->share, c->nr));
+			bench_table_set(l, r, 6, "%.1f", m[k][3]);
 		}
 	}
-	if (!t->nrow) {
-		free(t);
+	if (o->smoke)
+		bench_para(f, "**SMOKE RUN**: tiny inputs, one run each; these "
+			   "figures are not measurements.");
+	fprintf(f, "### Real programs under each malloc\n\n");
+	bench_para(f, "tools/bench/programs.sh's programs; medians of %u "
+		   "run%s each, the contenders in turn.  CPU is user + system "
+		   "time of the program and its waited-for children (wait4); "
+		   "peak RSS is the largest of them.  Best peer: the peer "
+		   "(glibc included) with the least CPU time.", o->reps,
+		   o->reps == 1 ? "" : "s");
+	bench_table_print(f, t);
+	if (!l->nrow) {
+		free(l);
 		return;
 	}
-	bench_heading(f, md, "The main job: examples/logpipe");
-	bench_table_print(f, t, md);
-	fprintf(f, "Records per second (higher is better; x glibc: over "
-		"logpipe -b malloc on glibc's malloc), medians.  On segpool "
-		"caches the records, batches and long messages come from "
-		"segpool_cache_alloc_node() and segpool_malloc() (-b cache); "
-		"on malloc/free from malloc() (-b malloc), served by the "
-		"malloc named.  In alloc/free: the share of the workers' CPU "
-		"time sampled inside those calls (logpipe -p).\n\n");
-}
-
-/* The table, for a terminal (@md false) or for programs.md. */
-static void bench_prog_report(FILE *f, bool md,
-			      const struct bench_prog_cell cell[][BENCH_PROG_MAX_C],
-			      const struct bench_contender *const *cs,
-			      unsigned int nc, int reps, bool counted)
-{
-	static const char *const head[] = {
-		"program", "malloc", "CPU s", "sys s", "wall s", "peak RSS MiB",
-		"mmap", "munmap+mremap", "CPU x glibc", "CPU x best peer",
-		"sys x glibc", "RSS x glibc", NULL
-	};
-	struct bench_table *t = bench_table_new(head);
-
-	t->nkey = 2;	/* program and malloc head each part */
-
-	for (unsigned int p = 0; p < BENCH_NPROGS; p++) {
-		double cpu[BENCH_PROG_MAX_C] = { 0 }, sys[BENCH_PROG_MAX_C] = { 0 };
-
-		if (bench_progs[p].cache_only)
-			continue;
-		double rss[BENCH_PROG_MAX_C] = { 0 };
-		double g_cpu = 0, g_sys = 0, g_rss = 0, best = 0;
-
-		for (unsigned int k = 0; k < nc; k++) {
-			const struct bench_prog_cell *c = &cell[p][k];
-			double r[BENCH_PROG_MAX_REPS];
-
-			if (!c->nr || c->failed)
-				continue;
-			for (int i = 0; i < c->nr; i++)
-				r[i] = (double)c->rss_kb[i] / 1024.0;
-			cpu[k] = bench_prog_median_of(c, c->cpu);
-			sys[k] = bench_prog_median_of(c, c->sys);
-			rss[k] = bench_prog_median(r, c->nr);
-			if (!strcmp(cs[k]->name, "glibc")) {
-				g_cpu = cpu[k];
-				g_sys = sys[k];
-				g_rss = rss[k];
-			}
-			if (cs[k]->peer && (!best || cpu[k] < best))
-				best = cpu[k];
-		}
-		for (unsigned int k = 0; k < nc; k++) {
-			const struct bench_prog_cell *c = &cell[p][k];
-			unsigned int r;
-
-			if (!c->nr || c->failed)
-				continue;
-			r = bench_table_row(t);
-			bench_table_set(t, r, 0, "%s", bench_progs[p].name);
-			bench_table_set(t, r, 1, "%s", cs[k]->name);
-			bench_table_set(t, r, 2, "%.3f", cpu[k]);
-			bench_table_set(t, r, 3, "%.3f", sys[k]);
-			bench_table_set(t, r, 4, "%.3f",
-					bench_prog_median_of(c, c->wall));
-			bench_table_set(t, r, 5, "%.1f", rss[k]);
-			if (c->counted) {
-				bench_table_set(t, r, 6, "%ld",
-						c->calls[BENCH_SYS_MMAP]);
-				bench_table_set(t, r, 7, "%ld",
-						c->calls[BENCH_SYS_MUNMAP] +
-						c->calls[BENCH_SYS_MREMAP]);
-			}
-			if (g_cpu)
-				bench_table_set(t, r, 8, "%.2fx", cpu[k] / g_cpu);
-			if (best)
-				bench_table_set(t, r, 9, "%.2fx", cpu[k] / best);
-			if (g_sys)
-				bench_table_set(t, r, 10, "%.2fx", sys[k] / g_sys);
-			if (g_rss)
-				bench_table_set(t, r, 11, "%.2fx", rss[k] / g_rss);
-		}
-	}
-	bench_heading(f, md, "Real programs under each malloc");
-	for (unsigned int p = 0; p < BENCH_NPROGS; p++)
-		if (!bench_progs[p].cache_only)
-			fprintf(f, "%s%s: %s\n", md ? "- " : "  ",
-				bench_progs[p].name, bench_progs[p].title);
-	fputc('\n', f);
-	bench_table_print(f, t, md);
-	fprintf(f, "Medians of %d run%s each, the contenders in turn.  CPU is "
-		"user + system time of the program and its waited-for "
-		"children (wait4); peak RSS is the largest of them.  mmap, "
-		"munmap, mremap: %s.  Best peer: the peer (glibc included) "
-		"with the least CPU time.\n\n", reps, reps == 1 ? "" : "s",
-		counted ? "calls of the whole program and its children, "
-		"counted in one more run under strace -f -c" :
-		"not counted (no strace, or --no-count)");
-	bench_prog_logpipe(f, md, cell, cs, nc);
+	fprintf(f, "### The main job: examples/logpipe\n\n");
+	bench_para(f, "Records per second (higher is better; x glibc: over "
+		   "logpipe -b malloc on glibc's malloc), medians.  On segpool "
+		   "caches: segpool_cache_alloc_node() and segpool_malloc() "
+		   "(-b cache); on malloc/free: malloc() served by the malloc "
+		   "named.  In alloc/free: the share of the workers' CPU time "
+		   "sampled inside those calls (logpipe -p).");
+	bench_table_print(f, l);
 }
 
 int bench_programs_main(const struct bench_prog_opts *o)
 {
-	static struct bench_prog_cell cell[BENCH_NPROGS][BENCH_PROG_MAX_C];
-	const struct bench_contender *cs[BENCH_PROG_MAX_C];
-	char paths[BENCH_PROG_MAX_C][256], bindir[PATH_MAX], strace[PATH_MAX];
-	char tmp[] = "/tmp/segpool-bench-programs.XXXXXX", out[64];
-	struct bench_prog_env env = { .tmp = tmp, .bindir = bindir,
-				      .scale = o->smoke ? 0.01 : o->scale,
-				      .strace = "" };
-	struct bench_text_buf tb;
-	bool counted = false;
-	unsigned int nc = 0;
+	static struct bench_prog_cell cell[NPROG][BENCH_MAX_C];
+	const struct bench_contender *cs[BENCH_MAX_C];
+	char tmp[] = "/tmp/segpool-bench-programs.XXXXXX", scale[32];
+	char sh[PATH_MAX], obj[PATH_MAX], out[64], names[NPROG][32];
+	char paths[BENCH_MAX_C][256], *at, only[512], path[PATH_MAX];
+	char cmd[PATH_MAX + 64];
+	unsigned int nc = 0, np = 0;
 	int failures = 0;
-	const char *slash;
+	FILE *f;
 
-	_Static_assert(sizeof(bench_progs) / sizeof(bench_progs[0]) ==
-		       BENCH_NPROGS, "one cell row per program");
-	if (o->reps < 1 || o->reps > BENCH_PROG_MAX_REPS)
-		bench_die("--reps: 1 to %d for --programs", BENCH_PROG_MAX_REPS);
-	if (BENCH_SANITIZED)
-		bench_die("--programs: a sanitizer build cannot preload");
-	slash = strrchr(o->self, '/');
-	snprintf(bindir, sizeof(bindir), "%.*s", slash ?
-		 (int)(slash - o->self) : 1, slash ? o->self : ".");
-	if (!o->no_count && bench_strace_find(strace, sizeof(strace)))
-		env.strace = strace;
-	for (unsigned int i = 0; i < bench_nr_contenders &&
-	     nc < BENCH_PROG_MAX_C; i++) {
+	if (o->reps > NREP || BENCH_SANITIZED)
+		bench_die("--programs: at most %d runs, no sanitizer", NREP);
+	snprintf(sh, sizeof(sh), "%s/tools/bench/programs.sh", o->srctree);
+	/* the build tree: this program is its tools/bench/segpool-bench */
+	if (!realpath("/proc/self/exe", obj))
+		bench_die("cannot find this program");
+	for (int i = 0; i < 3 && (at = strrchr(obj, '/')); i++)
+		*at = '\0';
+	for (unsigned int i = 0; i < bench_nr_contenders; i++) {
 		const struct bench_contender *c = &bench_contenders[i];
 
 		if (c->kind != BENCH_MALLOC)
 			continue;
-		if (c->soname && !bench_peer_path(c, paths[nc], sizeof(paths[nc]))) {
-			printf("%-16s skipped: %s not found\n", c->name, c->soname);
-			continue;
-		}
-		cs[nc++] = c;
+		if (c->soname && !bench_peer_path(c, paths[nc], 256))
+			printf("- %s skipped: %s not found\n", c->name,
+			       c->soname);
+		else
+			cs[nc++] = c;
 	}
-	if (!mkdtemp(tmp))
-		bench_die("mkdtemp: %s", strerror(errno));
-	snprintf(out, sizeof(out), "%s/stdout", tmp);
-	if (bench_prog_inputs(tmp, env.scale))
-		bench_die("cannot write the programs' inputs in %s", tmp);
-	memset(cell, 0, sizeof(cell));
-
-	for (int r = 0; r < o->reps; r++) {
-		for (unsigned int p = 0; p < BENCH_NPROGS; p++) {
-			const struct bench_prog *pr = &bench_progs[p];
-
-			if (!bench_prog_selected(o->only, pr->name) ||
-			    !bench_prog_ready(pr, &env))
-				continue;
+	snprintf(scale, sizeof(scale), "%g", o->scale);
+	snprintf(only, sizeof(only), ",%s,", o->only ? o->only : "");
+	snprintf(out, sizeof(out), "%s/stdout", mkdtemp(tmp) ? tmp : "/tmp");
+	if (bench_cmd((char *[]){ "bash", sh, "prepare", tmp, scale, obj,
+				  NULL }, NULL))
+		bench_die("%s prepare %s failed", sh, tmp);
+	snprintf(cmd, sizeof(cmd), "bash '%s' list '%s'", sh, tmp);
+	for (f = popen(cmd, "r"); f && np < NPROG &&
+	     fgets(names[np], sizeof(names[np]), f);) {
+		names[np][strcspn(names[np], "\n")] = '\0';
+		snprintf(path, sizeof(path), ",%s,", names[np]);
+		np += !o->only || strstr(only, path);
+	}
+	if (f)
+		pclose(f);
+	for (unsigned int r = 0; r < o->reps; r++)
+		for (unsigned int p = 0; p < np; p++)
 			for (unsigned int k = 0; k < nc; k++) {
 				struct bench_prog_cell *c = &cell[p][k];
+				bool cache = strstr(names[p], "-cache");
 
-				if (c->failed || (pr->cache_only &&
-						  strcmp(cs[k]->name, "glibc")))
+				if (c->failed || (cache &&
+				    strcmp(cs[k]->name, "glibc")))
 					continue;
-				if (!bench_prog_run(pr, cs[k]->soname ? paths[k] :
-						    NULL, &env, NULL,
-						    pr->rate ? out : NULL,
-						    &c->wall[c->nr], &c->cpu[c->nr],
-						    &c->sys[c->nr],
-						    &c->rss_kb[c->nr]) ||
-				    (pr->rate && bench_prog_rate(out,
-						&c->rate[c->nr],
-						&c->share[c->nr]))) {
-					bench_warn("%s under %s failed", pr->name,
-						   cs[k]->name);
+				if (!bench_prog_run(sh, tmp, names[p],
+						    cs[k]->soname ? paths[k] :
+						    NULL, out, c) ||
+				    (!strncmp(names[p], "logpipe", 7) &&
+				     !bench_prog_rate(out, c))) {
+					bench_warn("%s under %s failed",
+						   names[p], cs[k]->name);
 					c->failed = true;
+					c->nr = 0;
 					failures++;
 					continue;
 				}
 				c->nr++;
 			}
-		}
-	}
-	/* the counting pass: once more each, under strace -f -c */
-	for (unsigned int p = 0; env.strace[0] && p < BENCH_NPROGS; p++) {
-		char count[600];
-
-		if (bench_progs[p].cache_only)
-			continue;
-		snprintf(count, sizeof(count), "%s/strace-count", tmp);
-		for (unsigned int k = 0; k < nc; k++) {
-			struct bench_prog_cell *c = &cell[p][k];
-			double w, u, sy;
-			long rss;
-
-			if (!c->nr || c->failed)
-				continue;
-			if (!bench_prog_run(&bench_progs[p], cs[k]->soname ?
-					    paths[k] : NULL, &env, count, NULL, &w, &u,
-					    &sy, &rss) ||
-			    bench_syscount_summary(count, c->calls)) {
-				bench_warn("%s under %s: the strace count failed",
-					   bench_progs[p].name, cs[k]->name);
-				continue;
-			}
-			c->counted = counted = true;
-		}
-	}
-
 	if (o->smoke)
 		printf("=== SMOKE RUN: tiny inputs, one run each; these "
-		       "figures are not measurements ===\n");
-	bench_prog_report(bench_text_begin(&tb), false, cell, cs, nc, o->reps,
-			  counted);
-	bench_text_end(&tb, stdout);
+		       "figures are not measurements ===\n\n");
+	bench_prog_report(stdout, o, names, np, cell, cs, nc);
 	if (o->out_dir) {
-		char path[600];
-		FILE *md;
-
-		mkdir(o->out_dir, 0777);
+		bench_cmd((char *[]){ "mkdir", "-p", (char *)o->out_dir,
+				      NULL }, NULL);
 		snprintf(path, sizeof(path), "%s/programs.md", o->out_dir);
-		md = fopen(path, "w");
-		if (!md) {
-			bench_warn("cannot write %s: %s", path, strerror(errno));
+		if (!(f = fopen(path, "w"))) {
+			bench_warn("%s: %s", path, strerror(errno));
 			failures++;
 		} else {
-			if (o->smoke)
-				fprintf(md, "**SMOKE RUN**: tiny inputs, one run "
-					"each; these figures are not "
-					"measurements.\n\n");
-			bench_prog_report(md, true, cell, cs, nc, o->reps,
-					  counted);
-			fclose(md);
-			if (o->doc && bench_doc_update_part(o->doc, "programs",
-							    path))
+			bench_prog_report(f, o, names, np, cell, cs, nc);
+			if (fclose(f) || (o->doc && bench_doc_update(o->doc,
+						"programs", path)))
 				failures++;
 		}
 	}
-	bench_prog_cleanup(tmp);
+	bench_cmd((char *[]){ "rm", "-rf", tmp, NULL }, NULL);
 	return failures ? 1 : 0;
 }

@@ -1,19 +1,11 @@
 # SPDX-License-Identifier: MIT
 #
-# tools/bench/summary.gp - every speed workload: CPU time per op over glibc's.
-#
-# segpool-bench runs it with -e "gpdir='...'; caption='...'; datafile='...';
-# outfile='...'; names='...'":
-# datafile has a quoted workload label, then one ratio per contender in the
-# order of names (space-separated, at most eight); "?" marks a missing
-# value.  A label ending in "(oversubscribed)" has more threads than CPUs.
+# tools/bench/summary.gp - every speed workload: CPU time per op over
+# glibc's; a row per workload (quoted label), a ratio per name in names.
 
 set terminal pngcairo size 1200,560 font ",10"
-set output outfile
-set datafile missing "?"
 load gpdir . "/common.gp"
 
-if (!exists("page")) { page = "" }
 set title "CPU time per operation relative to glibc malloc (median of repetitions; lower is better)" . \
 	(page eq "" ? "" : "\n" . page) noenhanced
 set ylabel "CPU time / glibc's (log scale)"
@@ -25,9 +17,6 @@ set grid ytics
 set key outside right top vertical
 set bmargin 10		# the rotated labels, then the note and caption lines
 set xtics rotate by -35 scale 0
-set style data histograms
-set style histogram clustered gap 1
-set style fill solid 0.85 border -1
 set boxwidth 0.9
 set arrow 1 from graph 0, first 1 to graph 1, first 1 nohead dashtype 2 lw 1.5 front
 

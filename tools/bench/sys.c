@@ -1,75 +1,71 @@
 // SPDX-License-Identifier: MIT
 /*
- * tools/bench/sys.c - clocks, memory and CPUs, straight from the kernel.
+ * tools/bench/sys.c - clocks, memory, CPUs and processes, and medians.
+ *
+ * Repetitions are few, so a figure is its median and min-max range, never
+ * a mean and a deviation that assume a shape.
  */
+#include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 
 #include "tools/bench/bench.h"
+
+static __attribute__((format(printf, 1, 0))) void
+bench_vwarn(const char *fmt, va_list ap)
+{
+	fprintf(stderr, BENCH_NAME ": ");
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
 
 void bench_warn(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, BENCH_NAME ": ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	bench_vwarn(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 void bench_die(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, BENCH_NAME ": ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	bench_vwarn(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	exit(1);
 }
 
-/*
- * bench_tick_hz() - how fast bench_tick_*() count: ticks against
- * CLOCK_MONOTONIC_RAW over 100 ms, best of three.
- */
+/* Ticks against CLOCK_MONOTONIC_RAW over 100 ms: the slowest of three. */
 double bench_tick_hz(void)
 {
-#if BENCH_HAVE_TSC
 	double best = 0;
 
-	for (int i = 0; i < 3; i++) {
-		uint64_t n0 = bench_ns(CLOCK_MONOTONIC_RAW);
-		uint64_t t0 = bench_tick_begin();
-		uint64_t n1, t1;
+	for (int i = 0; BENCH_HAVE_TSC && i < 3; i++) {
+		uint64_t n0 = bench_ns(CLOCK_MONOTONIC_RAW), n1;
+		uint64_t t0 = bench_tick();
+		double hz;
 
-		do {
-			n1 = bench_ns(CLOCK_MONOTONIC_RAW);
-		} while (n1 - n0 < 100000000ULL);
-		t1 = bench_tick_end();
-		/* the slowest apparent rate is the least disturbed one */
-		double hz = (double)(t1 - t0) * 1e9 / (double)(n1 - n0);
-
+		while ((n1 = bench_ns(CLOCK_MONOTONIC_RAW)) - n0 < 100000000)
+			;
+		hz = (double)(bench_tick() - t0) * 1e9 / (double)(n1 - n0);
 		if (best == 0 || hz < best)
 			best = hz;
 	}
-	return best;
-#else
-	return 1e9;
-#endif
+	return best ? best : 1e9;
 }
 
-/* Harness memory: anonymous, populated, never from the allocator under test. */
 void *bench_map(size_t bytes)
 {
 	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
@@ -84,68 +80,53 @@ void bench_unmap(void *p, size_t bytes)
 		munmap(p, bytes);
 }
 
-/*
- * Resident set size now, from /proc/self/statm: open() and read(), no stdio,
- * so that reading it never calls the allocator under test (the idle row
- * samples it while the program makes no call).
- */
+/* /proc/self/statm by open() and read(): the idle row reads it callless */
 long bench_rss_kb(void)
 {
-	char buf[128];
-	long pages = 0, resident = 0;
-	ssize_t n;
-	char *p;
+	char buf[128], *p;
 	int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
 
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	if (n <= 0)
 		return -1;
 	buf[n] = '\0';
-	pages = strtol(buf, &p, 10);
-	resident = strtol(p, NULL, 10);
-	(void)pages;
-	return resident * (sysconf(_SC_PAGESIZE) / 1024);
-}
-
-void bench_sys_mark(bool begin)
-{
-	static const char b[] = "segpool-bench:begin", e[] = "segpool-bench:end";
-
-	/* fd -1: EBADF, nothing written; strace shows the call and its text */
-	if (syscall(SYS_write, -1, begin ? b : e,
-		    begin ? sizeof(b) - 1 : sizeof(e) - 1) >= 0)
-		bench_warn("a write to fd -1 succeeded");
+	strtol(buf, &p, 10);
+	return strtol(p, NULL, 10) * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
 long bench_peak_rss_kb(void)
 {
 	struct rusage ru;
 
-	if (getrusage(RUSAGE_SELF, &ru))
-		return -1;
-	return ru.ru_maxrss;
+	return getrusage(RUSAGE_SELF, &ru) ? -1 : ru.ru_maxrss;
 }
 
-/* The CPUs this process may run on, in order; how many were stored. */
+/* A write to fd -1 that strace shows: the counting pass's marks. */
+void bench_sys_mark(bool begin)
+{
+	const char *m = begin ? "segpool-bench:begin" : "segpool-bench:end";
+
+	if (syscall(SYS_write, -1, m, strlen(m)) >= 0)
+		bench_warn("a write to fd -1 succeeded");
+}
+
 unsigned int bench_cpus(int *cpus, unsigned int max)
 {
 	cpu_set_t set;
 	unsigned int n = 0;
 
-	if (sched_getaffinity(0, sizeof(set), &set)) {
-		cpus[0] = 0;
+	cpus[0] = 0;
+	if (sched_getaffinity(0, sizeof(set), &set))
 		return 1;
-	}
 	for (int cpu = 0; cpu < CPU_SETSIZE && n < max; cpu++)
 		if (CPU_ISSET(cpu, &set))
 			cpus[n++] = cpu;
 	return n ? n : 1;
 }
 
-int bench_pin(int cpu)
+void bench_pin(int cpu)
 {
 	cpu_set_t set;
 	int err;
@@ -155,5 +136,68 @@ int bench_pin(int cpu)
 	err = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 	if (err)
 		bench_warn("cannot pin to CPU %d: %s", cpu, strerror(err));
-	return err ? -1 : 0;
+}
+
+int bench_cmd(char *const argv[], const char *out)
+{
+	int status;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		int fd = open(out ? out : "/dev/null",
+			      O_WRONLY | O_CREAT | O_TRUNC, 0666);
+
+		if (fd >= 0)
+			dup2(fd, STDOUT_FILENO);
+		unsetenv("LD_PRELOAD");
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	if (pid < 0)
+		return -1;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+static int bench_cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+int bench_cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The median of an even count is the mean of the two middle values. */
+void bench_summarize(const double *v, unsigned int n, struct bench_summary *s)
+{
+	double sorted[BENCH_MAX_REPS];
+
+	if (n == 0) {
+		s->median = s->min = s->max = NAN;
+		return;
+	}
+	memcpy(sorted, v, n * sizeof(*v));
+	qsort(sorted, n, sizeof(*sorted), bench_cmp_double);
+	s->min = sorted[0];
+	s->max = sorted[n - 1];
+	s->median = (sorted[(n - 1) / 2] + sorted[n / 2]) / 2;
+}
+
+/* Nearest rank: the smallest sample with p * n samples at or below it. */
+uint32_t bench_percentile(const uint32_t *sorted, uint64_t n, double p)
+{
+	uint64_t rank = (uint64_t)ceil(p * (double)n);
+
+	if (n == 0)
+		return 0;
+	return sorted[(rank < 1 ? 1 : rank > n ? n : rank) - 1];
 }

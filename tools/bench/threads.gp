@@ -1,22 +1,13 @@
 # SPDX-License-Identifier: MIT
 #
-# tools/bench/threads.gp - workload 3: throughput by thread count.
-#
-# segpool-bench runs it with -e "gpdir='...'; caption='...'; datafile='...';
-# outfile='...'; names='...'":
-# datafile has the thread count, then six columns per contender (in the
-# order of names): Mops per CPU-second median, low, high, and Mops per wall
-# second median, low, high.  "?" marks a missing value.  Thread counts
-# above cpus (the usable CPUs) lie in a grey band, "oversubscribed".
+# tools/bench/threads.gp - workload 3: throughput by thread count; a row
+# per count, then per name in names Mops per CPU-second median, low, high
+# and per wall second median, low, high.
 
 set terminal pngcairo size 1400,600 font ",10"
-set output outfile
-set datafile missing "?"
 load gpdir . "/common.gp"
 
-# two panels side by side, one key for both in the column at the right, so
-# it covers neither the data nor an axis label; room below for the caption
-if (!exists("page")) { page = "" }
+# two panels side by side, one key for both in the column at the right
 set multiplot title "Workload 3: random sizes 8-128 B, throughput by threads (median; bars: min-max of repetitions)" . \
 	(page eq "" ? "" : "\n" . page) noenhanced
 set logscale x 2
@@ -24,15 +15,9 @@ set xlabel "threads"
 set grid
 set bmargin 6
 set yrange [0:*]
-# more threads than CPUs: a grey band from there on, named at its top
-if (cpus > 0) {
-	set object 1 rect from cpus * 1.41, graph 0 to graph 1, graph 1 \
-		behind fc rgb "#e8e8e8" fs solid noborder
-	set label 1 "oversubscribed" at cpus * 1.5, graph 0.96 left front font ",9"
-}
+eval band
 set offsets graph 0.05, graph 0.05, graph 0.05, 0
-
-# the harness floor (no allocator) is drawn dashed: a ceiling, not a contender
+# the harness floor (no allocator) is drawn dashed: a ceiling
 dash(i) = word(names, i) eq "floor" ? 2 : 1
 
 set origin 0, 0

@@ -2,24 +2,18 @@
 /*
  * tools/bench/wl_shared.c - workloads whose objects cross threads or lines.
  *
- *  xfer    (5, 7) producer/consumer pairs: the producer allocates objects
- *          and passes them in batches of 256 through a bounded queue (64
- *          batches) to its consumer, which checks and frees them: every
- *          free is a cross-thread free.  A thread that finds the queue full
- *          or empty sleeps on a condition variable, so CPU time counts work,
- *          not waiting.  One op = one allocation or one free.
- *  thrash  (6)    each thread allocates a small object, increments it W
- *          times through a volatile pointer, frees it; repeat.  Objects of
- *          different threads on one cache line make every increment a
- *          coherence miss (active false sharing).  One op = one object.
- *  scratch (6)    the main thread allocates one small object per worker,
- *          back to back, and hands them out; each worker writes its object
- *          hard and frees it, then runs as in thrash.  An allocator that
- *          reuses the freed object for the freeing thread puts the workers'
- *          objects on one line (passive false sharing).
+ *  xfer    (5, 7) a producer allocates objects and passes them in batches
+ *          of 256 through a bounded queue (64 batches) to its consumer,
+ *          which checks and frees them: every free is cross-thread.  A
+ *          blocked thread sleeps, so CPU time counts work, not waiting.
+ *  thrash  (6)    each thread allocates an 8-byte object, increments it W
+ *          times through a volatile pointer, frees it (active false
+ *          sharing: neighbours' objects on one line).
+ *  scratch (6)    the main thread allocates one object per worker, back to
+ *          back, and hands them out; each worker writes its object hard
+ *          and frees it, then runs as thrash (passive false sharing).
  */
 #include <pthread.h>
-#include <string.h>
 
 #include "tools/bench/bench.h"
 
@@ -27,84 +21,67 @@
 #define BENCH_XFER_DEPTH	64
 #define BENCH_SMALL		8
 
-/* --- xfer ---------------------------------------------------------------------- */
-
 struct bench_xfer_queue {
 	pthread_mutex_t lock;
-	pthread_cond_t not_full, not_empty;
+	pthread_cond_t cond[2];		/* 0: not full, 1: not empty */
 	uint64_t head, tail;		/* batches produced, consumed */
 	unsigned int count[BENCH_XFER_DEPTH];
 	void *obj[BENCH_XFER_DEPTH][BENCH_XFER_BATCH];
-} __attribute__((aligned(128)));
+};
 
-/* Wait until the queue has a slot to fill (producer) or to drain. */
-static unsigned int bench_xfer_wait(struct bench_xfer_queue *q, bool producer)
+/* Wait for a slot to fill (producer) or to drain; @done: one is done. */
+static unsigned int bench_xfer_sync(struct bench_xfer_queue *q, bool prod,
+				    bool done)
 {
-	unsigned int slot;
+	unsigned int slot = 0;
 
 	pthread_mutex_lock(&q->lock);
-	if (producer) {
-		while (q->head - q->tail == BENCH_XFER_DEPTH)
-			pthread_cond_wait(&q->not_full, &q->lock);
-		slot = q->head % BENCH_XFER_DEPTH;
+	if (done) {
+		*(prod ? &q->head : &q->tail) += 1;
+		pthread_cond_signal(&q->cond[prod]);
 	} else {
-		while (q->head == q->tail)
-			pthread_cond_wait(&q->not_empty, &q->lock);
-		slot = q->tail % BENCH_XFER_DEPTH;
+		while (prod ? q->head - q->tail == BENCH_XFER_DEPTH :
+		       q->head == q->tail)
+			pthread_cond_wait(&q->cond[!prod], &q->lock);
+		slot = (prod ? q->head : q->tail) % BENCH_XFER_DEPTH;
 	}
 	pthread_mutex_unlock(&q->lock);
 	return slot;
 }
 
-static void bench_xfer_done(struct bench_xfer_queue *q, bool producer)
-{
-	pthread_mutex_lock(&q->lock);
-	if (producer) {
-		q->head++;
-		pthread_cond_signal(&q->not_empty);
-	} else {
-		q->tail++;
-		pthread_cond_signal(&q->not_full);
-	}
-	pthread_mutex_unlock(&q->lock);
-}
-
 static inline __attribute__((always_inline)) void
 bench_xfer_body(struct bench_worker *w, bool lat)
 {
-	struct bench_xfer_queue *q =
-		(struct bench_xfer_queue *)w->shared + w->id / 2;
-	bool producer = w->id % 2 == 0;
+	struct bench_xfer_queue *q = w->shared;
+	bool prod = w->id == 0;
 	size_t size = w->cfg->size;
-	uint64_t seq = bench_seq_base(w);
+	uint64_t seq = 0;
 
 	for (uint64_t done = 0; done < w->ops;) {
-		unsigned int slot = bench_xfer_wait(q, producer);
+		unsigned int slot = bench_xfer_sync(q, prod, false);
 		unsigned int n = BENCH_XFER_BATCH;
 		void **obj = q->obj[slot];
 
-		if (producer) {
-			if (w->ops - done < n)
-				n = (unsigned int)(w->ops - done);
-			for (unsigned int i = 0; i < n; i++) {
-				obj[i] = bench_obj_alloc(w, size, seq++, lat);
-				if (!obj[i]) {
+		if (prod) {
+			n = w->ops - done < n ? (unsigned int)(w->ops - done)
+					      : n;
+			for (unsigned int i = 0; i < n; i++)
+				if (!(obj[i] = bench_obj_alloc(w, size, seq++,
+							       lat))) {
 					n = i;	/* the consumer must not wait */
 					w->ops = done + i;
-					break;
 				}
-			}
 			q->count[slot] = n;
 		} else {
 			n = q->count[slot];
 			for (unsigned int i = 0; i < n; i++)
 				bench_obj_free(w, obj[i], size, lat);
 			if (n < BENCH_XFER_BATCH)
-				w->ops = done + n;	/* the producer's last */
+				w->ops = done + n;	/* the last batch */
 		}
 		done += n;
 		w->done = done;
-		bench_xfer_done(q, producer);
+		bench_xfer_sync(q, prod, true);
 	}
 }
 
@@ -121,53 +98,44 @@ static void bench_xfer_lat_worker(struct bench_worker *w)
 static int bench_xfer_run(const struct bench_cfg *cfg, uint64_t ops,
 			  struct bench_result *res, bool lat)
 {
-	unsigned int pairs = cfg->pairs ? cfg->pairs : 1;
-	size_t bytes = pairs * sizeof(struct bench_xfer_queue);
-	struct bench_xfer_queue *qs = bench_map(bytes);
+	struct bench_xfer_queue *q = bench_map(sizeof(*q));
 	int ret;
 
-	if (!qs)
+	if (!q)
 		return -1;
-	for (unsigned int i = 0; i < pairs; i++) {
-		pthread_mutex_init(&qs[i].lock, NULL);
-		pthread_cond_init(&qs[i].not_full, NULL);
-		pthread_cond_init(&qs[i].not_empty, NULL);
-	}
-	ret = bench_team_run(cfg, 2 * pairs, lat ? bench_xfer_lat_worker :
-						   bench_xfer_worker,
-			     qs, ops, lat ? ops : 0, res);
-	for (unsigned int i = 0; i < pairs; i++) {
-		pthread_mutex_destroy(&qs[i].lock);
-		pthread_cond_destroy(&qs[i].not_full);
-		pthread_cond_destroy(&qs[i].not_empty);
-	}
-	bench_unmap(qs, bytes);
+	pthread_mutex_init(&q->lock, NULL);
+	pthread_cond_init(&q->cond[0], NULL);
+	pthread_cond_init(&q->cond[1], NULL);
+	ret = bench_team_run(cfg, 2, lat ? bench_xfer_lat_worker :
+			     bench_xfer_worker, q, ops, lat ? ops : 0, res);
+	pthread_mutex_destroy(&q->lock);
+	pthread_cond_destroy(&q->cond[0]);
+	pthread_cond_destroy(&q->cond[1]);
+	bench_unmap(q, sizeof(*q));
 	return ret;
 }
 
-int bench_wl_xfer(const struct bench_cfg *cfg, uint64_t ops,
-		  struct bench_result *res)
+BENCH_WL(bench_wl_xfer)
 {
 	return bench_xfer_run(cfg, ops, res, false);
 }
 
-int bench_wl_xfer_lat(const struct bench_cfg *cfg, uint64_t ops,
-		      struct bench_result *res)
+BENCH_WL(bench_wl_xfer_lat)
 {
 	return bench_xfer_run(cfg, ops, res, true);
 }
 
-/* --- thrash and scratch ------------------------------------------------------ */
-
-/* Increment the object's word @writes times, each a real store, and undo. */
-static void bench_hammer(struct bench_worker *w, void *p)
+/* Increment the object's word W times, each a real store, then undo. */
+static void bench_hammer(struct bench_worker *w, void *p, uint64_t tag)
 {
 	volatile uint64_t *v = p;
 
+	bench_obj_fill(w, p, BENCH_SMALL, tag);
 	for (unsigned int k = 0; k < w->cfg->writes; k++)
 		*v += 1;
 	*v -= w->cfg->writes;
 	bench_obj_check(w, p, BENCH_SMALL);
+	bench_heap.free(p, BENCH_SMALL);
 }
 
 static void bench_thrash_loop(struct bench_worker *w, uint64_t seq)
@@ -179,9 +147,7 @@ static void bench_thrash_loop(struct bench_worker *w, uint64_t seq)
 			w->errors++;
 			return;
 		}
-		bench_obj_fill(w, p, BENCH_SMALL, bench_tag(seq++));
-		bench_hammer(w, p);
-		bench_heap.free(p, BENCH_SMALL);
+		bench_hammer(w, p, bench_tag(seq++));
 	}
 	w->done = w->ops;
 }
@@ -193,38 +159,30 @@ static void bench_thrash_worker(struct bench_worker *w)
 
 static void bench_scratch_worker(struct bench_worker *w)
 {
-	void **given = w->shared;
-	void *p = given[w->id];
 	uint64_t seq = bench_seq_base(w);
 
-	bench_obj_fill(w, p, BENCH_SMALL, bench_tag(seq++));
-	bench_hammer(w, p);
-	bench_heap.free(p, BENCH_SMALL);
+	bench_hammer(w, ((void **)w->shared)[w->id], bench_tag(seq++));
 	bench_thrash_loop(w, seq);
 }
 
-int bench_wl_thrash(const struct bench_cfg *cfg, uint64_t ops,
-		    struct bench_result *res)
+BENCH_WL(bench_wl_thrash)
 {
-	return bench_team_run(cfg, bench_fs_threads(cfg), bench_thrash_worker,
+	return bench_team_run(cfg, bench_fs_threads(), bench_thrash_worker,
 			      NULL, ops, 0, res);
 }
 
-int bench_wl_scratch(const struct bench_cfg *cfg, uint64_t ops,
-		     struct bench_result *res)
+BENCH_WL(bench_wl_scratch)
 {
-	unsigned int nr = bench_fs_threads(cfg);
+	unsigned int nr = bench_fs_threads();
 	void *given[BENCH_MAX_THREADS];
 
-	for (unsigned int i = 0; i < nr; i++) {
-		given[i] = bench_heap.alloc(BENCH_SMALL);
-		if (!given[i]) {
+	for (unsigned int i = 0; i < nr; i++)
+		if (!(given[i] = bench_heap.alloc(BENCH_SMALL))) {
 			res->errors++;
 			while (i--)
 				bench_heap.free(given[i], BENCH_SMALL);
 			return -1;
 		}
-	}
 	return bench_team_run(cfg, nr, bench_scratch_worker, given, ops, 0,
 			      res);
 }

@@ -1,140 +1,107 @@
 // SPDX-License-Identifier: MIT
 /*
- * tools/bench/workloads.c - the workloads: names, defaults and sizes.
+ * tools/bench/workloads.c - the workloads: names, defaults, sizes, columns.
  *
- * The numbers are those of the issue that asked for the benchmark; the
- * loops themselves are in wl_local.c (objects stay in their thread) and
- * wl_shared.c (objects cross threads or share lines).
+ * The numbers are those of the issues that asked for them; the loops are
+ * in wl_local.c (objects stay in their thread), wl_shared.c (they cross
+ * threads or share lines) and wl_beneath.c (beneath the hit path).
+ *
+ * Every one runs on a team of pinned threads that start together (a team
+ * of one for one thread), so all are timed alike: each worker reads its own
+ * CLOCK_THREAD_CPUTIME_ID around its part (the primary figure, summed), and
+ * wall time runs from the first worker's start after the common barrier to
+ * the last one's end, read by the workers themselves.
  */
-#include <stdio.h>
-#include <string.h>
+#include <pthread.h>
+#include <stdlib.h>
 
 #include "tools/bench/bench.h"
 
-/* --- size plans: which classes a segpool cache per class needs ------------- */
+static const size_t bench_small[] = { 8 }, bench_mixed[] = { 32, 128, 1024 };
+/* 8-128 bytes: segpool_malloc()'s classes, 8, then steps of 16 */
+static const size_t bench_range[] = { 8, 16, 32, 48, 64, 80, 96, 112, 128 };
 
-static void bench_sizes_fixed(struct bench_sizes *s, const size_t *v,
-			      unsigned int n)
-{
-	memset(s, 0, sizeof(*s));
-	for (unsigned int i = 0; i < n; i++)
-		s->cls[s->nr++] = v[i];
-	s->min = v[0];
-	s->max = v[n - 1];
-}
+#define C(x) BENCH_COL_##x
+#define X(x) BENCH_X_##x
+static const signed char bench_cols_speed[] = {
+	C(CPU), C(RANGE), C(WALL), C(MOPS), C(GLIBC), C(PEER), C(RSS), -1,
+};
+static const signed char bench_cols_threads[] = {
+	C(CPU), C(RANGE), C(WALL), C(MOPS), C(GLIBC), C(PEER), C(RSS),
+	X(CACHED), C(OBJS), -1,
+};
+static const signed char bench_cols_lat[] = {
+	X(AP50), X(AP99), X(AP999), X(FP50), X(FP99), X(FP999), -1,
+};
+static const signed char bench_cols_memory[] = {
+	X(BYTES), X(OVER), X(BASE), C(RSS), X(FREED), X(TRIM), C(TRIM), -1,
+};
+static const signed char bench_cols_churn[] = {
+	C(CPU), C(RANGE), C(WALL), X(MINFLT), C(SYS), C(GLIBC), C(PEER),
+	C(RSS), -1,
+};
+static const signed char bench_cols_live[] = {
+	C(CPU), C(RANGE), C(GLIBC), C(PEER), C(RSS), -1,
+};
+static const signed char bench_cols_idle[] = {
+	X(BEFORE), X(PEAK), X(1S), X(5S), X(20S), X(BACK), -1,
+};
 
-static void bench_sizes_object(const struct bench_cfg *cfg,
-			       struct bench_sizes *s)
-{
-	bench_sizes_fixed(s, &cfg->size, 1);
-}
-
-static void bench_sizes_small(const struct bench_cfg *cfg,
-			      struct bench_sizes *s)
-{
-	static const size_t small = 8;
-
-	(void)cfg;
-	bench_sizes_fixed(s, &small, 1);
-}
-
-static void bench_sizes_mixed(const struct bench_cfg *cfg,
-			      struct bench_sizes *s)
-{
-	static const size_t mixed[] = { 32, 128, 1024 };
-
-	(void)cfg;
-	bench_sizes_fixed(s, mixed, 3);
-}
-
-/*
- * Random sizes min..max: the classes segpool_malloc() uses up to 128 bytes
- * (8, then steps of 16), with the step doubled until they fit the table.
- */
-static void bench_sizes_range(const struct bench_cfg *cfg,
-			      struct bench_sizes *s)
-{
-	size_t step = 16;
-
-	memset(s, 0, sizeof(*s));
-	s->min = cfg->size_min;
-	s->max = cfg->size_max;
-	while ((s->max + step - 1) / step + 1 > BENCH_MAX_CLASSES)
-		step *= 2;
-	if (s->min <= 8 && step == 16)
-		s->cls[s->nr++] = 8;
-	for (size_t c = step; c < s->max + step; c += step)
-		if (c >= s->min)
-			s->cls[s->nr++] = c < s->max ? c : s->max;
-}
-
-/* --- the table -------------------------------------------------------------------- */
+#define OP "one allocation or one free"
+#define FS "one object: allocate, write it W times, free"
+#define SPEED bench_cols_speed, 1
+#define BENEATH (BENCH_WL_BENEATH | BENCH_WL_NO_WARMUP)
+#define LIVE(name, n) { name, 11, "live-set scaling: N live, scattered " \
+	"frees, best of 3 rounds", "one allocation and its free", n, \
+	BENCH_ON_ONE, BENEATH, NULL, 0, bench_wl_live, 3, 100, \
+	bench_cols_live, 1 }
 
 const struct bench_workload bench_workloads[] = {
 	{ "pool", 1, "allocate 100, free the first 50 (the rest at the end)",
-	  "one allocation or one free", "ops", 10000000, BENCH_ON_ONE, 0,
-	  bench_sizes_object, bench_wl_pool },
-	{ "pair", 2, "hot pair: allocate, then free at once",
-	  "one allocation or one free", "ops", 10000000, BENCH_ON_ONE, 0,
-	  bench_sizes_object, bench_wl_pair },
-	{ "batch", 2, "batch: allocate 1000, then free the 1000",
-	  "one allocation or one free", "ops", 10000000, BENCH_ON_ONE, 0,
-	  bench_sizes_object, bench_wl_batch },
+	  OP, 10000000, BENCH_ON_ONE, 0, NULL, 0, bench_wl_pool,
+	  0, 0, SPEED },
+	{ "pair", 2, "hot pair: allocate, then free at once", OP, 10000000,
+	  BENCH_ON_ONE, 0, NULL, 0, bench_wl_pair, 0, 0, SPEED },
+	{ "batch", 2, "batch: allocate 1000, then free the 1000", OP,
+	  10000000, BENCH_ON_ONE, 0, NULL, 0, bench_wl_batch,
+	  0, 0, SPEED },
 	{ "threads", 3, "random sizes weighted toward small, random slots",
-	  "one allocation or one free", "ops per thread", 500000,
-	  BENCH_ON_LIST, 0, bench_sizes_range, bench_wl_threads },
-	{ "mixed", 4, "mixed sizes at 30/50/20%, random slots",
-	  "one allocation or one free", "ops", 4000000, BENCH_ON_ONE, 0,
-	  bench_sizes_mixed, bench_wl_mixed },
-	{ "xfer", 5, "producer/consumer, every free cross-thread",
-	  "one allocation or one free", "objects per pair", 2000000,
-	  BENCH_ON_PAIRS, 0, bench_sizes_object, bench_wl_xfer },
-	{ "thrash", 6, "false sharing, active: threads write their own objects",
-	  "one object: allocate, write it W times, free", "objects per thread",
-	  1000000, BENCH_ON_CPUS, 0, bench_sizes_small, bench_wl_thrash },
-	{ "scratch", 6, "false sharing, passive: objects handed over, written",
-	  "one object: allocate, write it W times, free", "objects per thread",
-	  1000000, BENCH_ON_CPUS, 0, bench_sizes_small, bench_wl_scratch },
-	{ "lat-pool", 7, "latency of workload 1 (pool)",
-	  "one allocation or one free", "ops", 2000000, BENCH_ON_ONE,
-	  BENCH_WL_LATENCY, bench_sizes_object, bench_wl_pool_lat },
-	{ "lat-xfer", 7, "latency of workload 5 (xfer)",
-	  "one allocation or one free", "objects per pair", 1000000,
-	  BENCH_ON_PAIRS, BENCH_WL_LATENCY, bench_sizes_object,
-	  bench_wl_xfer_lat },
-	{ "memory", 8, "N live objects, then all freed and trimmed",
-	  "one allocation or one free", "live objects", 1000000, BENCH_ON_ONE,
-	  BENCH_WL_MEMORY, bench_sizes_object, bench_wl_memory },
-	/* beneath the hit path (wl_beneath.c) */
+	  OP, 500000, BENCH_ON_LIST, 0, bench_range, 9, bench_wl_threads,
+	  0, 0, bench_cols_threads, 1 },
+	{ "mixed", 4, "mixed sizes at 30/50/20%, random slots", OP, 4000000,
+	  BENCH_ON_ONE, 0, bench_mixed, 3, bench_wl_mixed, 0, 0, SPEED },
+	{ "xfer", 5, "producer/consumer, every free cross-thread", OP,
+	  2000000, BENCH_ON_PAIR, 0, NULL, 0, bench_wl_xfer,
+	  0, 0, SPEED },
+	{ "thrash", 6, "false sharing, active: threads write their own "
+	  "objects", FS, 1000000, BENCH_ON_CPUS, 0, bench_small, 1,
+	  bench_wl_thrash, 0, 0, SPEED },
+	{ "scratch", 6, "false sharing, passive: objects handed over, "
+	  "written", FS, 1000000, BENCH_ON_CPUS, 0, bench_small, 1,
+	  bench_wl_scratch, 0, 0, SPEED },
+	{ "lat-pool", 7, "latency of workload 1 (pool)", OP, 2000000,
+	  BENCH_ON_ONE, BENCH_WL_LATENCY, NULL, 0,
+	  bench_wl_pool_lat, 0, 0, bench_cols_lat, 1 },
+	{ "lat-xfer", 7, "latency of workload 5 (xfer)", OP, 1000000,
+	  BENCH_ON_PAIR, BENCH_WL_LATENCY, NULL, 0,
+	  bench_wl_xfer_lat, 0, 0, bench_cols_lat, 1 },
+	{ "memory", 8, "N live objects, then all freed and trimmed", OP, 0,
+	  BENCH_ON_ONE, BENCH_WL_MEMORY, NULL, 0, bench_wl_memory,
+	  0, 0, bench_cols_memory, 1 },
 	{ "large", 9, "large-block churn: 33 KiB-2 MiB, both ends written, "
-	  "32 live", "one block: allocate, write both ends, free", "blocks",
-	  100000, BENCH_ON_ONE,
-	  BENCH_WL_BENEATH | BENCH_WL_NO_CACHE | BENCH_WL_SYSCOUNT,
-	  bench_sizes_object, bench_wl_large, 0, 100 },
+	  "32 live", "one block: allocate, write both ends, free", 100000,
+	  BENCH_ON_ONE, BENCH_WL_BENEATH | BENCH_WL_NO_CACHE |
+	  BENCH_WL_SYSCOUNT, NULL, 0, bench_wl_large, 0, 100,
+	  bench_cols_churn, 1e3 },
 	{ "realloc", 10, "realloc growth: 40 KiB by steps of 1.5x, new tail "
-	  "written", "one growth series", "series", 10, BENCH_ON_ONE,
-	  BENCH_WL_BENEATH | BENCH_WL_NO_CACHE | BENCH_WL_SYSCOUNT,
-	  bench_sizes_object, bench_wl_realloc, 0, 1 },
-	{ "live-1e4", 11, "live-set scaling: N live, scattered frees",
-	  "one allocation and its free", "live objects", 10000, BENCH_ON_ONE,
-	  BENCH_WL_BENEATH | BENCH_WL_NO_WARMUP, bench_sizes_object,
-	  bench_wl_live, 3, 100 },
-	{ "live-1e5", 11, "live-set scaling: N live, scattered frees",
-	  "one allocation and its free", "live objects", 100000, BENCH_ON_ONE,
-	  BENCH_WL_BENEATH | BENCH_WL_NO_WARMUP, bench_sizes_object,
-	  bench_wl_live, 3, 100 },
-	{ "live-1e6", 11, "live-set scaling: N live, scattered frees",
-	  "one allocation and its free", "live objects", 1000000, BENCH_ON_ONE,
-	  BENCH_WL_BENEATH | BENCH_WL_NO_WARMUP, bench_sizes_object,
-	  bench_wl_live, 3, 100 },
-	{ "live-1e7", 11, "live-set scaling: N live, scattered frees",
-	  "one allocation and its free", "live objects", 10000000,
-	  BENCH_ON_ONE, BENCH_WL_BENEATH | BENCH_WL_NO_WARMUP,
-	  bench_sizes_object, bench_wl_live, 3, 100 },
-	{ "idle", 12, "idle release: objects and 260 MiB of blocks, all freed, "
-	  "then no call", "one allocation or one free", "objects", 1000000,
-	  BENCH_ON_ONE, BENCH_WL_BENEATH | BENCH_WL_NO_WARMUP,
-	  bench_sizes_object, bench_wl_idle, 3, 100 },
+	  "written", "one growth series", 10, BENCH_ON_ONE, BENCH_WL_BENEATH |
+	  BENCH_WL_NO_CACHE | BENCH_WL_SYSCOUNT, NULL, 0,
+	  bench_wl_realloc, 0, 1, bench_cols_churn, 1e6 },
+	LIVE("live-1e4", 10000), LIVE("live-1e5", 100000),
+	LIVE("live-1e6", 1000000), LIVE("live-1e7", 10000000),
+	{ "idle", 12, "idle release: objects and 260 MiB of blocks, all "
+	  "freed, then no call", OP, 1000000, BENCH_ON_ONE, BENEATH,
+	  NULL, 0, bench_wl_idle, 3, 100, bench_cols_idle, 1 },
 };
 
 const unsigned int bench_nr_workloads =
@@ -148,152 +115,214 @@ const struct bench_workload *bench_workload_find(const char *name)
 	return NULL;
 }
 
-double bench_wl_scale(const struct bench_workload *wl,
-		      const struct bench_cfg *cfg)
-{
-	if ((wl->flags & BENCH_WL_BENEATH) && cfg->rows_scale > 0)
-		return cfg->rows_scale;
-	return cfg->scale;
-}
-
 /*
- * Operations per thread (objects for memory): --ops, or default x --scale;
- * the rows beneath the hit path take default x --scale, at least min_ops.
+ * Per thread: --ops, or the default times -S; memory's is --live; the
+ * rows beneath the hit path take the default times -S, at least min_ops.
  */
 uint64_t bench_workload_ops(const struct bench_workload *wl,
 			    const struct bench_cfg *cfg)
 {
-	double n;
+	double n = (double)wl->default_ops * cfg->scale;
 
 	if (wl->flags & BENCH_WL_MEMORY)
 		return cfg->live;
 	if (cfg->ops && !(wl->flags & BENCH_WL_BENEATH))
 		return cfg->ops;
-	n = (double)wl->default_ops * bench_wl_scale(wl, cfg);
 	if (n < (double)wl->min_ops)
-		return wl->min_ops > 1 ? wl->min_ops : 1;
+		return wl->min_ops;
 	return n < 1 ? 1 : (uint64_t)n;
 }
 
-/* False-sharing threads: --fs-threads, else every usable CPU (at least 2). */
-unsigned int bench_fs_threads(const struct bench_cfg *cfg)
+/* False-sharing threads: every usable CPU, at least 2. */
+unsigned int bench_fs_threads(void)
 {
 	int cpus[BENCH_MAX_THREADS];
-	unsigned int n;
+	unsigned int n = bench_cpus(cpus, BENCH_MAX_THREADS);
 
-	if (cfg->fs_threads)
-		return cfg->fs_threads;
-	n = bench_cpus(cpus, BENCH_MAX_THREADS);
 	return n < 2 ? 2 : n;
 }
 
-static void bench_count(char *buf, size_t len, uint64_t n)
-{
-	if (n >= 1000000 && n % 100000 == 0)
-		snprintf(buf, len, "%gM", (double)n / 1e6);
-	else if (n >= 1000 && n % 100 == 0)
-		snprintf(buf, len, "%gk", (double)n / 1e3);
-	else
-		snprintf(buf, len, "%llu", (unsigned long long)n);
-}
-
 unsigned int bench_workload_threads(const struct bench_workload *wl,
-				    const struct bench_cfg *cfg,
 				    unsigned int listed)
 {
 	switch (wl->on) {
 	case BENCH_ON_LIST:
 		return listed;
-	case BENCH_ON_PAIRS:
-		return 2 * cfg->pairs;
+	case BENCH_ON_PAIR:
+		return 2;
 	case BENCH_ON_CPUS:
-		return bench_fs_threads(cfg);
+		return bench_fs_threads();
 	case BENCH_ON_ONE:
 		break;
 	}
 	return 1;
 }
 
-/* "64 B", "32/128/1024 B" or "8-128 B": the sizes a workload asks for. */
-static void bench_sizes_text(const struct bench_workload *wl,
-			     const struct bench_cfg *cfg, char *buf, size_t len)
-{
-	struct bench_sizes s;
-	size_t used = 0;
-
-	wl->sizes(cfg, &s);
-	if (s.nr > 3) {
-		snprintf(buf, len, "%zu-%zu B", s.min, s.max);
-		return;
-	}
-	for (unsigned int i = 0; i < s.nr && used < len; i++)
-		used += (size_t)snprintf(buf + used, len - used, "%s%zu",
-					 i ? "/" : "", s.cls[i]);
-	if (used < len)
-		snprintf(buf + used, len - used, " B");
-}
-
-static void bench_describe_beneath(const struct bench_workload *wl,
-				   const struct bench_cfg *cfg, const char *n,
-				   const char *sizes, char *buf, size_t len)
-{
-	if (!strcmp(wl->name, "realloc"))
-		snprintf(buf, len, "%s; 1 thread; to %zu KiB; %s %s", wl->title,
-			 cfg->grow_max / 1024, n, wl->count);
-	else if (!strcmp(wl->name, "idle"))
-		snprintf(buf, len, "%s; 1 thread; %s; %s %s and %.1f MiB of "
-			 "blocks; RSS sampled for up to %u s", wl->title, sizes,
-			 n, wl->count, 260 * bench_wl_scale(wl, cfg),
-			 cfg->idle_max_s);
-	else if (!strcmp(wl->name, "large"))
-		snprintf(buf, len, "%s; 1 thread; %s %s", wl->title, n,
-			 wl->count);
-	else
-		snprintf(buf, len, "%s; 1 thread; %s; N = %s, best of 3 rounds",
-			 wl->title, sizes, n);
-}
-
-/* One line saying what a run of @wl does with @cfg's settings. */
+/* What a run of @wl does with @cfg's settings: threads, sizes, count. */
 void bench_describe(const struct bench_workload *wl,
 		    const struct bench_cfg *cfg, char *buf, size_t len)
 {
-	char n[32], sizes[64], threads[32], writes[40] = "";
+	const size_t *cls = wl->cls ? wl->cls : &cfg->size;
+	unsigned int nr = wl->cls ? wl->nr_cls : 1;
+	char thr[64] = "1 thread", sz[48], more[64] = "";
+	size_t n = 0;
 
-	bench_count(n, sizeof(n), bench_workload_ops(wl, cfg));
-	bench_sizes_text(wl, cfg, sizes, sizeof(sizes));
-	if (wl->flags & BENCH_WL_BENEATH) {
-		bench_describe_beneath(wl, cfg, n, sizes, buf, len);
-		return;
-	}
-	switch (wl->on) {
-	case BENCH_ON_LIST: {
-		size_t used = 0;
+	if (nr > 3)
+		snprintf(sz, sizeof(sz), "%zu-%zu B", cls[0], cls[nr - 1]);
+	else
+		for (unsigned int i = 0; i < nr; i++)
+			n += (size_t)snprintf(sz + n, sizeof(sz) - n, "%s%zu%s",
+					      i ? "/" : "", cls[i],
+					      i + 1 < nr ? "" : " B");
+	if (wl->on == BENCH_ON_LIST)
+		for (unsigned int i = n = 0; i < cfg->nr_thread_list; i++)
+			n += (size_t)snprintf(thr + n, sizeof(thr) - n, "%u%s",
+					      cfg->thread_list[i],
+					      i + 1 < cfg->nr_thread_list ?
+					      "," : " threads");
+	else if (wl->on == BENCH_ON_PAIR)
+		snprintf(thr, sizeof(thr), "1 producer/consumer pair");
+	else if (wl->on == BENCH_ON_CPUS)
+		snprintf(thr, sizeof(thr), "%u threads, W = %u",
+			 bench_fs_threads(), cfg->writes);
+	if (!strcmp(wl->name, "realloc"))
+		snprintf(more, sizeof(more), ", to %zu KiB",
+			 cfg->grow_max / 1024);
+	else if (!strcmp(wl->name, "idle"))
+		snprintf(more, sizeof(more), ", %.1f MiB of blocks, RSS "
+			 "sampled up to %u s", 260 * cfg->scale,
+			 cfg->idle_max_s);
+	snprintf(buf, len, "%s; %s; %llu per thread%s", thr, sz,
+		 (unsigned long long)bench_workload_ops(wl, cfg), more);
+}
 
-		for (unsigned int i = 0; i < cfg->nr_thread_list &&
-		     used < sizeof(threads); i++)
-			used += (size_t)snprintf(threads + used,
-						 sizeof(threads) - used, "%s%u",
-						 i ? "," : "",
-						 cfg->thread_list[i]);
-		if (used < sizeof(threads))
-			snprintf(threads + used, sizeof(threads) - used,
-				 " threads");
-		break;
+struct bench_team {
+	pthread_barrier_t start;
+	bench_work_fn fn;
+	int cpus[BENCH_MAX_THREADS];
+	unsigned int nr_cpus;
+};
+
+struct bench_team_arg {
+	struct bench_team *team;
+	struct bench_worker *w;
+};
+
+static void *bench_team_thread(void *p)
+{
+	struct bench_team_arg *arg = p;
+	struct bench_worker *w = arg->w;
+	uint64_t c0;
+
+	bench_pin(arg->team->cpus[w->id % arg->team->nr_cpus]);
+	pthread_barrier_wait(&arg->team->start);
+	w->wall_start = bench_ns(CLOCK_MONOTONIC);
+	c0 = bench_ns(CLOCK_THREAD_CPUTIME_ID);
+	arg->team->fn(w);
+	w->cpu_ns = (double)(bench_ns(CLOCK_THREAD_CPUTIME_ID) - c0);
+	w->wall_end = bench_ns(CLOCK_MONOTONIC);
+	return NULL;
+}
+
+/* Every worker's samples of one kind, sorted: percentiles, empty less. */
+static void bench_team_latency(const struct bench_cfg *cfg,
+			       struct bench_worker *ws, unsigned int nr,
+			       struct bench_result *res)
+{
+	static const double pct[3] = { 0.50, 0.99, 0.999 };
+
+	for (int k = 0; k < 2; k++) {
+		uint64_t n = 0;
+		uint32_t *all;
+
+		for (unsigned int i = 0; i < nr; i++)
+			n += ws[i].lat[k].n;
+		all = n ? bench_map(n * sizeof(*all)) : NULL;
+		if (!all) {
+			res->errors++;
+			return;
+		}
+		n = 0;
+		for (unsigned int i = 0; i < nr; i++) {
+			memcpy(all + n, ws[i].lat[k].v,
+			       ws[i].lat[k].n * sizeof(*all));
+			n += ws[i].lat[k].n;
+		}
+		qsort(all, n, sizeof(*all), bench_cmp_u32);
+		for (int j = 0; j < 3; j++) {
+			double ns = bench_percentile(all, n, pct[j]) * 1e9 /
+				    cfg->tsc_hz - res->x[BENCH_X_EMPTY];
+
+			bench_x_set(res, BENCH_X_AP50 + 3 * k + j,
+				    ns > 0 ? ns : 0);
+		}
+		bench_unmap(all, n * sizeof(*all));
 	}
-	case BENCH_ON_PAIRS:
-		snprintf(threads, sizeof(threads), "%u pair%s", cfg->pairs,
-			 cfg->pairs == 1 ? "" : "s");
-		break;
-	case BENCH_ON_CPUS:
-		snprintf(threads, sizeof(threads), "%u threads",
-			 bench_fs_threads(cfg));
-		snprintf(writes, sizeof(writes), ", W = %u writes",
-			 cfg->writes);
-		break;
-	case BENCH_ON_ONE:
-		snprintf(threads, sizeof(threads), "1 thread");
-		break;
+}
+
+void bench_worker_init(struct bench_worker *w, const struct bench_cfg *cfg,
+		       unsigned int id, unsigned int nr)
+{
+	memset(w, 0, sizeof(*w));
+	w->id = id;
+	w->nr = nr;
+	w->cfg = cfg;
+	w->rng = BENCH_SEED * 0x100000001B3ULL + id + 1;
+}
+
+int bench_team_run(const struct bench_cfg *cfg, unsigned int nr,
+		   bench_work_fn fn, void *shared, uint64_t ops_each,
+		   uint64_t lat_cap, struct bench_result *res)
+{
+	size_t bytes = nr * sizeof(struct bench_worker);
+	struct bench_team team = { .fn = fn };
+	struct bench_team_arg args[BENCH_MAX_THREADS];
+	pthread_t tids[BENCH_MAX_THREADS];
+	struct bench_worker *ws;
+	uint64_t t0 = UINT64_MAX, t1 = 0;
+
+	if (nr == 0 || nr > BENCH_MAX_THREADS || !(ws = bench_map(bytes)))
+		return -1;
+	team.nr_cpus = bench_cpus(team.cpus, BENCH_MAX_THREADS);
+	for (unsigned int i = 0; i < nr; i++) {
+		bench_worker_init(&ws[i], cfg, i, nr);
+		ws[i].ops = ops_each;
+		ws[i].shared = shared;
+		for (int k = 0; lat_cap && k < 2; k++) {
+			ws[i].lat[k].v = bench_map(lat_cap * sizeof(uint32_t));
+			ws[i].lat[k].cap = ws[i].lat[k].v ? lat_cap : 0;
+		}
 	}
-	snprintf(buf, len, "%s; %s; %s; %s %s%s", wl->title, threads, sizes,
-		 n, wl->count, writes);
+	pthread_barrier_init(&team.start, NULL, nr + 1);
+	for (unsigned int i = 0; i < nr; i++) {
+		int err;
+
+		args[i] = (struct bench_team_arg){ &team, &ws[i] };
+		err = pthread_create(&tids[i], NULL, bench_team_thread,
+				     &args[i]);
+		if (err)	/* the barrier can never open */
+			bench_die("pthread_create: %s", strerror(err));
+	}
+	pthread_barrier_wait(&team.start);
+	for (unsigned int i = 0; i < nr; i++)
+		pthread_join(tids[i], NULL);
+	pthread_barrier_destroy(&team.start);
+	for (unsigned int i = 0; i < nr; i++) {
+		t0 = ws[i].wall_start < t0 ? ws[i].wall_start : t0;
+		t1 = ws[i].wall_end > t1 ? ws[i].wall_end : t1;
+		res->cpu_ns += ws[i].cpu_ns;
+		res->ops += ws[i].done;
+		res->checksum += ws[i].checksum;
+		res->expect += ws[i].expect;
+		res->errors += ws[i].errors;
+	}
+	res->wall_ns += (double)(t1 - t0);
+	if (lat_cap)
+		bench_team_latency(cfg, ws, nr, res);
+	for (unsigned int i = 0; i < nr; i++)
+		for (int k = 0; k < 2; k++)
+			bench_unmap(ws[i].lat[k].v,
+				    ws[i].lat[k].cap * sizeof(uint32_t));
+	bench_unmap(ws, bytes);
+	return 0;
 }
