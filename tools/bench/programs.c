@@ -6,7 +6,9 @@
  * CPU time (user + system of the program and its waited-for children),
  * system time, wall time and peak RSS, from wait4(), under glibc, every
  * installed peer and segpool-preload, with ratios against glibc and the
- * best peer; the median of -r runs, the contenders in turn within each.
+ * best peer; the median of -r runs, the contenders in turn within each;
+ * then one more run of each under "strace -f -c" for its mmap, munmap and
+ * mremap calls (strace's slowdown never reaches the timed runs).
  * The programs, their inputs and the runner are programs.sh's, which
  * scripts/check-preload.sh runs too; logpipe's records per second get a
  * table of their own (logpipe-cache: segpool's caches, under glibc).
@@ -26,6 +28,7 @@
 struct bench_prog_cell {
 	double v[5][NREP];		/* CPU, sys, wall s; RSS MiB; rate */
 	double share[NREP];		/* logpipe: % in alloc/free */
+	double calls;			/* mmap + munmap + mremap, or -1 */
 	int nr;
 	bool failed;
 };
@@ -38,11 +41,15 @@ static double bench_med(const double *v, int n)
 	return s.median;
 }
 
-/* One run: false when it did not exit 0. */
+/*
+ * One run: false when it did not exit 0.  With @count, under strace -f -c
+ * writing its summary there (LD_PRELOAD for the program only, -E).
+ */
 static bool bench_prog_run(const char *sh, const char *tmp, const char *name,
 			   const char *preload, const char *out,
-			   struct bench_prog_cell *c)
+			   const char *count, struct bench_prog_cell *c)
 {
+	char pre[300];
 	struct timespec t0, t1;
 	struct rusage ru;
 	int status, k = c->nr;
@@ -55,16 +62,27 @@ static bool bench_prog_run(const char *sh, const char *tmp, const char *name,
 
 		if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0)
 			_exit(126);
-		if (preload)
+		snprintf(pre, sizeof(pre), "LD_PRELOAD=%s",
+			 preload ? preload : "");
+		if (preload && !count)
 			setenv("LD_PRELOAD", preload, 1);
 		else
 			unsetenv("LD_PRELOAD");
-		execl("/bin/bash", "bash", sh, "run", tmp, name, (char *)NULL);
+		if (count)
+			execl("/usr/bin/strace", "strace", "-f", "-qq", "-c",
+			      "-o", count, "-e", "trace=mmap,munmap,mremap",
+			      "-E", preload ? pre : "LD_PRELOAD", "/bin/bash",
+			      sh, "run", tmp, name, (char *)NULL);
+		else
+			execl("/bin/bash", "bash", sh, "run", tmp, name,
+			      (char *)NULL);
 		_exit(127);
 	}
 	if (pid < 0 || wait4(pid, &status, 0, &ru) != pid)
 		return false;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (count)
+		return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 	c->v[1][k] = (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
 	c->v[0][k] = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
 		     c->v[1][k];
@@ -93,6 +111,25 @@ static bool bench_prog_rate(const char *out, struct bench_prog_cell *c)
 	return ok;
 }
 
+/* The calls column of strace -c's "total" line in @path, or -1. */
+static double bench_prog_calls(const char *path)
+{
+	char line[256], word[32];
+	double calls = -1, pct, secs, usecs, n;
+	FILE *f = fopen(path, "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lf %lf %lf %lf %31s", &pct, &secs, &usecs,
+			   &n, word) == 5 && !strcmp(word, "total"))
+			calls = n;
+		else if (sscanf(line, "%lf %lf %lf %31s", &pct, &secs, &n,
+				word) == 4 && !strcmp(word, "total"))
+			calls = n;	/* strace leaves usecs/call out */
+	if (f)
+		fclose(f);
+	return calls;
+}
+
 static void bench_prog_report(FILE *f, const struct bench_prog_opts *o,
 			       char names[][32], unsigned int np,
 			       struct bench_prog_cell cell[][BENCH_MAX_C],
@@ -102,11 +139,12 @@ static void bench_prog_report(FILE *f, const struct bench_prog_opts *o,
 	static const char *const head[] = {
 		"program", "malloc", "CPU s", "sys s", "wall s",
 		"peak RSS MiB", "CPU x glibc", "CPU x best peer", "RSS x glibc",
+		"mmap calls",
 	}, *const lhead[] = {
 		"logpipe on", "malloc", "records/s", "x glibc", "CPU s",
 		"in alloc/free", "peak RSS MiB",
 	};
-	struct bench_table *t = bench_table_new(head, 9);
+	struct bench_table *t = bench_table_new(head, 10);
 	struct bench_table *l = bench_table_new(lhead, 7);
 	double glibc_rate = 0;
 
@@ -144,6 +182,8 @@ static void bench_prog_report(FILE *f, const struct bench_prog_opts *o,
 					bench_table_set(t, r, 6 + i, "%.2fx",
 						m[k][i < 2 ? 0 : 3] /
 						(i == 1 ? best : g[i ? 3 : 0]));
+			if (c->calls >= 0)
+				bench_table_set(t, r, 9, "%.0f", c->calls);
 			if (!rate)
 				continue;
 			r = bench_table_row(l);
@@ -169,8 +209,10 @@ static void bench_prog_report(FILE *f, const struct bench_prog_opts *o,
 		   "run%s each, the contenders in turn.  CPU is user + system "
 		   "time of the program and its waited-for children (wait4); "
 		   "peak RSS is the largest of them.  Best peer: the peer "
-		   "(glibc included) with the least CPU time.", o->reps,
-		   o->reps == 1 ? "" : "s");
+		   "(glibc included) with the least CPU time.  mmap calls: "
+		   "mmap, munmap and mremap of the program and its children, "
+		   "counted in one more run under strace -f -c (empty: no "
+		   "strace).", o->reps, o->reps == 1 ? "" : "s");
 	bench_table_print(f, t);
 	if (!l->nrow) {
 		free(l);
@@ -243,7 +285,7 @@ int bench_programs_main(const struct bench_prog_opts *o)
 					continue;
 				if (!bench_prog_run(sh, tmp, names[p],
 						    cs[k]->soname ? paths[k] :
-						    NULL, out, c) ||
+						    NULL, out, NULL, c) ||
 				    (!strncmp(names[p], "logpipe", 7) &&
 				     !bench_prog_rate(out, c))) {
 					bench_warn("%s under %s failed",
@@ -255,6 +297,18 @@ int bench_programs_main(const struct bench_prog_opts *o)
 				}
 				c->nr++;
 			}
+	/* the counting pass: once more each, under strace -f -c */
+	snprintf(path, sizeof(path), "%s/strace", tmp);
+	for (unsigned int p = 0; p < np; p++)
+		for (unsigned int k = 0; k < nc; k++) {
+			struct bench_prog_cell *c = &cell[p][k];
+
+			c->calls = -1;
+			if (c->nr && !access("/usr/bin/strace", X_OK) &&
+			    bench_prog_run(sh, tmp, names[p], cs[k]->soname ?
+					   paths[k] : NULL, out, path, c))
+				c->calls = bench_prog_calls(path);
+		}
 	if (o->smoke)
 		printf("=== SMOKE RUN: tiny inputs, one run each; these "
 		       "figures are not measurements ===\n\n");

@@ -25,6 +25,9 @@
 # SCALE (default 1) multiplies the counts.
 
 set -u
+# Debian's programs, not a user's shims or builds of their own (pyenv's
+# python3, say) that come first in PATH: the same program under each malloc
+PATH=/usr/bin:/bin:$PATH
 cmd=${1:?usage: programs.sh prepare|list|run DIR ...}
 dir=${2:?usage: programs.sh prepare|list|run DIR ...}
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
