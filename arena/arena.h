@@ -46,7 +46,8 @@
 #include "internal/sanitize.h"
 
 #define SP_BUMP_MAGIC		0xa4e9a5e7U
-#define SP_BUMP_HDR		64	/* header bytes at the start of a chunk */
+#define SP_BUMP_HDR		64	/* header bytes at the
+					 * start of a chunk */
 
 /*
  * Owner token of region pages that hold arena chunks: low bits set, as
@@ -162,8 +163,8 @@ SP_INTERNAL void sp_bump_chunk_recycle(struct segpool_arena *a,
 SP_INTERNAL void sp_bump_chunk_clear(struct segpool_arena *a,
 				     struct sp_bump_chunk *c, size_t from);
 /* sp_bump_chunk_init_buf() - the caller's buffer as @a's first chunk. */
-SP_INTERNAL struct sp_bump_chunk *sp_bump_chunk_init_buf(struct segpool_arena *a,
-							 void *buf, size_t size);
+SP_INTERNAL struct sp_bump_chunk *
+sp_bump_chunk_init_buf(struct segpool_arena *a, void *buf, size_t size);
 
 /* --- arena/bump.c --- */
 /*
@@ -304,7 +305,8 @@ SP_INTERNAL size_t sp_bump_in_use_locked(struct segpool_arena *a);
 
 struct sp_bump_rec {
 	uint64_t size;			/* bytes the caller asked for */
-	uint64_t prev;			/* offset of the previous record, or 0 */
+	uint64_t prev;			/* offset of the previous
+					 * record, or 0 */
 };
 
 /* sp_bump_debug_place() - write the record and zones of an object. */
@@ -350,8 +352,9 @@ SP_INTERNAL size_t sp_bump_walk(sp_bump_fn fn, void *arg);
 
 /*
  * The numeric fields of an arena in the statistics, in order, after its
- * name, node and flags: one list for the text and JSON renderings and for Documentation/guide/arenas.md (selftests/test_arena
- * checks that the page names each one).
+ * name, node and flags: one list for the text and JSON renderings and for
+ * Documentation/guide/arenas.md (selftests/test_arena checks that the page
+ * names each one).
  */
 #define SP_ARENA_FIELDS(X)						\
 	X(in_use,	   i->in_use)					\

@@ -112,7 +112,9 @@ static void *sp_bump_alloc_locked(struct segpool_arena *a, size_t size,
 		if (ret < 0)
 			return NULL;
 		if (ret > 0) {
-			/* a chunk of its own behind @cur, bumped under the lock */
+			/*
+			 * a chunk of its own behind @cur, bumped under the lock
+			 */
 			c = c->prev;
 			obj = sp_bump_try(a, c, size, align, false, &old);
 			SP_BUG_ON(!obj);

@@ -123,7 +123,8 @@ struct sp_bump_chunk *sp_bump_chunk_new(struct segpool_arena *a, size_t need)
 	if (c)
 		return c;
 	if (size <= SEGPOOL_ARENA_CHUNK_MAX) {
-		order = sp_order_base_2((size + SP_PAGE_SIZE - 1) >> SP_PAGE_SHIFT);
+		order = sp_order_base_2((size + SP_PAGE_SIZE - 1) >>
+					SP_PAGE_SHIFT);
 		size = SP_PAGE_SIZE << order;
 		/* under a limit, a smaller block that still fits @need */
 		while (a->limit && a->held + size > a->limit && order &&
@@ -158,7 +159,8 @@ struct sp_bump_chunk *sp_bump_chunk_new(struct segpool_arena *a, size_t need)
 	a->created++;
 	/* geometric growth, up to the largest region block */
 	if (size <= SEGPOOL_ARENA_CHUNK_MAX && size >= a->next_size)
-		a->next_size = SP_MIN(size * 2, (size_t)SEGPOOL_ARENA_CHUNK_MAX);
+		a->next_size =
+			SP_MIN(size * 2, (size_t)SEGPOOL_ARENA_CHUNK_MAX);
 	return c;
 }
 

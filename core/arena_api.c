@@ -26,9 +26,9 @@ static pthread_once_t sp_arena_cache_once = PTHREAD_ONCE_INIT;
 
 static void sp_arena_cache_init(void)
 {
-	sp_arena_cache = sp_cache_create("segpool-arena",
-					 sizeof(struct segpool_arena),
-					 SP_CACHE_LINE, SP_CACHE_INTERNAL, NULL);
+	sp_arena_cache =
+		sp_cache_create("segpool-arena", sizeof(struct segpool_arena),
+				SP_CACHE_LINE, SP_CACHE_INTERNAL, NULL);
 }
 
 static bool sp_arena_ok(const struct segpool_arena *a)

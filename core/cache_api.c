@@ -55,7 +55,8 @@ struct segpool_cache *sp_cache_create_full(const char *name, size_t size,
 		sp_rcu_worker_start();
 	/*
 	 * No magazines for a cache whose policy keeps objects off the local
-	 * node, nor for a debug cache: it checks every object in the slab layer.
+	 * node, nor for a debug cache: it checks every object in the slab
+	 * layer.
 	 */
 	if (c)
 		c->slots = sp_pcpu_nil_slots();	/* until a layer exists */
@@ -123,8 +124,9 @@ segpool_cache_create_tuned(const char *name, size_t size, size_t align,
 	return c;
 }
 
-SEGPOOL_API int segpool_cache_set_tunables(struct segpool_cache *cache,
-					   const struct segpool_cache_tunables *tun)
+SEGPOOL_API int
+segpool_cache_set_tunables(struct segpool_cache *cache,
+			   const struct segpool_cache_tunables *tun)
 {
 	int ret;
 
@@ -204,8 +206,9 @@ static inline void *sp_cache_alloc_locked(struct segpool_cache *cache,
 			return obj;
 	}
 	/* the local node's magazines serve any request they can */
-	if (cache->pcpu && (node == SEGPOOL_NUMA_NO_NODE ||
-			    sp_numa_node_to_idx(node) == sp_numa_current_idx())) {
+	if (cache->pcpu &&
+	    (node == SEGPOOL_NUMA_NO_NODE ||
+	     sp_numa_node_to_idx(node) == sp_numa_current_idx())) {
 		obj = sp_pcpu_alloc_slow(cache->pcpu);
 		/* migrated to another node's CPU meanwhile: put it back */
 		if (obj && node != SEGPOOL_NUMA_NO_NODE &&
@@ -285,7 +288,8 @@ sp_cache_alloc_slow(struct segpool_cache *cache, unsigned int gfp, int node)
 	if (unlikely(sp_prof_active()))
 		return sp_cache_alloc_sampled(cache, gfp, node,
 					      __builtin_return_address(0));
-	return sp_cache_alloc_full(cache, gfp, node, __builtin_return_address(0));
+	return sp_cache_alloc_full(cache, gfp, node,
+				   __builtin_return_address(0));
 }
 
 SEGPOOL_API __sp_libframe void *
@@ -349,8 +353,8 @@ segpool_cache_alloc_bulk(struct segpool_cache *cache,
 }
 
 /* Report why @obj cannot be freed into @cache; never returns. */
-static __sp_cold __sp_noreturn void sp_cache_bad_free(struct segpool_cache *cache,
-						      void *obj)
+static __sp_cold __sp_noreturn void
+sp_cache_bad_free(struct segpool_cache *cache, void *obj)
 {
 	struct sp_slab *s;
 	const char *what;
@@ -389,8 +393,8 @@ static __sp_libframe void sp_free_to_layers(struct segpool_cache *cache,
 }
 
 /* A double free caught by the free mark: never returns. */
-static __sp_cold __sp_noreturn void sp_report_double_free(struct segpool_cache *c,
-							  void *obj)
+static __sp_cold __sp_noreturn void
+sp_report_double_free(struct segpool_cache *c, void *obj)
 {
 	sp_report_bad_free("double free", obj, c->name);
 }
@@ -444,14 +448,20 @@ void sp_lib_drain(void)
 				} else if (s) {
 					struct segpool_cache *c = s->cache;
 
-					/* the link may have taken the mark's word */
+					/*
+					 * the link may have
+					 * taken the mark's word
+					 */
 					if (!(c->flags & SP_CACHE_DEBUG))
-						sp_freemark_set(obj, c->key_off);
+						sp_freemark_set(obj,
+								c->key_off);
 					sp_san_free(c, obj);
 					sp_free_to_layers(c, obj, s->node);
-				} else if (sp_prof_free(obj), !sp_large_free(obj)) {
-					sp_report_bad_free("free of foreign pointer",
-							   obj, NULL);
+				} else if (sp_prof_free(obj),
+					   !sp_large_free(obj)) {
+					sp_report_bad_free(
+						"free of foreign pointer", obj,
+						NULL);
 				}
 				obj = next;
 			}
@@ -511,7 +521,9 @@ __sp_libframe void sp_free_miss(struct segpool_cache *cache, void *obj,
 		sp_report_bad_free("free of the library's own object", obj,
 				   cache->name);
 	if (unlikely(cache->flags & SP_CACHE_DEBUG)) {
-		/* never poisoned, never marked: the debug checks see it whole */
+		/*
+		 * never poisoned, never marked: the debug checks see it whole
+		 */
 		sp_free_slow(cache, obj);
 		return;
 	}

@@ -53,8 +53,10 @@ sp_cache_create_full(const char *name, size_t size, size_t align,
  * is a stand-in whose allocations always miss (the hit paths are closed
  * then: percpu/pcpu.h), so segpool_malloc() needs no test of its own.
  */
-extern SP_INTERNAL struct segpool_cache *sp_kmalloc_by8[(SP_KMALLOC_BY8_MAX >> 3) + 1];
-extern SP_INTERNAL struct segpool_cache *sp_kmalloc_caches[SP_KMALLOC_NR_CLASSES];
+extern SP_INTERNAL struct segpool_cache
+	*sp_kmalloc_by8[(SP_KMALLOC_BY8_MAX >> 3) + 1];
+extern SP_INTERNAL struct segpool_cache
+	*sp_kmalloc_caches[SP_KMALLOC_NR_CLASSES];
 
 SP_INTERNAL int sp_kmalloc_init(void);
 

@@ -228,7 +228,8 @@ static void *sp_decay_thread(void *arg)
 			next.tv_nsec -= 1000000000L;
 		}
 		sp_decay.asleep = true;
-		while (!sp_decay.stopping && !sp_decay.kicked && !sp_decay.shrink) {
+		while (!sp_decay.stopping && !sp_decay.kicked &&
+		       !sp_decay.shrink) {
 			int err = pthread_cond_timedwait(&sp_decay.wake,
 							 &sp_decay.lock, &next);
 

@@ -10,11 +10,11 @@
  * as it is reserved (sp_inline_abi_space(), before any cache exists: the
  * library's own free paths take the page tag from this line, see
  * core/hotpath.h), the free-mark secret and the size-class table once
- * every size class exists, before the hit paths open.  The version word goes last (release): an inline
- * caller that reads it sees every other word set.  It stays 0, and every
- * inline call stays a call, in builds whose hit path does more than the
- * inline one: AddressSanitizer builds (poisoning), and under valgrind
- * (whose hooks run on every allocation).
+ * every size class exists, before the hit paths open.  The version word goes
+ * last (release): an inline caller that reads it sees every other word set.  It
+ * stays 0, and every inline call stays a call, in builds whose hit path does
+ * more than the inline one: AddressSanitizer builds (poisoning), and under
+ * valgrind (whose hooks run on every allocation).
  */
 #include <segpool/inline.h>
 #include <segpool/segpool.h>
@@ -41,12 +41,15 @@ _Static_assert(sizeof(((struct segpool_cache *)0)->stride_shift) == 1 &&
 _Static_assert(offsetof(struct segpool_inline_layout, version) == 0,
 	       "inline ABI: the version word leads, in every version");
 _Static_assert(SEGPOOL_ABI_CACHE_MAGIC == SP_CACHE_MAGIC, "inline ABI: magic");
-_Static_assert(SEGPOOL_ABI_PAGE_SHIFT == SP_PAGE_SHIFT, "inline ABI: tag per page");
+_Static_assert(SEGPOOL_ABI_PAGE_SHIFT == SP_PAGE_SHIFT,
+	       "inline ABI: tag per page");
 _Static_assert(SEGPOOL_ABI_TAG_NODE_MASK == SP_CACHE_LINE - 1,
 	       "inline ABI: a tag's node bits (slab/slab.h sp_tag_cache())");
-_Static_assert(SEGPOOL_ABI_BY8_MAX == SP_KMALLOC_BY8_MAX, "inline ABI: by8 table");
+_Static_assert(SEGPOOL_ABI_BY8_MAX == SP_KMALLOC_BY8_MAX,
+	       "inline ABI: by8 table");
 _Static_assert(SEGPOOL_INLINE_ABI_VERSION == 1,
-	       "a new layout version renames segpool_inline_abi_v1 (segpool/inline.h)");
+	       "a new layout version renames segpool_inline_abi_v1 "
+	       "(segpool/inline.h)");
 
 /*
  * Under the start-up lock, right after the space is reserved and before

@@ -68,7 +68,8 @@ int sp_kmalloc_init(void)
 			snprintf(name, sizeof(name), "kmalloc-%uk", sz / 1024);
 		else
 			snprintf(name, sizeof(name), "kmalloc-%u", sz);
-		made[i] = sp_cache_create_full(name, sz, 0, SP_CACHE_KMALLOC, NULL);
+		made[i] = sp_cache_create_full(name, sz, 0, SP_CACHE_KMALLOC,
+					       NULL);
 		if (!made[i])
 			return -ENOMEM;
 		if (sp_kmalloc_index(sz) != i || sp_kmalloc_index(sz - 1) > i)

@@ -121,7 +121,8 @@ SEGPOOL_API void *segpool_alloc_failed(struct segpool_cache *cache,
 		}
 		sp_warn("__GFP_NOFAIL allocation failed: %s, node %d: %s%s",
 			sp_req_name(cache, buf, sizeof(buf), size), node,
-			strerror(err), err == ENOMEM ? " after 10 retries" : "");
+			strerror(err),
+			err == ENOMEM ? " after 10 retries" : "");
 		abort();
 	}
 	if (err == ENOMEM && !(gfp & SEGPOOL_NOWARN) &&
@@ -152,13 +153,14 @@ SEGPOOL_API void *segpool_kmalloc_node(size_t size, unsigned int gfp, int node)
 	} else if (likely(!(gfp & (SEGPOOL_ZERO | SEGPOOL_THISNODE))) ||
 		   size > SEGPOOL_KMALLOC_MAX_CACHE_SIZE) {
 		/* large blocks are placed on (and bound to) their node */
-		p = node == SEGPOOL_NUMA_NO_NODE ? segpool_malloc(size)
-						 : segpool_malloc_node(size, node);
+		p = node == SEGPOOL_NUMA_NO_NODE ? segpool_malloc(size) :
+			segpool_malloc_node(size, node);
 	} else if (unlikely(sp_init())) {
 		p = NULL;
 	} else {
-		p = segpool_cache_alloc_node(sp_kmalloc_cache(sp_kmalloc_index(size)),
-					     gfp & SEGPOOL_GFP_VALID, node);
+		p = segpool_cache_alloc_node(
+			sp_kmalloc_cache(sp_kmalloc_index(size)),
+			gfp & SEGPOOL_GFP_VALID, node);
 	}
 	if (unlikely(!p))
 		return segpool_alloc_failed(NULL, size, gfp, node);

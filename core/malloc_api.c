@@ -35,7 +35,8 @@ static inline void *sp_malloc_node_locked(size_t size, int node, bool zero,
 	if (unlikely(sp_init()))
 		return NULL;
 	if (likely(size <= SEGPOOL_KMALLOC_MAX_CACHE_SIZE)) {
-		struct segpool_cache *c = sp_kmalloc_cache(sp_kmalloc_index(size));
+		struct segpool_cache *c =
+			sp_kmalloc_cache(sp_kmalloc_index(size));
 
 		if (sp_failslab_active() && sp_should_failslab(c)) {
 			errno = ENOMEM;
@@ -109,9 +110,10 @@ static __sp_noinline __sp_libframe void *sp_malloc_sampled(size_t size,
 	if (node == SEGPOOL_NUMA_NO_NODE &&
 	    size <= SEGPOOL_KMALLOC_MAX_CACHE_SIZE &&
 	    sp_prof_left > (int64_t)size) {
-		void *obj = sp_hot_alloc_closed(size <= SP_KMALLOC_BY8_MAX ?
-						sp_kmalloc_by8[(size + 7) >> 3] :
-						sp_kmalloc_caches[sp_kmalloc_index(size)]);
+		void *obj = sp_hot_alloc_closed(
+			size <= SP_KMALLOC_BY8_MAX ?
+				sp_kmalloc_by8[(size + 7) >> 3] :
+				sp_kmalloc_caches[sp_kmalloc_index(size)]);
 
 		if (likely(obj)) {
 			sp_prof_left -= (int64_t)size;
@@ -132,7 +134,8 @@ static __sp_noinline __sp_libframe void *sp_malloc_node(size_t size, int node,
 	if (unlikely(sp_prof_active()))
 		return sp_malloc_sampled(size, node, zero,
 					 __builtin_return_address(0));
-	return sp_malloc_node_full(size, node, zero, __builtin_return_address(0));
+	return sp_malloc_node_full(size, node, zero,
+				   __builtin_return_address(0));
 }
 
 /* Sizes above 1 KiB: the class by sp_kmalloc_index(), then the same hit. */
@@ -195,8 +198,8 @@ SEGPOOL_API __sp_libframe void *segpool_calloc(size_t n, size_t size)
  * sp_cache_object_check() words it) as the misuse of @op instead
  * ("realloc of interior pointer"), and abort.
  */
-static __sp_cold __sp_noreturn void sp_misuse(const char *op, const char *what,
-					      const void *ptr, const char *cache)
+static __sp_cold __sp_noreturn void
+sp_misuse(const char *op, const char *what, const void *ptr, const char *cache)
 {
 	char buf[96];
 
@@ -301,7 +304,8 @@ SEGPOOL_API size_t segpool_usable_size(const void *ptr)
 	}
 	if (!sp_obj_to_slab(ptr)) {
 		if (sp_large_lookup(ptr, &size, &idx))
-			return size;	/* a large block: the bytes of its pages */
+			/* a large block: the bytes of its pages */
+			return size;
 		errno = EINVAL;	/* no allocation of segpool's: nothing to say */
 		return 0;
 	}
@@ -379,14 +383,18 @@ SEGPOOL_API __sp_libframe void *segpool_aligned_alloc(size_t align, size_t size)
 	if (unlikely(sp_init()))
 		return NULL;
 	if (size <= SEGPOOL_KMALLOC_MAX_CACHE_SIZE && align <= SP_PAGE_SIZE) {
-		/* smallest class that holds @size and whose stride @align divides */
+		/*
+		 * smallest class that holds @size
+		 * and whose stride @align divides
+		 */
 		for (unsigned int i = sp_kmalloc_index(size);
 		     i < SP_KMALLOC_NR_CLASSES; i++) {
 			if (sp_kmalloc_class_size(i) % align == 0) {
 				struct segpool_cache *c = sp_kmalloc_cache(i);
 				void *obj;
 
-				if (sp_failslab_active() && sp_should_failslab(c)) {
+				if (sp_failslab_active() &&
+				    sp_should_failslab(c)) {
 					errno = ENOMEM;
 					return NULL;
 				}

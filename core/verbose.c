@@ -37,8 +37,10 @@ void sp_init_verbose(void)
 		h.numa_bind ? "yes" : "no", h.debug, h.sanitizer);
 	if (sp_guard_rate)
 		sp_warn("guard pool: %u slots (%lu KiB reserved), 1 in %u "
-			"slow-path allocations guarded", sp_guard_nr_slots,
-			(unsigned long)(sp_guard_range.size >> 10), sp_guard_rate);
+			"slow-path allocations guarded",
+			sp_guard_nr_slots,
+			(unsigned long)(sp_guard_range.size >> 10),
+			sp_guard_rate);
 	else
 		sp_warn("guard pool: off");
 }

@@ -58,10 +58,13 @@
 #define MAX_THREADS		1024
 #define BATCH_MAX		64	/* records per batch */
 #define QUEUE_DEPTH		16	/* batches per cleaner queue */
-#define INLINE_MSG		96	/* message bytes kept inside the record */
+#define INLINE_MSG		96	/* message bytes kept
+					 * inside the record */
 #define LINE_MAX_LEN		1024
-#define MALFORMED_ONE_IN	4096	/* about one line in this many is broken */
-#define MAX_NODES		64	/* memory nodes the program keeps figures for */
+#define MALFORMED_ONE_IN	4096	/* about one line in this
+					 * many is broken */
+#define MAX_NODES		64	/* memory nodes the program
+					 * keeps figures for */
 #define MAX_NODE_ID		1024
 #define PATTERN_SLOTS		2048	/* per cleaner; a power of two */
 #define PATTERN_TEXT		72
@@ -72,7 +75,7 @@
 #define SEV_DEBUG		7
 #define SEV_ERR			3
 
-/* --- the hot structures ---------------------------------------------------- */
+/* --- the hot structures --------------------------------------------------- */
 
 /* One parsed log line: 160 bytes, one 192-byte stride with HWCACHE_ALIGN. */
 struct log_record {
@@ -110,7 +113,7 @@ struct log_batch {
 	struct log_record *recs[BATCH_MAX];
 };
 
-/* --- the synthetic log source ---------------------------------------------- */
+/* --- the synthetic log source --------------------------------------------- */
 
 enum app_id { APP_SSHD, APP_KERNEL, APP_NGINX, APP_POSTGRES, APP_CRON,
 	      APP_SYSTEMD, APP_DOCKERD, APP_HAPROXY, NAPPS };
@@ -171,7 +174,7 @@ struct truth {
 	bool malformed;
 };
 
-/* --- small helpers ----------------------------------------------------------- */
+/* --- small helpers -------------------------------------------------------- */
 
 static atomic_int g_abort;	/* set by a worker that cannot go on */
 /* Lines the parsers are done with (parsed or found malformed), for the live
@@ -180,7 +183,8 @@ static atomic_ullong g_lines_done;
 static bool all_caches;		/* -a: every cache in the dumps */
 static atomic_uint g_parsers_left;
 
-static void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+static void die(const char *fmt, ...)
+	__attribute__((noreturn, format(printf, 1, 2)));
 static void die(const char *fmt, ...)
 {
 	va_list ap;
@@ -218,7 +222,8 @@ static uint64_t rand_next(uint64_t *state)
 
 static unsigned int rand_below(uint64_t *state, size_t bound)
 {
-	return (unsigned int)(((rand_next(state) >> 32) * (uint64_t)bound) >> 32);
+	return (unsigned int)(((rand_next(state) >> 32) * (uint64_t)bound) >>
+			      32);
 }
 
 static uint32_t fnv1a(const char *s, size_t len)
@@ -270,7 +275,7 @@ static void append(char *buf, size_t *len, size_t cap, const char *fmt, ...)
 		*len = cap - 1;
 }
 
-/* --- generating a line ------------------------------------------------------- */
+/* --- generating a line ---------------------------------------------------- */
 
 static unsigned int draw_severity(uint64_t *rng)
 {
@@ -298,7 +303,8 @@ static unsigned int below(uint64_t r, size_t bound)
 	return (unsigned int)(((r >> 32) * (uint64_t)bound) >> 32);
 }
 
-static unsigned int gen_message(uint64_t *rng, char *buf, size_t *len, size_t cap)
+static unsigned int gen_message(uint64_t *rng, char *buf, size_t *len,
+				size_t cap)
 {
 	uint64_t rv[NDRAWS];
 	unsigned int tmpl = rand_below(rng, 12);
@@ -309,13 +315,15 @@ static unsigned int gen_message(uint64_t *rng, char *buf, size_t *len, size_t ca
 	switch (tmpl) {
 	case 0:
 		append(buf, len, cap,
-		       "Accepted publickey for %s from 10.%u.%u.%u port %u ssh2",
+		       "Accepted publickey for %s from 10.%u.%u.%u port %u "
+		       "ssh2",
 		       PICK(0, users), R(1, 256), R(2, 256), 1 + R(3, 254),
 		       1024 + R(4, 64000));
 		return APP_SSHD;
 	case 1:
 		append(buf, len, cap,
-		       "Failed password for invalid user %s from 192.168.%u.%u port %u ssh2",
+		       "Failed password for invalid user %s from 192.168.%u.%u "
+		       "port %u ssh2",
 		       PICK(0, users), R(1, 256), 1 + R(2, 254),
 		       1024 + R(3, 64000));
 		return APP_SSHD;
@@ -327,7 +335,10 @@ static unsigned int gen_message(uint64_t *rng, char *buf, size_t *len, size_t ca
 		return APP_KERNEL;
 	case 3:
 		append(buf, len, cap,
-		       "[%u.%06u] Out of memory: Killed process %u (%s) total-vm:%ukB, anon-rss:%ukB, file-rss:0kB, shmem-rss:0kB, UID:%u pgtables:%ukB oom_score_adj:0",
+		       "[%u.%06u] Out of memory: "
+		       "Killed process %u (%s) total-vm:%ukB, anon-rss:%ukB, "
+		       "file-rss:0kB, shmem-rss:0kB, "
+		       "UID:%u pgtables:%ukB oom_score_adj:0",
 		       R(0, 900000), R(1, 1000000), 100 + R(2, 4000000),
 		       PICK(3, procs), R(4, 64000000), R(5, 16000000),
 		       R(6, 2000), R(7, 100000));
@@ -338,7 +349,10 @@ static unsigned int gen_message(uint64_t *rng, char *buf, size_t *len, size_t ca
 		unsigned int extra = R(0, 4);
 
 		append(buf, len, cap,
-		       "%u.%u.%u.%u - - \"%s /api/v%u/%s/%u?page=%u&limit=%u HTTP/1.1\" %u %u \"-\" \"Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/%u.0.%u.%u Safari/537.36\"",
+		       "%u.%u.%u.%u - - \"%s /api/v%u/%s/%u?page=%u&limit=%u "
+		       "HTTP/1.1\" %u %u \"-\" \"Mozilla/5.0 (X11; "
+		       "Linux x86_64) AppleWebKit/537.36 (KHTML, "
+		       "like Gecko) Chrome/%u.0.%u.%u Safari/537.36\"",
 		       1 + R(1, 223), R(2, 256), R(3, 256), 1 + R(4, 254),
 		       PICK(5, methods), 1 + R(6, 3), PICK(7, resources),
 		       R(8, 1000000), R(9, 100), 10 + 10 * R(10, 10),
@@ -351,7 +365,9 @@ static unsigned int gen_message(uint64_t *rng, char *buf, size_t *len, size_t ca
 	}
 	case 6:
 		append(buf, len, cap,
-		       "LOG:  duration: %u.%03u ms  statement: SELECT id, name, updated_at FROM %s WHERE tenant_id = %u AND id > %u ORDER BY id LIMIT %u",
+		       "LOG:  duration: %u.%03u ms  statement: SELECT id, "
+		       "name, updated_at FROM %s WHERE tenant_id = %u AND id > "
+		       "%u ORDER BY id LIMIT %u",
 		       R(0, 5000), R(1, 1000), PICK(2, resources), R(3, 10000),
 		       R(4, 10000000), 10 * (1 + R(5, 10)));
 		return APP_POSTGRES;
@@ -362,7 +378,8 @@ static unsigned int gen_message(uint64_t *rng, char *buf, size_t *len, size_t ca
 		return APP_CRON;
 	case 8:
 		append(buf, len, cap,
-		       "%s.service: Main process exited, code=exited, status=%u/FAILURE",
+		       "%s.service: Main process exited, code=exited, "
+		       "status=%u/FAILURE",
 		       PICK(0, units), 1 + R(1, 200));
 		return APP_SYSTEMD;
 	case 9:
@@ -376,7 +393,9 @@ static unsigned int gen_message(uint64_t *rng, char *buf, size_t *len, size_t ca
 		return APP_DOCKERD;
 	default:
 		append(buf, len, cap,
-		       "%u.%u.%u.%u:%u [%02u/Jan/2024:%02u:%02u:%02u.%03u] fe_http be_%s/srv%u %u/%u/%u/%u/%u %u %u - - ---- %u/%u/%u/%u/%u 0/0 \"%s /%s HTTP/1.1\"",
+		       "%u.%u.%u.%u:%u [%02u/Jan/2024:%02u:%02u:%02u.%03u] "
+		       "fe_http be_%s/srv%u %u/%u/%u/%u/%u %u %u - - ---- "
+		       "%u/%u/%u/%u/%u 0/0 \"%s /%s HTTP/1.1\"",
 		       1 + R(0, 223), R(1, 256), R(2, 256), 1 + R(3, 254),
 		       1024 + R(4, 64000), 1 + R(5, 28), R(6, 24), R(7, 60),
 		       R(8, 60), R(9, 1000), PICK(10, resources), R(11, 8),
@@ -392,8 +411,8 @@ static unsigned int gen_message(uint64_t *rng, char *buf, size_t *len, size_t ca
 #undef PICK
 
 /*
- * gen_line() - the line of index @idx: "<PRI>Mmm dd hh:mm:ss host app[pid]: msg".
- * Its content depends on @seed and @idx only.
+ * gen_line() - the line of index @idx: "<PRI>Mmm dd hh:mm:ss host app[pid]:
+ * msg".  Its content depends on @seed and @idx only.
  */
 static size_t gen_line(uint64_t seed, uint64_t idx, char *buf, size_t cap,
 		       struct truth *t)
@@ -401,7 +420,8 @@ static size_t gen_line(uint64_t seed, uint64_t idx, char *buf, size_t cap,
 	uint64_t rng = mix64(seed) ^ mix64(idx ^ 0x6c6f67706970ULL);
 	char msg[LINE_MAX_LEN];
 	size_t mlen = 0, len = 0;
-	int64_t tsy = (int64_t)((idx / LINES_PER_SECOND) % (uint64_t)YEAR_SECONDS);
+	int64_t tsy =
+		(int64_t)((idx / LINES_PER_SECOND) % (uint64_t)YEAR_SECONDS);
 	unsigned int doy = (unsigned int)(tsy / 86400), mon = 0, secs;
 	unsigned int prefix, hnum;
 
@@ -412,7 +432,8 @@ static size_t gen_line(uint64_t seed, uint64_t idx, char *buf, size_t cap,
 	t->host_id = prefix * HOSTS_PER_PREFIX + hnum;
 	t->ts = YEAR_START + tsy;
 	t->app = gen_message(&rng, msg, &mlen, sizeof(msg));
-	t->pid = t->app == APP_KERNEL ? -1 : (int)(1 + rand_below(&rng, 4194303));
+	t->pid = t->app == APP_KERNEL ? -1 :
+					(int)(1 + rand_below(&rng, 4194303));
 
 	while (doy >= cum_days[mon + 1])
 		mon++;
@@ -435,7 +456,7 @@ static size_t gen_line(uint64_t seed, uint64_t idx, char *buf, size_t cap,
 	return len;
 }
 
-/* --- parsing a line ----------------------------------------------------------- */
+/* --- parsing a line ------------------------------------------------------- */
 
 struct log_fields {
 	int64_t ts;
@@ -507,7 +528,8 @@ static bool parse_line(const char *line, size_t len, struct log_fields *f)
 	    !expect(&p, ':') || !parse_uint(&p, 2, &ss) || ss > 59 ||
 	    !expect(&p, ' '))
 		return false;
-	f->ts = YEAR_START + ((int64_t)cum_days[mon] + (int64_t)day - 1) * 86400 +
+	f->ts = YEAR_START +
+		((int64_t)cum_days[mon] + (int64_t)day - 1) * 86400 +
 		(int64_t)(hh * 3600 + mm * 60 + ss);
 
 	/* Host "prefix-NN". */
@@ -558,7 +580,8 @@ static uint32_t find_ipv4(const char *s, size_t len)
 		unsigned long v;
 		int k;
 
-		if (!is_digit(*p) || (i > 0 && (is_digit(s[i - 1]) || s[i - 1] == '.')))
+		if (!is_digit(*p) ||
+		    (i > 0 && (is_digit(s[i - 1]) || s[i - 1] == '.')))
 			continue;
 		for (k = 0; k < 4; k++) {
 			if (!parse_uint(&p, 3, &v) || v > 255)
@@ -587,7 +610,7 @@ static uint16_t find_http_status(const char *s)
 	return (uint16_t)v;
 }
 
-/* --- bounded batch queue ------------------------------------------------------- */
+/* --- bounded batch queue -------------------------------------------------- */
 
 struct bqueue {
 	pthread_mutex_t lock;
@@ -605,14 +628,18 @@ static void bq_init(struct bqueue *q)
 {
 	memset(q, 0, sizeof(*q));
 	check_pthread(pthread_mutex_init(&q->lock, NULL), "pthread_mutex_init");
-	check_pthread(pthread_cond_init(&q->not_empty, NULL), "pthread_cond_init");
-	check_pthread(pthread_cond_init(&q->not_full, NULL), "pthread_cond_init");
+	check_pthread(pthread_cond_init(&q->not_empty, NULL),
+		      "pthread_cond_init");
+	check_pthread(pthread_cond_init(&q->not_full, NULL),
+		      "pthread_cond_init");
 }
 
 static void bq_destroy(struct bqueue *q)
 {
-	check_pthread(pthread_cond_destroy(&q->not_full), "pthread_cond_destroy");
-	check_pthread(pthread_cond_destroy(&q->not_empty), "pthread_cond_destroy");
+	check_pthread(pthread_cond_destroy(&q->not_full),
+		      "pthread_cond_destroy");
+	check_pthread(pthread_cond_destroy(&q->not_empty),
+		      "pthread_cond_destroy");
 	check_pthread(pthread_mutex_destroy(&q->lock), "pthread_mutex_destroy");
 }
 
@@ -682,7 +709,7 @@ static void bq_close(struct bqueue *q)
 	check_pthread(pthread_mutex_unlock(&q->lock), "pthread_mutex_unlock");
 }
 
-/* --- topology: where the workers run ---------------------------------------------- */
+/* --- topology: where the workers run -------------------------------------- */
 
 struct cpu_slot {
 	int cpu;	/* -1: do not pin */
@@ -707,7 +734,9 @@ static void discover_nodes(void)
 	if (count < 1)
 		die("segpool_numa_node_count() returned %d", count);
 	if (count > MAX_NODES) {
-		fprintf(stderr, "logpipe: %d memory nodes, figures for the first %d only\n",
+		fprintf(stderr,
+			"logpipe: %d memory nodes, figures for the first %d "
+			"only\n",
 			count, MAX_NODES);
 		count = MAX_NODES;
 	}
@@ -777,7 +806,9 @@ static struct cpu_slot *build_slots(int *nslots)
 			    strerror(-k));
 		if (k > 0 && !cpus)
 			die("out of memory");
-		k = k > 0 ? segpool_numa_node_cpus(node_ids[i], cpus, (size_t)k) : 0;
+		k = k > 0 ? segpool_numa_node_cpus(node_ids[i], cpus,
+						   (size_t)k) :
+			    0;
 		for (int j = 0; j < k; j++)
 			if (cpus[j] < ncpus)
 				cpu_node[cpus[j]] = node_ids[i];
@@ -837,7 +868,8 @@ static bool pin_self(const char *who, int id, int cpu)
 		return false;
 	set = CPU_ALLOC(ncpus);
 	if (!set) {
-		fprintf(stderr, "logpipe: %s %d: CPU_ALLOC failed (runs unpinned)\n",
+		fprintf(stderr,
+			"logpipe: %s %d: CPU_ALLOC failed (runs unpinned)\n",
 			who, id);
 		return false;
 	}
@@ -846,14 +878,16 @@ static bool pin_self(const char *who, int id, int cpu)
 	err = pthread_setaffinity_np(pthread_self(), sz, set);
 	CPU_FREE(set);
 	if (err) {
-		fprintf(stderr, "logpipe: %s %d: cannot pin to CPU %d: %s (runs unpinned)\n",
+		fprintf(stderr,
+			"logpipe: %s %d: cannot pin to CPU %d: "
+			"%s (runs unpinned)\n",
 			who, id, cpu, strerror(err));
 		return false;
 	}
 	return true;
 }
 
-/* --- shared state -------------------------------------------------------------------- */
+/* --- shared state --------------------------------------------------------- */
 
 static struct segpool_cache *record_cache;
 static struct segpool_cache *batch_cache;
@@ -900,7 +934,7 @@ struct cleaner {
 static struct parser *parsers;
 static struct cleaner *cleaners;
 
-/* --- where objects come from (-b) and the allocation share (-p) ------------------------- */
+/* --- where objects come from (-b) and the allocation share (-p) ----------- */
 
 static bool use_malloc;		/* -b malloc: malloc()/free() for everything */
 static bool profile;		/* -p: sample where the CPU time goes */
@@ -909,10 +943,16 @@ static bool profile;		/* -p: sample where the CPU time goes */
 static _Thread_local volatile sig_atomic_t in_alloc;
 static atomic_ulong prof_samples, prof_alloc_samples;
 
-#define ALLOC_BEGIN()	do { in_alloc = 1; \
-			     atomic_signal_fence(memory_order_seq_cst); } while (0)
-#define ALLOC_END()	do { atomic_signal_fence(memory_order_seq_cst); \
-			     in_alloc = 0; } while (0)
+#define ALLOC_BEGIN()						\
+	do {							\
+		in_alloc = 1;					\
+		atomic_signal_fence(memory_order_seq_cst);	\
+	} while (0)
+#define ALLOC_END()						\
+	do {							\
+		atomic_signal_fence(memory_order_seq_cst);	\
+		in_alloc = 0;					\
+	} while (0)
 
 #ifndef sigev_notify_thread_id
 #define sigev_notify_thread_id	_sigev_un._tid
@@ -967,7 +1007,9 @@ static double alloc_share(void)
 {
 	unsigned long n = atomic_load(&prof_samples);
 
-	return n ? 100.0 * (double)atomic_load(&prof_alloc_samples) / (double)n : 0;
+	return n ? 100.0 * (double)atomic_load(&prof_alloc_samples) /
+			       (double)n :
+		   0;
 }
 
 static void *obj_alloc(struct segpool_cache *cache, size_t size, int node)
@@ -975,7 +1017,8 @@ static void *obj_alloc(struct segpool_cache *cache, size_t size, int node)
 	void *p;
 
 	ALLOC_BEGIN();
-	p = use_malloc ? malloc(size) : segpool_cache_alloc_node(cache, 0, node);
+	p = use_malloc ? malloc(size) :
+			 segpool_cache_alloc_node(cache, 0, node);
 	ALLOC_END();
 	return p;
 }
@@ -1012,7 +1055,8 @@ static void payload_free(char *p)
 
 static size_t payload_usable(const void *p)
 {
-	return use_malloc ? malloc_usable_size((void *)p) : segpool_usable_size(p);
+	return use_malloc ? malloc_usable_size((void *)p) :
+			    segpool_usable_size(p);
 }
 
 /* Tables outside the hot path: calloc() or segpool_calloc(). */
@@ -1040,14 +1084,15 @@ static const char *backend_name(void)
 	return use_malloc ? "malloc" : "segpool caches";
 }
 
-/* --- parser thread --------------------------------------------------------------------- */
+/* --- parser thread -------------------------------------------------------- */
 
 static struct log_batch *new_batch(struct parser *p)
 {
 	struct log_batch *b = obj_alloc(batch_cache, sizeof(*b), p->node);
 
 	if (!b) {
-		fprintf(stderr, "logpipe: parser %u: log_batch on node %d (%s): %s\n",
+		fprintf(stderr,
+			"logpipe: parser %u: log_batch on node %d (%s): %s\n",
 			p->id, p->node, backend_name(), strerror(errno));
 		atomic_store(&g_abort, 1);
 		return NULL;
@@ -1063,7 +1108,10 @@ static struct log_batch *new_batch(struct parser *p)
 
 static void ship_batch(struct parser *p, struct log_batch *b)
 {
-	/* Round-robin over the cleaners, starting at a different one per parser. */
+	/*
+	 * Round-robin over the cleaners,
+	 * starting at a different one per parser.
+	 */
 	unsigned int c = (unsigned int)((p->id + p->batches) % nr_cleaners);
 
 	p->batches++;
@@ -1094,7 +1142,8 @@ static bool parse_one(struct parser *p, uint64_t idx, struct log_batch *b)
 
 	r = obj_alloc(record_cache, sizeof(*r), p->node);
 	if (!r) {
-		fprintf(stderr, "logpipe: parser %u: log_record on node %d (%s): %s\n",
+		fprintf(stderr,
+			"logpipe: parser %u: log_record on node %d (%s): %s\n",
 			p->id, p->node, backend_name(), strerror(errno));
 		return false;
 	}
@@ -1125,8 +1174,11 @@ static bool parse_one(struct parser *p, uint64_t idx, struct log_batch *b)
 	} else {
 		r->ext = payload_alloc(f.msg_len + 1);
 		if (!r->ext) {
-			fprintf(stderr, "logpipe: parser %u: payload of %zu bytes (%s): %s\n",
-				p->id, f.msg_len + 1, backend_name(), strerror(errno));
+			fprintf(stderr,
+				"logpipe: parser %u: "
+				"payload of %zu bytes (%s): %s\n",
+				p->id, f.msg_len + 1, backend_name(),
+				strerror(errno));
 			obj_free(record_cache, r);
 			return false;
 		}
@@ -1188,7 +1240,8 @@ static void *parser_main(void *arg)
 			since = 0;
 		}
 		if (!b) {
-			if (atomic_load_explicit(&g_abort, memory_order_relaxed))
+			if (atomic_load_explicit(&g_abort,
+						 memory_order_relaxed))
 				break;
 			b = new_batch(p);
 			if (!b)
@@ -1214,7 +1267,7 @@ static void *parser_main(void *arg)
 	return NULL;
 }
 
-/* --- cleaner thread --------------------------------------------------------------------- */
+/* --- cleaner thread ------------------------------------------------------- */
 
 /* "app: message", cut to fit: the table shows only the start anyway. */
 static void set_pattern_text(struct pattern *e, const char *app,
@@ -1298,7 +1351,8 @@ static void clean_one(struct cleaner *c, struct log_record *r)
 			if (is_digit(msg[i])) {
 				while (i < r->msg_len && is_digit(msg[i]))
 					i++;
-				msg[o++] = '#';	/* o < i: nothing unread is overwritten */
+				/* o < i: nothing unread is overwritten */
+				msg[o++] = '#';
 			} else {
 				msg[o++] = msg[i++];
 			}
@@ -1310,7 +1364,8 @@ static void clean_one(struct cleaner *c, struct log_record *r)
 		c->kept++;
 	}
 
-	if (!use_malloc && c->node != SEGPOOL_NUMA_NO_NODE && r->node != c->node)
+	if (!use_malloc && c->node != SEGPOOL_NUMA_NO_NODE &&
+	    r->node != c->node)
 		c->remote_frees++;
 	r->magic = RECORD_DEAD;
 	if (r->ext) {
@@ -1348,25 +1403,35 @@ static void *cleaner_main(void *arg)
 	return NULL;
 }
 
-/* --- options ------------------------------------------------------------------ */
+/* --- options -------------------------------------------------------------- */
 
 static void usage(FILE *out, int nslots)
 {
 	fprintf(out,
-		"usage: logpipe [-t parsers] [-c cleaners] [-n records] [-s seed] [-b cache|malloc]\n"
+		"usage: logpipe [-t parsers] [-c cleaners] [-n records] [-s "
+		"seed] [-b cache|malloc]\n"
 		"               [-p] [-q] [-a] [-h]\n"
-		"  -t N  parser threads, 1..%d (default: one per usable CPU, here %d)\n"
-		"  -c N  cleaner threads, 1..%d (default: half the parsers, at least 1)\n"
-		"  -n N  records to generate, 1..10^12, suffix k, M or G (default 2M)\n"
+		"  -t N  parser threads, 1..%d (default: one per usable CPU, "
+		"here %d)\n"
+		"  -c N  cleaner threads, 1..%d (default: half the parsers, "
+		"at least 1)\n"
+		"  -n N  records to generate, 1..10^12, suffix k, "
+		"M or G (default 2M)\n"
 		"  -s S  PRNG seed, decimal or 0x-hex (default 0x%llx)\n"
-		"  -b B  where records, batches and payloads come from: cache (segpool's\n"
-		"        caches and segpool_malloc, the default) or malloc (malloc/free)\n"
-		"  -p    report the share of CPU time spent in allocation and free calls\n"
+		"  -b B  where records, batches and payloads come from: "
+		"cache (segpool's\n"
+		"        caches and segpool_malloc, "
+		"the default) or malloc (malloc/free)\n"
+		"  -p    report the share of CPU time spent in allocation and "
+		"free calls\n"
 		"        (SIGPROF samples, one per millisecond of CPU time)\n"
-		"  -q    quiet: one summary line, no progress, no per-node figures, no dump\n"
-		"  -a    list every cache in the dumps (default: empty ones on one line)\n"
+		"  -q    quiet: one summary line, no progress, "
+		"no per-node figures, no dump\n"
+		"  -a    list every cache in the dumps (default: "
+		"empty ones on one line)\n"
 		"  -h    this help\n",
-		MAX_THREADS, nslots, MAX_THREADS, (unsigned long long)DEFAULT_SEED);
+		MAX_THREADS, nslots, MAX_THREADS,
+		(unsigned long long)DEFAULT_SEED);
 }
 
 /* A decimal count in [min, max], optionally with a k/M/G suffix. */
@@ -1429,7 +1494,10 @@ static bool parse_options(int argc, char **argv, int nslots)
 		switch (opt) {
 		case 't':
 			if (!parse_count(optarg, 1, MAX_THREADS, false, &v)) {
-				fprintf(stderr, "logpipe: -t wants 1..%d parser threads, not '%s'\n",
+				fprintf(stderr,
+					"logpipe: "
+					"-t wants 1..%d parser threads, "
+					"not '%s'\n",
 					MAX_THREADS, optarg);
 				exit(2);
 			}
@@ -1438,7 +1506,10 @@ static bool parse_options(int argc, char **argv, int nslots)
 			break;
 		case 'c':
 			if (!parse_count(optarg, 1, MAX_THREADS, false, &v)) {
-				fprintf(stderr, "logpipe: -c wants 1..%d cleaner threads, not '%s'\n",
+				fprintf(stderr,
+					"logpipe: "
+					"-c wants 1..%d cleaner threads, "
+					"not '%s'\n",
 					MAX_THREADS, optarg);
 				exit(2);
 			}
@@ -1447,7 +1518,10 @@ static bool parse_options(int argc, char **argv, int nslots)
 			break;
 		case 'n':
 			if (!parse_count(optarg, 1, MAX_RECORDS, true, &v)) {
-				fprintf(stderr, "logpipe: -n wants 1..10^12 records (suffix k, M or G allowed), not '%s'\n",
+				fprintf(stderr,
+					"logpipe: -n wants 1..10^12 records "
+					"(suffix k, M or G allowed), "
+					"not '%s'\n",
 					optarg);
 				exit(2);
 			}
@@ -1455,7 +1529,9 @@ static bool parse_options(int argc, char **argv, int nslots)
 			break;
 		case 's':
 			if (!parse_seed(optarg, &seed)) {
-				fprintf(stderr, "logpipe: -s wants an unsigned 64-bit seed, not '%s'\n",
+				fprintf(stderr,
+					"logpipe: -s wants an unsigned 64-bit "
+					"seed, not '%s'\n",
 					optarg);
 				exit(2);
 			}
@@ -1464,7 +1540,9 @@ static bool parse_options(int argc, char **argv, int nslots)
 			if (!strcmp(optarg, "malloc")) {
 				use_malloc = true;
 			} else if (strcmp(optarg, "cache")) {
-				fprintf(stderr, "logpipe: -b wants cache or malloc, not '%s'\n",
+				fprintf(stderr,
+					"logpipe: -b wants cache or malloc, "
+					"not '%s'\n",
 					optarg);
 				exit(2);
 			}
@@ -1487,23 +1565,27 @@ static bool parse_options(int argc, char **argv, int nslots)
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "logpipe: unexpected argument '%s'\n", argv[optind]);
+		fprintf(stderr, "logpipe: unexpected argument '%s'\n",
+			argv[optind]);
 		usage(stderr, nslots);
 		exit(2);
 	}
 	if (!have_t)
-		nr_parsers = (unsigned int)(nslots < MAX_THREADS ? nslots : MAX_THREADS);
+		nr_parsers = (unsigned int)(nslots < MAX_THREADS ? nslots :
+								   MAX_THREADS);
 	if (!have_c)
 		nr_cleaners = nr_parsers / 2 ? nr_parsers / 2 : 1;
 	return quiet;
 }
 
-/* --- running the pipeline ------------------------------------------------------ */
+/* --- running the pipeline ------------------------------------------------- */
 
 static void setup_workers(const struct cpu_slot *slots, int nslots)
 {
-	if (posix_memalign((void **)&parsers, 64, sizeof(*parsers) * nr_parsers) ||
-	    posix_memalign((void **)&cleaners, 64, sizeof(*cleaners) * nr_cleaners) ||
+	if (posix_memalign((void **)&parsers, 64,
+			   sizeof(*parsers) * nr_parsers) ||
+	    posix_memalign((void **)&cleaners, 64,
+			   sizeof(*cleaners) * nr_cleaners) ||
 	    posix_memalign((void **)&queues, 64, sizeof(*queues) * nr_cleaners))
 		die("out of memory for %u parsers and %u cleaners",
 		    nr_parsers, nr_cleaners);
@@ -1520,7 +1602,8 @@ static void setup_workers(const struct cpu_slot *slots, int nslots)
 	}
 	for (unsigned int i = 0; i < nr_cleaners; i++) {
 		struct cleaner *c = &cleaners[i];
-		const struct cpu_slot *s = &slots[(nr_parsers + i) % (unsigned int)nslots];
+		const struct cpu_slot *s =
+			&slots[(nr_parsers + i) % (unsigned int)nslots];
 
 		bq_init(&queues[i]);
 		c->id = i;
@@ -1555,15 +1638,18 @@ static void append_text(void *arg, const char *text)
 
 static void progress_line(double t0, bool tty, bool last)
 {
-	uint64_t done = atomic_load_explicit(&g_lines_done, memory_order_relaxed);
+	uint64_t done =
+		atomic_load_explicit(&g_lines_done, memory_order_relaxed);
 	double el = now_seconds() - t0, rate = el > 0 ? (double)done / el : 0;
 	char left[32] = "";
 
 	if (!last && rate > 0 && done < nr_records)
 		snprintf(left, sizeof(left), ", %.0f s left",
 			 (double)(nr_records - done) / rate);
-	fprintf(stderr, "%slogpipe: %" PRIu64 " / %" PRIu64 " records (%.1f%%), "
-		"%.0f records/s, %.0f s%s%s", tty ? "\r" : "", done, nr_records,
+	fprintf(stderr,
+		"%slogpipe: %" PRIu64 " / %" PRIu64 " records (%.1f%%), "
+		"%.0f records/s, %.0f s%s%s",
+		tty ? "\r" : "", done, nr_records,
 		100.0 * (double)done / (double)nr_records, rate, el, left,
 		tty ? (last ? "\033[K\n" : "\033[K") : "\n");
 	fflush(stderr);
@@ -1608,28 +1694,32 @@ static double run_pipeline(bool show_progress)
 		profile_setup();
 
 	for (unsigned int i = 0; i < nr_cleaners; i++) {
-		err = pthread_create(&cleaners[i].tid, NULL, cleaner_main, &cleaners[i]);
+		err = pthread_create(&cleaners[i].tid, NULL, cleaner_main,
+				     &cleaners[i]);
 		if (err)
 			die("pthread_create(cleaner %u): %s", i, strerror(err));
 	}
 	atomic_store(&g_parsers_left, nr_parsers);
 	for (unsigned int i = 0; i < nr_parsers; i++) {
-		err = pthread_create(&parsers[i].tid, NULL, parser_main, &parsers[i]);
+		err = pthread_create(&parsers[i].tid, NULL, parser_main,
+				     &parsers[i]);
 		if (err)
 			die("pthread_create(parser %u): %s", i, strerror(err));
 	}
 	watch_pipeline(t0, show_progress);
 	for (unsigned int i = 0; i < nr_parsers; i++)
-		check_pthread(pthread_join(parsers[i].tid, NULL), "pthread_join");
+		check_pthread(pthread_join(parsers[i].tid, NULL),
+			      "pthread_join");
 	/* No parser pushes any more: let the cleaners finish and leave. */
 	for (unsigned int i = 0; i < nr_cleaners; i++)
 		bq_close(&queues[i]);
 	for (unsigned int i = 0; i < nr_cleaners; i++)
-		check_pthread(pthread_join(cleaners[i].tid, NULL), "pthread_join");
+		check_pthread(pthread_join(cleaners[i].tid, NULL),
+			      "pthread_join");
 	return now_seconds() - t0;
 }
 
-/* --- adding up ------------------------------------------------------------------- */
+/* --- adding up ------------------------------------------------------------ */
 
 struct totals {
 	double elapsed;
@@ -1660,9 +1750,13 @@ static void merge_patterns(struct totals *t, const struct cleaner *c)
 
 		if (!e->hash)
 			continue;
-		/* Same hash, same pattern: a 64-bit collision is not a worry here. */
+		/*
+		 * Same hash, same pattern:
+		 * a 64-bit collision is not a worry here.
+		 */
 		for (probe = 0; probe < ALL_PATTERNS; probe++) {
-			struct pattern *d = &t->pat[(e->hash + probe) & (ALL_PATTERNS - 1)];
+			struct pattern *d =
+				&t->pat[(e->hash + probe) & (ALL_PATTERNS - 1)];
 
 			if (d->hash == e->hash) {
 				d->count += e->count;
@@ -1742,7 +1836,7 @@ static void gather(struct totals *t)
 	}
 }
 
-/* --- checking -------------------------------------------------------------------- */
+/* --- checking ------------------------------------------------------------- */
 
 static int failures;
 
@@ -1788,17 +1882,21 @@ static void check_cache(struct segpool_cache *cache, uint64_t expect)
 
 static void check_totals(const struct totals *t)
 {
-	/* After an early stop the line counts fall short; all else must hold. */
+	/*
+	 * After an early stop the line counts fall short; all else must hold.
+	 */
 	if (atomic_load(&g_abort))
 		fail("a worker stopped early (see above)");
 	else if (t->lines != nr_records)
 		fail("%" PRIu64 " lines generated, %" PRIu64 " asked for",
 		     t->lines, nr_records);
 	else if (t->parsed + t->malformed != t->lines)
-		fail("%" PRIu64 " parsed + %" PRIu64 " malformed != %" PRIu64 " lines",
+		fail("%" PRIu64 " parsed + %" PRIu64 " malformed != %" PRIu64
+		     " lines",
 		     t->parsed, t->malformed, t->lines);
 	if (t->mismatched)
-		fail("%" PRIu64 " lines parsed otherwise than they were generated",
+		fail("%" PRIu64
+		     " lines parsed otherwise than they were generated",
 		     t->mismatched);
 	if (t->consumed != t->parsed)
 		fail("records lost: %" PRIu64 " produced, %" PRIu64 " consumed",
@@ -1808,19 +1906,20 @@ static void check_totals(const struct totals *t)
 	if (t->corrupt)
 		fail("%" PRIu64 " corrupted records or batches", t->corrupt);
 	if (t->misaligned)
-		fail("%" PRIu64 " records not aligned to %lu bytes", t->misaligned,
-		     SEGPOOL_CACHE_LINE);
+		fail("%" PRIu64 " records not aligned to %lu bytes",
+		     t->misaligned, SEGPOOL_CACHE_LINE);
 	if (t->short_payloads)
-		fail("%" PRIu64 " payloads with a usable size below the size asked",
+		fail("%" PRIu64
+		     " payloads with a usable size below the size asked",
 		     t->short_payloads);
 	if (t->unknown_node)
 		fail("segpool_obj_node() did not know %" PRIu64 " objects",
 		     t->unknown_node);
 	if (t->batches != t->pushed || t->pushed != t->popped ||
 	    t->popped != t->cbatches)
-		fail("batches: %" PRIu64 " shipped, %" PRIu64 " queued, %" PRIu64
-		     " dequeued, %" PRIu64 " cleaned", t->batches, t->pushed,
-		     t->popped, t->cbatches);
+		fail("batches: %" PRIu64 " shipped, %" PRIu64
+		     " queued, %" PRIu64 " dequeued, %" PRIu64 " cleaned",
+		     t->batches, t->pushed, t->popped, t->cbatches);
 	if (t->payloads != t->payload_frees)
 		fail("payloads: %" PRIu64 " allocated, %" PRIu64 " freed",
 		     t->payloads, t->payload_frees);
@@ -1833,18 +1932,19 @@ static void check_totals(const struct totals *t)
 	check_cache(batch_cache, t->batch_allocs);
 }
 
-/* --- report ------------------------------------------------------------------------ */
+/* --- report --------------------------------------------------------------- */
 
 static void print_header(int nslots)
 {
-	printf("logpipe: segpool %s, seed 0x%016" PRIx64 " (rerun with -s 0x%" PRIx64
-	       "), %" PRIu64 " records\n", segpool_version(), seed, seed, nr_records);
-	printf("logpipe: %u parser%s, %u cleaner%s, %d usable CPU%s on %d memory node%s, "
+	printf("logpipe: segpool %s, seed 0x%016" PRIx64
+	       " (rerun with -s 0x%" PRIx64 "), %" PRIu64 " records\n",
+	       segpool_version(), seed, seed, nr_records);
+	printf("logpipe: %u parser%s, %u cleaner%s, "
+	       "%d usable CPU%s on %d memory node%s, "
 	       "batches of %d, queues of %d\n",
-	       nr_parsers, nr_parsers == 1 ? "" : "s",
-	       nr_cleaners, nr_cleaners == 1 ? "" : "s",
-	       nslots, nslots == 1 ? "" : "s", nr_nodes, nr_nodes == 1 ? "" : "s",
-	       BATCH_MAX, QUEUE_DEPTH);
+	       nr_parsers, nr_parsers == 1 ? "" : "s", nr_cleaners,
+	       nr_cleaners == 1 ? "" : "s", nslots, nslots == 1 ? "" : "s",
+	       nr_nodes, nr_nodes == 1 ? "" : "s", BATCH_MAX, QUEUE_DEPTH);
 	if (use_malloc) {
 		printf("logpipe: -b malloc: log_record (%zu bytes), log_batch "
 		       "(%zu bytes) and payloads from malloc()\n",
@@ -1927,7 +2027,8 @@ static void print_results(const struct totals *t)
 	printf("  wall time           %12.3f s\n", t->elapsed);
 	printf("  records/second      %12.0f\n", rate(t));
 	if (profile)
-		printf("  in alloc and free   %11.1f%%   (of %lu CPU-time samples)\n",
+		printf("  in alloc and free   %11.1f%%   (of %lu CPU-time "
+		       "samples)\n",
 		       alloc_share(), atomic_load(&prof_samples));
 }
 
@@ -1935,15 +2036,19 @@ static void print_nodes(const struct totals *t)
 {
 	printf("\nper node (from segpool_obj_node):\n");
 	for (int n = 0; n < nr_nodes; n++)
-		printf("  node %-3d %3u parser%s %3u cleaner%s  records %11" PRIu64
-		       " (%5.1f%%)  payloads %10" PRIu64 "\n", node_ids[n],
-		       t->node_parsers[n], t->node_parsers[n] == 1 ? " " : "s",
-		       t->node_cleaners[n], t->node_cleaners[n] == 1 ? " " : "s",
-		       t->node_records[n], t->parsed ?
-		       100.0 * (double)t->node_records[n] / (double)t->parsed : 0.0,
+		printf("  node %-3d %3u parser%s %3u cleaner%s  "
+		       "records %11" PRIu64 " (%5.1f%%)  "
+		       "payloads %10" PRIu64 "\n",
+		       node_ids[n], t->node_parsers[n],
+		       t->node_parsers[n] == 1 ? " " : "s", t->node_cleaners[n],
+		       t->node_cleaners[n] == 1 ? " " : "s", t->node_records[n],
+		       t->parsed ? 100.0 * (double)t->node_records[n] /
+					   (double)t->parsed :
+				   0.0,
 		       t->node_payloads[n]);
-	printf("  records on the allocating worker's node %" PRIu64 ", on another %"
-	       PRIu64 "\n", t->local, t->remote);
+	printf("  records on the allocating worker's node %" PRIu64
+	       ", on another %" PRIu64 "\n",
+	       t->local, t->remote);
 	printf("  records freed by a cleaner on another node %" PRIu64 "\n",
 	       t->remote_frees);
 }
@@ -1978,7 +2083,8 @@ static void print_hosts_and_patterns(struct totals *t)
 		int best = -1;
 
 		for (int h = 0; h < NHOSTS; h++)
-			if (host_err[h] && (best < 0 || host_err[h] > host_err[best]))
+			if (host_err[h] &&
+			    (best < 0 || host_err[h] > host_err[best]))
 				best = h;
 		if (best < 0)
 			break;
@@ -1993,7 +2099,8 @@ static void print_hosts_and_patterns(struct totals *t)
 	printf("\ntop patterns after cleaning:\n");
 	for (size_t k = 0; k < 5 && t->pat[k].hash; k++)
 		printf("  %10" PRIu64 "  %.60s%s\n", t->pat[k].count,
-		       t->pat[k].text, strlen(t->pat[k].text) > 60 ? "..." : "");
+		       t->pat[k].text,
+		       strlen(t->pat[k].text) > 60 ? "..." : "");
 }
 
 /* One row of the slabinfo text. */
@@ -2015,9 +2122,9 @@ static bool parse_slabinfo_row(const char *line, struct cache_row *r)
 
 static void print_row(const struct cache_row *r)
 {
-	printf("  %-22s %10llu %10llu %7llu %8u %7u %7llu/%-7llu %9llu\n", r->name,
-	       r->active, r->total, r->stride, r->per, r->pages, r->aslabs,
-	       r->slabs, r->depot);
+	printf("  %-22s %10llu %10llu %7llu %8u %7u %7llu/%-7llu %9llu\n",
+	       r->name, r->active, r->total, r->stride, r->per, r->pages,
+	       r->aslabs, r->slabs, r->depot);
 }
 
 /*
@@ -2035,8 +2142,8 @@ static void print_caches(const char *title, const char *text)
 	struct cache_row r;
 
 	printf("\n%s:\n", title);
-	printf("  %-22s %10s %10s %7s %8s %7s %15s %9s\n", "NAME", "ACTIVE", "OBJS",
-	       "STRIDE", "OBJ/SLAB", "PAGES", "SLABS act/all", "DEPOT");
+	printf("  %-22s %10s %10s %7s %8s %7s %15s %9s\n", "NAME", "ACTIVE",
+	       "OBJS", "STRIDE", "OBJ/SLAB", "PAGES", "SLABS act/all", "DEPOT");
 	for (int pass = 0; pass < 2; pass++) {
 		for (const char *l = text; l && *l; l = strchr(l, '\n'),
 		     l = l ? l + 1 : NULL) {
@@ -2044,14 +2151,16 @@ static void print_caches(const char *title, const char *text)
 
 			if (!parse_slabinfo_row(l, &r))
 				continue;
-			for (size_t k = 0; k < sizeof(own) / sizeof(own[0]); k++)
+			for (size_t k = 0; k < sizeof(own) / sizeof(own[0]);
+			     k++)
 				mine |= !strcmp(r.name, own[k]);
 			if (mine != (pass == 0))
 				continue;
 			if (!mine && !all_caches && !r.slabs && !r.active) {
 				if (!nempty++)
-					snprintf(empty_first, sizeof(empty_first),
-						 "%s", r.name);
+					snprintf(empty_first,
+						 sizeof(empty_first), "%s",
+						 r.name);
 				snprintf(empty_last, sizeof(empty_last), "%s",
 					 r.name);
 				continue;
@@ -2063,13 +2172,14 @@ static void print_caches(const char *title, const char *text)
 		printf("  (1 more cache without slabs: %s; -a lists it)\n",
 		       empty_first);
 	else if (nempty)
-		printf("  (%u more caches without slabs, %s .. %s; -a lists them)\n",
+		printf("  (%u more caches without slabs, %s .. %s; "
+		       "-a lists them)\n",
 		       nempty, empty_first, empty_last);
 	printf("  (free objects resting in CPU magazines and depots keep their "
 	       "slabs active)\n");
 }
 
-/* --- main -------------------------------------------------------------------------- */
+/* --- main ----------------------------------------------------------------- */
 
 int main(int argc, char **argv)
 {
@@ -2084,20 +2194,28 @@ int main(int argc, char **argv)
 	quiet = parse_options(argc, argv, nslots);
 
 	if (strcmp(segpool_version(), SEGPOOL_VERSION_STRING))
-		fprintf(stderr, "logpipe: warning: built against segpool %s, running %s\n",
+		fprintf(stderr,
+			"logpipe: warning: built against segpool %s, "
+			"running %s\n",
 			SEGPOOL_VERSION_STRING, segpool_version());
 
 	if (!use_malloc) {
 		record_cache = SEGPOOL_CACHE(log_record, SEGPOOL_HWCACHE_ALIGN);
 		if (!record_cache)
-			die("segpool_cache_create(log_record): %s", strerror(errno));
+			die("segpool_cache_create(log_record): %s",
+			    strerror(errno));
 		batch_cache = SEGPOOL_CACHE(log_batch, SEGPOOL_HWCACHE_ALIGN);
 		if (!batch_cache)
-			die("segpool_cache_create(log_batch): %s", strerror(errno));
+			die("segpool_cache_create(log_batch): %s",
+			    strerror(errno));
 	}
 
-	/* watch it live: segpool-top -p <pid> (Documentation/guide/statistics.md) */
-	if (!use_malloc && segpool_export_start(SEGPOOL_EXPORT_INTERVAL_DEFAULT))
+	/*
+	 * watch it live: segpool-top -p <pid>
+	 * (Documentation/guide/statistics.md)
+	 */
+	if (!use_malloc &&
+	    segpool_export_start(SEGPOOL_EXPORT_INTERVAL_DEFAULT))
 		fprintf(stderr, "logpipe: warning: no live statistics: %s\n",
 			strerror(errno));
 	if (!quiet)
@@ -2133,18 +2251,23 @@ int main(int argc, char **argv)
 		if (use_malloc)
 			;	/* no segpool cache to show */
 		else if (midway_dump)
-			print_caches("segpool caches half-way through (records in flight)",
-				     midway_dump);
+			print_caches(
+				"segpool caches half-way through (records in "
+				"flight)",
+				midway_dump);
 		free(midway_dump);
 		midway_dump = NULL;
 		midway_len = 0;
-		err = use_malloc ? 0 : segpool_stats_print(append_text, NULL,
-							   SEGPOOL_STATS_SLABINFO);
+		err = use_malloc ? 0 :
+				   segpool_stats_print(append_text, NULL,
+						       SEGPOOL_STATS_SLABINFO);
 		if (err)
 			fail("segpool_stats_print: %s", strerror(-err));
 		else if (!use_malloc)
-			print_caches("segpool caches at the end (every record freed)",
-				     midway_dump);
+			print_caches(
+				"segpool caches at the end (every record "
+				"freed)",
+				midway_dump);
 		free(midway_dump);
 	}
 
@@ -2170,12 +2293,13 @@ int main(int argc, char **argv)
 	free(slots);
 
 	if (failures) {
-		fprintf(stderr, "logpipe: %d inconsistenc%s, exit 1\n", failures,
-			failures == 1 ? "y" : "ies");
+		fprintf(stderr, "logpipe: %d inconsistenc%s, exit 1\n",
+			failures, failures == 1 ? "y" : "ies");
 		return 1;
 	}
 	if (!quiet)
 		printf("\nlogpipe: all %" PRIu64 " records accounted for, %s\n",
-		       parsed, use_malloc ? "every block freed" : "caches destroyed");
+		       parsed,
+		       use_malloc ? "every block freed" : "caches destroyed");
 	return 0;
 }

@@ -64,9 +64,11 @@ void run(const options &o, worker &w, std::uint64_t nbatches)
 	segpool::pmr::arena_resource arena;
 	segpool::pmr::cache_resource cache(64, 16, &segpool::pmr::pool());
 	std::pmr::memory_resource *mem =
-		o.res == kind::arena ? static_cast<std::pmr::memory_resource *>(&arena) :
-		o.res == kind::pool ? &segpool::pmr::pool() :
-		o.res == kind::cache ? &cache : std::pmr::new_delete_resource();
+		o.res == kind::arena ?
+			static_cast<std::pmr::memory_resource *>(&arena) :
+		o.res == kind::pool  ? &segpool::pmr::pool() :
+		o.res == kind::cache ? &cache :
+				       std::pmr::new_delete_resource();
 	char line[512];
 
 	w.patterns = std::make_unique<counts>(&segpool::pmr::pool());
@@ -80,8 +82,8 @@ void run(const options &o, worker &w, std::uint64_t nbatches)
 
 			recs.reserve(last - first);
 			for (std::uint64_t i = first; i < last; i++) {
-				std::size_t n = logpmr::gen_line(o.seed, i, line,
-								 sizeof(line));
+				std::size_t n = logpmr::gen_line(
+					o.seed, i, line, sizeof(line));
 
 				recs.emplace_back();
 				if (!logpmr::parse(std::string_view(line, n),
@@ -106,7 +108,8 @@ void run(const options &o, worker &w, std::uint64_t nbatches)
 
 			i.size = sizeof(i);
 			if (!segpool_arena_get_info(arena.arena(), &i))
-				w.peak = std::max<std::uint64_t>(w.peak, i.in_use);
+				w.peak = std::max<std::uint64_t>(w.peak,
+								 i.in_use);
 			arena.release();	/* the whole batch, at once */
 		}
 	}
@@ -161,12 +164,15 @@ bool parse_args(int argc, char **argv, options &o)
 
 int main(int argc, char **argv)
 {
-	static const char *const names[] = { "arena", "pool", "cache", "newdelete" };
+	static const char *const names[] = { "arena", "pool", "cache",
+					     "newdelete" };
 	options o;
 
 	if (!parse_args(argc, argv, o)) {
-		std::fprintf(stderr, "usage: %s [-n lines] [-t threads] [-b batch] "
-			     "[-s seed] [-r arena|pool|cache|newdelete]\n", argv[0]);
+		std::fprintf(stderr,
+			     "usage: %s [-n lines] [-t threads] [-b batch] "
+			     "[-s seed] [-r arena|pool|cache|newdelete]\n",
+			     argv[0]);
 		return 2;
 	}
 
@@ -201,18 +207,24 @@ int main(int argc, char **argv)
 		top.emplace_back(kv.second, &kv.first);
 	}
 	std::sort(top.begin(), top.end(), [](const auto &a, const auto &b) {
-		return a.first != b.first ? a.first > b.first : *a.second < *b.second;
+		return a.first != b.first ? a.first > b.first :
+					    *a.second < *b.second;
 	});
 
-	std::printf("logpipe_pmr: %" PRIu64 " lines, %u threads, batches of %u, "
-		    "resource %s: %.0f lines/s\n", o.lines, o.threads, o.batch,
-		    names[(int)o.res], secs > 0 ? (double)o.lines / secs : 0.0);
-	std::printf("  parsed %" PRIu64 ", malformed %" PRIu64 ", %zu patterns\n",
+	std::printf("logpipe_pmr: %" PRIu64
+		    " lines, %u threads, batches of %u, "
+		    "resource %s: %.0f lines/s\n",
+		    o.lines, o.threads, o.batch, names[(int)o.res],
+		    secs > 0 ? (double)o.lines / secs : 0.0);
+	std::printf("  parsed %" PRIu64 ", malformed %" PRIu64
+		    ", %zu patterns\n",
 		    parsed, malformed, total.size());
 	for (std::size_t i = 0; i < top.size() && i < 5; i++)
-		std::printf("  %8" PRIu64 "  %s\n", top[i].first, top[i].second->c_str());
+		std::printf("  %8" PRIu64 "  %s\n", top[i].first,
+			    top[i].second->c_str());
 	if (o.res == kind::arena)
-		std::printf("  largest batch in an arena: %" PRIu64 " bytes\n", peak);
+		std::printf("  largest batch in an arena: %" PRIu64 " bytes\n",
+			    peak);
 
 	bool ok = parsed + malformed == o.lines && summed == parsed;
 

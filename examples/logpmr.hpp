@@ -46,7 +46,8 @@ inline std::size_t gen_line(std::uint64_t seed, std::uint64_t idx, char *buf,
 	static const char *const apps[6] = {
 		"sshd", "nginx", "kernel", "cron", "postgres", "dockerd",
 	};
-	static const char *const users[4] = { "alice", "bob", "carol", "deploy" };
+	static const char *const users[4] = { "alice", "bob", "carol",
+					      "deploy" };
 	std::uint64_t r = mix(seed ^ mix(idx)), r2 = mix(r);
 	unsigned app = (unsigned)(r % 6), v = (unsigned)(r2 >> 8);
 	char msg[160];
@@ -56,43 +57,55 @@ inline std::size_t gen_line(std::uint64_t seed, std::uint64_t idx, char *buf,
 		return (std::size_t)std::snprintf(buf, cap, "garbage %u", v);
 	switch (app) {
 	case 0:
-		std::snprintf(msg, sizeof(msg),
-			      "Accepted publickey for %s from 10.%u.%u.%u port %u ssh2",
-			      users[v % 4], v % 256, (v >> 8) % 256,
-			      (v >> 16) % 256, 1024 + v % 60000);
+		std::snprintf(
+			msg, sizeof(msg),
+			"Accepted publickey for %s from 10.%u.%u.%u port %u "
+			"ssh2",
+			users[v % 4], v % 256, (v >> 8) % 256, (v >> 16) % 256,
+			1024 + v % 60000);
 		break;
 	case 1:
-		std::snprintf(msg, sizeof(msg),
-			      "GET /api/v1/items/%u HTTP/1.1 %u %u bytes in %u ms",
-			      v % 100000, v % 7 ? 200 : 404, v % 9000, v % 500);
+		std::snprintf(
+			msg, sizeof(msg),
+			"GET /api/v1/items/%u HTTP/1.1 %u %u bytes in %u ms",
+			v % 100000, v % 7 ? 200 : 404, v % 9000, v % 500);
 		break;
 	case 2:
-		std::snprintf(msg, sizeof(msg),
-			      "eth%u: link up, %u Mbps, full duplex, flow control rx/tx",
-			      v % 4, v % 2 ? 1000 : 10000);
+		std::snprintf(
+			msg, sizeof(msg),
+			"eth%u: link up, %u Mbps, full duplex, "
+			"flow control rx/tx",
+			v % 4, v % 2 ? 1000 : 10000);
 		break;
 	case 3:
-		std::snprintf(msg, sizeof(msg),
-			      "(root) CMD (run-parts /etc/cron.hourly) job %u done in %u s",
-			      v % 1000, v % 90);
+		std::snprintf(
+			msg, sizeof(msg),
+			"(root) CMD (run-parts /etc/cron.hourly) job %u done "
+			"in %u s",
+			v % 1000, v % 90);
 		break;
 	case 4:
-		std::snprintf(msg, sizeof(msg),
-			      "duration: %u.%03u ms statement: SELECT * FROM orders WHERE id = %u",
-			      v % 300, (v >> 4) % 1000, v % 1000000);
+		std::snprintf(
+			msg, sizeof(msg),
+			"duration: %u.%03u ms statement: "
+			"SELECT * FROM orders WHERE id = %u",
+			v % 300, (v >> 4) % 1000, v % 1000000);
 		break;
 	default:
-		std::snprintf(msg, sizeof(msg),
-			      "container %08x health_status: %s after %u checks",
-			      v, v % 5 ? "healthy" : "unhealthy", v % 20);
+		std::snprintf(
+			msg, sizeof(msg),
+			"container %08x health_status: %s after %u checks", v,
+			v % 5 ? "healthy" : "unhealthy", v % 20);
 		break;
 	}
-	n = std::snprintf(buf, cap, "<%u>%s %2u %02u:%02u:%02u %s%02u %s[%u]: %s",
+	n = std::snprintf(buf, cap,
+			  "<%u>%s %2u %02u:%02u:%02u %s%02u %s[%u]: %s",
 			  (unsigned)(r >> 56) % 192, months[(r >> 8) % 12],
-			  1 + (unsigned)(r >> 16) % 28, (unsigned)(r >> 24) % 24,
-			  (unsigned)(r >> 32) % 60, (unsigned)(r >> 40) % 60,
-			  hosts[(r >> 44) % 4], (unsigned)(r >> 48) % 32,
-			  apps[app], (unsigned)(r2 % 32768), msg);
+			  1 + (unsigned)(r >> 16) % 28,
+			  (unsigned)(r >> 24) % 24, (unsigned)(r >> 32) % 60,
+			  (unsigned)(r >> 40) % 60, hosts[(r >> 44) % 4],
+			  (unsigned)(r >> 48) % 32, apps[app],
+			  (unsigned)(r2 % 32768), msg);
 	return n < 0 ? 0 : (std::size_t)n < cap ? (std::size_t)n : cap - 1;
 }
 

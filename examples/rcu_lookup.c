@@ -45,7 +45,8 @@
 #define SESSION_MAGIC	0x5e55104e5e55104eULL
 
 struct session {
-	uint64_t magic;		/* set by the ctor; stays while the slab lives */
+	uint64_t magic;		/* set by the ctor; stays
+				 * while the slab lives */
 	uint64_t id;		/* atomic: the session this object is now */
 	uint64_t refs;		/* atomic: 0 = free or being torn down */
 	uint64_t generation;	/* atomic: bumped at each reuse */
@@ -189,10 +190,13 @@ static void *churn_thread(void *arg)
 
 		session_end(id);
 		if (!session_start(id)) {
-			fprintf(stderr, "rcu_lookup: alloc: %s\n", strerror(errno));
+			fprintf(stderr, "rcu_lookup: alloc: %s\n",
+				strerror(errno));
 			exit(1);
 		}
-		/* now and then give empty slabs back: only after a grace period */
+		/*
+		 * now and then give empty slabs back: only after a grace period
+		 */
 		if (++rounds % 4096 == 0)
 			segpool_cache_shrink(sessions);
 	}

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * failslab/failslab.c - make chosen allocations fail, like the kernel's failslab.
+ * failslab/failslab.c - make chosen allocations fail, like the kernel's
+ * failslab.
  *
  * The decision follows the kernel's should_fail() step by step: cache
  * filter, times left, space budget, interval, then a random draw against
@@ -45,7 +46,8 @@ static void sp_fs_publish(bool on)
 static pthread_mutex_t sp_failslab_lock = PTHREAD_MUTEX_INITIALIZER;
 SP_LOCK_CLASS_STATIC(sp_failslab_lock, SP_LOCK_FAILSLAB)
 static struct segpool_failslab sp_fs;	/* guarded by the lock */
-static unsigned long sp_fs_count;	/* eligible calls past the space budget */
+static unsigned long sp_fs_count;	/* eligible calls past
+					 * the space budget */
 static uint64_t sp_fs_rng;		/* xorshift64* state, never 0 */
 
 static uint32_t sp_fs_random_below(uint32_t n)
@@ -138,7 +140,7 @@ SEGPOOL_API void segpool_failslab_disable(void)
 	pthread_mutex_unlock(&sp_failslab_lock);
 }
 
-/* --- SEGPOOL_FAILSLAB ------------------------------------------------------ */
+/* --- SEGPOOL_FAILSLAB ----------------------------------------------------- */
 
 static bool sp_fs_number(const char *s, size_t len, long long min,
 			 long long max, long long *out)
@@ -210,7 +212,8 @@ static bool sp_fs_parse_boot(struct segpool_failslab *fs, const char *s)
 	for (const char *p = s; i < 4; i++) {
 		size_t len = strcspn(p, ",");
 		static const long long lo[4] = { 0, 0, 0, -1 };
-		static const long long hi[4] = { LONG_MAX, 100, LONG_MAX, LONG_MAX };
+		static const long long hi[4] = { LONG_MAX, 100, LONG_MAX,
+						 LONG_MAX };
 
 		if (!sp_fs_number(p, len, lo[i], hi[i], &v[i]))
 			return false;

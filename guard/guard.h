@@ -64,11 +64,14 @@ enum sp_guard_state {
  * lock; the fault handler reads it without.
  */
 struct sp_guard_slot {
-	struct segpool_cache *cache;	/* the object's cache (size class too) */
-	uintptr_t obj;			/* the object's address; 0: never used */
+	struct segpool_cache *cache;	/* the object's cache
+					 * (size class too) */
+	uintptr_t obj;			/* the object's address;
+					 * 0: never used */
 	uint32_t size;			/* its bytes, as asked for */
 	uint8_t state;			/* enum sp_guard_state */
-	uint8_t left;			/* at the slot's left end (else right) */
+	uint8_t left;			/* at the slot's left
+					 * end (else right) */
 	uint8_t opened;			/* SP_GUARD_OPEN_* */
 	uint8_t pad;
 	uint32_t next;			/* free FIFO link; UINT32_MAX: none */
@@ -140,7 +143,8 @@ SP_INTERNAL void sp_guard_fork_child(void);
 struct sp_guard_stats {
 	uint64_t allocs;		/* guarded objects handed out */
 	uint64_t frees;			/* and freed */
-	uint64_t exhausted;		/* samples served normally: no free slot */
+	uint64_t exhausted;		/* samples served normally:
+					 * no free slot */
 	uint64_t faults;		/* faults reported */
 	unsigned int slots;		/* slots in the pool */
 	unsigned int in_use;		/* slots holding an object now */
@@ -156,9 +160,9 @@ SP_INTERNAL int sp_guard_fault_install(void);
  * free, not an access), @what the line saying what was seen.
  * Return: true when the response is to continue.
  */
-SP_INTERNAL bool sp_guard_report(const char *kind, const struct sp_guard_slot *s,
-				 uintptr_t addr, bool access, bool write,
-				 const char *what);
+SP_INTERNAL bool sp_guard_report(const char *kind,
+				 const struct sp_guard_slot *s, uintptr_t addr,
+				 bool access, bool write, const char *what);
 /* sp_guard_count_fault() - one more report (the statistics). */
 SP_INTERNAL void sp_guard_count_fault(void);
 

@@ -90,7 +90,8 @@ void sp_guard_init(void)
 		if (base)
 			sp_os_unmap(base, pool);
 		sp_warn("SEGPOOL_GUARD_SAMPLE: cannot reserve the guard pool "
-			"(%lld slots, %zu KiB): no guarded objects", n, pool >> 10);
+			"(%lld slots, %zu KiB): no guarded objects",
+			n, pool >> 10);
 		return;
 	}
 	sp_guard_slots = slots;
@@ -243,7 +244,8 @@ __sp_libframe void sp_guard_free(struct segpool_cache *c, void *p)
 				"invalid free", s, (uintptr_t)p, false, false,
 				s->state == SP_GUARD_FREED ?
 				"free of a guarded object already freed" :
-				"free of a pointer into a guard slot never used");
+				"free of a pointer into a guard slot "
+				"never used");
 		goto ignore;
 	}
 	if ((uintptr_t)p != s->obj) {

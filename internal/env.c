@@ -77,11 +77,13 @@ void sp_env_bad(enum sp_env_id id, const char *value, const char *why)
 		instead--;
 	if (strlen(v->accepted) <= SP_ENV_ACCEPTED_SHORT)
 		sp_warn("%s=\"%s\": %s (accepted: %s); instead: %.*s; see "
-			"segpool(7)", v->name, esc, why, v->accepted, (int)instead,
+			"segpool(7)",
+			v->name, esc, why, v->accepted, (int)instead,
 			v->on_bad);
 	else
 		sp_warn("%s=\"%s\": %s; instead: %.*s; see segpool(7), "
-			"ENVIRONMENT", v->name, esc, why, (int)instead, v->on_bad);
+			"ENVIRONMENT",
+			v->name, esc, why, (int)instead, v->on_bad);
 }
 
 void sp_env_print_settings(void)

@@ -57,7 +57,8 @@ enum sp_env_kind {
 	SP_ENV_BOOL,		/* the boolean words */
 	SP_ENV_WORD,		/* one of @words */
 	SP_ENV_INT,		/* a decimal integer in [@min, @max] */
-	SP_ENV_SIZE,		/* bytes, decimal or 0x, K/M/G/T suffix, in range */
+	SP_ENV_SIZE,		/* bytes, decimal or 0x,
+				 * K/M/G/T suffix, in range */
 	SP_ENV_TEXT,		/* parsed by its reader (which reports) */
 };
 

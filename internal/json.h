@@ -20,9 +20,9 @@
 
 /*
  * SP_JSON_SCHEMA - the "schema" number of the statistics document that the
- * library and segpool-top both write (Documentation/reference/stats-json.md lists
- * every key).  It changes when a key changes meaning, type or unit, or goes
- * away; keys may be added without a change.
+ * library and segpool-top both write (Documentation/reference/stats-json.md
+ * lists every key).  It changes when a key changes meaning, type or unit, or
+ * goes away; keys may be added without a change.
  */
 #define SP_JSON_SCHEMA		2
 

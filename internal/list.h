@@ -62,7 +62,8 @@ static inline void sp_list_move(struct sp_list_head *e, struct sp_list_head *h)
 }
 
 #define sp_list_entry(ptr, type, member) sp_container_of(ptr, type, member)
-#define sp_list_first_entry(h, type, member) sp_list_entry((h)->next, type, member)
+#define sp_list_first_entry(h, type, member) \
+	sp_list_entry((h)->next, type, member)
 
 /*
  * Iterators walk list nodes and convert to the entry only for real entries,

@@ -57,7 +57,8 @@ static __sp_printf(1, 2) void sp_report(const char *fmt, ...)
 
 void sp_report_bad_free(const char *what, const void *addr, const char *cache)
 {
-	sp_report("segpool: %s %p (cache %s)", what, addr, cache ? cache : "none");
+	sp_report("segpool: %s %p (cache %s)", what, addr,
+		  cache ? cache : "none");
 	abort();
 }
 
@@ -174,14 +175,16 @@ void sp_rbuf_frames(struct sp_rbuf *b, void *const *addrs, unsigned int n)
 		if (!dladdr(addrs[i], &info) || !info.dli_fname) {
 			sp_rbuf_line(b, "    #%u %#lx", i, (unsigned long)a);
 		} else if (info.dli_sname && info.dli_saddr) {
-			sp_rbuf_line(b, "    #%u %#lx %s+%#lx (%s)", i,
-				     (unsigned long)a, info.dli_sname,
-				     (unsigned long)(a - (uintptr_t)info.dli_saddr),
-				     info.dli_fname);
+			sp_rbuf_line(
+				b, "    #%u %#lx %s+%#lx (%s)", i,
+				(unsigned long)a, info.dli_sname,
+				(unsigned long)(a - (uintptr_t)info.dli_saddr),
+				info.dli_fname);
 		} else {
-			sp_rbuf_line(b, "    #%u %#lx (%s+%#lx)", i,
-				     (unsigned long)a, info.dli_fname,
-				     (unsigned long)(a - (uintptr_t)info.dli_fbase));
+			sp_rbuf_line(
+				b, "    #%u %#lx (%s+%#lx)", i,
+				(unsigned long)a, info.dli_fname,
+				(unsigned long)(a - (uintptr_t)info.dli_fbase));
 		}
 	}
 }

@@ -35,7 +35,8 @@ SP_INTERNAL __sp_cold __sp_printf(1, 2) void sp_warn(const char *fmt, ...);
  * instead, so that a report formatted under a lock is written after it.
  */
 struct sp_rbuf {
-	void *file;			/* FILE *, or NULL for write(2) to fd 2 */
+	void *file;			/* FILE *, or NULL for
+					 * write(2) to fd 2 */
 	void (*sink)(void *arg, const char *text, size_t len);
 	void *sink_arg;
 	size_t len;			/* bytes used in @buf */

@@ -67,7 +67,7 @@
 /* Set once at initialisation: the process runs under valgrind. */
 extern SP_INTERNAL bool sp_on_valgrind;
 
-/* --- AddressSanitizer ------------------------------------------------------ */
+/* --- AddressSanitizer ----------------------------------------------------- */
 
 static __sp_always_inline void sp_asan_poison(const void *p, size_t n)
 {

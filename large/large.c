@@ -67,7 +67,8 @@ void sp_mapping_destroy(void *addr, size_t size)
 /* --- the registry of large allocations ------------------------------------ */
 
 struct sp_large {
-	void *addr;			/* start of the mapping, returned to the user */
+	void *addr;			/* start of the mapping,
+					 * returned to the user */
 	size_t size;			/* bytes mapped */
 	int idx;			/* node index */
 	struct sp_large *next;		/* hash chain */

@@ -138,7 +138,8 @@ SEGPOOL_API int malloc_info(int options, FILE *fp)
 	mi = mallinfo2();
 	fprintf(fp, "<malloc version=\"segpool-%s\">\n<heap nr=\"0\">\n"
 		"<sizes>\n", segpool_version());
-	for (unsigned int i = 0; sp_pl_ready() && i < SP_KMALLOC_NR_CLASSES; i++) {
+	for (unsigned int i = 0; sp_pl_ready() && i < SP_KMALLOC_NR_CLASSES;
+	     i++) {
 		struct segpool_cache_info ci = { .size = sizeof(ci) };
 
 		if (segpool_cache_get_info(sp_kmalloc_cache(i), &ci) ||

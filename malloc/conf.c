@@ -27,12 +27,14 @@
 
 const struct sp_pl_conf_opt sp_pl_conf_opts[] = {
 	{ "stats_print", "true, false", "false",
-	  "print the statistics on stderr when the program exits (the library's "
-	  "print at exit; SEGPOOL_STATS_PRINT decides when set too)" },
+	  "print the statistics on stderr when the program exits "
+	  "(the library's print at exit; SEGPOOL_STATS_PRINT decides "
+	  "when set too)" },
 	{ "stats_format", "text, json, detail, health", "text",
-	  "what stats_print prints: the slabinfo table (segpool_stats_dump()), "
-	  "JSON (segpool_stats_json()), every field (segpool_stats_dump_detail()) "
-	  "or the health report (segpool_stats_health())" },
+	  "what stats_print prints: the slabinfo table "
+	  "(segpool_stats_dump()), JSON (segpool_stats_json()), every field "
+	  "(segpool_stats_dump_detail()) or the health report "
+	  "(segpool_stats_health())" },
 };
 const size_t sp_pl_conf_nr_opts = SP_ARRAY_SIZE(sp_pl_conf_opts);
 

@@ -158,13 +158,15 @@ SEGPOOL_API void _ZdaPvm(void *ptr, size_t size)
 	free(ptr);
 }
 
-SEGPOOL_API void _ZdlPvRKSt9nothrow_t(void *ptr, const struct sp_cxx_nothrow *nt)
+SEGPOOL_API void _ZdlPvRKSt9nothrow_t(void *ptr,
+				      const struct sp_cxx_nothrow *nt)
 {
 	(void)nt;
 	free(ptr);
 }
 
-SEGPOOL_API void _ZdaPvRKSt9nothrow_t(void *ptr, const struct sp_cxx_nothrow *nt)
+SEGPOOL_API void _ZdaPvRKSt9nothrow_t(void *ptr,
+				      const struct sp_cxx_nothrow *nt)
 {
 	(void)nt;
 	free(ptr);

@@ -39,7 +39,8 @@
 #include "malloc/symbols.h"
 
 /* Initial-exec: no allocation on first touch, unlike a dynamic TLS block. */
-static __thread bool sp_pl_init_running __attribute__((tls_model("initial-exec")));
+static __thread bool sp_pl_init_running
+	__attribute__((tls_model("initial-exec")));
 /*
  * Set by this object's constructor.  Until then the libraries segpool uses
  * may not be constructed yet (the C library and libnuma allocate from their
@@ -110,8 +111,9 @@ static __sp_noinline void sp_pl_free_cold(void *ptr)
 	if (sp_boot_owns(ptr))
 		return;
 	if (!sp_pl_ready())
-		sp_report_bad_free("free(): invalid pointer (library not ready)",
-				   ptr, NULL);
+		sp_report_bad_free(
+			"free(): invalid pointer (library not ready)", ptr,
+			NULL);
 	segpool_free(ptr);
 }
 
@@ -147,7 +149,8 @@ SEGPOOL_API void *calloc(size_t n, size_t size)
 			errno = ENOMEM;
 			return NULL;
 		}
-		return sp_boot_alloc(bytes, SP_BOOT_ALIGN);	/* reads as zero */
+		/* reads as zero */
+		return sp_boot_alloc(bytes, SP_BOOT_ALIGN);
 	}
 	return segpool_calloc(n, size);
 }
@@ -167,7 +170,8 @@ static __sp_noinline void *sp_pl_realloc_cold(void *ptr, size_t size)
 		return segpool_realloc(ptr, size);
 	}
 	if (size == 0)
-		return NULL;		/* freed: a no-op for the bootstrap area */
+		/* freed: a no-op for the bootstrap area */
+		return NULL;
 	if (!sp_boot_block(ptr, &old))
 		sp_report_bad_free("realloc(): invalid pointer", ptr, NULL);
 	p = malloc(size);

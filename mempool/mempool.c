@@ -61,7 +61,8 @@ struct segpool_mempool {
 	segpool_mempool_alloc_fn *alloc_fn;
 	segpool_mempool_free_fn *free_fn;
 	void *pool_data;
-	unsigned int magic;			/* SP_MEMPOOL_MAGIC while live */
+	unsigned int magic;			/* SP_MEMPOOL_MAGIC
+						 * while live */
 	unsigned int waiters;			/* callers asleep on @wait */
 	pthread_cond_t wait;			/* an element came back */
 	int64_t outstanding;			/* handed out, not freed */
@@ -160,13 +161,14 @@ sp_mempool_new(int min_nr, segpool_mempool_alloc_fn *alloc_fn,
 {
 	struct segpool_mempool *pool;
 
-	if (min_nr < 1 || min_nr > SEGPOOL_MEMPOOL_MAX || !alloc_fn || !free_fn) {
+	if (min_nr < 1 || min_nr > SEGPOOL_MEMPOOL_MAX || !alloc_fn ||
+	    !free_fn) {
 		errno = EINVAL;
 		return NULL;
 	}
 	pthread_once(&sp_mempool_once, sp_mempool_setup);
-	pool = segpool_kmalloc_node(sizeof(*pool), SEGPOOL_ZERO | SEGPOOL_NOWARN,
-				    node);
+	pool = segpool_kmalloc_node(sizeof(*pool),
+				    SEGPOOL_ZERO | SEGPOOL_NOWARN, node);
 	if (!pool)
 		return NULL;
 	pool->elements = segpool_kmalloc_node((size_t)min_nr * sizeof(void *),
@@ -227,7 +229,8 @@ SEGPOOL_API void segpool_mempool_free_cache(void *elem, void *data)
 SEGPOOL_API void *segpool_mempool_alloc_kmalloc(unsigned int gfp, void *data)
 {
 	return segpool_kmalloc((size_t)(uintptr_t)data,
-			       gfp & SEGPOOL_KMALLOC_GFP_VALID & ~SEGPOOL_NOFAIL);
+			       gfp & SEGPOOL_KMALLOC_GFP_VALID &
+				       ~SEGPOOL_NOFAIL);
 }
 
 SEGPOOL_API void segpool_mempool_free_kmalloc(void *elem, void *data)
@@ -259,8 +262,9 @@ segpool_mempool_create_kmalloc(int min_nr, size_t size)
 	}
 	snprintf(what, sizeof(what), "%zu", size);
 	return sp_mempool_new(min_nr, segpool_mempool_alloc_kmalloc,
-			      segpool_mempool_free_kmalloc, (void *)(uintptr_t)size,
-			      SEGPOOL_WAIT, SEGPOOL_NUMA_NO_NODE, "kmalloc", what);
+			      segpool_mempool_free_kmalloc,
+			      (void *)(uintptr_t)size, SEGPOOL_WAIT,
+			      SEGPOOL_NUMA_NO_NODE, "kmalloc", what);
 }
 
 /* Sleep on @pool->wait for up to SP_MEMPOOL_WAIT_SEC (lock held). */
@@ -328,9 +332,11 @@ SEGPOOL_API void segpool_mempool_free(void *elem, struct segpool_mempool *pool)
 	if (unlikely(!elem))
 		return;
 	if (unlikely(!sp_pool_ok(pool)))
-		sp_report_bad_free("mempool_free into invalid pool", elem, NULL);
+		sp_report_bad_free("mempool_free into invalid pool", elem,
+				   NULL);
 	__atomic_fetch_sub(&pool->outstanding, 1, __ATOMIC_RELAXED);
-	if (unlikely(SP_READ_ONCE(pool->curr_nr) < SP_READ_ONCE(pool->min_nr))) {
+	if (unlikely(SP_READ_ONCE(pool->curr_nr) <
+		     SP_READ_ONCE(pool->min_nr))) {
 		pthread_mutex_lock(&pool->lock);
 		if (likely(pool->curr_nr < pool->min_nr)) {
 			pool->elements[pool->curr_nr++] = elem;
@@ -357,7 +363,9 @@ static int sp_mempool_resize(struct segpool_mempool *pool, int new_min_nr)
 		pool->curr_nr -= n;
 		pool->min_nr = new_min_nr;
 		pthread_mutex_unlock(&pool->lock);
-		/* elements[curr_nr ..] are ours now: nobody reads past curr_nr */
+		/*
+		 * elements[curr_nr ..] are ours now: nobody reads past curr_nr
+		 */
 		sp_mempool_free_elems(pool, pool->elements + new_min_nr, n);
 		return 0;
 	}
@@ -365,7 +373,8 @@ static int sp_mempool_resize(struct segpool_mempool *pool, int new_min_nr)
 	pthread_mutex_unlock(&pool->lock);
 
 	/* grow: everything allocated first, installed in one step */
-	arr = segpool_kmalloc((size_t)new_min_nr * sizeof(void *), SEGPOOL_NOWARN);
+	arr = segpool_kmalloc((size_t)new_min_nr * sizeof(void *),
+			      SEGPOOL_NOWARN);
 	extra = segpool_kmalloc((size_t)need * sizeof(void *), SEGPOOL_NOWARN);
 	if (!arr || !extra)
 		goto nomem;

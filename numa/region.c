@@ -476,7 +476,8 @@ void sp_region_free(void *addr, unsigned int order)
 	now = sp_region_now_ns();
 
 	pthread_mutex_lock(&r->lock);
-	r->stamp = (uintptr_t)(now >> SP_PAGE_STAMP_UNIT) << SP_PAGE_STAMP_SHIFT;
+	r->stamp = (uintptr_t)(now >> SP_PAGE_STAMP_UNIT)
+		   << SP_PAGE_STAMP_SHIFT;
 	sp_set_owner(r, page, order, 0);
 	r->pages_used -= 1UL << order;
 	while (order < SP_MAX_ORDER) {
@@ -563,7 +564,8 @@ static inline int sp_free_tag_order(uintptr_t info)
 /* The largest buddy block that starts at @page and ends at or before @end. */
 static inline unsigned int sp_piece_order(uint32_t page, uint32_t end)
 {
-	unsigned int o = page ? (unsigned int)__builtin_ctz(page) : SP_MAX_ORDER;
+	unsigned int o = page ? (unsigned int)__builtin_ctz(page) :
+				SP_MAX_ORDER;
 
 	o = SP_MIN(o, (unsigned int)SP_MAX_ORDER);
 	while ((1U << o) > end - page)
@@ -651,7 +653,8 @@ static void sp_run_mark(struct sp_region *r, uint32_t page, uint32_t from,
 {
 	for (uint32_t k = from; k < to; k++)
 		SP_WRITE_ONCE(r->map[page + k].info,
-			      ((uintptr_t)k << SP_RUN_SHIFT) | SP_OWNER_RUN_BODY);
+			      ((uintptr_t)k << SP_RUN_SHIFT) |
+				      SP_OWNER_RUN_BODY);
 }
 
 /* Pages [@from, @to) of the run at @page leave it: entries 0, uncounted. */
@@ -702,7 +705,8 @@ static uint32_t sp_take_tops(struct sp_region *r, size_t n, size_t align,
 
 	for (page = r->free_head[SP_MAX_ORDER]; page != SP_PAGE_NONE;
 	     page = r->map[page].next)
-		if (!((base + ((uintptr_t)page << SP_PAGE_SHIFT)) & (align - 1)) &&
+		if (!((base + ((uintptr_t)page << SP_PAGE_SHIFT)) &
+		      (align - 1)) &&
 		    sp_tops_free(r, page, n))
 			goto take;
 	/* fresh ones at the top; blocks skipped to align stay free */
@@ -722,7 +726,8 @@ take:
 		uintptr_t st = sp_free_tag_stamp(r->map[p].info);
 
 		*dirty |= !!(r->map[p].info & SP_PAGE_DIRTY_BIT);
-		r->stamp = SP_MAX(r->stamp, st);	/* the tail's: the newest */
+		/* the tail's: the newest */
+		r->stamp = SP_MAX(r->stamp, st);
 		sp_free_unlink(r, p, SP_MAX_ORDER);
 	}
 	return page;
@@ -745,7 +750,8 @@ static uint32_t sp_take_block(struct sp_region *r, unsigned int order,
 	}
 	page = r->free_head[o];
 	*dirty = r->map[page].info & SP_PAGE_DIRTY_BIT;
-	r->stamp = sp_free_tag_stamp(r->map[page].info);	/* a split keeps it */
+	/* a split keeps it */
+	r->stamp = sp_free_tag_stamp(r->map[page].info);
 	sp_free_unlink(r, page, o);
 	while (o > order) {
 		o--;
@@ -1066,7 +1072,7 @@ size_t sp_region_decay(int idx, uint64_t now_ns, uint64_t delay_ns)
 	return n;
 }
 
-/* --- the soft limit, huge pages -------------------------------------------- */
+/* --- the soft limit, huge pages ------------------------------------------- */
 
 uint64_t sp_region_limit_pages;
 void (*sp_region_limit_hook)(void);
@@ -1104,7 +1110,8 @@ static void sp_region_limit_check(unsigned int order)
 	if (hook)
 		hook();
 	if (sp_region_resident() + (1UL << order) > limit)
-		__atomic_fetch_add(&sp_region_limit_exceeded, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&sp_region_limit_exceeded, 1,
+				   __ATOMIC_RELAXED);
 }
 
 uint64_t sp_region_huge_bytes(int idx)

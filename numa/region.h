@@ -60,7 +60,8 @@
 /* One per page of the space: 16 bytes, 0.4% of the memory it describes. */
 struct sp_page {
 	uintptr_t info;		/* owner token, free tag or 0 (see above) */
-	uint32_t next;		/* free-list links of a free block's head page */
+	uint32_t next;		/* free-list links of a free
+				 * block's head page */
 	uint32_t prev;
 };
 _Static_assert(sizeof(struct sp_page) == 16, "pagemap entry is 16 bytes");
@@ -108,7 +109,8 @@ struct sp_region {
 	size_t thp_seen;		/* committed at the last look ... */
 	uint64_t thp_seen_ns;		/* ... taken then (0: not yet) */
 	bool thp_first;			/* the first chunk advised too */
-	bool bound;			/* every committed chunk is bound (mbind) */
+	bool bound;			/* every committed chunk
+					 * is bound (mbind) */
 } __sp_cacheline_aligned;
 
 _Static_assert(offsetof(struct sp_region, lock) == 0, "lock leads the region");
@@ -121,13 +123,14 @@ _Static_assert(sizeof(struct sp_region) % SP_CACHE_LINE == 0,
  * so they share the struct's first line with nothing that is written.
  */
 struct sp_space {
-	char *base;			/* NULL until sp_space_init() succeeded */
+	char *base;			/* NULL until sp_space_init()
+					 * succeeded */
 	size_t size;			/* bytes: nr_regions << region_shift;
 					 * 0 before: every address is outside */
-	uintptr_t *tags;		/* one word per page of the space, set by
-					 * the page's owner for its own lookups
-					 * (the slab layer: cache | node index);
-					 * 0 for a page nobody tagged */
+	uintptr_t *tags;		/* one word per page of the space, set
+					 * by the page's owner for its own
+					 * lookups (the slab layer: cache | node
+					 * index); 0 for a page nobody tagged */
 	unsigned int region_shift;	/* log2 of one region's size */
 	int nr_regions;			/* == sp_topo.nr_nodes */
 	struct sp_page *map;		/* pagemap of the whole space */
@@ -163,7 +166,8 @@ static inline uintptr_t sp_space_tag(const void *addr)
 }
 
 /* sp_space_set_tags() - tag the 2^@order pages of the block at @addr. */
-SP_INTERNAL void sp_space_set_tags(void *addr, unsigned int order, uintptr_t tag);
+SP_INTERNAL void sp_space_set_tags(void *addr, unsigned int order,
+				   uintptr_t tag);
 
 /* sp_space_page() - the pagemap entry of @addr, or NULL outside the space. */
 static inline struct sp_page *sp_space_page(const void *addr)
@@ -260,8 +264,10 @@ SP_INTERNAL uint64_t sp_region_now_ns(void);
  */
 extern SP_INTERNAL uint64_t sp_region_limit_pages;
 extern SP_INTERNAL void (*sp_region_limit_hook)(void);
-extern SP_INTERNAL uint64_t sp_region_limit_hits;	/* limit reached (atomic) */
-extern SP_INTERNAL uint64_t sp_region_limit_exceeded;	/* and passed (atomic) */
+/* limit reached (atomic) */
+extern SP_INTERNAL uint64_t sp_region_limit_hits;
+/* and passed (atomic) */
+extern SP_INTERNAL uint64_t sp_region_limit_exceeded;
 
 /*
  * Transparent huge pages for committed chunks (every chunk of a region but
@@ -316,7 +322,8 @@ SP_INTERNAL void sp_region_set_owner(void *addr, unsigned int order,
 #define SP_OWNER_KIND_MASK	((uintptr_t)SP_CACHE_LINE - 1)
 #define SP_OWNER_RUN		((uintptr_t)8)	/* head: (pages << 6) | 8 */
 #define SP_OWNER_RUN_BODY	((uintptr_t)16)	/* page k: (k << 6) | 16 */
-#define SP_OWNER_RUN_LOST	((uintptr_t)24)	/* moved out, not mapped again */
+#define SP_OWNER_RUN_LOST	((uintptr_t)24)	/* moved out, not
+						 * mapped again */
 #define SP_RUN_SHIFT		6
 /* The largest run: sizes from here up are mappings of their own. */
 #define SP_RUN_MAX_SIZE		(64UL << 20)

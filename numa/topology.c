@@ -7,8 +7,8 @@
  *
  * Without libnuma support (sp_os_numa_init() false) the machine is one node,
  * index 0, id 0, and every CPU belongs to it.  SEGPOOL_NUMA_BIND chooses
- * whether regions are bound to their node (mbind): "auto" (default: only with more
- * than one node, so one node pays nothing), "always" or "never".
+ * whether regions are bound to their node (mbind): "auto" (default: only with
+ * more than one node, so one node pays nothing), "always" or "never".
  *
  * Two more switches, read once:
  *   SEGPOOL_NUMA=off           one node whatever the machine has: the
@@ -93,7 +93,8 @@ static void sp_topology_fallback(void)
 
 			if (j == i)
 				continue;
-			for (k = n; k > 1 && sp_numa_distance(i, f[k - 1]) > sp_numa_distance(i, j); k--)
+			for (k = n; k > 1 && sp_numa_distance(i, f[k - 1]) >
+					     sp_numa_distance(i, j); k--)
 				f[k] = f[k - 1];
 			f[k] = (unsigned char)j;
 			n++;
@@ -207,7 +208,8 @@ int sp_numa_current_idx_slow(void)
 	if (unlikely(sp_numa_test_idx >= 0))
 		return sp_numa_test_idx;
 	/* the kernel's node_id names real nodes, not emulated ones */
-	node = sp_topo.fake ? -1 : sp_thread_node_hint(sp_topo.rseq_feature_size);
+	node = sp_topo.fake ? -1 :
+			      sp_thread_node_hint(sp_topo.rseq_feature_size);
 	if (node >= 0) {
 		int idx = sp_numa_node_to_idx(node);
 

@@ -18,9 +18,12 @@
 #define SP_MAX_CPUS	4096
 
 enum sp_bind_mode {
-	SP_BIND_AUTO,		/* bind regions when there is more than one node */
-	SP_BIND_ALWAYS,		/* bind even on one node (tests, SEGPOOL_NUMA_BIND=always) */
-	SP_BIND_NEVER,		/* never bind, no mbind call (SEGPOOL_NUMA_BIND=never) */
+	SP_BIND_AUTO,		/* bind regions when there
+				 * is more than one node */
+	SP_BIND_ALWAYS,		/* bind even on one node (tests,
+				 * SEGPOOL_NUMA_BIND=always) */
+	SP_BIND_NEVER,		/* never bind, no mbind call
+				 * (SEGPOOL_NUMA_BIND=never) */
 };
 
 /* Most nodes SEGPOOL_NUMA_FAKE_NODES may emulate. */
@@ -28,13 +31,16 @@ enum sp_bind_mode {
 
 struct sp_topology {
 	int nr_nodes;				/* nodes with memory, >= 1 */
-	int nr_cpus;				/* possible CPUs, sizes cpu tables */
+	int nr_cpus;				/* possible CPUs,
+						 * sizes cpu tables */
 	bool numa_available;			/* libnuma works here */
 	bool bind;				/* regions are bound (mbind) */
 	bool off;				/* SEGPOOL_NUMA=off: one node */
-	bool fake;				/* SEGPOOL_NUMA_FAKE_NODES: emulated
-						 * nodes on this machine's memory */
-	unsigned long rseq_feature_size;	/* getauxval(AT_RSEQ_FEATURE_SIZE) */
+	bool fake;				/* SEGPOOL_NUMA_FAKE_NODES:
+						 * emulated nodes on this
+						 * machine's memory */
+	/* getauxval(AT_RSEQ_FEATURE_SIZE) */
+	unsigned long rseq_feature_size;
 	int node_id[SP_MAX_NODES];		/* index -> kernel node id */
 	short node_idx[SP_MAX_NODE_ID + 1];	/* node id -> index, or -1 */
 	short cpu_idx[SP_MAX_CPUS];		/* cpu -> node index */

@@ -45,7 +45,8 @@ static int sp_prof_flush(struct sp_prof_out *o)
 	return 0;
 }
 
-static __sp_printf(2, 3) int sp_prof_put(struct sp_prof_out *o, const char *fmt, ...)
+static __sp_printf(2, 3) int sp_prof_put(struct sp_prof_out *o, const char *fmt,
+					 ...)
 {
 	va_list ap;
 	int n;
@@ -91,11 +92,15 @@ static int sp_prof_head(void *arg, const struct sp_prof_totals *t)
 {
 	struct sp_prof_out *o = arg;
 
-	return sp_prof_put(o, "heap profile: %llu: %llu [%llu: %llu] @ heapprofile\n",
-			   sp_prof_round(t->inuse_objs), sp_prof_round(t->inuse_bytes),
-			   sp_prof_round(t->alloc_objs), sp_prof_round(t->alloc_bytes)) ||
-	       sp_prof_put(o, "# segpool heap profile: 1 sample per %lld bytes "
-			   "(mean), figures weighted; %llu samples, %llu dropped\n",
+	return sp_prof_put(o, "heap profile: %llu: %llu [%llu: %llu] "
+			   "@ heapprofile\n",
+			   sp_prof_round(t->inuse_objs),
+			   sp_prof_round(t->inuse_bytes),
+			   sp_prof_round(t->alloc_objs),
+			   sp_prof_round(t->alloc_bytes)) ||
+	       sp_prof_put(o, "# segpool heap profile: 1 sample per %lld "
+			   "bytes (mean), figures weighted; %llu samples, "
+			   "%llu dropped\n",
 			   sp_prof_rate, (unsigned long long)t->samples,
 			   (unsigned long long)t->dropped);
 }

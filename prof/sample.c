@@ -108,7 +108,8 @@ static double sp_prof_log(double x)
 static int64_t sp_prof_draw(void)
 {
 	/* u in (0, 1]: 53 random bits, plus one */
-	double u = ((double)(sp_prof_next() >> 11) + 1) * (1.0 / 9007199254740992.0);
+	double u = ((double)(sp_prof_next() >> 11) + 1) *
+		   (1.0 / 9007199254740992.0);
 	double d = -sp_prof_log(u) * (double)sp_prof_rate;
 
 	return d < 1 ? 1 : d > 4e18 ? (int64_t)4e18 : (int64_t)d;
@@ -169,7 +170,8 @@ __sp_libframe void sp_prof_take(const struct segpool_cache *c, void *obj,
 		return;
 	if (unlikely(!sp_prof_rng)) {
 		/* a fixed sequence of seeds: runs repeat, thread by thread */
-		uint64_t s = __atomic_add_fetch(&sp_prof_seeds, 1, __ATOMIC_RELAXED);
+		uint64_t s =
+			__atomic_add_fetch(&sp_prof_seeds, 1, __ATOMIC_RELAXED);
 
 		s = (s + 0x5eedULL) * 0x9e3779b97f4a7c15ULL;
 		s ^= s >> 31;
@@ -232,7 +234,8 @@ bool sp_prof_init(void)
 	}
 	sp_os_user_file_abort(fd, tmp);
 	if (sp_prof_table_init()) {
-		sp_env_bad(SP_ENV_HEAP_PROFILE, path, "no memory for the tables");
+		sp_env_bad(SP_ENV_HEAP_PROFILE, path,
+			   "no memory for the tables");
 		return false;
 	}
 	if (atexit(sp_prof_at_exit)) {

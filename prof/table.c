@@ -62,7 +62,8 @@ static struct sp_prof_totals sp_prof_sum;
 
 int sp_prof_table_init(void)
 {
-	sp_prof_tab = sp_os_map_meta(SP_ALIGN(sizeof(*sp_prof_tab), SP_PAGE_SIZE));
+	sp_prof_tab =
+		sp_os_map_meta(SP_ALIGN(sizeof(*sp_prof_tab), SP_PAGE_SIZE));
 	return sp_prof_tab ? 0 : -1;
 }
 
@@ -85,7 +86,8 @@ static void *sp_prof_carve(size_t size)
 	return p;
 }
 
-static uint64_t sp_prof_stack_key(void *const *pcs, int frames, const char *cache)
+static uint64_t sp_prof_stack_key(void *const *pcs, int frames,
+				  const char *cache)
 {
 	uint64_t h = 0xcbf29ce484222325ULL;
 
@@ -100,7 +102,8 @@ static struct sp_prof_stack *sp_prof_stack_get(void *const *pcs, int frames,
 					       const char *cache)
 {
 	uint64_t h = sp_prof_stack_key(pcs, frames, cache);
-	struct sp_prof_stack **b = &sp_prof_stack_hash[h % SP_PROF_STACK_BUCKETS];
+	struct sp_prof_stack **b =
+		&sp_prof_stack_hash[h % SP_PROF_STACK_BUCKETS];
 	struct sp_prof_stack *st;
 	char name[SP_PROF_NAME];
 
@@ -132,7 +135,8 @@ static struct sp_prof_rec **sp_prof_rec_bucket(const void *obj)
 {
 	uint64_t x = (uint64_t)(uintptr_t)obj * 0xff51afd7ed558ccdULL;
 
-	return &sp_prof_rec_hash[x >> (64 - 14)];	/* SP_PROF_REC_BUCKETS */
+	/* SP_PROF_REC_BUCKETS */
+	return &sp_prof_rec_hash[x >> (64 - 14)];
 }
 
 /* Drop the record at *@pp (under the lock). */
@@ -249,7 +253,8 @@ int sp_prof_walk(sp_prof_head_fn head, sp_prof_line_fn fn, void *arg,
 	*t = sp_prof_sum;
 	if (head)
 		err = head(arg, t);
-	for (struct sp_prof_stack *st = sp_prof_stacks; st && !err; st = st->all) {
+	for (struct sp_prof_stack *st = sp_prof_stacks; st && !err;
+	     st = st->all) {
 		double v[4] = { st->inuse_objs, st->inuse_bytes,
 				st->alloc_objs, st->alloc_bytes };
 

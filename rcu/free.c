@@ -100,7 +100,8 @@ static void sp_rcu_cpus_init(void)
 
 static struct sp_rcu_cpu *sp_rcu_cpus_get(void)
 {
-	struct sp_rcu_cpu *cpus = __atomic_load_n(&sp_rcu_cpus, __ATOMIC_ACQUIRE);
+	struct sp_rcu_cpu *cpus =
+		__atomic_load_n(&sp_rcu_cpus, __ATOMIC_ACQUIRE);
 
 	if (likely(cpus))
 		return cpus;
@@ -139,7 +140,8 @@ static void sp_rcu_free_now(void *obj)
 /* The callback: a grace period has passed since the batch was handed over. */
 static void sp_rcu_batch_done(struct rcu_head *head)
 {
-	struct sp_rcu_batch *b = sp_container_of(head, struct sp_rcu_batch, head);
+	struct sp_rcu_batch *b =
+		sp_container_of(head, struct sp_rcu_batch, head);
 
 	sp_rcu_tsan_acquire(head);
 	sp_rcu_tsan_gp_acquire();
@@ -261,7 +263,8 @@ static void sp_rcu_spill(void *obj, struct segpool_rcu_head *head)
 
 void sp_rcu_free_flush(void)
 {
-	struct sp_rcu_cpu *cpus = __atomic_load_n(&sp_rcu_cpus, __ATOMIC_ACQUIRE);
+	struct sp_rcu_cpu *cpus =
+		__atomic_load_n(&sp_rcu_cpus, __ATOMIC_ACQUIRE);
 
 	if (!cpus)
 		return;
@@ -287,7 +290,8 @@ void sp_rcu_cache_quiesce(struct segpool_cache *c)
 
 void sp_rcu_free_lock_all(void)
 {
-	struct sp_rcu_cpu *cpus = __atomic_load_n(&sp_rcu_cpus, __ATOMIC_ACQUIRE);
+	struct sp_rcu_cpu *cpus =
+		__atomic_load_n(&sp_rcu_cpus, __ATOMIC_ACQUIRE);
 
 	for (unsigned int i = 0; cpus && i < sp_rcu_nr_cpus; i++)
 		pthread_mutex_lock(&cpus[i].lock);
@@ -296,7 +300,8 @@ void sp_rcu_free_lock_all(void)
 
 void sp_rcu_free_unlock_all(void)
 {
-	struct sp_rcu_cpu *cpus = __atomic_load_n(&sp_rcu_cpus, __ATOMIC_ACQUIRE);
+	struct sp_rcu_cpu *cpus =
+		__atomic_load_n(&sp_rcu_cpus, __ATOMIC_ACQUIRE);
 
 	pthread_mutex_unlock(&sp_rcu_spill_lock);
 	for (unsigned int i = 0; cpus && i < sp_rcu_nr_cpus; i++)
@@ -305,7 +310,8 @@ void sp_rcu_free_unlock_all(void)
 
 void sp_rcu_free_reinit_locks(void)
 {
-	struct sp_rcu_cpu *cpus = __atomic_load_n(&sp_rcu_cpus, __ATOMIC_ACQUIRE);
+	struct sp_rcu_cpu *cpus =
+		__atomic_load_n(&sp_rcu_cpus, __ATOMIC_ACQUIRE);
 
 	for (unsigned int i = 0; cpus && i < sp_rcu_nr_cpus; i++)
 		pthread_mutex_init(&cpus[i].lock, NULL);
@@ -384,8 +390,8 @@ SEGPOOL_API int segpool_cache_free_rcu(struct segpool_cache *cache, void *obj)
  * segpool_free_rcu{,_head}(): @ptr's cache (or NULL for a large block),
  * checked; @head, when given, must lie in the object's first 4096 bytes.
  */
-static struct segpool_cache *sp_rcu_classify(void *ptr,
-					     const struct segpool_rcu_head *head)
+static struct segpool_cache *
+sp_rcu_classify(void *ptr, const struct segpool_rcu_head *head)
 {
 	struct sp_slab *s = sp_obj_to_slab(ptr);
 	size_t size = 0, off = (uintptr_t)head - (uintptr_t)ptr;
@@ -401,16 +407,19 @@ static struct segpool_cache *sp_rcu_classify(void *ptr,
 		/* a guarded object: freed as a large block is (guard/) */
 		size = sp_guard_usable_size(ptr);
 		if (!size)
-			sp_report_bad_free("kfree_rcu() of a pointer that is no "
-					   "live guarded object", ptr, NULL);
+			sp_report_bad_free(
+				"kfree_rcu() of a pointer that is no "
+				"live guarded object",
+				ptr, NULL);
 	} else if (!sp_large_lookup(ptr, &size, &idx)) {
 		sp_report_bad_free(sp_large_misuse(ptr), ptr, NULL);
 	}
 	if (unlikely(head && (off >= SP_MIN(size, (size_t)4096) ||
 			      size - off < sizeof(*head) ||
 			      off % sizeof(void *))))
-		sp_report_bad_free("kfree_rcu() with an rcu_head outside the object",
-				   ptr, s ? s->cache->name : NULL);
+		sp_report_bad_free(
+			"kfree_rcu() with an rcu_head outside the object", ptr,
+			s ? s->cache->name : NULL);
 	return s ? s->cache : NULL;
 }
 
@@ -455,7 +464,8 @@ SEGPOOL_API void segpool_free_rcu_head(void *ptr, struct segpool_rcu_head *head)
 	if (unlikely(SEGPOOL_ZERO_OR_NULL_PTR(ptr)))
 		return;
 	if (unlikely(!head))
-		sp_report_bad_free("kfree_rcu() without an rcu_head", ptr, NULL);
+		sp_report_bad_free("kfree_rcu() without an rcu_head", ptr,
+				   NULL);
 	(void)sp_free_rcu(ptr, head);
 }
 

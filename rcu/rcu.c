@@ -30,8 +30,8 @@
  * rcu_barrier() is the exception, see sp_rcu_barrier_raw()), and for
  * writing by the fork prepare handler, after call_rcu_before_fork() has
  * paused the call_rcu workers between two batches of callbacks (lock
- * order: see core/init.c, level 2).  The child prunes liburcu's reader registry to
- * its own thread (sp_rcu_registry_prune()) and restarts the workers
+ * order: see core/init.c, level 2).  The child prunes liburcu's reader registry
+ * to its own thread (sp_rcu_registry_prune()) and restarts the workers
  * (call_rcu_after_fork_child()).  The write side is what keeps a grace
  * period out of the fork: urcu_memb_synchronize_rcu() holds liburcu's
  * grace-period and registry mutexes, which the child's prune needs, and
@@ -184,7 +184,8 @@ void sp_rcu_thread_online(void)
 
 bool sp_rcu_read_ongoing(void)
 {
-	return URCU_TLS(urcu_memb_reader).registered && urcu_memb_read_ongoing();
+	return URCU_TLS(urcu_memb_reader).registered &&
+	       urcu_memb_read_ongoing();
 }
 
 void sp_rcu_walk_begin(void)
@@ -377,7 +378,8 @@ void sp_rcu_fork_child(void)
  */
 __attribute__((destructor)) static void sp_rcu_exit(void)
 {
-	struct call_rcu_data *c = __atomic_load_n(&sp_rcu_crdp, __ATOMIC_ACQUIRE);
+	struct call_rcu_data *c =
+		__atomic_load_n(&sp_rcu_crdp, __ATOMIC_ACQUIRE);
 	pthread_t tid;
 
 	if (!c || sp_rcu_read_ongoing())

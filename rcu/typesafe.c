@@ -24,9 +24,9 @@
  * is queued again.  The hook runs under whatever lock its caller holds, so
  * it never waits for the fork lock (sp_rcu_call_try()): while a fork is
  * being prepared the slabs keep waiting for the next kick (a deferral, the
- * callback, or sp_rcu_slab_wait()).  Slabs are released in the order they were deferred:
- * "done >= ticket" means every slab deferred before the ticket was taken
- * is released (sp_rcu_slab_wait()).
+ * callback, or sp_rcu_slab_wait()).  Slabs are released in the order they were
+ * deferred: "done >= ticket" means every slab deferred before the ticket was
+ * taken is released (sp_rcu_slab_wait()).
  *
  * Counts: per cache rcu_slabs_pending and rcu_slabs_released (the node's
  * slabs_released counts the slab when it leaves the lists, as before).
@@ -41,7 +41,8 @@
 static struct {
 	pthread_mutex_t lock;		/* protects all but done */
 	struct sp_list_head wait;	/* deferred, head already in flight */
-	struct sp_list_head flight;	/* waiting for the head's grace period */
+	struct sp_list_head flight;	/* waiting for the head's
+					 * grace period */
 	bool busy;			/* head queued with call_rcu() */
 	uint64_t queued;		/* slabs ever deferred */
 	uint64_t done;			/* slabs released (atomic) */
@@ -99,13 +100,16 @@ static void sp_rcu_slab_gp_done(struct rcu_head *head)
 	pthread_mutex_unlock(&sp_ts.lock);
 
 	while (!sp_list_empty(&done)) {
-		struct sp_slab *s = sp_list_first_entry(&done, struct sp_slab, lru);
+		struct sp_slab *s =
+			sp_list_first_entry(&done, struct sp_slab, lru);
 		struct segpool_cache *c = s->cache;
 
 		sp_list_del(&s->lru);
 		sp_slab_release_now(s);
 		__atomic_fetch_add(&c->rcu_slabs_released, 1, __ATOMIC_RELAXED);
-		/* the last touch of @c: destroy may go on once this reaches 0 */
+		/*
+		 * the last touch of @c: destroy may go on once this reaches 0
+		 */
 		__atomic_fetch_sub(&c->rcu_slabs_pending, 1, __ATOMIC_RELEASE);
 		n++;
 	}

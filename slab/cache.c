@@ -74,14 +74,16 @@ struct segpool_cache *sp_cache_create(const char *name, size_t size,
 	size_t bytes = offsetof(struct segpool_cache, node) +
 		(size_t)sp_space.nr_regions * sizeof(struct sp_cache_node);
 	struct segpool_cache proto = {
-		.flags = sp_debug_cache_flags(name, flags), /* + SEGPOOL_DEBUG */
+		/* + SEGPOOL_DEBUG */
+		.flags = sp_debug_cache_flags(name, flags),
 		.ctor = ctor,
 	};
 	struct segpool_cache *c;
 
 	if (!sp_cache_name_valid(name) || size == 0 ||
 	    size > SEGPOOL_CACHE_MAX_SIZE ||
-	    (align && (!SP_IS_POW2(align) || align > SEGPOOL_CACHE_MAX_ALIGN)) ||
+	    (align &&
+	     (!SP_IS_POW2(align) || align > SEGPOOL_CACHE_MAX_ALIGN)) ||
 	    (flags & ~(SEGPOOL_CACHE_FLAGS_VALID | SP_CACHE_KMALLOC |
 		       SP_CACHE_INTERNAL | SP_CACHE_ZEROED)) ||
 	    sp_geometry_compute(&proto, size, align)) {
@@ -146,7 +148,8 @@ static int sp_cache_unlist_flags(struct segpool_cache *c, unsigned long refuse)
 			"cache kept, objects stay mapped", c->name,
 			(unsigned long long)live, live == 1 ? "" : "s");
 		if (c->flags & SP_CACHE_DEBUG)
-			sp_debug_leaks(c, NULL);	/* each, with its site */
+			/* each, with its site */
+			sp_debug_leaks(c, NULL);
 		errno = EBUSY;
 		return -EBUSY;
 	}
@@ -197,7 +200,8 @@ void sp_cache_free(struct segpool_cache *c)
 	if (sp_cache_packed(c))
 		return;		/* a failed start-up's: its lines stay */
 	if (c->map_size > SP_PAGE_SIZE)
-		sp_os_unmap((char *)c + SP_PAGE_SIZE, c->map_size - SP_PAGE_SIZE);
+		sp_os_unmap((char *)c + SP_PAGE_SIZE,
+			    c->map_size - SP_PAGE_SIZE);
 	/* a write through the stale handle faults rather than lands */
 	sp_os_protect_ro(c, SP_PAGE_SIZE);
 

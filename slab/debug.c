@@ -74,7 +74,8 @@ size_t sp_debug_geometry(struct segpool_cache *c, size_t size, size_t *align,
 		a = SP_MAX(a, size & -size);
 	memset(d, 0, sizeof(*d));
 	if (c->flags & SEGPOOL_RED_ZONE) {
-		d->red_left = (unsigned int)SP_ALIGN((size_t)SP_DEBUG_RED_LEFT, a);
+		d->red_left =
+			(unsigned int)SP_ALIGN((size_t)SP_DEBUG_RED_LEFT, a);
 		off = SP_ALIGN(size + SP_DEBUG_RED_RIGHT, (size_t)8);
 	} else {
 		off = SP_ALIGN(size, (size_t)8);
@@ -247,7 +248,8 @@ struct sp_debug_bug {
 	long offset;			/* of the first bad byte from @obj */
 	long last;			/* of the last bad byte */
 	bool bytes;			/* show bytes @offset..@last */
-	bool free;			/* the object is free (expected poison) */
+	bool free;			/* the object is free
+					 * (expected poison) */
 	bool slab_only;			/* about the slab: no call sites */
 	const char *what;		/* one line saying what was seen */
 	const char *action;		/* what "continue" does about it */
@@ -771,7 +773,8 @@ static long sp_debug_leaks_slab(struct sp_rbuf *b, struct segpool_cache *c,
 		for (void *p = s->freelist; p; p = sp_get_freeptr(c, p)) {
 			unsigned int i = sp_obj_index(c, s, p);
 
-			if (i >= c->objs_per_slab || (map[i / bits] >> (i % bits)) & 1)
+			if (i >= c->objs_per_slab ||
+			    (map[i / bits] >> (i % bits)) & 1)
 				break;	/* a bad list: validate says more */
 			map[i / bits] |= 1UL << (i % bits);
 		}
@@ -782,7 +785,8 @@ static long sp_debug_leaks_slab(struct sp_rbuf *b, struct segpool_cache *c,
 		if (c->flags & SP_CACHE_DEBUG) {
 			if (sp_debug_state(c, obj) != SP_DEBUG_STATE_ALLOC)
 				continue;
-		} else if (i >= s->fresh || ((map[i / bits] >> (i % bits)) & 1)) {
+		} else if (i >= s->fresh ||
+			   ((map[i / bits] >> (i % bits)) & 1)) {
 			continue;
 		}
 		sp_debug_leak_entry(b, c, obj);

@@ -54,10 +54,12 @@ struct sp_slab;
 
 /* struct sp_debug_track - one call site: who, when, from where. */
 struct sp_debug_track {
-	uint64_t seq;			/* global sequence number; 0: none yet */
+	uint64_t seq;			/* global sequence
+					 * number; 0: none yet */
 	uint32_t tid;			/* thread id (gettid) */
 	uint32_t nr;			/* frames in @addrs */
-	void *addrs[SP_DEBUG_STACK_DEPTH]; /* return addresses, innermost first */
+	void *addrs[SP_DEBUG_STACK_DEPTH]; /* return addresses,
+					    * innermost first */
 };
 
 _Static_assert(sizeof(struct sp_debug_track) % 8 == 0,

@@ -76,7 +76,8 @@ static unsigned long sp_debug_parse_flags(struct sp_debug_env *env,
 			char why[sizeof(env->why)];
 
 			/* name it: "FQ" says 'Q', not just "a letter" */
-			snprintf(why, sizeof(why), "unknown flag letter '%c'", *p);
+			snprintf(why, sizeof(why), "unknown flag letter '%c'",
+				 *p);
 			sp_debug_skip(env, why, ret);
 		}
 		flags |= f;
@@ -144,13 +145,15 @@ int sp_debug_env_parse(struct sp_debug_env *env, const char *str)
 		const char *end = strchrnul(str, ';');
 		const char *comma = memchr(str, ',', (size_t)(end - str));
 		const char *fend = comma ? comma : end;
-		unsigned long flags = sp_debug_parse_flags(env, str, fend, &ret);
+		unsigned long flags =
+			sp_debug_parse_flags(env, str, fend, &ret);
 
 		if (!comma) {
 			env->global = flags;
 		} else {
 			for (const char *p = comma + 1; p <= end;) {
-				const char *q = memchr(p, ',', (size_t)(end - p));
+				const char *q =
+					memchr(p, ',', (size_t)(end - p));
 
 				if (!q)
 					q = end;

@@ -7,10 +7,10 @@
  * in the freed object, at the cache's key_off (slab/geometry.c), and every
  * allocation that hands the object out clears it (so a free object carries
  * it from its slab's creation on, and a stale pointer into a slab carved
- * where a released one stood is caught too); a free that finds the mark already there is a double free, reported
- * with the cache name and address before anything changes.  glibc's tcache
- * does the same with a per-process key; segpool's mark is that key mixed
- * with the object's own address:
+ * where a released one stood is caught too); a free that finds the mark already
+ * there is a double free, reported with the cache name and address before
+ * anything changes.  glibc's tcache does the same with a per-process key;
+ * segpool's mark is that key mixed with the object's own address:
  *
  *   mark(obj) = sp_freemark_secret ^ obj
  *
@@ -59,7 +59,7 @@
  * the program's accesses to the same bytes still are.
  */
 #if SP_ASAN
-#define __sp_mark_access	__attribute__((noinline, unused, no_sanitize_address))
+#define __sp_mark_access __attribute__((noinline, unused, no_sanitize_address))
 #else
 #define __sp_mark_access	__sp_always_inline
 #endif

@@ -59,8 +59,10 @@ static unsigned int sp_least_waste_order(size_t stride)
 		size_t objs = slab / stride;
 
 		/* compare waste as a fraction: waste / slab, scaled */
-		if (objs && ((slab - objs * stride) << (SP_MAX_ORDER - order)) < best_waste) {
-			best_waste = (slab - objs * stride) << (SP_MAX_ORDER - order);
+		if (objs && ((slab - objs * stride) << (SP_MAX_ORDER - order)) <
+				    best_waste) {
+			best_waste = (slab - objs * stride)
+				     << (SP_MAX_ORDER - order);
 			best = order;
 		}
 	}
@@ -126,8 +128,9 @@ int sp_geometry_compute(struct segpool_cache *c, size_t size, size_t align)
 	c->objs_per_slab = (unsigned int)((SP_PAGE_SIZE << order) / stride);
 	c->stride_shift = (unsigned char)__builtin_ctzl(stride);
 	c->stride_inv = sp_inverse_odd((uint32_t)(stride >> c->stride_shift));
-	c->max_empty = (unsigned int)SP_MAX(1UL, SP_MIN((unsigned long)SP_MAX_EMPTY,
-			SP_EMPTY_RESERVE_BYTES / (SP_PAGE_SIZE << order)));
+	c->max_empty = (unsigned int)SP_MAX(
+		1UL, SP_MIN((unsigned long)SP_MAX_EMPTY,
+			    SP_EMPTY_RESERVE_BYTES / (SP_PAGE_SIZE << order)));
 	/*
 	 * Up to 64 objects a slab, the free ones are bits of one word in the
 	 * descriptor instead of a list linked through them: a flush sets a bit

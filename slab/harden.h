@@ -51,9 +51,10 @@ sp_report_bad_freeptr(const struct segpool_cache *c, const struct sp_slab *s,
  * off, nothing caught it on the way).
  */
 SP_INTERNAL __sp_cold __sp_noreturn void
-sp_report_short_freelist(const struct segpool_cache *c, const struct sp_slab *s);
+sp_report_short_freelist(const struct segpool_cache *c,
+			 const struct sp_slab *s);
 
-/* --- link encoding ----------------------------------------------------------- */
+/* --- link encoding -------------------------------------------------------- */
 
 static inline uintptr_t sp_freeptr_mix(const struct segpool_cache *c,
 				       const void *at, uintptr_t v)
@@ -85,7 +86,7 @@ static inline bool sp_freeptr_valid(const struct segpool_cache *c,
 		sp_obj_index(c, s, next) < c->objs_per_slab);
 }
 
-/* --- which caches the tools see ---------------------------------------------- */
+/* --- which caches the tools see ------------------------------------------- */
 
 /*
  * Slab memory poisoned by ASan: every cache the application allocates from,
@@ -107,7 +108,7 @@ static inline bool sp_san_obj_cache(const struct segpool_cache *c)
 			     SEGPOOL_TYPESAFE_BY_RCU));
 }
 
-/* --- hooks ----------------------------------------------------------------- */
+/* --- hooks ---------------------------------------------------------------- */
 
 /*
  * sp_san_alloc() / sp_san_free() - an object of @c goes to / comes back from

@@ -13,7 +13,8 @@
  *                                           cache)
  *
  * States of an object: constructed and free (on its slab's freelist, or
- * in the slab's never-used tail), or handed out (to the application, or to a layer above that caches it).
+ * in the slab's never-used tail), or handed out (to the application, or to a
+ * layer above that caches it).
  *
  * Lock order: see core/init.c, levels 3, 7, 9 and 10 (cache list, node,
  * descriptor pool, region).
@@ -55,7 +56,9 @@ static void sp_slab_populate(struct segpool_cache *c, struct sp_slab *s)
 	if (c->flags & SP_CACHE_ZEROED)
 		memset(s->base, 0, (size_t)c->objs_per_slab * c->stride);
 	if (c->ctor) {
-		/* no lock held: the ctor may call segpool as the program does */
+		/*
+		 * no lock held: the ctor may call segpool as the program does
+		 */
 		unsigned int depth = sp_lib_suspend();
 
 		for (unsigned int i = 0; i < c->objs_per_slab; i++)
@@ -85,8 +88,8 @@ static void sp_slab_populate(struct segpool_cache *c, struct sp_slab *s)
 		size_t len = c->key_off + SP_FREEMARK_SIZE - from;
 
 		for (unsigned int i = 0; i < c->objs_per_slab; i++)
-			sp_san_mark_open(c, s->base + (size_t)i * c->stride + from,
-					 len);
+			sp_san_mark_open(
+				c, s->base + (size_t)i * c->stride + from, len);
 	}
 }
 
@@ -387,7 +390,8 @@ static __sp_libframe size_t sp_node_take(struct segpool_cache *c,
 		struct sp_slab *s;
 
 		if (!sp_list_empty(&n->partial))
-			s = sp_list_first_entry(&n->partial, struct sp_slab, lru);
+			s = sp_list_first_entry(&n->partial, struct sp_slab,
+						lru);
 		else if (!sp_list_empty(&n->empty))
 			s = sp_list_first_entry(&n->empty, struct sp_slab, lru);
 		else
@@ -413,9 +417,11 @@ static __sp_libframe size_t sp_node_take(struct segpool_cache *c,
 			 * prefetched while this one is walked, and the
 			 * descriptor after it, read when its turn comes.
 			 */
-			struct sp_slab *t = s->lru.next != &n->partial ?
-				sp_list_entry(s->lru.next, struct sp_slab, lru) :
-				NULL;
+			struct sp_slab *t =
+				s->lru.next != &n->partial ?
+					sp_list_entry(s->lru.next,
+						      struct sp_slab, lru) :
+					NULL;
 
 			if (ahead != s)
 				sp_slab_prefetch_links(c, s, want - got);
@@ -698,7 +704,8 @@ static __sp_always_inline struct sp_page *sp_flush_page(const void *obj)
 /* Stage DESC: the slab of @obj from its (prefetched) pagemap entry. */
 static __sp_always_inline struct sp_slab *sp_flush_lookup(void *obj)
 {
-	struct sp_slab *s = (struct sp_slab *)SP_READ_ONCE(sp_flush_page(obj)->info);
+	struct sp_slab *s =
+		(struct sp_slab *)SP_READ_ONCE(sp_flush_page(obj)->info);
 
 	__builtin_prefetch(s, 1, 3);
 	return s;
@@ -762,8 +769,8 @@ static __sp_libframe void sp_slab_put_fast(struct segpool_cache *c, size_t cnt,
 		struct sp_slab *t = ring[i % SP_FLUSH_RING];
 
 		if (i + SP_FLUSH_MAP < cnt)
-			__builtin_prefetch(sp_flush_page(objs[i + SP_FLUSH_MAP]),
-					   0, 3);
+			__builtin_prefetch(
+				sp_flush_page(objs[i + SP_FLUSH_MAP]), 0, 3);
 		if (i + SP_FLUSH_DESC < cnt)
 			ring[(i + SP_FLUSH_DESC) % SP_FLUSH_RING] =
 				sp_flush_lookup(objs[i + SP_FLUSH_DESC]);
@@ -789,7 +796,9 @@ static __sp_libframe void sp_slab_put_fast(struct segpool_cache *c, size_t cnt,
 			k = 0;
 		}
 		if (bitmap) {
-			/* the bit is in the descriptor: no object line touched */
+			/*
+			 * the bit is in the descriptor: no object line touched
+			 */
 			uint64_t bit = sp_freemap_bit(c, s, obj);
 
 			if (unlikely(!bit || s->inuse == 0 || (map & bit))) {

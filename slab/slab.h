@@ -5,11 +5,12 @@
  * A cache (struct segpool_cache) owns, per NUMA node index, two lists of
  * slabs: partial (some objects free) and empty (all free, kept as a small
  * reserve); full slabs (none free) are counted but on no list, except in
- * debug caches (slab/slab.c: sp_slab_relist()).  A slab is a buddy block of 2^order pages from
- * the node's region (numa/region.h), holding objs_per_slab objects at a
- * fixed stride from its first byte, and described by a struct sp_slab kept
- * outside the slab (slab/desc.c).  Every page of a slab has the descriptor as
- * its owner token in the pagemap, so object -> slab is one lookup.
+ * debug caches (slab/slab.c: sp_slab_relist()).  A slab is a buddy block of
+ * 2^order pages from the node's region (numa/region.h), holding objs_per_slab
+ * objects at a fixed stride from its first byte, and described by a struct
+ * sp_slab kept outside the slab (slab/desc.c).  Every page of a slab has the
+ * descriptor as its owner token in the pagemap, so object -> slab is one
+ * lookup.
  *
  * This layer knows nothing of CPUs or rseq: callers above it (core/, and the
  * per-CPU layer) bring it objects to free and ask it for objects to hand out,
@@ -35,19 +36,25 @@
 struct sp_pcpu_cache;
 
 #define SP_CACHE_MAGIC		0x5e9cac4eU
-#define SP_CACHE_DEAD_MAGIC	0xdeadcac4U	/* a destroyed cache's tombstone */
+#define SP_CACHE_DEAD_MAGIC	0xdeadcac4U	/* a destroyed cache's
+						 * tombstone */
 /* destroyed caches whose first page is kept as a tombstone (4 MiB at most) */
 #define SP_CACHE_TOMBSTONES	1024
 #define SP_MIN_ALIGN		8
 #define SP_FREEPTR_SIZE		sizeof(void *)
 
 /* Internal cache flags, above every public one. */
-#define SP_CACHE_KMALLOC	(1UL << 31)	/* a segpool_malloc size class */
-#define SP_CACHE_FREEPTR_OUT	(1UL << 30)	/* link stored after the object */
-#define SP_CACHE_INTERNAL	(1UL << 29)	/* the library's own bookkeeping */
-#define SP_CACHE_ZEROED		(1UL << 28)	/* a new slab's objects start zeroed */
-#define SP_CACHE_FREEMAP	(1UL << 27)	/* free objects in the descriptor's
-						 * bitmap, no links (slab/geometry.c) */
+#define SP_CACHE_KMALLOC	(1UL << 31)	/* a segpool_malloc
+						 * size class */
+#define SP_CACHE_FREEPTR_OUT	(1UL << 30)	/* link stored after
+						 * the object */
+#define SP_CACHE_INTERNAL	(1UL << 29)	/* the library's own
+						 * bookkeeping */
+#define SP_CACHE_ZEROED		(1UL << 28)	/* a new slab's objects
+						 * start zeroed */
+#define SP_CACHE_FREEMAP	(1UL << 27)	/* free objects in the
+						 * descriptor's bitmap, no links
+						 * (slab/geometry.c) */
 
 /*
  * The library's own caches live as long as the process: their control and
@@ -72,18 +79,21 @@ enum sp_slab_list {
 struct sp_slab {
 	void *freelist;			/* first free object, or NULL */
 	struct segpool_cache *cache;	/* owning cache */
-	char *base;			/* first object (the first byte of the slab,
-					 * but dbg.red_left bytes past it in a
-					 * cache with red zones) */
+	char *base;			/* first object (the first byte of the
+					 * slab, but dbg.red_left bytes past it
+					 * in a cache with red zones) */
 	unsigned int inuse;		/* objects handed out */
 	unsigned short node;		/* node index */
 	unsigned char order;		/* slab = 2^order pages */
 	unsigned char list;		/* enum sp_slab_list */
-	struct sp_list_head lru;	/* on a node list; desc pool link when free */
-	unsigned int fresh;		/* objects [fresh, objs_per_slab) were never
-					 * handed out and are on no freelist */
-	unsigned int rand_pos;		/* SEGPOOL_FREELIST_RANDOM: where the fresh
-					 * tail starts in the cache's sequence */
+	struct sp_list_head lru;	/* on a node list; desc
+					 * pool link when free */
+	unsigned int fresh;		/* objects [fresh, objs_per_slab)
+					 * were never handed out and are
+					 * on no freelist */
+	unsigned int rand_pos;		/* SEGPOOL_FREELIST_RANDOM:
+					 * where the fresh tail starts
+					 * in the cache's sequence */
 	uint64_t freemap;		/* SP_CACHE_FREEMAP: bit i set, object i
 					 * free (freelist NULL, fresh full) */
 } __sp_cacheline_aligned;
@@ -104,7 +114,8 @@ _Static_assert(offsetof(struct sp_slab, freelist) == 0,
 struct sp_cache_node {
 	/* --- line 0: lock and lists --- */
 	pthread_mutex_t lock;		/* protects everything in this struct */
-	struct sp_list_head partial;	/* some objects free: allocate here first */
+	struct sp_list_head partial;	/* some objects free:
+					 * allocate here first */
 	/* --- the other lists and the counts --- */
 	struct sp_list_head full;	/* no object free: debug caches only */
 	struct sp_list_head empty;	/* every object free; a small reserve */
@@ -113,15 +124,19 @@ struct sp_cache_node {
 	unsigned long nr_empty;
 	uint64_t active_objs;		/* objects handed out from this node */
 	/* --- statistics --- */
-	uint64_t allocs;		/* objects allocated to the application */
+	uint64_t allocs;		/* objects allocated to
+					 * the application */
 	uint64_t frees;			/* objects freed by the application */
-	uint64_t xfer_allocs;		/* objects moved into per-CPU magazines */
+	uint64_t xfer_allocs;		/* objects moved into
+					 * per-CPU magazines */
 	uint64_t xfer_frees;		/* objects flushed back from them */
 	uint64_t slabs_created;		/* slabs populated */
 	uint64_t slabs_released;	/* slabs given back to the region */
 	/* --- the empty-slab reserve, grown by churn (slab/slab.c) --- */
-	uint64_t released_at_create;	/* slabs_released at the last creation */
-	unsigned int keep_empty;	/* empty slabs kept now (>= max_empty) */
+	uint64_t released_at_create;	/* slabs_released at
+					 * the last creation */
+	unsigned int keep_empty;	/* empty slabs kept now
+					 * (>= max_empty) */
 } __sp_cacheline_aligned;
 
 _Static_assert(offsetof(struct sp_cache_node, lock) == 0, "lock first");
@@ -143,13 +158,15 @@ struct segpool_cache {
 					 * when the cache has no layer.  Opaque
 					 * here: slab/ never looks in */
 	unsigned int stride;		/* bytes from one object to the next */
-	unsigned int fp_offset;		/* free-list link's offset in a free object */
+	unsigned int fp_offset;		/* free-list link's offset
+					 * in a free object */
 	unsigned int objs_per_slab;	/* objects in a slab */
-	unsigned int stride_inv;	/* inverse of stride's odd part mod 2^32 */
+	unsigned int stride_inv;	/* inverse of stride's
+					 * odd part mod 2^32 */
 	unsigned int slab_mask;		/* slab bytes - 1 (slabs are aligned to
 					 * their size) */
-	unsigned int key_off;		/* free-mark word's offset in a free object
-					 * (slab/freemark.h) */
+	unsigned int key_off;		/* free-mark word's offset in a free
+					 * object (slab/freemark.h) */
 	unsigned char stride_shift;	/* trailing zero bits of stride */
 	unsigned char order;		/* slab = 2^order pages */
 	unsigned short pad0;
@@ -161,21 +178,27 @@ struct segpool_cache {
 	struct sp_list_head list __sp_cacheline_aligned; /* on sp_cache_list */
 	void (*ctor)(void *);		/* constructor, or NULL */
 	unsigned int max_empty;		/* empty slabs kept per node */
-	size_t map_size;		/* bytes holding this struct (its mapping,
-					 * or its packed lines) */
-	uint64_t alloc_failures;	/* allocations that returned ENOMEM (atomic) */
-	uint64_t alloc_failslab;	/* allocations failed by failslab (atomic) */
+	size_t map_size;		/* bytes holding this struct (its
+					 * mapping, or its packed lines) */
+	uint64_t alloc_failures;	/* allocations that returned
+					 * ENOMEM (atomic) */
+	uint64_t alloc_failslab;	/* allocations failed by
+					 * failslab (atomic) */
 	uintptr_t fl_secret;		/* free-list link key; 0: links plain */
-	unsigned int *rand_seq;		/* SEGPOOL_FREELIST_RANDOM: a permutation
-					 * of [0, objs_per_slab), or NULL */
+	unsigned int *rand_seq;		/* SEGPOOL_FREELIST_RANDOM:
+					 * a permutation of [0,
+					 * objs_per_slab), or NULL */
 	uint64_t rand_state;		/* its per-slab start picker (atomic) */
 	/* RCU accounting (rcu/), all atomic */
-	uint64_t rcu_objs_pending;	/* freed by RCU, grace period not over */
+	uint64_t rcu_objs_pending;	/* freed by RCU, grace
+					 * period not over */
 	uint64_t rcu_objs_freed;	/* freed by RCU and back in the cache */
-	uint64_t rcu_slabs_pending;	/* empty slabs waiting for a grace period */
+	uint64_t rcu_slabs_pending;	/* empty slabs waiting
+					 * for a grace period */
 	uint64_t rcu_slabs_released;	/* slabs released after one */
 	/* the decay thread's, written by it alone (core/decay.c) */
-	uint64_t decay_ops;		/* operations counted at its last look */
+	uint64_t decay_ops;		/* operations counted
+					 * at its last look */
 	uint64_t decay_since;		/* when they last changed (ns) */
 	char name[SEGPOOL_CACHE_NAME_MAX + 1];
 	struct sp_debug_layout dbg;	/* debug caches' slot (slab/debug.h) */
@@ -205,7 +228,8 @@ static inline uintptr_t sp_slab_tag(const struct segpool_cache *c, int idx)
 	return (uintptr_t)c | (uintptr_t)idx;
 }
 
-_Static_assert(SP_MAX_NODES <= SP_CACHE_LINE, "node index fits a tag's low bits");
+_Static_assert(SP_MAX_NODES <= SP_CACHE_LINE,
+	       "node index fits a tag's low bits");
 
 /* The cache of a page tag (0: the page belongs to no slab). */
 /* Whether @c's control block is packed (SP_CACHE_PACKED). */
@@ -268,7 +292,8 @@ static inline struct sp_slab *sp_obj_to_slab(const void *obj)
  * one).  One mask test, one multiply, one compare.
  */
 static inline unsigned int sp_obj_index(const struct segpool_cache *c,
-					const struct sp_slab *s, const void *obj)
+					const struct sp_slab *s,
+					const void *obj)
 {
 	uintptr_t off = (uintptr_t)obj - (uintptr_t)s->base;
 

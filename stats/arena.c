@@ -14,14 +14,16 @@ static void sp_stats_arena_text(const struct sp_bump_snap *s, void *arg)
 {
 	struct sp_sbuf *b = arg;
 	const char *names[8];
-	size_t n = sp_bump_flag_names(s->info.flags, names, SP_ARRAY_SIZE(names));
+	size_t n =
+		sp_bump_flag_names(s->info.flags, names, SP_ARRAY_SIZE(names));
 
 	sp_sbuf_printf(b, "arena %s\n", s->name);
 	sp_sbuf_printf(b, "node %d\n", s->info.node);
 	sp_sbuf_names(b, "flags", names, n);
 	for (size_t i = 0; i < sp_nr_bump_fields; i++)
-		sp_sbuf_printf(b, "%s %llu\n", sp_bump_fields[i].name,
-			       (unsigned long long)sp_bump_fields[i].get(&s->info));
+		sp_sbuf_printf(
+			b, "%s %llu\n", sp_bump_fields[i].name,
+			(unsigned long long)sp_bump_fields[i].get(&s->info));
 	sp_sbuf_putc(b, '\n');
 }
 

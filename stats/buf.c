@@ -18,7 +18,9 @@
 
 #define SP_SBUF_MIN	(16UL << 10)
 
-/* Make room for @more bytes and a NUL; false (and @b->err) when there is none. */
+/*
+ * Make room for @more bytes and a NUL; false (and @b->err) when there is none.
+ */
 static bool sp_sbuf_reserve(struct sp_sbuf *b, size_t more)
 {
 	size_t cap = b->cap ? b->cap : SP_SBUF_MIN;

@@ -40,17 +40,18 @@ static void sp_detail_flags(struct sp_sbuf *b, unsigned long flags)
 }
 
 /* "<key> <total>" and, for each slot of @s with a non-zero value, " C<i>=v". */
-static void sp_detail_slots(struct sp_sbuf *b, const struct sp_cache_snap *s,
-			    const char *key, uint64_t total,
-			    uint64_t (*get)(const struct sp_slot_snap *sl, int k),
-			    int k)
+static void
+sp_detail_slots(struct sp_sbuf *b, const struct sp_cache_snap *s,
+		const char *key, uint64_t total,
+		uint64_t (*get)(const struct sp_slot_snap *sl, int k), int k)
 {
 	sp_sbuf_printf(b, "%s %llu", key, (unsigned long long)total);
 	for (unsigned long i = 0; s->slot && i < s->nr_slots; i++) {
 		uint64_t v = get(&s->slot[i], k);
 
 		if (v)
-			sp_sbuf_printf(b, " C%lu=%llu", i, (unsigned long long)v);
+			sp_sbuf_printf(b, " C%lu=%llu", i,
+				       (unsigned long long)v);
 	}
 	sp_sbuf_putc(b, '\n');
 }
@@ -94,7 +95,8 @@ static void sp_detail_cache(const struct sp_cache_snap *s, void *arg)
 			       (unsigned long long)sp_node_field_total(f, s));
 		for (int i = 0; i < s->nr_nodes; i++)
 			sp_sbuf_printf(b, " N%d=%llu", sp_topo.node_id[i],
-				       (unsigned long long)f->get(s, &s->node[i]));
+				       (unsigned long long)f->get(s,
+								  &s->node[i]));
 		sp_sbuf_putc(b, '\n');
 	}
 	for (int j = 0; j < SP_CTR_NR; j++) {

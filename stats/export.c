@@ -73,7 +73,8 @@
 
 #define SP_EXPORT_MIN_CAPACITY	128U		/* cache records, at least */
 #define SP_EXPORT_MAX_CAPACITY	(1U << 20)
-#define SP_EXPORT_STALE_NS	(60ULL * 1000000000ULL)	/* see sp_export_sweep() */
+/* see sp_export_sweep() */
+#define SP_EXPORT_STALE_NS	(60ULL * 1000000000ULL)
 #define SP_EXPORT_SHM_DIR	"/dev/shm"
 #define SP_EXPORT_ENV		"SEGPOOL_EXPORT"
 #define SP_EXPORT_CTL_POLL_MS	100	/* requests from outside: how soon */
@@ -82,15 +83,18 @@ static struct sp_exporter {
 	pthread_mutex_t op_lock;
 	pthread_mutex_t lock;
 	pthread_mutex_t pub_lock;
-	pthread_cond_t wake;		/* CLOCK_MONOTONIC; signalled under lock */
+	pthread_cond_t wake;		/* CLOCK_MONOTONIC;
+					 * signalled under lock */
 	/* --- under lock --- */
 	bool running;			/* a publisher thread exists */
 	bool stopping;			/* it is asked to end */
-	bool kicked;			/* the interval changed: restart the wait */
+	bool kicked;			/* the interval changed:
+					 * restart the wait */
 	unsigned int interval_ms;
 	/* --- under op_lock --- */
 	pthread_t thread;
-	pid_t owner;			/* process that created the segment, or 0 */
+	pid_t owner;			/* process that created
+					 * the segment, or 0 */
 	bool swept;			/* dead processes' segments removed */
 	char name[32];			/* "/segpool.<pid>" */
 	/* --- under pub_lock --- */
@@ -128,7 +132,7 @@ static void sp_export_cond_init(void)
 	pthread_condattr_destroy(&attr);
 }
 
-/* --- the segment ----------------------------------------------------------- */
+/* --- the segment ---------------------------------------------------------- */
 
 /*
  * Copy @len bytes (a multiple of 8, both ends 8-aligned) into the segment
@@ -148,7 +152,9 @@ static void sp_export_copy(void *dst, const void *src, size_t len)
 	}
 }
 
-/* The seqlock write of the stage's first @n caches, @na arenas.  pub_lock held. */
+/*
+ * The seqlock write of the stage's first @n caches, @na arenas.  pub_lock held.
+ */
 static void sp_export_write(uint32_t n, uint32_t na)
 {
 	const struct sp_export_layout *l = &sp_exp.layout;
@@ -170,7 +176,8 @@ static void sp_export_write(uint32_t n, uint32_t na)
 	sp_export_copy(dst + l->arenas_offset, src + l->arenas_offset,
 		       (size_t)na * sizeof(struct segpool_export_arena));
 	/* the key table and its values (stats/export_snapshot.c) */
-	sp_export_copy(dst + l->keys_offset, src + l->keys_offset, l->keys_size);
+	sp_export_copy(dst + l->keys_offset, src + l->keys_offset,
+		       l->keys_size);
 	sp_export_copy(dst + l->values_offset, src + l->values_offset,
 		       sp_export_values_size(l, n, false));
 	sp_export_copy(dst + l->node_values_offset, src + l->node_values_offset,
@@ -461,7 +468,7 @@ static void sp_export_sweep(void)
 	sp_os_shm_each(sp_export_sweep_one, NULL);
 }
 
-/* --- the publisher ----------------------------------------------------------- */
+/* --- the publisher -------------------------------------------------------- */
 
 static void sp_export_add_ms(struct timespec *ts, unsigned int ms)
 {
@@ -524,7 +531,9 @@ static void *sp_export_thread(void *arg)
 		pthread_mutex_unlock(&sp_exp.pub_lock);
 
 		pthread_mutex_lock(&sp_exp.lock);
-		/* fell a whole interval behind (stopped process): from now on */
+		/*
+		 * fell a whole interval behind (stopped process): from now on
+		 */
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if (now.tv_sec > next.tv_sec + 1 + (time_t)(interval / 1000))
 			next = now;
@@ -548,7 +557,7 @@ static int sp_export_spawn(void)
 	return -err;
 }
 
-/* --- start, stop, exit, fork ------------------------------------------------------ */
+/* --- start, stop, exit, fork ---------------------------------------------- */
 
 static int sp_export_start_locked(unsigned int interval_ms)
 {
@@ -705,8 +714,8 @@ SEGPOOL_API int segpool_export_stop(void)
 void sp_export_init(void)
 {
 	/* checked even when not exporting: every setting is */
-	unsigned long ms = (unsigned long)sp_env_number(SP_ENV_EXPORT_INTERVAL_MS,
-					SEGPOOL_EXPORT_INTERVAL_DEFAULT);
+	unsigned long ms = (unsigned long)sp_env_number(
+		SP_ENV_EXPORT_INTERVAL_MS, SEGPOOL_EXPORT_INTERVAL_DEFAULT);
 	int err;
 
 	if (!sp_env_bool(SP_ENV_EXPORT, false))

@@ -30,7 +30,8 @@ struct sp_export_layout {
 	size_t keys_offset;		/* every key, fixed for the build */
 	size_t keys_size;
 	size_t values_offset;		/* u64 [capacity][cache keys] */
-	size_t node_values_offset;	/* u64 [capacity][nr_nodes][node keys] */
+	size_t node_values_offset;	/* u64 [capacity][nr_nodes][node
+					 * keys] */
 	size_t health_values_offset;	/* health, its nodes, the strings */
 	size_t health_values_size;
 	uint32_t nr_keys[4];		/* cache, node, health, health node */

@@ -149,7 +149,8 @@ static void sp_ctl_serve(struct segpool_export_ctl *r)
 
 	r->result = 0;
 	r->value = 0;
-	if (r->uid != (uint32_t)sp_os_uid() || r->uid != (uint32_t)sp_os_euid()) {
+	if (r->uid != (uint32_t)sp_os_uid() ||
+	    r->uid != (uint32_t)sp_os_euid()) {
 		r->result = EPERM;
 		snprintf(why, wl, "refused: the requester's uid %u is not the "
 			 "process's owner (uid %u)", r->uid,
@@ -187,8 +188,10 @@ static void sp_ctl_serve(struct segpool_export_ctl *r)
 		ret = segpool_heap_profile_dump(r->path);
 		if (ret) {
 			r->result = ret < -1 ? -ret : (errno ? errno : EIO);
-			snprintf(why, wl, "failed: cannot write the heap profile "
-				 "to %.120s: %s", r->path, strerror(r->result));
+			snprintf(why, wl,
+				 "failed: cannot write the heap profile "
+				 "to %.120s: %s",
+				 r->path, strerror(r->result));
 			return;
 		}
 		snprintf(why, wl, "done: heap profile written to %.150s",
@@ -229,19 +232,24 @@ static void sp_ctl_serve(struct segpool_export_ctl *r)
 		ret = segpool_set_decay_ms((long)r->arg);
 		if (ret && ret != -EAGAIN) {
 			r->result = -ret;
-			snprintf(why, wl, "refused: decay-ms %lld: %s (accepted: "
-				 "-1 for never, or 0 to %ld)", (long long)r->arg,
-				 strerror(-ret), (long)SEGPOOL_DECAY_MS_MAX);
+			snprintf(why, wl,
+				 "refused: decay-ms %lld: %s (accepted: "
+				 "-1 for never, or 0 to %ld)",
+				 (long long)r->arg, strerror(-ret),
+				 (long)SEGPOOL_DECAY_MS_MAX);
 			return;
 		}
 		r->value = segpool_get_decay_ms();
-		snprintf(why, wl, "done: decay-ms is %lld", (long long)r->value);
+		snprintf(why, wl, "done: decay-ms is %lld",
+			 (long long)r->value);
 		return;
 	case SEGPOOL_CTL_OP_SET_MEMORY_LIMIT:
 		if (r->arg < 0) {
 			r->result = EINVAL;
-			snprintf(why, wl, "refused: memory-limit %lld: a size in "
-				 "bytes, 0 for none", (long long)r->arg);
+			snprintf(why, wl,
+				 "refused: memory-limit %lld: a size in "
+				 "bytes, 0 for none",
+				 (long long)r->arg);
 			return;
 		}
 		ret = segpool_set_memory_limit((uint64_t)r->arg);
@@ -273,8 +281,9 @@ void sp_export_ctl_serve(void)
 	    (st.st_mode & 07777) != 0600) {
 		r.result = EPERM;
 		r.value = 0;
-		snprintf(r.reason, sizeof(r.reason), "refused: the control "
-			 "segment is no longer the process's own with mode 0600");
+		snprintf(r.reason, sizeof(r.reason),
+			 "refused: the control segment is no longer the "
+			 "process's own with mode 0600");
 	} else {
 		sp_ctl_serve(&r);
 	}

@@ -47,7 +47,8 @@ void sp_export_layout(struct sp_export_layout *l, uint32_t nr_nodes,
 	l->nr_nodes = nr_nodes;
 	l->capacity = capacity;
 	l->nodes_offset = sizeof(struct segpool_export_header);
-	l->caches_offset = SP_ALIGN(l->nodes_offset + nodes, (size_t)SP_CACHE_LINE);
+	l->caches_offset =
+		SP_ALIGN(l->nodes_offset + nodes, (size_t)SP_CACHE_LINE);
 	l->cache_nodes_offset = l->caches_offset + recs;
 	l->arenas_offset = l->cache_nodes_offset + cnodes;
 	/* the key table: the field lists of the JSON (stats/snap.c) */
@@ -57,7 +58,8 @@ void sp_export_layout(struct sp_export_layout *l, uint32_t nr_nodes,
 	l->nr_keys[3] = (uint32_t)sp_nr_health_node_fields;
 	l->keys_offset = l->arenas_offset + arenas;
 	l->keys_size = (size_t)(l->nr_keys[0] + l->nr_keys[1] + l->nr_keys[2] +
-				l->nr_keys[3]) * sizeof(struct segpool_export_key);
+				l->nr_keys[3]) *
+		       sizeof(struct segpool_export_key);
 	l->values_offset = l->keys_offset + l->keys_size;
 	l->node_values_offset = l->values_offset +
 				sp_export_values_size(l, capacity, false);
@@ -110,7 +112,8 @@ void sp_export_collect_keys(void *area, const struct sp_export_layout *l)
 	for (size_t i = 0; i < sp_nr_node_fields; i++)
 		k = sp_export_key(k, sp_node_fields[i].name, SP_FIELD_U64);
 	for (int i = 0; i < SP_CTR_NR; i++)
-		k = sp_export_key(k, sp_ctr_name[sp_ctr_order[i]], SP_FIELD_U64);
+		k = sp_export_key(k, sp_ctr_name[sp_ctr_order[i]],
+				  SP_FIELD_U64);
 	for (size_t i = 0; i < sp_nr_node_fields; i++)
 		k = sp_export_key(k, sp_node_fields[i].name, SP_FIELD_U64);
 	for (size_t i = 0; i < sp_nr_health_fields; i++)
@@ -133,7 +136,8 @@ void sp_export_collect_keys(void *area, const struct sp_export_layout *l)
 		}
 		n = snprintf(str + used, SEGPOOL_EXPORT_STRINGS - used, "%s",
 			     f->str(&h));
-		*v++ = (uint64_t)(l->health_values_offset + l->health_values_size -
+		*v++ = (uint64_t)(l->health_values_offset +
+				  l->health_values_size -
 				  SEGPOOL_EXPORT_STRINGS + used);
 		if (n >= 0 && used + (size_t)n + 1 < SEGPOOL_EXPORT_STRINGS)
 			used += (size_t)n + 1;
@@ -147,7 +151,8 @@ void sp_export_collect_keys(void *area, const struct sp_export_layout *l)
 /* The values of cache @c's keys, in the table's order (its snapshot @s). */
 static void sp_export_cache_values(struct segpool_cache *c,
 				   struct sp_cache_snap *s, uint64_t *cv,
-				   uint64_t *nv, const struct sp_export_layout *l)
+				   uint64_t *nv,
+				   const struct sp_export_layout *l)
 {
 	sp_stats_snap_cache(c, s);
 	for (size_t i = 0; i < sp_nr_cache_fields; i++)
@@ -233,7 +238,8 @@ static void sp_export_cache_sums(struct segpool_cache *c,
 	struct sp_pcpu_cache *pc = sp_export_pcpu(c);
 
 	memset(rec, 0, sizeof(*rec));
-	memcpy(rec->name, c->name, strnlen(c->name, SEGPOOL_EXPORT_NAME_LEN - 1));
+	memcpy(rec->name, c->name,
+	       strnlen(c->name, SEGPOOL_EXPORT_NAME_LEN - 1));
 	rec->flags = sp_export_cache_flags(c);
 	if (segpool_cache_get_info(c, &info))
 		return;
@@ -267,7 +273,8 @@ static void sp_export_cache_sums(struct segpool_cache *c,
 		sp_pcpu_read_stats(pc, &st);
 #define SP_EXPORT_CTR_SEGPOOL_CTR_HIT(key, id)
 #define SP_EXPORT_CTR_SEGPOOL_CTR_INFO(key, id)
-#define SP_EXPORT_CTR_SEGPOOL_CTR_EXPORT(key, id) rec->key = st.stat[SP_STAT_##id];
+#define SP_EXPORT_CTR_SEGPOOL_CTR_EXPORT(key, id) \
+	rec->key = st.stat[SP_STAT_##id];
 #define SP_EXPORT_CTR_SEGPOOL_CTR_LIBRARY(key, id)
 #define SP_EXPORT_CTR(key, id, class, unit, doc) SP_EXPORT_CTR_##class(key, id)
 		SEGPOOL_PCPU_COUNTERS(SP_EXPORT_CTR)
@@ -324,7 +331,8 @@ uint32_t sp_export_collect(void *area, const struct sp_export_layout *l)
 	struct segpool_export_cache *recs =
 		(struct segpool_export_cache *)(base + l->caches_offset);
 	struct segpool_export_cache_node *cnodes =
-		(struct segpool_export_cache_node *)(base + l->cache_nodes_offset);
+		(struct segpool_export_cache_node *)(base +
+						     l->cache_nodes_offset);
 	uint64_t *cvals = (uint64_t *)(base + l->values_offset);
 	uint64_t *nvals = (uint64_t *)(base + l->node_values_offset);
 	struct segpool_cache *c;
@@ -334,21 +342,27 @@ uint32_t sp_export_collect(void *area, const struct sp_export_layout *l)
 			l->nr_nodes);
 	sp_export_collect_keys(area, l);
 	sp_rcu_walk_begin();
-	/* the program's caches first, the library's after, as sp_stats_walk() */
+	/*
+	 * the program's caches first, the library's after, as sp_stats_walk()
+	 */
 	for (int pass = 0; pass < 2; pass++)
 	sp_list_for_each_entry_rcu(c, &sp_cache_list, list) {
-		if (!(c->flags & (SP_CACHE_KMALLOC | SP_CACHE_INTERNAL)) != !pass)
+		if (!(c->flags & (SP_CACHE_KMALLOC | SP_CACHE_INTERNAL)) !=
+		    !pass)
 			continue;
 		if (n < l->capacity) {
 			sp_export_cache_sums(c, &recs[n]);
-			sp_export_cache_nodes(c, &cnodes[(size_t)n * l->nr_nodes],
+			sp_export_cache_nodes(c,
+					      &cnodes[(size_t)n * l->nr_nodes],
 					      l->nr_nodes);
 			sp_export_snap.node = sp_export_snap_nodes;
 			sp_export_snap.slot = NULL;
 			sp_export_snap.nr_slots = 0;
-			sp_export_cache_values(c, &sp_export_snap,
+			sp_export_cache_values(
+				c, &sp_export_snap,
 				cvals + (size_t)n * l->nr_keys[0],
-				nvals + (size_t)n * l->nr_nodes * l->nr_keys[1], l);
+				nvals + (size_t)n * l->nr_nodes * l->nr_keys[1],
+				l);
 		}
 		n++;
 	}
@@ -395,8 +409,10 @@ static void sp_export_arena(const struct sp_bump_snap *s, void *arg)
 uint32_t sp_export_collect_arenas(void *area, const struct sp_export_layout *l)
 {
 	struct sp_export_arena_walk w = {
-		(struct segpool_export_arena *)((char *)area + l->arenas_offset),
-		l->capacity, 0,
+		(struct segpool_export_arena *)((char *)area +
+						l->arenas_offset),
+		l->capacity,
+		0,
 	};
 
 	sp_bump_walk(sp_export_arena, &w);

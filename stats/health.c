@@ -139,7 +139,8 @@ static const char *sp_rseq_registration_name(unsigned int reg)
 	X(version,		h->version)				\
 	X(percpu_mode,		h->percpu_mode)				\
 	X(percpu_reason,	h->percpu_reason)			\
-	X(rseq_registration,	sp_rseq_registration_name(h->rseq_registration)) \
+	X(rseq_registration,						\
+	  sp_rseq_registration_name(h->rseq_registration))		\
 	X(debug,		h->debug)				\
 	X(sanitizer,		h->sanitizer)
 
@@ -238,12 +239,14 @@ void sp_stats_health_text(struct sp_sbuf *b, const struct segpool_health *h)
 		sp_sbuf_printf(b, "%c%d", i ? ',' : ' ', h->node[i].node);
 	sp_sbuf_putc(b, '\n');
 	for (size_t k = 0; k < sp_nr_health_node_fields; k++) {
-		const struct sp_health_node_field *f = &sp_health_node_fields[k];
+		const struct sp_health_node_field *f =
+			&sp_health_node_fields[k];
 		uint64_t total = 0;
 
 		for (unsigned int i = 0; i < h->nr_nodes; i++)
 			total += f->get(&h->node[i]);
-		sp_sbuf_printf(b, "%s %llu", f->name, (unsigned long long)total);
+		sp_sbuf_printf(b, "%s %llu", f->name,
+			       (unsigned long long)total);
 		for (unsigned int i = 0; i < h->nr_nodes; i++)
 			sp_sbuf_printf(b, " N%d=%llu", h->node[i].node,
 				       (unsigned long long)f->get(&h->node[i]));

@@ -27,12 +27,12 @@
  * value is not 0.  Keys are the detail's keys, so a field has one name in
  * every rendering, and segpool-top --json writes the same document from a
  * process's export segment ("source": "export", the keys the segment
- * carries).  Documentation/reference/stats-json.md lists every key, its type and
- * unit; selftests/test_json_schema checks both producers against that
+ * carries).  Documentation/reference/stats-json.md lists every key, its type
+ * and unit; selftests/test_json_schema checks both producers against that
  * list.  "schema" (SP_JSON_SCHEMA) changes when a key changes meaning or
- * goes away (new keys may appear without it).  Numbers are unsigned integers printed
- * in full; JSON readers that keep numbers as doubles lose precision above
- * 2^53, far beyond any count here but the byte totals of huge regions.
+ * goes away (new keys may appear without it).  Numbers are unsigned integers
+ * printed in full; JSON readers that keep numbers as doubles lose precision
+ * above 2^53, far beyond any count here but the byte totals of huge regions.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -205,7 +205,8 @@ static void sp_json_arena(const struct sp_bump_snap *s, void *arg)
 {
 	struct sp_json *j = arg;
 	const char *names[8];
-	size_t n = sp_bump_flag_names(s->info.flags, names, SP_ARRAY_SIZE(names));
+	size_t n =
+		sp_bump_flag_names(s->info.flags, names, SP_ARRAY_SIZE(names));
 
 	sp_json_open(j, NULL, '{', true);
 	sp_json_str(j, "name", s->name);
@@ -235,7 +236,8 @@ int sp_stats_fmt_json(struct sp_sbuf *b, unsigned int flags)
 	sp_json_str(&j, "version", h.version);
 	sp_json_health(&j, &h);
 	sp_json_open(&j, "caches", '[', false);
-	ret = sp_stats_walk(NULL, flags & SEGPOOL_STATS_PERCPU, sp_json_cache, &w);
+	ret = sp_stats_walk(NULL, flags & SEGPOOL_STATS_PERCPU, sp_json_cache,
+			    &w);
 	if (ret < 0)
 		return ret;
 	sp_json_close(&j);

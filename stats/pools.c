@@ -19,7 +19,8 @@ void sp_stats_pools_register(sp_pool_walk_fn *walk)
 	for (int i = 0; i < SP_POOL_WALKERS; i++) {
 		sp_pool_walk_fn *expect = NULL;
 
-		if (__atomic_load_n(&sp_pool_walkers[i], __ATOMIC_ACQUIRE) == walk)
+		if (__atomic_load_n(&sp_pool_walkers[i], __ATOMIC_ACQUIRE) ==
+		    walk)
 			return;
 		if (__atomic_compare_exchange_n(&sp_pool_walkers[i], &expect,
 						walk, false, __ATOMIC_RELEASE,

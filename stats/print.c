@@ -247,7 +247,9 @@ static void sp_stats_print_at_exit(void)
 	if (sp_exit_path[0]) {
 		err = sp_stats_path_expand(sp_exit_path, sp_os_pid(), path,
 					   sizeof(path));
-		/* never through a link, never into another's file (os/file.c) */
+		/*
+		 * never through a link, never into another's file (os/file.c)
+		 */
 		fd = err ? -1 : sp_os_user_file_begin(path, tmp, sizeof(tmp));
 		if (fd < 0) {
 			int e = err ? -err : errno;
@@ -257,7 +259,8 @@ static void sp_stats_print_at_exit(void)
 				err ? "it" : path,
 				e == ELOOP ? "a symbolic link" :
 				e == EINVAL ? "not a regular file" :
-				e == EPERM ? "another user's file" : strerror(e));
+				e == EPERM ? "another user's file" :
+				strerror(e));
 			fd = err_fd;
 		}
 	}
@@ -281,18 +284,19 @@ int sp_stats_print_configure(const char *sections, const char *file)
 		return 0;
 	err = sp_stats_print_parse(sections, &opts);
 	if (err) {
-		sp_warn("SEGPOOL_STATS_PRINT=%s not understood (a list of slabinfo, "
-			"health, detail, percpu, or json alone; all; 0): nothing "
-			"is printed at exit", sections);
+		sp_warn("SEGPOOL_STATS_PRINT=%s not understood (a list of "
+			"slabinfo, health, detail, percpu, or json alone; "
+			"all; 0): nothing is printed at exit", sections);
 		return err;
 	}
 	if (file && *file && strcmp(file, "-")) {
 		err = strlen(file) >= sizeof(sp_exit_path) ? -ENAMETOOLONG :
 		      sp_stats_path_expand(file, 0, check, sizeof(check));
 		if (err) {
-			sp_warn("SEGPOOL_STATS_PRINT_FILE=%s: %s (%%p is the pid, "
-				"%%%% a %%): nothing is printed at exit", file,
-				err == -ENAMETOOLONG ? "too long" : "not a path");
+			sp_warn("SEGPOOL_STATS_PRINT_FILE=%s: %s (%%p is the "
+				"pid, %%%% a %%): nothing is printed at exit",
+				file, err == -ENAMETOOLONG ? "too long" :
+							     "not a path");
 			return err;
 		}
 		snprintf(sp_exit_path, sizeof(sp_exit_path), "%s", file);
@@ -304,8 +308,8 @@ int sp_stats_print_configure(const char *sections, const char *file)
 		sp_exit_stderr = sp_os_dup_stderr();
 	if (opts && !registered) {
 		if (atexit(sp_stats_print_at_exit)) {
-			sp_warn("SEGPOOL_STATS_PRINT: atexit() failed: nothing is "
-				"printed at exit");
+			sp_warn("SEGPOOL_STATS_PRINT: atexit() failed: "
+				"nothing is printed at exit");
 			sp_exit_opts = 0;
 			return -ENOMEM;
 		}

@@ -44,7 +44,7 @@
 
 /* --- counter names ------------------------------------------------------ */
 
-#define SP_CTR_NAME(key, id, class, unit, doc)	[SP_CTR_INDEX(class, id)] = #key,
+#define SP_CTR_NAME(key, id, class, unit, doc) [SP_CTR_INDEX(class, id)] = #key,
 const char *const sp_ctr_name[SP_CTR_NR] = {
 	SEGPOOL_PCPU_COUNTERS(SP_CTR_NAME)
 };
@@ -123,7 +123,7 @@ size_t sp_cache_flag_names(unsigned long flags, const char **names, size_t max)
 	X(depot_objs,	  n->depot_objs)				\
 	X(depot_full_mags, n->depot_full)				\
 	X(depot_empty_mags, n->depot_empty)				\
-	X(slab_bytes,	  sp_node_slabs(n) * (SP_PAGE_SIZE << s->order))	\
+	X(slab_bytes,	  sp_node_slabs(n) * (SP_PAGE_SIZE << s->order)) \
 	X(active_bytes,	  sp_node_active(n) * s->stride)		\
 	X(cpu_bytes,	  n->cpu_objs * s->stride)			\
 	X(depot_bytes,	  n->depot_objs * s->stride)			\
@@ -270,7 +270,8 @@ static void sp_snap_slot(struct sp_pcpu_cache *pc, unsigned long i,
 }
 
 /* Pass 3: node index @i's depot, added to @n. */
-static void sp_snap_depot(struct sp_pcpu_cache *pc, int i, struct sp_node_snap *n)
+static void sp_snap_depot(struct sp_pcpu_cache *pc, int i,
+			  struct sp_node_snap *n)
 {
 	struct sp_depot_info di;
 
@@ -354,8 +355,10 @@ void sp_stats_snap_cache(struct segpool_cache *c, struct sp_cache_snap *s)
 	s->ctor = c->ctor != NULL;
 	s->pcpu = pc != NULL;
 	s->meta_bytes = c->map_size;
-	s->alloc_failures = __atomic_load_n(&c->alloc_failures, __ATOMIC_RELAXED);
-	s->alloc_failslab = __atomic_load_n(&c->alloc_failslab, __ATOMIC_RELAXED);
+	s->alloc_failures =
+		__atomic_load_n(&c->alloc_failures, __ATOMIC_RELAXED);
+	s->alloc_failslab =
+		__atomic_load_n(&c->alloc_failslab, __ATOMIC_RELAXED);
 	s->nr_nodes = sp_space.nr_regions;
 	s->node = nodes;
 	if (pc && slots && pc->nr_slots <= nr_slots) {
@@ -461,7 +464,8 @@ bool sp_fold_take(struct sp_fold *f, const struct sp_cache_snap *s)
 void sp_fold_finish(struct sp_fold *f, struct sp_sbuf *b)
 {
 	if (f->n) {
-		sp_sbuf_printf(b, "# %u cache%s never held an object (%s): ", f->n,
+		sp_sbuf_printf(b,
+			       "# %u cache%s never held an object (%s): ", f->n,
 			       f->n == 1 ? "" : "s",
 			       "SEGPOOL_STATS_PRINT=...,unused lists them");
 		sp_sbuf_write(b, f->names.buf, f->names.len);

@@ -78,7 +78,8 @@ struct sp_node_snap {
 /* struct sp_slot_snap - one CPU slot of one cache. */
 struct sp_slot_snap {
 	uint64_t ctr[SP_CTR_NR];	/* enum sp_ctr */
-	unsigned int objs;		/* in the loaded and previous magazines */
+	unsigned int objs;		/* in the loaded and
+					 * previous magazines */
 	unsigned int node;		/* node index */
 };
 
@@ -139,8 +140,8 @@ SP_INTERNAL void sp_stats_snap_cache(struct segpool_cache *c,
 /*
  * sp_stats_walk() - snapshot every live cache (or the one named @name), the
  * program's own first and the library's (size classes, magazines) after,
- * each group in list order, and call @fn with each, with the cache-list lock held: @fn
- * must only format into memory.  @slots asks for per-slot figures.
+ * each group in list order, and call @fn with each, with the cache-list lock
+ * held: @fn must only format into memory.  @slots asks for per-slot figures.
  * Return: the number of caches visited, or -ENOMEM.
  */
 typedef void (*sp_stats_fn)(const struct sp_cache_snap *s, void *arg);
@@ -265,7 +266,8 @@ struct sp_fold {
 	struct sp_sbuf names;
 };
 
-#define SP_FOLD_INIT(flags)	{ ((flags) & SP_STATS_FOLD) != 0, 0, SP_SBUF_INIT }
+#define SP_FOLD_INIT(flags) \
+	{ ((flags) & SP_STATS_FOLD) != 0, 0, SP_SBUF_INIT }
 
 SP_INTERNAL bool sp_fold_take(struct sp_fold *f, const struct sp_cache_snap *s);
 SP_INTERNAL void sp_fold_finish(struct sp_fold *f, struct sp_sbuf *b);
@@ -320,7 +322,8 @@ SP_INTERNAL void sp_stats_health_text(struct sp_sbuf *b,
  */
 struct sp_health_field {
 	const char *name;
-	enum sp_field_kind kind;		/* STR (then @str), U64 or BOOL */
+	enum sp_field_kind kind;		/* STR (then @str),
+						 * U64 or BOOL */
 	uint64_t (*num)(const struct segpool_health *h);
 	const char *(*str)(const struct segpool_health *h);
 };

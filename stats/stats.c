@@ -18,7 +18,10 @@
 #include "slab/slab.h"
 #include "stats/snap.h"
 
-/* Fill @info from snapshot @s (field by field: see Documentation/reference/stats-keys.md). */
+/*
+ * Fill @info from snapshot @s (field by field: see
+ * Documentation/reference/stats-keys.md).
+ */
 static void sp_info_from_snap(const struct sp_cache_snap *s,
 			      struct segpool_cache_info *info)
 {
@@ -116,7 +119,8 @@ int sp_stats_fmt_slabinfo(struct sp_sbuf *b, unsigned int flags)
 	int ret;
 
 	sp_sbuf_printf(b, "slabinfo - version: 2.1\n");
-	sp_sbuf_printf(b, "# name            <active_objs> <num_objs> <objsize> "
+	sp_sbuf_printf(b,
+		       "# name            <active_objs> <num_objs> <objsize> "
 		       "<objperslab> <pagesperslab> : tunables <limit> "
 		       "<batchcount> <sharedfactor> : slabdata <active_slabs> "
 		       "<num_slabs> <sharedavail>\n");

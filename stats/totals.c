@@ -55,13 +55,15 @@ void sp_stats_fmt_totals(struct sp_sbuf *b)
 	sp_sbuf_printf(b, "in_use_bytes %llu\n",
 		       (unsigned long long)(t.in_use + large_bytes));
 	sp_sbuf_printf(b, "slab_bytes %llu\n", (unsigned long long)t.slabs);
-	sp_sbuf_printf(b, "large_bytes %llu\n", (unsigned long long)large_bytes);
+	sp_sbuf_printf(b, "large_bytes %llu\n",
+		       (unsigned long long)large_bytes);
 	sp_sbuf_printf(b, "mapped_bytes %llu\n",
 		       (unsigned long long)(mapped + large_bytes));
 	resident = sp_os_resident_bytes();
 	if (peak < resident)
 		peak = resident;	/* ru_maxrss lags a little */
-	sp_sbuf_printf(b, "resident_bytes %llu\n", (unsigned long long)resident);
+	sp_sbuf_printf(b, "resident_bytes %llu\n",
+		       (unsigned long long)resident);
 	sp_sbuf_printf(b, "peak_resident_bytes %llu\n\n",
 		       (unsigned long long)peak);
 }

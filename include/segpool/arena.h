@@ -16,7 +16,8 @@
  * allocated after a point; an arena may start in a buffer of the caller's.
  *
  * Arenas are listed in segpool_stats_dump_detail() and segpool_stats_json()
- * ("arena <name>" blocks, an "arenas" array).  See Documentation/guide/arenas.md.
+ * ("arena <name>" blocks, an "arenas" array).  See
+ * Documentation/guide/arenas.md.
  */
 #ifndef SEGPOOL_ARENA_H
 #define SEGPOOL_ARENA_H
@@ -29,7 +30,7 @@ SEGPOOL_BEGIN_DECLS
 
 struct segpool_arena;
 
-/* --- flags of segpool_arena_create() ---------------------------------------- */
+/* --- flags of segpool_arena_create() -------------------------------------- */
 
 /**
  * SEGPOOL_ARENA_THREADSAFE - threads may allocate from the arena at the same
@@ -54,16 +55,20 @@ struct segpool_arena;
  */
 #define SEGPOOL_ARENA_POISON		(1UL << 3)
 /** SEGPOOL_ARENA_DEBUG - both debug flags. */
-#define SEGPOOL_ARENA_DEBUG		(SEGPOOL_ARENA_RED_ZONE | SEGPOOL_ARENA_POISON)
+#define SEGPOOL_ARENA_DEBUG		(SEGPOOL_ARENA_RED_ZONE |	\
+					 SEGPOOL_ARENA_POISON)
 /** SEGPOOL_ARENA_FLAGS_VALID - every flag segpool_arena_create() accepts. */
-#define SEGPOOL_ARENA_FLAGS_VALID \
-	(SEGPOOL_ARENA_THREADSAFE | SEGPOOL_ARENA_THISNODE | SEGPOOL_ARENA_DEBUG)
+#define SEGPOOL_ARENA_FLAGS_VALID	(SEGPOOL_ARENA_THREADSAFE |	\
+					 SEGPOOL_ARENA_THISNODE |	\
+					 SEGPOOL_ARENA_DEBUG)
 
-/* --- limits -------------------------------------------------------------------- */
+/* --- limits --------------------------------------------------------------- */
 
 /** SEGPOOL_ARENA_NAME_MAX - longest arena name accepted, without the NUL. */
 #define SEGPOOL_ARENA_NAME_MAX		63
-/** SEGPOOL_ARENA_MAX_ALIGN - the largest alignment an allocation may ask for. */
+/**
+ * SEGPOOL_ARENA_MAX_ALIGN - the largest alignment an allocation may ask for.
+ */
 #define SEGPOOL_ARENA_MAX_ALIGN		4096UL
 /** SEGPOOL_ARENA_DEFAULT_ALIGN - the alignment an @align of 0 stands for. */
 #define SEGPOOL_ARENA_DEFAULT_ALIGN	16UL
@@ -75,10 +80,12 @@ struct segpool_arena;
 #define SEGPOOL_ARENA_CHUNK_MAX		(4UL << 20)
 /** SEGPOOL_ARENA_KEEP_DEFAULT - bytes of chunks a reset keeps, unless set. */
 #define SEGPOOL_ARENA_KEEP_DEFAULT	(4UL << 20)
-/** SEGPOOL_ARENA_BUF_MIN - the smallest buffer segpool_arena_create_buf() takes. */
+/**
+ * SEGPOOL_ARENA_BUF_MIN - the smallest buffer segpool_arena_create_buf() takes.
+ */
 #define SEGPOOL_ARENA_BUF_MIN		256UL
 
-/* --- life ---------------------------------------------------------------------- */
+/* --- life ----------------------------------------------------------------- */
 
 /**
  * segpool_arena_create() - create an empty arena.
@@ -133,7 +140,7 @@ segpool_arena_create_buf(const char *name, int node, unsigned long flags,
  */
 SEGPOOL_API int segpool_arena_destroy(struct segpool_arena *a);
 
-/* --- allocation ---------------------------------------------------------------- */
+/* --- allocation ----------------------------------------------------------- */
 
 /**
  * segpool_arena_alloc() - @size bytes from an arena.
@@ -198,7 +205,7 @@ SEGPOOL_API void segpool_arena_reset(struct segpool_arena *a);
  */
 SEGPOOL_API long segpool_arena_trim(struct segpool_arena *a);
 
-/* --- marks --------------------------------------------------------------------- */
+/* --- marks ---------------------------------------------------------------- */
 
 /**
  * struct segpool_arena_pos - a mark: a point in an arena's allocations.
@@ -254,7 +261,7 @@ SEGPOOL_API int segpool_arena_mark(struct segpool_arena *a,
 SEGPOOL_API int segpool_arena_rewind(struct segpool_arena *a,
 				     const struct segpool_arena_pos *m);
 
-/* --- limits and figures -------------------------------------------------------- */
+/* --- limits and figures --------------------------------------------------- */
 
 /**
  * segpool_arena_set_limit() - cap the memory an arena's chunks take.

@@ -7,8 +7,8 @@
  * SEGPOOL_PCPU_COUNTERS() is the one list of them: the library's counter
  * indices, the keys of segpool_stats_dump_detail() and segpool_stats_json(),
  * the per-CPU event fields of struct segpool_export_cache, segpool-top's
- * fields and the key tables of Documentation/reference/stats-keys.md and stats-json.md
- * are all generated from it, so none can leave a counter out.
+ * fields and the key tables of Documentation/reference/stats-keys.md and
+ * stats-json.md are all generated from it, so none can leave a counter out.
  */
 #ifndef SEGPOOL_COUNTERS_H
 #define SEGPOOL_COUNTERS_H
@@ -35,13 +35,16 @@
  */
 #define SEGPOOL_PCPU_COUNTERS(X)					\
 	X(alloc_fastpath, ALLOC_FASTPATH, SEGPOOL_CTR_HIT, "count",	\
-	  "allocations served by the CPU's loaded magazine (SLUB's name, same meaning: the fast path hit)") \
+	  "allocations served by the CPU's loaded magazine "		\
+	  "(SLUB's name, same meaning: the fast path hit)")		\
 	X(alloc_slowpath, ALLOC_SLOWPATH, SEGPOOL_CTR_INFO, "count",	\
-	  "allocations that found the loaded magazine empty and were served from a magazine after a swap, a depot exchange or a fill") \
+	  "allocations that found the loaded magazine empty and were "	\
+	  "served from a magazine after a swap, a depot exchange or a fill") \
 	X(free_fastpath, FREE_FASTPATH, SEGPOOL_CTR_HIT, "count",	\
 	  "frees put on the CPU's loaded magazine")			\
 	X(free_slowpath, FREE_SLOWPATH, SEGPOOL_CTR_INFO, "count",	\
-	  "frees that found it full and were put in a magazine after a swap, a depot exchange or on a new magazine") \
+	  "frees that found it full and were put in a magazine "	\
+	  "after a swap, a depot exchange or on a new magazine")	\
 	X(mag_swap, MAG_SWAP, SEGPOOL_CTR_EXPORT, "count",		\
 	  "loaded and previous magazines exchanged (Bonwick)")		\
 	X(depot_get_full, DEPOT_GET_FULL, SEGPOOL_CTR_EXPORT, "magazines", \
@@ -55,25 +58,33 @@
 	X(mag_fill, MAG_FILL, SEGPOOL_CTR_EXPORT, "magazines",		\
 	  "magazines filled from the slabs in one bulk call")		\
 	X(mag_flush, MAG_FLUSH, SEGPOOL_CTR_EXPORT, "magazines",	\
-	  "magazines a CPU emptied into the slabs rather than keep them (the depot had no room, the magazine was of a retired size, or there was no memory for a new one)") \
+	  "magazines a CPU emptied into the slabs rather than "		\
+	  "keep them (the depot had no room, the magazine was of "	\
+	  "a retired size, or there was no memory for a new one)")	\
 	X(bypass, BYPASS, SEGPOOL_CTR_EXPORT, "count",			\
-	  "slow paths that found their slot owned by another thread and went to the slabs") \
+	  "slow paths that found their slot owned "			\
+	  "by another thread and went to the slabs")			\
 	X(remote_free, REMOTE_FREE, SEGPOOL_CTR_EXPORT, "count",	\
-	  "frees of objects of another node, sent straight home to their node's slabs") \
+	  "frees of objects of another node, sent "			\
+	  "straight home to their node's slabs")			\
 	X(rseq_abort, RSEQ_ABORT, SEGPOOL_CTR_EXPORT, "count",		\
-	  "restartable sequences of the slow paths that were aborted and retried") \
+	  "restartable sequences of the slow "				\
+	  "paths that were aborted and retried")			\
 	X(mag_fill_objs, FILL_OBJS, SEGPOOL_CTR_LIBRARY, "objects",	\
 	  "objects into the slot's magazines from the slabs")		\
 	X(mag_flush_objs, FLUSH_OBJS, SEGPOOL_CTR_LIBRARY, "objects",	\
-	  "objects out of the slot's magazines into the slabs (flushes and drains)") \
+	  "objects out of the slot's magazines "			\
+	  "into the slabs (flushes and drains)")			\
 	X(depot_get_objs, DEPOT_GET_OBJS, SEGPOOL_CTR_LIBRARY, "objects", \
 	  "objects into the slot in full magazines from the depot")	\
 	X(depot_put_objs, DEPOT_PUT_OBJS, SEGPOOL_CTR_LIBRARY, "objects", \
 	  "objects out of the slot in full magazines given to the depot") \
 	X(mag_trip, TRIP, SEGPOOL_CTR_LIBRARY, "events",		\
-	  "slow paths that left the slot's two magazines for the depot or the slabs (what use-driven sizing counts)") \
+	  "slow paths that left the slot's two magazines for the "	\
+	  "depot or the slabs (what use-driven sizing counts)")		\
 	X(mag_grow, MAG_GROW, SEGPOOL_CTR_LIBRARY, "events",		\
-	  "magazine class grown because trips came too often (Documentation/internals/percpu.md, \"Dynamic magazine sizing\")") \
+	  "magazine class grown because trips came too often "		\
+	  "(Documentation/internals/percpu.md, \"Dynamic magazine sizing\")") \
 	X(mag_shrink, MAG_SHRINK, SEGPOOL_CTR_LIBRARY, "events",	\
 	  "magazine class shrunk because trips came rarely")
 

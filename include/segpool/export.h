@@ -30,7 +30,10 @@ SEGPOOL_BEGIN_DECLS
 
 /* --- the segment ---------------------------------------------------------- */
 
-/** SEGPOOL_EXPORT_SHM_PREFIX - POSIX shared-memory name of a segment, before the pid. */
+/**
+ * SEGPOOL_EXPORT_SHM_PREFIX - POSIX shared-memory name of a segment, before the
+ * pid.
+ */
 #define SEGPOOL_EXPORT_SHM_PREFIX	"/segpool."
 /** SEGPOOL_EXPORT_MAGIC - first 8 bytes of a segment ("SPEXPORT" on x86). */
 #define SEGPOOL_EXPORT_MAGIC		0x54524f5058455053ULL
@@ -38,7 +41,9 @@ SEGPOOL_BEGIN_DECLS
 #define SEGPOOL_EXPORT_LAYOUT_VERSION	1U
 /** SEGPOOL_EXPORT_NAME_LEN - bytes of a cache name field, NUL included. */
 #define SEGPOOL_EXPORT_NAME_LEN		64
-/** SEGPOOL_EXPORT_INTERVAL_DEFAULT - publish interval when none is given (ms). */
+/**
+ * SEGPOOL_EXPORT_INTERVAL_DEFAULT - publish interval when none is given (ms).
+ */
 #define SEGPOOL_EXPORT_INTERVAL_DEFAULT	1000U
 /** SEGPOOL_EXPORT_INTERVAL_MIN - shortest publish interval accepted (ms). */
 #define SEGPOOL_EXPORT_INTERVAL_MIN	10U
@@ -46,7 +51,9 @@ SEGPOOL_BEGIN_DECLS
 #define SEGPOOL_EXPORT_INTERVAL_MAX	3600000U
 
 /* Header flags (@flags). */
-/** SEGPOOL_EXPORT_F_TRUNCATED - the segment could not grow: caches are missing. */
+/**
+ * SEGPOOL_EXPORT_F_TRUNCATED - the segment could not grow: caches are missing.
+ */
 #define SEGPOOL_EXPORT_F_TRUNCATED	(1U << 0)
 
 /* Cache flags (struct segpool_export_cache, @flags). */
@@ -58,7 +65,9 @@ SEGPOOL_BEGIN_DECLS
 #define SEGPOOL_EXPORT_CACHE_PERCPU	(1U << 2)
 /** SEGPOOL_EXPORT_CACHE_HWCACHE_ALIGN - created with SEGPOOL_HWCACHE_ALIGN. */
 #define SEGPOOL_EXPORT_CACHE_HWCACHE_ALIGN (1U << 3)
-/** SEGPOOL_EXPORT_CACHE_TYPESAFE_BY_RCU - created with SEGPOOL_TYPESAFE_BY_RCU. */
+/**
+ * SEGPOOL_EXPORT_CACHE_TYPESAFE_BY_RCU - created with SEGPOOL_TYPESAFE_BY_RCU.
+ */
 #define SEGPOOL_EXPORT_CACHE_TYPESAFE_BY_RCU (1U << 4)
 /** SEGPOOL_EXPORT_CACHE_CTOR - the cache has a constructor. */
 #define SEGPOOL_EXPORT_CACHE_CTOR	(1U << 5)
@@ -80,7 +89,8 @@ SEGPOOL_BEGIN_DECLS
  * @start_realtime_ns:  CLOCK_REALTIME when the export started.
  * @version:            segpool_version() of the exporting library.
  * @percpu_mode:        segpool_percpu_mode() of the process.
- * @comm:               the program's short name (program_invocation_short_name).
+ * @comm:               the program's short name
+ *                      (program_invocation_short_name).
  * @arena_size:         bytes of one arena record; 0 from a writer that
  *                      exports no arenas (then read none).
  * @seq:                the seqlock: odd while a snapshot is being written.
@@ -115,7 +125,8 @@ SEGPOOL_BEGIN_DECLS
  *	0                    struct segpool_export_header
  *	nodes_offset         struct segpool_export_node        [nr_nodes]
  *	caches_offset        struct segpool_export_cache       [capacity]
- *	cache_nodes_offset   struct segpool_export_cache_node  [capacity][nr_nodes]
+ *	cache_nodes_offset   struct segpool_export_cache_node
+ *	                         [capacity][nr_nodes]
  *	arenas_offset        struct segpool_export_arena       [arena_capacity]
  *	keys_offset          struct segpool_export_key         [nr_cache_keys +
  *	                         nr_node_keys + nr_health_keys +
@@ -293,9 +304,9 @@ struct segpool_export_node {
  *
  * The fields named after struct segpool_cache_info hold what
  * segpool_cache_get_info() returned for the cache when the snapshot was
- * taken; see Documentation/reference/stats-keys.md.  After @depot_objs come the per-CPU
- * event counters, summed over the CPUs: one uint64_t for each counter of
- * class SEGPOOL_CTR_EXPORT of SEGPOOL_PCPU_COUNTERS() (segpool/counters.h,
+ * taken; see Documentation/reference/stats-keys.md.  After @depot_objs come the
+ * per-CPU event counters, summed over the CPUs: one uint64_t for each counter
+ * of class SEGPOOL_CTR_EXPORT of SEGPOOL_PCPU_COUNTERS() (segpool/counters.h,
  * which names and explains them), in its order, from mag_swap at offset
  * 248 to rseq_abort at 320.  They are 0 for caches without per-CPU
  * magazines.
@@ -423,49 +434,57 @@ struct segpool_export_arena {
 };
 
 #if !defined(__cplusplus)
-SEGPOOL_STATIC_ASSERT(sizeof(struct segpool_export_header) == 512, "header: 512 bytes");
+SEGPOOL_STATIC_ASSERT(sizeof(struct segpool_export_header) == 512,
+		      "header: 512 bytes");
 SEGPOOL_STATIC_ASSERT(offsetof(struct segpool_export_header, seq) == 256,
 	       "header: seq on its own line");
 SEGPOOL_STATIC_ASSERT(offsetof(struct segpool_export_header, updates) == 320,
 	       "header: the seqlocked part starts at 320");
 SEGPOOL_STATIC_ASSERT(offsetof(struct segpool_export_header, collect_ns) == 392,
 	       "header: layout 1 offsets");
-SEGPOOL_STATIC_ASSERT(sizeof(struct segpool_export_node) == 64, "node record: 64 bytes");
-SEGPOOL_STATIC_ASSERT(sizeof(struct segpool_export_cache) == 384, "cache record: 384 bytes");
+SEGPOOL_STATIC_ASSERT(sizeof(struct segpool_export_node) == 64,
+		      "node record: 64 bytes");
+SEGPOOL_STATIC_ASSERT(sizeof(struct segpool_export_cache) == 384,
+		      "cache record: 384 bytes");
 SEGPOOL_STATIC_ASSERT(offsetof(struct segpool_export_cache, object_size) == 96,
 	       "cache record: layout 1 offsets");
 /* the generated per-CPU event fields: layout 1, field by field */
-SEGPOOL_STATIC_ASSERT(offsetof(struct segpool_export_cache, mag_swap) == 248 &&
-		      offsetof(struct segpool_export_cache, depot_get_full) == 256 &&
-		      offsetof(struct segpool_export_cache, depot_put_full) == 264 &&
-		      offsetof(struct segpool_export_cache, depot_get_empty) == 272 &&
-		      offsetof(struct segpool_export_cache, depot_put_empty) == 280 &&
-		      offsetof(struct segpool_export_cache, mag_fill) == 288 &&
-		      offsetof(struct segpool_export_cache, mag_flush) == 296 &&
-		      offsetof(struct segpool_export_cache, bypass) == 304 &&
-		      offsetof(struct segpool_export_cache, remote_free) == 312 &&
-		      offsetof(struct segpool_export_cache, rseq_abort) == 320 &&
-		      offsetof(struct segpool_export_cache, depot_full_mags) == 328,
-	       "cache record: layout 1 offsets of the per-CPU events");
-SEGPOOL_STATIC_ASSERT(offsetof(struct segpool_export_cache, alloc_failslab) == 344,
-	       "cache record: layout 1 offsets (alloc_failslab was reserved, 0)");
+SEGPOOL_STATIC_ASSERT(
+	offsetof(struct segpool_export_cache, mag_swap) == 248 &&
+	offsetof(struct segpool_export_cache, depot_get_full) == 256 &&
+	offsetof(struct segpool_export_cache, depot_put_full) == 264 &&
+	offsetof(struct segpool_export_cache, depot_get_empty) == 272 &&
+	offsetof(struct segpool_export_cache, depot_put_empty) == 280 &&
+	offsetof(struct segpool_export_cache, mag_fill) == 288 &&
+	offsetof(struct segpool_export_cache, mag_flush) == 296 &&
+	offsetof(struct segpool_export_cache, bypass) == 304 &&
+	offsetof(struct segpool_export_cache, remote_free) == 312 &&
+	offsetof(struct segpool_export_cache, rseq_abort) == 320 &&
+	offsetof(struct segpool_export_cache, depot_full_mags) == 328,
+	"cache record: layout 1 offsets of the per-CPU events");
+SEGPOOL_STATIC_ASSERT(
+	offsetof(struct segpool_export_cache, alloc_failslab) == 344,
+	"cache record: layout 1 offsets (alloc_failslab was reserved, 0)");
 SEGPOOL_STATIC_ASSERT(offsetof(struct segpool_export_cache, reserved) == 352,
 	       "cache record: layout 1 offsets");
-SEGPOOL_STATIC_ASSERT(offsetof(struct segpool_export_header, arenas_offset) == 408,
-	       "header: the arena words of layout 1");
-SEGPOOL_STATIC_ASSERT(offsetof(struct segpool_export_header, keys_offset) == 416 &&
-		      offsetof(struct segpool_export_header, values_offset) == 440,
-	       "header: the key words of layout 1");
+SEGPOOL_STATIC_ASSERT(
+	offsetof(struct segpool_export_header, arenas_offset) == 408,
+	"header: the arena words of layout 1");
+SEGPOOL_STATIC_ASSERT(
+	offsetof(struct segpool_export_header, keys_offset) == 416 &&
+	offsetof(struct segpool_export_header, values_offset) == 440,
+	"header: the key words of layout 1");
 SEGPOOL_STATIC_ASSERT(sizeof(struct segpool_export_key) == 32, "key: 32 bytes");
 SEGPOOL_STATIC_ASSERT(sizeof(struct segpool_export_arena) == 208,
 	       "arena record: 208 bytes");
 SEGPOOL_STATIC_ASSERT(sizeof(struct segpool_export_cache_node) == 128,
 	       "cache node record: 128 bytes");
-SEGPOOL_STATIC_ASSERT(offsetof(struct segpool_export_cache_node, depot_objs) == 104,
-	       "cache node record: layout 1 offsets");
+SEGPOOL_STATIC_ASSERT(
+	offsetof(struct segpool_export_cache_node, depot_objs) == 104,
+	"cache node record: layout 1 offsets");
 #endif
 
-/* --- requests from outside: the control segment ---------------------------- */
+/* --- requests from outside: the control segment --------------------------- */
 
 /*
  * A process that exports also creates "/segpool.<pid>.ctl" (mode 0600, its
@@ -488,9 +507,13 @@ SEGPOOL_STATIC_ASSERT(offsetof(struct segpool_export_cache_node, depot_objs) == 
  * refuses every request while the file is not its own with mode 0600.
  */
 
-/** SEGPOOL_EXPORT_CTL_SUFFIX - after the segment's name: the control segment. */
+/**
+ * SEGPOOL_EXPORT_CTL_SUFFIX - after the segment's name: the control segment.
+ */
 #define SEGPOOL_EXPORT_CTL_SUFFIX	".ctl"
-/** SEGPOOL_EXPORT_CTL_MAGIC - first 8 bytes of a control segment ("SPCONTRL"). */
+/**
+ * SEGPOOL_EXPORT_CTL_MAGIC - first 8 bytes of a control segment ("SPCONTRL").
+ */
 #define SEGPOOL_EXPORT_CTL_MAGIC	0x4c52544e4f435053ULL
 /** SEGPOOL_EXPORT_CTL_VERSION - the layout of struct segpool_export_ctl. */
 #define SEGPOOL_EXPORT_CTL_VERSION	1U
@@ -498,7 +521,10 @@ SEGPOOL_STATIC_ASSERT(offsetof(struct segpool_export_cache_node, depot_objs) == 
 #define SEGPOOL_CTL_PATH_MAX		256
 /** SEGPOOL_CTL_REASON_MAX - bytes of an answer's words, NUL included. */
 #define SEGPOOL_CTL_REASON_MAX		192
-/** SEGPOOL_CTL_STALE_NS - a claim this old (CLOCK_REALTIME ns) may be taken over. */
+/**
+ * SEGPOOL_CTL_STALE_NS - a claim this old (CLOCK_REALTIME ns) may be taken
+ * over.
+ */
 #define SEGPOOL_CTL_STALE_NS		10000000000ULL
 
 /* States (@state). */
@@ -512,9 +538,14 @@ SEGPOOL_STATIC_ASSERT(offsetof(struct segpool_export_cache_node, depot_objs) == 
 #define SEGPOOL_CTL_DONE		3U
 
 /* Requests (@op). */
-/** SEGPOOL_CTL_OP_SHRINK - segpool_shrink_all(); @value: the bytes given back. */
+/**
+ * SEGPOOL_CTL_OP_SHRINK - segpool_shrink_all(); @value: the bytes given back.
+ */
 #define SEGPOOL_CTL_OP_SHRINK		1U
-/** SEGPOOL_CTL_OP_VALIDATE - segpool_cache_validate() of every cache; @value: the problems. */
+/**
+ * SEGPOOL_CTL_OP_VALIDATE - segpool_cache_validate() of every cache; @value:
+ * the problems.
+ */
 #define SEGPOOL_CTL_OP_VALIDATE		2U
 /** SEGPOOL_CTL_OP_HEAP_PROFILE - segpool_heap_profile_dump(@path). */
 #define SEGPOOL_CTL_OP_HEAP_PROFILE	3U
@@ -572,7 +603,7 @@ SEGPOOL_STATIC_ASSERT(sizeof(struct segpool_export_ctl) == 528,
 		      "control segment: 528 bytes");
 #endif
 
-/* --- starting and stopping -------------------------------------------------- */
+/* --- starting and stopping ------------------------------------------------ */
 
 /**
  * segpool_export_start() - publish this process's statistics for segpool-top.

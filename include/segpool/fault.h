@@ -14,10 +14,10 @@
  * kernel's Documentation/fault-injection: an allocation is eligible when
  * its cache matches the filter; while more than its object size is left
  * of @space, an eligible allocation succeeds and uses its size up; after
- * that every @interval-th one is a candidate, and a candidate fails with @probability percent, until @times
- * failures have been injected.  The random choice uses its own generator,
- * seeded from @seed: the same settings and the same sequence of calls fail
- * the same calls, every run.
+ * that every @interval-th one is a candidate, and a candidate fails with
+ * @probability percent, until @times failures have been injected.  The random
+ * choice uses its own generator, seeded from @seed: the same settings and the
+ * same sequence of calls fail the same calls, every run.
  *
  * Covered: segpool_cache_alloc(), segpool_cache_alloc_node(),
  * segpool_cache_alloc_bulk() (one decision per call, as the kernel does)

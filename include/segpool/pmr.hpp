@@ -65,7 +65,10 @@ namespace detail {
 struct pool_kind {
 };
 
-/* Whether segpool_malloc() serves @align for @bytes (16-byte classes, 8 for the 8-byte one). */
+/*
+ * Whether segpool_malloc() serves @align for
+ * @bytes (16-byte classes, 8 for the 8-byte one).
+ */
 inline bool pool_malloc_aligns(std::size_t bytes, std::size_t align) noexcept
 {
 	return align <= 8 || (align <= 16 && bytes > 8);
@@ -106,7 +109,9 @@ namespace path {
 	if (detail::pool_malloc_aligns(bytes, align)) {
 #ifdef SEGPOOL_INLINE_HIT
 #if SEGPOOL_INLINE_HIT
-		/* the one call site: the class from the table, the pop inline */
+		/*
+		 * the one call site: the class from the table, the pop inline
+		 */
 		if (bytes <= SEGPOOL_ABI_BY8_MAX)
 			p = __segpool_inline_malloc_by8(bytes);
 		else
@@ -153,10 +158,14 @@ private:
 		path::pool_deallocate(p);
 	}
 
-	bool do_is_equal(const std::pmr::memory_resource &o) const noexcept override
+	bool do_is_equal(const std::pmr::memory_resource &o) const
+		noexcept override
 	{
-		/* one set of size classes: any instance frees another's blocks */
-		return dynamic_cast<const ::segpool::pmr::detail::pool_kind *>(&o) != nullptr;
+		/*
+		 * one set of size classes: any instance frees another's blocks
+		 */
+		return dynamic_cast<const ::segpool::pmr::detail::pool_kind *>(
+			       &o) != nullptr;
 	}
 };
 
@@ -188,13 +197,15 @@ public:
 				std::pmr::memory_resource *upstream =
 					std::pmr::get_default_resource())
 		: size_(size), align_(align), upstream_(upstream),
-		  upstream_pool_(dynamic_cast<const ::segpool::pmr::detail::pool_kind *>(upstream) !=
-				 nullptr)
+		  upstream_pool_(dynamic_cast<
+				 const ::segpool::pmr::detail::pool_kind *>(
+				 upstream) != nullptr)
 	{
 		char name[SEGPOOL_CACHE_NAME_MAX + 1];
 
 		std::snprintf(name, sizeof(name), "pmr-%zu-%lu", size,
-			      detail::cache_serial().fetch_add(1, std::memory_order_relaxed));
+			      detail::cache_serial().fetch_add(
+				      1, std::memory_order_relaxed));
 		cache_ = segpool_cache_create(name, size, align, 0, nullptr);
 		if (!cache_)
 			throw std::system_error(errno, std::generic_category(),
@@ -242,7 +253,8 @@ private:
 		return p;
 	}
 
-	void do_deallocate(void *p, std::size_t bytes, std::size_t align) override
+	void do_deallocate(void *p, std::size_t bytes,
+			   std::size_t align) override
 	{
 		if (mine(bytes, align))
 			segpool_cache_free(cache_, p);
@@ -252,7 +264,8 @@ private:
 			upstream_->deallocate(p, bytes, align);
 	}
 
-	bool do_is_equal(const std::pmr::memory_resource &o) const noexcept override
+	bool do_is_equal(const std::pmr::memory_resource &o) const
+		noexcept override
 	{
 		return this == &o;
 	}
@@ -328,7 +341,8 @@ private:
 			if (p)
 				p = reinterpret_cast<void *>(
 					(reinterpret_cast<std::uintptr_t>(p) +
-					 align - 1) & ~(std::uintptr_t)(align - 1));
+					 align - 1) &
+					~(std::uintptr_t)(align - 1));
 		}
 		if (!p)
 			throw std::bad_alloc();
@@ -337,7 +351,8 @@ private:
 
 	void do_deallocate(void *, std::size_t, std::size_t) override {}
 
-	bool do_is_equal(const std::pmr::memory_resource &o) const noexcept override
+	bool do_is_equal(const std::pmr::memory_resource &o) const
+		noexcept override
 	{
 		return this == &o;
 	}

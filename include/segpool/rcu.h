@@ -207,15 +207,17 @@ struct segpool_rcu_head {
  *
  * Context: any thread, inside a read-side critical section too.
  */
-SEGPOOL_API void segpool_free_rcu_head(void *ptr, struct segpool_rcu_head *head);
+SEGPOOL_API void segpool_free_rcu_head(void *ptr,
+				       struct segpool_rcu_head *head);
 
 /**
  * segpool_rcu_barrier() - wait for the RCU work queued so far.
  *
  * When it returns, every object freed with segpool_cache_free_rcu(),
- * segpool_free_rcu() or segpool_free_rcu_head() before the call is back in its cache (or unmapped),
- * and every empty slab of a SEGPOOL_TYPESAFE_BY_RCU cache whose release was
- * waiting for a grace period when the call began has been released.
+ * segpool_free_rcu() or segpool_free_rcu_head() before the call is back in its
+ * cache (or unmapped), and every empty slab of a SEGPOOL_TYPESAFE_BY_RCU cache
+ * whose release was waiting for a grace period when the call began has been
+ * released.
  *
  * Context: any thread outside a read-side critical section and outside
  * liburcu's call_rcu worker threads; it sleeps.

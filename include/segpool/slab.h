@@ -64,8 +64,8 @@ struct segpool_cache;
 #define SEGPOOL_INTERLEAVE		(1UL << 9)
 
 /*
- * Debug flags (Documentation/guide/debugging.md).  A cache with any of them takes
- * the debug path: no per-CPU magazines, every allocation and free checked
+ * Debug flags (Documentation/guide/debugging.md).  A cache with any of them
+ * takes the debug path: no per-CPU magazines, every allocation and free checked
  * in the slab layer.  SEGPOOL_DEBUG=<letters>[,<cache>...] sets them from the
  * environment; the letter of each is given below.
  */
@@ -117,7 +117,9 @@ struct segpool_cache;
 
 /** SEGPOOL_ZERO - return zeroed memory (EINVAL on a cache with a ctor). */
 #define SEGPOOL_ZERO			(1U << 0)
-/** SEGPOOL_THISNODE - fail with ENOMEM rather than fall back to another node. */
+/**
+ * SEGPOOL_THISNODE - fail with ENOMEM rather than fall back to another node.
+ */
 #define SEGPOOL_THISNODE		(1U << 1)
 
 #define SEGPOOL_GFP_VALID		(SEGPOOL_ZERO | SEGPOOL_THISNODE)
@@ -175,14 +177,16 @@ struct segpool_cache;
 #define SEGPOOL_CACHE_MAX_SIZE		(256UL * 1024)
 /** SEGPOOL_CACHE_MAX_ALIGN - largest alignment of a cache (one page). */
 #define SEGPOOL_CACHE_MAX_ALIGN		4096UL
-/** SEGPOOL_KMALLOC_MAX_CACHE_SIZE - largest size-class object; above, mappings. */
+/**
+ * SEGPOOL_KMALLOC_MAX_CACHE_SIZE - largest size-class object; above, mappings.
+ */
 #define SEGPOOL_KMALLOC_MAX_CACHE_SIZE	(32UL * 1024)
 /** SEGPOOL_MAG_SIZE_MIN - the smallest magazine (objects). */
 #define SEGPOOL_MAG_SIZE_MIN		12U
 /** SEGPOOL_CACHE_LINE - the cache line size SEGPOOL_HWCACHE_ALIGN uses. */
 #define SEGPOOL_CACHE_LINE		64UL
 
-/* --- object caches --------------------------------------------------------- */
+/* --- object caches -------------------------------------------------------- */
 
 /**
  * segpool_cache_create() - create a named cache of objects of one size.
@@ -208,7 +212,8 @@ struct segpool_cache;
  *	struct segpool_cache *conns =
  *		segpool_cache_create("conn", sizeof(struct conn), 0,
  *				     SEGPOOL_HWCACHE_ALIGN, NULL);
- *	struct conn *c = conns ? segpool_cache_alloc(conns, SEGPOOL_ZERO) : NULL;
+ *	struct conn *c =
+ *		conns ? segpool_cache_alloc(conns, SEGPOOL_ZERO) : NULL;
  *
  *	if (!c)
  *		err(1, "conn");
@@ -217,8 +222,9 @@ struct segpool_cache;
  *
  * Context: any thread.  Takes the global cache-list lock.
  * Return: the new cache, or NULL with errno set: EINVAL for a bad argument
- * (also both NUMA policies at once), EEXIST if a live cache already has @name, ENOMEM when out of memory.  With
- * SEGPOOL_PANIC a failure prints the reason and aborts instead.
+ * (also both NUMA policies at once), EEXIST if a live cache already has @name,
+ * ENOMEM when out of memory.  With SEGPOOL_PANIC a failure prints the reason
+ * and aborts instead.
  */
 SEGPOOL_API SEGPOOL_WUR struct segpool_cache *
 segpool_cache_create(const char *name, size_t size, size_t align,

@@ -106,7 +106,8 @@ SEGPOOL_API const char *segpool_percpu_mode(void);
  *
  * One "slabinfo - version: 2.1" line, the "# name ..." header and one row per
  * cache (named caches and the kmalloc size classes), so existing slabinfo
- * parsers and tools read it unchanged.  See Documentation/reference/stats-keys.md.
+ * parsers and tools read it unchanged.  See
+ * Documentation/reference/stats-keys.md.
  *
  * Context: any thread; takes the cache-list lock and each cache's node and
  * depot locks one at a time, formats the dump in memory and writes it to
@@ -145,8 +146,8 @@ SEGPOOL_API int segpool_stats_dump(FILE *out);
  * alloc_slab, free_slab, ...) and the bytes a cache holds.  With
  * SEGPOOL_STATS_PERCPU the per-CPU counters are also split by slot
  * ("C<slot>=<value>", slots with a non-zero value only) and one more line,
- * slot_objs, gives each slot's magazine occupancy.  Every key, its unit and meaning are
- * in Documentation/reference/stats-keys.md.
+ * slot_objs, gives each slot's magazine occupancy.  Every key, its unit and
+ * meaning are in Documentation/reference/stats-keys.md.
  *
  * Context: any thread.  Figures are read as by segpool_stats_dump(); the
  * output is formatted in memory and written after every lock is released.
@@ -166,8 +167,8 @@ SEGPOOL_API int segpool_stats_dump_detail(FILE *out, const char *cache,
  * version>", "health": {...}, "caches": [{"name": ..., "slabinfo": {...},
  * <the detail fields>, "nodes": [...], "cpus": [...]}, ...]}.  Keys are
  * those of segpool_stats_health() and segpool_stats_dump_detail(), and
- * Documentation/reference/stats-json.md lists each (segpool-top --json writes the
- * same schema from outside the process); numbers are
+ * Documentation/reference/stats-json.md lists each (segpool-top --json writes
+ * the same schema from outside the process); numbers are
  * integers, flags are arrays of names, yes/no fields are true/false,
  * strings are escaped (bytes that are not UTF-8 become U+FFFD).
  *
@@ -177,7 +178,7 @@ SEGPOOL_API int segpool_stats_dump_detail(FILE *out, const char *cache,
  */
 SEGPOOL_API int segpool_stats_json(FILE *out, unsigned int flags);
 
-/* --- one writer for every section ------------------------------------------ */
+/* --- one writer for every section ----------------------------------------- */
 
 /**
  * SEGPOOL_STATS_SLABINFO - segpool_stats_print() section: the slabinfo 2.1
@@ -203,7 +204,7 @@ SEGPOOL_API int segpool_stats_json(FILE *out, unsigned int flags);
 
 /* Every option segpool_stats_print() accepts. */
 #define SEGPOOL_STATS_PRINT_VALID	(SEGPOOL_STATS_PERCPU |		\
-					 SEGPOOL_STATS_SLABINFO |		\
+					 SEGPOOL_STATS_SLABINFO |	\
 					 SEGPOOL_STATS_HEALTH |		\
 					 SEGPOOL_STATS_DETAIL |		\
 					 SEGPOOL_STATS_JSON)
@@ -236,8 +237,9 @@ typedef void (*segpool_write_cb)(void *arg, const char *text);
  * exactly what segpool_stats_dump(), segpool_stats_health(),
  * segpool_stats_dump_detail() and segpool_stats_json() print.  The setting
  * SEGPOOL_STATS_PRINT (a list such as "slabinfo,health", see
- * Documentation/guide/statistics.md) prints the chosen sections when the process exits,
- * to standard error or to the file SEGPOOL_STATS_PRINT_FILE names.
+ * Documentation/guide/statistics.md) prints the chosen sections when the
+ * process exits, to standard error or to the file SEGPOOL_STATS_PRINT_FILE
+ * names.
  *
  * Context: any thread.  Every section is formatted in memory first, then
  * @write_cb is called with no lock of the library held: it may allocate

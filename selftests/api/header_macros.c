@@ -44,7 +44,8 @@ static void *hm_aligned(size_t align)
 	return segpool_aligned_alloc(align, align);
 }
 
-SEGPOOL_STATIC_ASSERT(SEGPOOL_ALIGNOF(struct hm_conn) == SEGPOOL_ALIGNOF(double),
+SEGPOOL_STATIC_ASSERT(SEGPOOL_ALIGNOF(struct hm_conn) ==
+			      SEGPOOL_ALIGNOF(double),
 		      "SEGPOOL_ALIGNOF is the type's alignment");
 
 /* a trailing array, in C and C++ alike */

@@ -103,7 +103,7 @@ static bool shm_exists(pid_t pid)
 	return true;
 }
 
-/* --- a seqlock reader of the segment ---------------------------------------- */
+/* --- a seqlock reader of the segment -------------------------------------- */
 
 struct reader {
 	int fd;
@@ -248,9 +248,11 @@ static void reader_wait_update(struct reader *r, uint64_t min)
 		if (hdr(r)->updates >= min)
 			return;
 		if (now_s() > end)
-			fail_msg("snapshot %llu did not come within %.0f s (at %llu)",
-				 (unsigned long long)min, guard(),
-				 (unsigned long long)hdr(r)->updates);
+			fail_msg(
+				"snapshot %llu did not come within %.0f s (at "
+				"%llu)",
+				(unsigned long long)min, guard(),
+				(unsigned long long)hdr(r)->updates);
 		nap_ms(5);
 	}
 }
@@ -279,14 +281,15 @@ static void check_snapshot(const struct reader *r)
 		assert_int_equal(c->update, h->updates);
 		assert_true(memchr(c->name, '\0', sizeof(c->name)) != NULL);
 		assert_true(c->name[0] != '\0');
-		assert_int_equal(c->total_objs, c->total_slabs * c->objs_per_slab);
-		assert_int_equal(c->slab_bytes,
-				 c->total_slabs * c->pages_per_slab * h->page_size);
+		assert_int_equal(c->total_objs,
+				 c->total_slabs * c->objs_per_slab);
+		assert_int_equal(c->slab_bytes, c->total_slabs *
+				 c->pages_per_slab * h->page_size);
 		assert_true(c->active_slabs <= c->total_slabs);
 	}
 }
 
-/* --- the export in this process ------------------------------------------------ */
+/* --- the export in this process ------------------------------------------- */
 
 static void test_export_header(void **state)
 {
@@ -321,8 +324,10 @@ static void test_export_header(void **state)
 	assert_true(h->segment_size <= r.map_size);
 	assert_true(h->nr_caches > 0);
 	for (uint32_t n = 0; n < h->nr_nodes; n++) {
-		assert_int_equal(node(&r, n)->node_id, segpool_numa_node_id((int)n));
-		assert_true(node(&r, n)->pages_used <= node(&r, n)->pages_committed);
+		assert_int_equal(node(&r, n)->node_id,
+				 segpool_numa_node_id((int)n));
+		assert_true(node(&r, n)->pages_used <=
+			    node(&r, n)->pages_committed);
 	}
 	/* the size classes are there, flagged as such */
 	assert_true(rec_find(&r, "kmalloc-64") >= 0);
@@ -453,8 +458,8 @@ static void test_export_matches_info(void **state)
 	(void)state;
 	assert_non_null(o);
 	assert_int_equal(segpool_export_start(20), 0);
-	cache = segpool_cache_create("export_match", 72, 0, SEGPOOL_HWCACHE_ALIGN,
-				     NULL);
+	cache = segpool_cache_create("export_match", 72, 0,
+				     SEGPOOL_HWCACHE_ALIGN, NULL);
 	assert_non_null(cache);
 	for (int k = 0; k < N; k++)
 		assert_non_null(o[k] = segpool_cache_alloc(cache, 0));
@@ -512,14 +517,16 @@ static void test_export_matches_info(void **state)
 				 SEGPOOL_EXPORT_CACHE_CTOR));
 	/* the nodes add up to the sums */
 	for (uint32_t n = 0; n < hdr(&r)->nr_nodes; n++) {
-		const struct segpool_export_cache_node *x = rec_node(&r, (size_t)i, n);
+		const struct segpool_export_cache_node *x =
+			rec_node(&r, (size_t)i, n);
 
 		assert_int_equal(x->node_id, segpool_numa_node_id((int)n));
 		slabs += x->partial_slabs + x->full_slabs + x->empty_slabs;
 		objs += x->objects;
 	}
 	assert_int_equal(slabs, info.total_slabs);
-	assert_int_equal(objs, info.active_objs + info.cpu_objs + info.depot_objs);
+	assert_int_equal(objs,
+			 info.active_objs + info.cpu_objs + info.depot_objs);
 
 	for (int k = 0; k < N; k++)
 		if (k % 3)
@@ -530,7 +537,7 @@ static void test_export_matches_info(void **state)
 	free(o);
 }
 
-/* --- no torn snapshot under load ------------------------------------------------- */
+/* --- no torn snapshot under load ------------------------------------------ */
 
 struct load {
 	struct segpool_cache *cache;
@@ -623,8 +630,8 @@ static void test_export_seqlock_under_load(void **state)
 		atomic_init(&l->stop, false);
 		l->failed = 0;
 		l->seed = sp_test_seed() + (uint64_t)k * 0x9e3779b97f4a7c15ULL;
-		assert_int_equal(pthread_create(&load_tid[k], NULL, load_thread, l),
-				 0);
+		assert_int_equal(
+			pthread_create(&load_tid[k], NULL, load_thread, l), 0);
 		load_running = k + 1;
 	}
 	/* every copy the seqlock lets through is whole */
@@ -686,11 +693,12 @@ static void test_export_grows(void **state)
 	free(c);
 }
 
-/* --- fork and exit ------------------------------------------------------------------ */
+/* --- fork and exit -------------------------------------------------------- */
 
 enum {
 	FORK_OK,
-	FORK_RUNNING = 10,	/* the child found the parent's export running */
+	FORK_RUNNING = 10,	/* the child found the
+				 * parent's export running */
 	FORK_NO_PARENT_SEG,	/* ... or the parent's segment gone */
 	FORK_START,		/* its own start failed */
 	FORK_OWN_SEG,		/* its own segment is missing */
@@ -717,7 +725,9 @@ static void test_export_fork(void **state)
 		else if (!shm_exists(getppid()))
 			code = FORK_NO_PARENT_SEG;
 #ifndef CONFIG_SEGPOOL_TSAN
-		/* (TSan stops a child of a threaded parent that starts threads) */
+		/*
+		 * (TSan stops a child of a threaded parent that starts threads)
+		 */
 		else if (segpool_export_start(20))
 			code = FORK_START;
 		else if (!shm_exists(getpid()))
@@ -758,7 +768,8 @@ static void test_export_env_child(void **state)
 	reader_read(&r);
 	iv = getenv("SEGPOOL_EXPORT_INTERVAL_MS");
 	assert_int_equal(hdr(&r)->interval_ms,
-			 iv ? strtoul(iv, NULL, 10) : SEGPOOL_EXPORT_INTERVAL_DEFAULT);
+			 iv ? strtoul(iv, NULL, 10) :
+			      SEGPOOL_EXPORT_INTERVAL_DEFAULT);
 	assert_int_equal(hdr(&r)->pid, getpid());
 	reader_close(&r);
 	assert_int_equal(segpool_export_stop(), 0);
@@ -780,7 +791,7 @@ static void test_export_env(void **state)
 	assert_int_equal(status, 0);
 }
 
-/* --- a child process that exports, for segpool-top ---------------------------------- */
+/* --- a child process that exports, for segpool-top ------------------------ */
 
 /*
  * The child is this program again (fork and exec), run as
@@ -906,13 +917,15 @@ static int server_stop(struct server *s)
 	return status;
 }
 
-/* --- running segpool-top ------------------------------------------------------------- */
+/* --- running segpool-top -------------------------------------------------- */
 
 static const char *top_path(void)
 {
 	if (!TOP_PATH[0])
-		fail_msg("SEGPOOL_TOP_PATH is not defined: the Makefile does not "
-			 "include tools/segpool-top/Makefile.inc");
+		fail_msg(
+			"SEGPOOL_TOP_PATH is not defined: "
+			"the Makefile does not "
+			"include tools/segpool-top/Makefile.inc");
 	if (access(TOP_PATH, X_OK))
 		fail_msg("%s: %s", TOP_PATH, strerror(errno));
 	return TOP_PATH;
@@ -967,7 +980,8 @@ static void run_top(struct run *r, const char *const *args)
 			fail_msg("segpool-top hangs");
 		}
 		if (p[0].revents) {
-			k = read(out[0], r->out + olen, sizeof(r->out) - 1 - olen);
+			k = read(out[0], r->out + olen,
+				 sizeof(r->out) - 1 - olen);
 			if (k > 0) {
 				olen += (size_t)k;
 			} else {
@@ -976,7 +990,8 @@ static void run_top(struct run *r, const char *const *args)
 			}
 		}
 		if (p[1].revents) {
-			k = read(err[0], r->err + elen, sizeof(r->err) - 1 - elen);
+			k = read(err[0], r->err + elen,
+				 sizeof(r->err) - 1 - elen);
 			if (k > 0) {
 				elen += (size_t)k;
 			} else {
@@ -993,10 +1008,12 @@ static void run_top(struct run *r, const char *const *args)
 static void expect_exit(const struct run *r, int code, const char *needle)
 {
 	if (!WIFEXITED(r->status) || WEXITSTATUS(r->status) != code)
-		fail_msg("segpool-top: status %#x, expected exit %d; stderr: %s",
-			 r->status, code, r->err);
+		fail_msg(
+			"segpool-top: status %#x, expected exit %d; stderr: %s",
+			r->status, code, r->err);
 	if (needle && !strstr(r->err, needle))
-		fail_msg("segpool-top's stderr lacks \"%s\": %s", needle, r->err);
+		fail_msg("segpool-top's stderr lacks \"%s\": %s", needle,
+			 r->err);
 }
 
 /* The line of @text starting with "@name " (copied to @line), or false. */
@@ -1004,7 +1021,8 @@ static bool find_row(const char *text, const char *name, char *line, size_t len)
 {
 	size_t nlen = strlen(name);
 
-	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : p) {
+	for (const char *p = text; p && *p;
+	     p = strchr(p, '\n'), p = p ? p + 1 : p) {
 		if (!strncmp(p, name, nlen) && p[nlen] == ' ') {
 			size_t l = strcspn(p, "\n");
 
@@ -1102,20 +1120,27 @@ static void test_top_oneshot(void **state)
 	/* the same two header lines and the same row as the child's own dump */
 	assert_true(!strncmp(r.out, "slabinfo - version: 2.1\n# name ",
 			     strlen("slabinfo - version: 2.1\n# name ")));
-	assert_true(!strncmp(r.out, dump, (size_t)(strchr(strchr(dump, '\n') + 1,
-							   '\n') - dump)));
+	assert_true(!strncmp(
+		r.out, dump,
+		(size_t)(strchr(strchr(dump, '\n') + 1, '\n') - dump)));
 	assert_true(find_row(r.out, "top_oneshot_c", mine, sizeof(mine)));
 	assert_true(find_row(dump, "top_oneshot_c", theirs, sizeof(theirs)));
 	assert_string_equal(mine, theirs);
-	assert_int_equal(sscanf(mine, "%63s %llu %llu %zu %u %u : tunables %u %u "
-				"%u : slabdata %llu %llu %llu", name, &active,
-				&total, &objsize, &per, &pages, &limit, &batch,
-				&shared, &aslabs, &tslabs, &avail), 12);
+	assert_int_equal(sscanf(mine,
+				"%63s %llu %llu %zu %u %u : tunables %u %u "
+				"%u : slabdata %llu %llu %llu",
+				name, &active, &total, &objsize, &per, &pages,
+				&limit, &batch, &shared, &aslabs, &tslabs,
+				&avail),
+			 12);
 	assert_int_equal(active, 333);
 	assert_true(total >= 333 && objsize >= 96);
 	assert_true(find_row(r.out, "kmalloc-64", mine, sizeof(mine)));
-	/* the program's caches before the library's, as in the library's dump */
-	assert_true(strstr(r.out, "\ntop_oneshot_c ") < strstr(r.out, "\nkmalloc-"));
+	/*
+	 * the program's caches before the library's, as in the library's dump
+	 */
+	assert_true(strstr(r.out, "\ntop_oneshot_c ") <
+		    strstr(r.out, "\nkmalloc-"));
 
 	run_top(&r, (const char *const[]){ "--json", "-p", pid, NULL });
 	expect_exit(&r, 0, NULL);
@@ -1289,7 +1314,8 @@ static int32_t raw_request(pid_t pid, uint32_t op, uint32_t uid, char *reason,
 	c->pid = getpid();
 	c->ticket = 77;
 	__atomic_store_n(&c->state, SEGPOOL_CTL_PENDING, __ATOMIC_RELEASE);
-	while (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) != SEGPOOL_CTL_DONE) {
+	while (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) !=
+	       SEGPOOL_CTL_DONE) {
 		if (now_s() > end)
 			fail_msg("no answer from process %d", (int)pid);
 		nap_ms(5);
@@ -1384,7 +1410,8 @@ static void test_top_control(void **state)
 		shm_name_of(s.pid, name, sizeof(name));
 		snprintf(path, sizeof(path), "/dev/shm%s%s", name,
 			 SEGPOOL_EXPORT_CTL_SUFFIX);
-		assert_int_equal(access(path, F_OK), -1);	/* removed too */
+		/* removed too */
+		assert_int_equal(access(path, F_OK), -1);
 	}
 
 	/* validate finds a planted bug of a debug cache */
@@ -1527,7 +1554,7 @@ static void test_export_sweep(void **state)
 	shm_unlink(name);
 }
 
-/* --- full screen in a pseudo-terminal ------------------------------------------------- */
+/* --- full screen in a pseudo-terminal ------------------------------------- */
 
 struct pty_run {
 	pid_t pid;
@@ -1609,9 +1636,11 @@ static void pty_expect(struct pty_run *t, size_t from, const char *s,
 
 	while (pty_count(t, from, s) < times) {
 		if (now_s() > end || !pty_pump(t, 50))
-			fail_msg("no \"%s\" (x%zu) from segpool-top; it printed "
-				 "%zu bytes, last: %.300s", s, times, t->len,
-				 t->len > 300 ? t->buf + t->len - 300 : t->buf);
+			fail_msg(
+				"no \"%s\" (x%zu) from segpool-top; it printed "
+				"%zu bytes, last: %.300s",
+				s, times, t->len,
+				t->len > 300 ? t->buf + t->len - 300 : t->buf);
 	}
 }
 
@@ -1620,7 +1649,8 @@ static void pty_key(struct pty_run *t, const char *keys, const char *s)
 {
 	size_t from = t->len;
 
-	assert_int_equal(write(t->master, keys, strlen(keys)), (ssize_t)strlen(keys));
+	assert_int_equal(write(t->master, keys, strlen(keys)),
+			 (ssize_t)strlen(keys));
 	pty_expect(t, from, s, 1);
 }
 
@@ -1749,7 +1779,8 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_export_errors),
 	cmocka_unit_test(test_export_planted),
 	cmocka_unit_test(test_export_matches_info),
-	cmocka_unit_test_teardown(test_export_seqlock_under_load, load_teardown),
+	cmocka_unit_test_teardown(test_export_seqlock_under_load,
+				  load_teardown),
 	cmocka_unit_test(test_export_grows),
 	cmocka_unit_test(test_export_fork),
 	cmocka_unit_test(test_export_env_child),

@@ -75,7 +75,8 @@ struct forkrun {
 	atomic_bool stop;
 	atomic_ulong loops;
 	pthread_t th[NWORKERS];
-	int fork_from;		/* -1: the main thread forks, else that worker */
+	int fork_from;		/* -1: the main thread forks,
+				 * else that worker */
 	int nforks;
 	int child_status[NFORKS];
 	/* objects the forking thread holds across each fork */
@@ -110,7 +111,8 @@ static void churn(struct forkrun *fr, uint64_t *rng, int rounds)
 			else if (kind == 1)
 				p[i] = segpool_cache_alloc(fr->ctor, 0);
 			else
-				p[i] = segpool_malloc(1 + sp_test_rand(rng) % 3000);
+				p[i] = segpool_malloc(1 +
+						      sp_test_rand(rng) % 3000);
 			if (p[i] && kind == 0)
 				memset(p[i], i, 64);
 		}
@@ -325,7 +327,8 @@ static void fork_loop(struct forkrun *fr)
 		pid_t pid;
 
 		ts.tv_nsec = (long)(sp_test_rand(&rng) % 20000000);
-		nanosleep(&ts, NULL);	/* land at a different moment each time */
+		/* land at a different moment each time */
+		nanosleep(&ts, NULL);
 		if (held_alloc(fr, &rng) != 0) {
 			fr->child_status[n] = -2;
 			continue;
@@ -545,7 +548,9 @@ static void *rcu_load_main(void *arg)
 			if (o[i])
 				segpool_cache_free_rcu(i & 1 ? rf->ts : rf->c,
 						       o[i]);
-		/* keep the backlog of callbacks (the child inherits it) short */
+		/*
+		 * keep the backlog of callbacks (the child inherits it) short
+		 */
 		if (atomic_fetch_add_explicit(&rf->loops, 1,
 					      memory_order_relaxed) % 16 == 15)
 			segpool_rcu_barrier();
@@ -650,7 +655,8 @@ static void test_fork_rcu_registered_threads(void **state)
 		sched_yield();
 
 	for (n = 0; n < nforks; n++) {
-		struct timespec ts = { 0, (long)(sp_test_rand(&rng) % 10000000) };
+		struct timespec ts = { 0,
+				       (long)(sp_test_rand(&rng) % 10000000) };
 		int status = -1;
 		pid_t pid;
 
@@ -751,9 +757,11 @@ static void test_fork_exec_during_synchronize(void **state)
 		if (!wait_bounded(pid, &status)) {
 			atomic_store(&sy.stop, true);
 			pthread_join(th, NULL);
-			fail_msg("fork %d of %d: the child hung in fork() while "
-				 "another thread was in segpool_synchronize_rcu()",
-				 n + 1, nforks);
+			fail_msg(
+				"fork %d of %d: the child hung in fork() while "
+				"another thread was in "
+				"segpool_synchronize_rcu()",
+				n + 1, nforks);
 		}
 		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 			fail_msg("fork %d: child status %#x", n + 1, status);

@@ -67,7 +67,8 @@ static bool mode_rseq(void)
 
 static void test_layout_word(void **state)
 {
-	struct segpool_cache *c = segpool_cache_create("inl_word", OBJ_SIZE, 0, 0, NULL);
+	struct segpool_cache *c =
+		segpool_cache_create("inl_word", OBJ_SIZE, 0, 0, NULL);
 	bool open = !TEST_ASAN && !sp_test_under_valgrind();
 
 	(void)state;
@@ -107,7 +108,8 @@ static void run_seq(struct seq_run *r, bool inl, const char *name)
 	void *live[SEQ_LIVE];
 	uint32_t nseen = 0, nlive = 0, nallocs = 0;
 	uint64_t rnd = 0x9e3779b97f4a7c15ULL;	/* fixed: both runs alike */
-	struct segpool_cache *c = segpool_cache_create(name, OBJ_SIZE, 0, 0, NULL);
+	struct segpool_cache *c =
+		segpool_cache_create(name, OBJ_SIZE, 0, 0, NULL);
 
 	assert_non_null(c);
 	for (int op = 0; op < SEQ_OPS; op++) {
@@ -166,7 +168,8 @@ static void test_same_results(void **state)
 	assert_int_equal(a->info.free_slowpath, b->info.free_slowpath);
 	if (mode_rseq() && !TEST_ASAN && !sp_test_under_valgrind())
 		assert_true(a->info.alloc_fastpath > SEQ_OPS / 4);
-	printf("# %s: %llu alloc hits, %llu alloc slow paths, the same both ways\n",
+	printf("# %s: %llu alloc hits, %llu alloc slow paths, "
+	       "the same both ways\n",
 	       sp_test_variant() ? sp_test_variant() : "default",
 	       (unsigned long long)a->info.alloc_fastpath,
 	       (unsigned long long)a->info.alloc_slowpath);
@@ -177,7 +180,8 @@ static void test_same_results(void **state)
 /* A library of another layout: the version word differs, every call works. */
 static void test_fallback(void **state)
 {
-	struct segpool_cache *c = segpool_cache_create("inl_fallback", OBJ_SIZE, 0, 0, NULL);
+	struct segpool_cache *c =
+		segpool_cache_create("inl_fallback", OBJ_SIZE, 0, 0, NULL);
 	uint32_t v = segpool_inline_abi.version;
 	void *p[64];
 
@@ -203,7 +207,7 @@ static void test_fallback(void **state)
 	assert_int_equal(segpool_cache_destroy(c), 0);
 }
 
-/* --- ownership stress ------------------------------------------------------ */
+/* --- ownership stress ----------------------------------------------------- */
 
 #define NTHREADS	4
 #define SET_BITS	14
@@ -228,7 +232,8 @@ static unsigned long stress_ops;
 
 static size_t hslot(void *p)
 {
-	return (size_t)(((uintptr_t)p * 0x9e3779b97f4a7c15ULL) >> (64 - SET_BITS));
+	return (size_t)(((uintptr_t)p * 0x9e3779b97f4a7c15ULL) >>
+			(64 - SET_BITS));
 }
 
 /* Take @p into the set; false when it is there already (handed out twice). */
@@ -401,7 +406,8 @@ static void *stress_thread(void *arg)
 			pthread_mutex_unlock(&inbox.lock);
 		}
 		if ((i & 1023) == 0)
-			sched_yield();	/* preemption inside the sequences, too */
+			/* preemption inside the sequences, too */
+			sched_yield();
 	}
 	while (n) {
 		n--;
@@ -439,11 +445,12 @@ static void test_ownership_stress(void **state)
 	assert_int_equal(segpool_cache_destroy(stress_cache), 0);
 }
 
-/* --- misuse through the inline free ---------------------------------------- */
+/* --- misuse through the inline free --------------------------------------- */
 
 static void double_free(void *arg)
 {
-	struct segpool_cache *c = segpool_cache_create("inl_df", OBJ_SIZE, 0, 0, NULL);
+	struct segpool_cache *c =
+		segpool_cache_create("inl_df", OBJ_SIZE, 0, 0, NULL);
 	char *p = segpool_cache_alloc(c, 0);
 
 	(void)arg;
@@ -453,7 +460,8 @@ static void double_free(void *arg)
 
 static void interior(void *arg)
 {
-	struct segpool_cache *c = segpool_cache_create("inl_in", OBJ_SIZE, 0, 0, NULL);
+	struct segpool_cache *c =
+		segpool_cache_create("inl_in", OBJ_SIZE, 0, 0, NULL);
 	char *p = segpool_cache_alloc(c, 0);
 
 	(void)arg;
@@ -462,8 +470,10 @@ static void interior(void *arg)
 
 static void wrong_cache(void *arg)
 {
-	struct segpool_cache *a = segpool_cache_create("inl_a", OBJ_SIZE, 0, 0, NULL);
-	struct segpool_cache *b = segpool_cache_create("inl_b", OBJ_SIZE, 0, 0, NULL);
+	struct segpool_cache *a =
+		segpool_cache_create("inl_a", OBJ_SIZE, 0, 0, NULL);
+	struct segpool_cache *b =
+		segpool_cache_create("inl_b", OBJ_SIZE, 0, 0, NULL);
 	char *p = segpool_cache_alloc(a, 0);
 
 	(void)arg;
@@ -485,7 +495,8 @@ static void test_misuse(void **state)
 	assert_true(sp_test_expect_death(double_free, NULL, "double free"));
 	assert_true(sp_test_expect_death(interior, NULL, "interior pointer"));
 	assert_true(sp_test_expect_death(wrong_cache, NULL, "wrong cache"));
-	assert_true(sp_test_expect_death(malloc_double_free, NULL, "double free"));
+	assert_true(
+		sp_test_expect_death(malloc_double_free, NULL, "double free"));
 }
 
 static const struct CMUnitTest tests[] = {

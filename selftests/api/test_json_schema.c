@@ -45,7 +45,8 @@ enum producer { P_LIBRARY = 1, P_EXPORT = 2 };
 
 struct key {
 	char path[128];
-	char type[32];		/* integer, string, boolean, object, array, T[] */
+	char type[32];		/* integer, string, boolean,
+				 * object, array, T[] */
 	unsigned int in;	/* enum producer bits */
 	bool optional;
 };
@@ -93,9 +94,12 @@ static void add_keys(const char *path, const char *type, unsigned int in,
 			fail_msg("%s: key path too long: %s", SCHEMA_DOC, path);
 		for (size_t i = 0; i < nkeys; i++)
 			if (!strcmp(keys[i].path, path))
-				fail_msg("%s: key %s listed twice", SCHEMA_DOC, path);
-		snprintf(keys[nkeys].path, sizeof(keys[nkeys].path), "%s", path);
-		snprintf(keys[nkeys].type, sizeof(keys[nkeys].type), "%s", type);
+				fail_msg("%s: key %s listed twice", SCHEMA_DOC,
+					 path);
+		snprintf(keys[nkeys].path, sizeof(keys[nkeys].path), "%s",
+			 path);
+		snprintf(keys[nkeys].type, sizeof(keys[nkeys].type), "%s",
+			 type);
 		keys[nkeys].in = in;
 		keys[nkeys].optional = optional;
 		nkeys++;
@@ -103,8 +107,8 @@ static void add_keys(const char *path, const char *type, unsigned int in,
 	}
 	close = strchr(open, '}');
 	if (!close || close[1] || strchr(open + 1, '{'))
-		fail_msg("%s: a path with braces it cannot read: %s", SCHEMA_DOC,
-			 path);
+		fail_msg("%s: a path with braces it cannot read: %s",
+			 SCHEMA_DOC, path);
 	for (w = open + 1; w < close;) {
 		const char *e = memchr(w, ',', (size_t)(close - w));
 		const char *ws = w, *we = e ? e : close;
@@ -141,10 +145,10 @@ static void load_schema(void)
 		}
 		if (!in_table || strncmp(line, "| `", 3))
 			continue;
-		if (!cell(&p, path, sizeof(path)) || !cell(&p, type, sizeof(type)) ||
-		    !cell(&p, in, sizeof(in)))
-			fail_msg("%s: a row with fewer than 3 cells: %s", SCHEMA_DOC,
-				 line);
+		if (!cell(&p, path, sizeof(path)) ||
+		    !cell(&p, type, sizeof(type)) || !cell(&p, in, sizeof(in)))
+			fail_msg("%s: a row with fewer than 3 cells: %s",
+				 SCHEMA_DOC, line);
 		if (!strncmp(in, "both", 4))
 			bits = P_LIBRARY | P_EXPORT;
 		else if (!strncmp(in, "library", 7))
@@ -152,8 +156,11 @@ static void load_schema(void)
 		else if (!strncmp(in, "export", 6))
 			bits = P_EXPORT;
 		else
-			fail_msg("%s: key %s: producer '%s' is not both, library "
-				 "or export", SCHEMA_DOC, path, in);
+			fail_msg(
+				"%s: key %s: producer '%s' is not both, "
+				"library "
+				"or export",
+				SCHEMA_DOC, path, in);
 		add_keys(path, type, bits, strstr(in, "optional") != NULL);
 	}
 	fclose(f);
@@ -230,12 +237,15 @@ static void check_object(struct jdoc *d, int obj, const char *path,
 		k = find_key(child);
 		if (!k)
 			fail_msg("%s writes key %s, which %s does not list",
-				 who == P_LIBRARY ? "the library" : "segpool-top",
+				 who == P_LIBRARY ? "the library" :
+						    "segpool-top",
 				 child, SCHEMA_DOC);
 		if (!(k->in & who))
 			fail_msg("%s writes key %s, listed as %s only",
-				 who == P_LIBRARY ? "the library" : "segpool-top",
-				 child, who == P_LIBRARY ? "export" : "library");
+				 who == P_LIBRARY ? "the library" :
+						    "segpool-top",
+				 child,
+				 who == P_LIBRARY ? "export" : "library");
 		if (!type_ok(k, d, m)) {
 			char buf[32];
 
@@ -255,10 +265,13 @@ static void check_object(struct jdoc *d, int obj, const char *path,
 		if (parent != plen || strncmp(k->path, path, plen))
 			continue;
 		if (jget_opt(d, obj, leaf ? leaf + 1 : k->path) < 0)
-			fail_msg("%s lists %s for %s, but an object at %s lacks it",
-				 SCHEMA_DOC, k->path,
-				 who == P_LIBRARY ? "the library" : "segpool-top",
-				 plen ? path : "the root");
+			fail_msg(
+				"%s lists %s for %s, but an object at %s lacks "
+				"it",
+				SCHEMA_DOC, k->path,
+				who == P_LIBRARY ? "the library" :
+						   "segpool-top",
+				plen ? path : "the root");
 	}
 }
 
@@ -274,11 +287,13 @@ static void check_value(struct jdoc *d, int v, const char *path,
 		snprintf(elem, sizeof(elem), "%s[]", path);
 		for (int e = d->v[v].child; e >= 0; e = d->v[e].next) {
 			if (d->v[e].type != J_OBJ)
-				continue;	/* scalars: the T[] type said it */
+				/* scalars: the T[] type said it */
+				continue;
 			k = find_key(elem);
 			if (!k || strcmp(k->type, "object"))
 				fail_msg("%s: no \"%s | object\" row for the "
-					 "elements of %s", SCHEMA_DOC, elem, path);
+					 "elements of %s",
+					 SCHEMA_DOC, elem, path);
 			check_object(d, e, elem, who);
 		}
 	}
@@ -337,7 +352,10 @@ static char *viewer_json(void)
 	return text;
 }
 
-/* A cache in use (and a CPU slot with figures), and one whose name needs escaping. */
+/*
+ * A cache in use (and a CPU slot with figures),
+ * and one whose name needs escaping.
+ */
 static const char weird[] = "js-\"q\"\\b/";
 static struct segpool_cache *busy, *odd;
 static void *held[100];
@@ -389,9 +407,12 @@ static void test_schema_table(void **state)
 		if ((!strncmp(k, "caches", 6) || !strncmp(k, "health", 6)) &&
 		    strncmp(k, "caches[].cpus", 13) &&
 		    keys[i].in != (P_LIBRARY | P_EXPORT))
-			fail_msg("%s: key %s is not in both documents: add it to "
-				 "the library's field lists, which the export's "
-				 "key table follows", SCHEMA_DOC, k);
+			fail_msg(
+				"%s: key %s is not in both documents: "
+				"add it to "
+				"the library's field lists, which the export's "
+				"key table follows",
+				SCHEMA_DOC, k);
 	}
 	for (size_t i = 0; i < nkeys; i++) {
 		static const char *const types[] = {
@@ -427,8 +448,10 @@ static void test_schema_table(void **state)
 			fail_msg("%s: key %s, but no row for %s", SCHEMA_DOC,
 				 keys[i].path, parent);
 		if (keys[i].in & ~p->in)
-			fail_msg("%s: key %s is listed for a producer that does "
-				 "not write %s", SCHEMA_DOC, keys[i].path, parent);
+			fail_msg(
+				"%s: key %s is listed for a producer that does "
+				"not write %s",
+				SCHEMA_DOC, keys[i].path, parent);
 	}
 }
 
@@ -485,7 +508,8 @@ static void test_viewer_document(void **state)
 	lb = jget(&lib, lc, "slabinfo");
 	tb = jget(&top, tc, "slabinfo");
 	assert_int_equal(jnum(&lib, lb, "objsize"), jnum(&top, tb, "objsize"));
-	assert_int_equal(jnum(&lib, lb, "num_slabs"), jnum(&top, tb, "num_slabs"));
+	assert_int_equal(jnum(&lib, lb, "num_slabs"),
+			 jnum(&top, tb, "num_slabs"));
 	/* bytes in both (not pages), a boolean binding in both */
 	assert_int_equal(jnum(&lib, jget(&lib, 0, "health"), "nr_nodes"),
 			 jnum(&top, jget(&top, 0, "health"), "nr_nodes"));
@@ -497,11 +521,14 @@ static void test_viewer_document(void **state)
 		assert_true(l0 >= 0 && t0 >= 0);
 		assert_int_equal(jnum(&lib, l0, "region_bytes"),
 				 jnum(&top, t0, "region_bytes"));
-		assert_int_equal(jbool(&lib, l0, "bound"), jbool(&top, t0, "bound"));
+		assert_int_equal(jbool(&lib, l0, "bound"),
+				 jbool(&top, t0, "bound"));
 	}
 	/* the one escaper: the name comes back as it was, from both */
-	assert_true(jfind(&lib, jget(&lib, 0, "caches"), "name", weird, 0) >= 0);
-	assert_true(jfind(&top, jget(&top, 0, "caches"), "name", weird, 0) >= 0);
+	assert_true(jfind(&lib, jget(&lib, 0, "caches"), "name", weird, 0) >=
+		    0);
+	assert_true(jfind(&top, jget(&top, 0, "caches"), "name", weird, 0) >=
+		    0);
 	jfree(&lib);
 	jfree(&top);
 	free(lt);

@@ -186,8 +186,9 @@ static void test_kmem_cache_args_checks(void **state)
 static void test_kmem_cache_alloc_calls(void **state)
 {
 	struct kmem_cache *s = kmem_cache_create("kapi_calls", 200, 0, 0, NULL);
-	struct kmem_cache *k = kmem_cache_create("kapi_ctor", sizeof(struct conn),
-						 0, SLAB_HWCACHE_ALIGN, conn_ctor);
+	struct kmem_cache *k = kmem_cache_create("kapi_ctor",
+						 sizeof(struct conn), 0,
+						 SLAB_HWCACHE_ALIGN, conn_ctor);
 	void *objs[33];
 	u8 *p;
 
@@ -235,7 +236,9 @@ static void test_kmem_cache_alloc_calls(void **state)
 		kmem_cache_free(k, c);
 	}
 	assert_true(__atomic_load_n(&ctor_calls, __ATOMIC_RELAXED) > 0);
-	/* no zeroing of constructed objects: NULL with EINVAL (and a warning) */
+	/*
+	 * no zeroing of constructed objects: NULL with EINVAL (and a warning)
+	 */
 	errno = 0;
 	assert_null(kmem_cache_zalloc(k, GFP_KERNEL | __GFP_NOWARN));
 	assert_int_equal(errno, EINVAL);
@@ -267,8 +270,8 @@ static void test_flags_accepted(void **state)
 		kmem_cache_free(s, q);
 		kmem_cache_destroy(s);
 	}
-	for (size_t i = 0; i < sizeof(all_slab_flags) / sizeof(all_slab_flags[0]);
-	     i++) {
+	for (size_t i = 0;
+	     i < sizeof(all_slab_flags) / sizeof(all_slab_flags[0]); i++) {
 		slab_flags_t f = all_slab_flags[i];
 		void *p;
 
@@ -348,7 +351,7 @@ static void test_kfree_of_cache_object(void **state)
 	assert_int_equal(run_child(child_kfree_cache_obj), 0);
 }
 
-/* --- kmalloc and friends ---------------------------------------------------- */
+/* --- kmalloc and friends -------------------------------------------------- */
 
 static void test_kmalloc_family(void **state)
 {
@@ -520,14 +523,15 @@ static void test_kvmalloc_family(void **state)
 	vfree(p);
 }
 
-/* --- RCU ------------------------------------------------------------------------ */
+/* --- RCU ------------------------------------------------------------------ */
 
 struct table {
 	struct conn __rcu *slot;
 };
 
 static struct table tab;
-static int reader_phase;		/* 1: inside, 2: saw the old one, 3: go */
+static int reader_phase;		/* 1: inside, 2: saw the
+					 * old one, 3: go */
 
 static void *reader(void *arg)
 {
@@ -597,7 +601,7 @@ static void test_rcu_free(void **state)
 	kmem_cache_destroy(s);
 }
 
-/* --- mempool -------------------------------------------------------------------- */
+/* --- mempool -------------------------------------------------------------- */
 
 static int custom_allocs, custom_frees;
 
@@ -624,7 +628,8 @@ static void test_mempool(void **state)
 	assert_non_null(s);
 	ps = mempool_create_slab_pool(4, s);
 	pk = mempool_create_kmalloc_pool(4, 1000);
-	pc = mempool_create(3, custom_alloc, custom_free, (void *)(uintptr_t)77);
+	pc = mempool_create(3, custom_alloc, custom_free,
+			    (void *)(uintptr_t)77);
 	pn = mempool_create_node(2, mempool_alloc_slab, mempool_free_slab, s,
 				 GFP_KERNEL, NUMA_NO_NODE);
 	pg = mempool_create(2, mempool_kmalloc, mempool_kfree,
@@ -676,7 +681,7 @@ static void test_mempool(void **state)
 	kmem_cache_destroy(s);
 }
 
-/* --- prefilled sheaves -------------------------------------------------------------- */
+/* --- prefilled sheaves ---------------------------------------------------- */
 
 static void test_sheaves(void **state)
 {
@@ -722,9 +727,9 @@ static void test_sheaves(void **state)
 	kmem_cache_destroy(s);
 }
 
-/* --- odds and ends ---------------------------------------------------------------------- */
+/* --- odds and ends -------------------------------------------------------- */
 
-/* --- Linux 6.x idioms ------------------------------------------------------ */
+/* --- Linux 6.x idioms ----------------------------------------------------- */
 
 static int conns_freed;
 

@@ -167,11 +167,13 @@ static void test_huge_fails(void **state)
 		p = segpool_malloc(sizes[i]);
 		e = errno;
 		CHECK(p == NULL, "segpool_malloc(%#zx) succeeded", sizes[i]);
-		CHECK(e == ENOMEM, "segpool_malloc(%#zx): errno %d", sizes[i], e);
+		CHECK(e == ENOMEM, "segpool_malloc(%#zx): errno %d", sizes[i],
+		      e);
 		errno = 0;
 		p = segpool_aligned_alloc(4096, sizes[i]);
 		e = errno;
-		CHECK(p == NULL, "aligned_alloc(4096, %#zx) succeeded", sizes[i]);
+		CHECK(p == NULL, "aligned_alloc(4096, %#zx) succeeded",
+		      sizes[i]);
 		CHECK(e == ENOMEM, "aligned_alloc(4096, %#zx): errno %d",
 		      sizes[i], e);
 	}
@@ -244,8 +246,9 @@ static void test_calloc_zeroes(void **state)
 static void test_calloc_overflow(void **state)
 {
 	static const size_t pairs[][2] = {
-		{ SIZE_MAX / 2, 3 }, { 3, SIZE_MAX / 2 }, { SIZE_MAX, SIZE_MAX },
-		{ (size_t)1 << 33, (size_t)1 << 33 }, { SIZE_MAX, 2 },
+		{ SIZE_MAX / 2, 3 },	{ 3, SIZE_MAX / 2 },
+		{ SIZE_MAX, SIZE_MAX }, { (size_t)1 << 33, (size_t)1 << 33 },
+		{ SIZE_MAX, 2 },
 	};
 	size_t i;
 
@@ -377,19 +380,22 @@ static void test_aligned_alloc(void **state)
 
 			for (k = 0; k < 6; k++) {
 				p[k] = segpool_aligned_alloc(align, size);
-				CHECK(p[k] != NULL, "aligned_alloc(%zu, %zu) failed",
-				      align, size);
+				CHECK(p[k] != NULL,
+				      "aligned_alloc(%zu, %zu) failed", align,
+				      size);
 				CHECK((uintptr_t)p[k] % align == 0,
 				      "aligned_alloc(%zu, %zu) = %p", align,
 				      size, p[k]);
 				u = segpool_usable_size(p[k]);
-				CHECK(u >= size, "aligned_alloc(%zu, %zu): usable %zu",
+				CHECK(u >= size,
+				      "aligned_alloc(%zu, %zu): usable %zu",
 				      align, size, u);
 				fill(p[k], u, (uintptr_t)p[k]);
 			}
 			for (k = 0; k < 6; k++) {
-				assert_true(check_fill(p[k], segpool_usable_size(p[k]),
-						       (uintptr_t)p[k]));
+				assert_true(check_fill(
+					p[k], segpool_usable_size(p[k]),
+					(uintptr_t)p[k]));
 				segpool_free(p[k]);
 			}
 		}
@@ -405,7 +411,8 @@ static void test_aligned_alloc(void **state)
 			errno = 0;
 			p = segpool_aligned_alloc(bad[si], 64);
 			e = errno;
-			CHECK(p == NULL, "aligned_alloc(%zu, 64) succeeded", bad[si]);
+			CHECK(p == NULL, "aligned_alloc(%zu, 64) succeeded",
+			      bad[si]);
 			CHECK(e == EINVAL, "aligned_alloc(%zu, 64): errno %d",
 			      bad[si], e);
 		}
@@ -414,7 +421,8 @@ static void test_aligned_alloc(void **state)
 
 static void test_large(void **state)
 {
-	static const size_t sizes[] = { 32769, 40000, 100 * 1024, MiB, 5 * MiB };
+	static const size_t sizes[] = { 32769, 40000, 100 * 1024, MiB,
+					5 * MiB };
 	size_t i;
 
 	(void)state;
@@ -464,14 +472,17 @@ static void test_large_rss(void **state)
 	}
 	rss2 = sp_test_rss();
 	assert_int_equal(segpool_set_decay_ms(delay), 0);
-	print_message("# rss: %zu KiB before, %zu KiB holding 64 MiB, %zu KiB after free\n",
-		      rss0 >> 10, rss1 >> 10, rss2 >> 10);
+	print_message(
+		"# rss: %zu KiB before, %zu KiB holding 64 MiB, "
+		"%zu KiB after free\n",
+		rss0 >> 10, rss1 >> 10, rss2 >> 10);
 	CHECK(rss1 >= rss0 + total * 9 / 10, "RSS grew only %zu KiB for 64 MiB",
 	      (rss1 - rss0) >> 10);
 #ifndef CONFIG_SEGPOOL_TSAN
 	/* freed pages go back (madvise); TSan keeps their shadow resident */
 	CHECK(rss1 - rss2 >= total * 9 / 10,
-	      "RSS fell only %zu KiB after freeing 64 MiB", (rss1 - rss2) >> 10);
+	      "RSS fell only %zu KiB after freeing 64 MiB",
+	      (rss1 - rss2) >> 10);
 #endif
 }
 
@@ -501,15 +512,15 @@ static void test_nodes(void **state)
 		for (si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
 			void *p = segpool_malloc_node(sizes[si], node);
 
-			CHECK(p != NULL, "malloc_node(%zu, %d) failed", sizes[si],
-			      node);
+			CHECK(p != NULL, "malloc_node(%zu, %d) failed",
+			      sizes[si], node);
 			CHECK(segpool_usable_size(p) >= sizes[si],
 			      "malloc_node(%zu): usable %zu", sizes[si],
 			      segpool_usable_size(p));
 			memset(p, 3, sizes[si]);
 			CHECK(segpool_obj_node(p) == node,
-			      "malloc_node(%zu, %d) landed on node %d", sizes[si],
-			      node, segpool_obj_node(p));
+			      "malloc_node(%zu, %d) landed on node %d",
+			      sizes[si], node, segpool_obj_node(p));
 			segpool_free(p);
 		}
 	}
@@ -519,10 +530,12 @@ static void test_nodes(void **state)
 
 		assert_non_null(p);
 		assert_non_null(q);
-		CHECK(is_node(segpool_obj_node(p)), "obj_node %d of a %zu-byte block",
-		      segpool_obj_node(p), sizes[si]);
-		CHECK(is_node(segpool_obj_node(q)), "obj_node %d of a %zu-byte block",
-		      segpool_obj_node(q), sizes[si]);
+		CHECK(is_node(segpool_obj_node(p)),
+		      "obj_node %d of a %zu-byte block", segpool_obj_node(p),
+		      sizes[si]);
+		CHECK(is_node(segpool_obj_node(q)),
+		      "obj_node %d of a %zu-byte block", segpool_obj_node(q),
+		      sizes[si]);
 		segpool_free(p);
 		segpool_free(q);
 	}
@@ -534,12 +547,14 @@ static void test_nodes(void **state)
 		p = segpool_malloc_node(64, bogus[si]);
 		e = errno;
 		CHECK(p == NULL, "malloc_node(64, %d) succeeded", bogus[si]);
-		CHECK(e == EINVAL, "malloc_node(64, %d): errno %d", bogus[si], e);
+		CHECK(e == EINVAL, "malloc_node(64, %d): errno %d", bogus[si],
+		      e);
 		errno = 0;
 		p = segpool_malloc_node(MiB, bogus[si]);
 		e = errno;
 		CHECK(p == NULL, "malloc_node(1 MiB, %d) succeeded", bogus[si]);
-		CHECK(e == EINVAL, "malloc_node(1 MiB, %d): errno %d", bogus[si], e);
+		CHECK(e == EINVAL, "malloc_node(1 MiB, %d): errno %d",
+		      bogus[si], e);
 	}
 	/* what is not segpool memory has no node */
 	errno = 0;
@@ -568,7 +583,7 @@ static void test_null_args(void **state)
 	assert_int_equal(errno, EINVAL);
 }
 
-/* --- misuse ------------------------------------------------------------------- */
+/* --- misuse --------------------------------------------------------------- */
 
 static void die_free_stack(void *arg)
 {
@@ -616,7 +631,7 @@ static void test_death(void **state)
 					 "segpool:"));
 }
 
-/* --- the stats dump --------------------------------------------------------------------- */
+/* --- the stats dump ------------------------------------------------------- */
 
 static void test_stats_dump_sanity(void **state)
 {

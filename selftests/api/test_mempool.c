@@ -64,7 +64,8 @@ static void take_all(struct segpool_mempool *pool, unsigned int gfp, int n,
 		sp_test_pattern_fill(e[i], size, 1000 + (uint64_t)i);
 	}
 	for (int i = 0; i < n; i++)
-		assert_int_equal(sp_test_pattern_check(e[i], size, 1000 + (uint64_t)i),
+		assert_int_equal(sp_test_pattern_check(e[i], size,
+						       1000 + (uint64_t)i),
 				 size);
 	/* the reserve is out: without SEGPOOL_WAIT the next one fails */
 	errno = 0;
@@ -216,7 +217,7 @@ static void test_pool_args(void **state)
 	segpool_failslab_disable();
 }
 
-/* --- sheaves --------------------------------------------------------------- */
+/* --- sheaves -------------------------------------------------------------- */
 
 static void test_sheaf_failslab(void **state)
 {
@@ -238,7 +239,8 @@ static void test_sheaf_failslab(void **state)
 		sp_test_pattern_fill(objs[i], 96, (uint64_t)i);
 	}
 	for (int i = 0; i < 24; i++)
-		assert_int_equal(sp_test_pattern_check(objs[i], 96, (uint64_t)i), 96);
+		assert_int_equal(
+			sp_test_pattern_check(objs[i], 96, (uint64_t)i), 96);
 	errno = 0;
 	assert_null(segpool_sheaf_alloc(sh, 0));
 	assert_int_equal(errno, ENOMEM);
@@ -261,7 +263,8 @@ static void test_sheaf_failslab(void **state)
 
 static void test_sheaf_args(void **state)
 {
-	struct segpool_cache *c = segpool_cache_create("sh-arg", 64, 0, 0, NULL);
+	struct segpool_cache *c =
+		segpool_cache_create("sh-arg", 64, 0, 0, NULL);
 	struct segpool_cache *k = segpool_cache_create("sh-ctor", 64, 0, 0,
 						       (void (*)(void *))abort);
 
@@ -306,7 +309,7 @@ static void test_sheaf_wrong_cache(void **state)
 					 "return of sheaf to the wrong cache"));
 }
 
-/* --- exhaustion: every region full ----------------------------------------------- */
+/* --- exhaustion: every region full ---------------------------------------- */
 
 static const char *const env_small_region[] = {
 	"SEGPOOL_REGION_SIZE=16M", "SEGPOOL_TEST_VARIANT=small_region", NULL,
@@ -326,7 +329,8 @@ static void test_reserves_when_exhausted(void **state)
 	if (!sp_test_variant()) {
 		/* in a child whose regions are small enough to fill */
 		assert_int_equal(sp_test_rerun(env_small_region,
-					       "test_reserves_when_exhausted"), 0);
+					       "test_reserves_when_exhausted"),
+				 0);
 		return;
 	}
 	c = segpool_cache_create("ex-obj", 128, 0, 0, NULL);
@@ -335,14 +339,16 @@ static void test_reserves_when_exhausted(void **state)
 	assert_non_null(p);
 	sh = segpool_sheaf_prefill(c, 0, 64);
 	assert_non_null(sh);
-	assert_int_equal(sp_test_filler_fill(&f, "ex-filler", SP_TEST_FILLER_SIZE),
+	assert_int_equal(sp_test_filler_fill(&f, "ex-filler",
+					     SP_TEST_FILLER_SIZE),
 			 ENOMEM);
 	/* the regions are full: take what the cache itself still has */
 	for (;;) {
 		void *o;
 
 		if (n_rest == sizeof(rest) / sizeof(rest[0]))
-			fail_msg("cache ex-obj still allocates after %zu", n_rest);
+			fail_msg("cache ex-obj still allocates after %zu",
+				 n_rest);
 		errno = 0;
 		o = segpool_cache_alloc(c, 0);
 		if (!o)
@@ -357,8 +363,9 @@ static void test_reserves_when_exhausted(void **state)
 			sp_test_pattern_fill(e[i], 128, 50 + (uint64_t)i);
 		}
 		for (int i = 0; i < 32; i++)
-			assert_int_equal(sp_test_pattern_check(e[i], 128,
-							       50 + (uint64_t)i), 128);
+			assert_int_equal(sp_test_pattern_check(
+						 e[i], 128, 50 + (uint64_t)i),
+					 128);
 		assert_null(segpool_mempool_alloc(p, 0));
 		for (int i = 0; i < 32; i++)
 			segpool_mempool_free(e[i], p);
@@ -381,7 +388,7 @@ static void test_reserves_when_exhausted(void **state)
 	assert_int_equal(segpool_cache_destroy(c), 0);
 }
 
-/* --- the statistics ----------------------------------------------------------------- */
+/* --- the statistics ------------------------------------------------------- */
 
 static char *capture(int (*fn)(FILE *out, void *arg), void *arg)
 {
@@ -409,7 +416,8 @@ static int dump_json(FILE *out, void *arg)
 
 static void test_stats_show_reserves(void **state)
 {
-	struct segpool_cache *c = segpool_cache_create("st-pool", 64, 0, 0, NULL);
+	struct segpool_cache *c =
+		segpool_cache_create("st-pool", 64, 0, 0, NULL);
 	struct segpool_mempool *p;
 	struct segpool_sheaf *s1, *s2;
 	void *e;
@@ -427,8 +435,9 @@ static void test_stats_show_reserves(void **state)
 	assert_non_null(e);
 
 	txt = capture(dump_detail, NULL);
-	assert_non_null(strstr(txt, "mempool slab:st-pool\nmin_nr 5\ncurr_nr 5\n"
-				    "outstanding 1\n"));
+	assert_non_null(strstr(txt,
+			       "mempool slab:st-pool\nmin_nr 5\ncurr_nr 5\n"
+			       "outstanding 1\n"));
 	assert_non_null(strstr(txt, "sheaves st-pool\nsheaves 2\nobjects 10\n"
 				    "capacity 10\n"));
 	free(txt);
@@ -436,8 +445,9 @@ static void test_stats_show_reserves(void **state)
 	assert_non_null(strstr(txt, "\"pools\": ["));
 	assert_non_null(strstr(txt, "\"kind\": \"mempool\", \"name\": "
 				    "\"slab:st-pool\", \"min_nr\": 5"));
-	assert_non_null(strstr(txt, "\"kind\": \"sheaves\", \"name\": "
-				    "\"st-pool\", \"sheaves\": 2, \"objects\": 10"));
+	assert_non_null(strstr(txt,
+			       "\"kind\": \"sheaves\", \"name\": "
+			       "\"st-pool\", \"sheaves\": 2, \"objects\": 10"));
 	free(txt);
 
 	segpool_mempool_free(e, p);
@@ -451,7 +461,7 @@ static void test_stats_show_reserves(void **state)
 	assert_int_equal(segpool_cache_destroy(c), 0);
 }
 
-/* --- kmalloc with gfp ------------------------------------------------------------------- */
+/* --- kmalloc with gfp ----------------------------------------------------- */
 
 static void test_kmalloc_gfp(void **state)
 {
@@ -513,7 +523,8 @@ static void child_nofail(void *arg)
 
 static void child_nofail_cache(void *arg)
 {
-	struct segpool_cache *c = segpool_cache_create("nofail-c", 64, 0, 0, NULL);
+	struct segpool_cache *c =
+		segpool_cache_create("nofail-c", 64, 0, 0, NULL);
 
 	(void)arg;
 	failslab_all();
@@ -530,11 +541,12 @@ static void test_nofail_aborts(void **state)
 		"__GFP_NOFAIL allocation failed: nofail-c, node -1"));
 }
 
-/* --- RCU free of any pointer -------------------------------------------------------------- */
+/* --- RCU free of any pointer ---------------------------------------------- */
 
 static void test_free_rcu_any(void **state)
 {
-	struct segpool_cache *c = segpool_cache_create("rcu-any", 64, 0, 0, NULL);
+	struct segpool_cache *c =
+		segpool_cache_create("rcu-any", 64, 0, 0, NULL);
 	struct segpool_rcu_stats st = { .size = sizeof(st) };
 	void *obj, *big, *small;
 
@@ -643,7 +655,8 @@ static void test_free_rcu_foreign(void **state)
 
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test_teardown(test_slab_pool_failslab, teardown_failslab),
-	cmocka_unit_test_teardown(test_kmalloc_pool_failslab, teardown_failslab),
+	cmocka_unit_test_teardown(test_kmalloc_pool_failslab,
+				  teardown_failslab),
 	cmocka_unit_test_teardown(test_wait_for_free, teardown_failslab),
 	cmocka_unit_test_teardown(test_pool_args, teardown_failslab),
 	cmocka_unit_test_teardown(test_sheaf_failslab, teardown_failslab),

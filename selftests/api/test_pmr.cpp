@@ -202,7 +202,8 @@ static void test_arena_every_container(void **)
 	sp::arena_resource b(buf, sizeof(buf));
 	std::pmr::vector<int> v(100, 7, &b);
 
-	assert_true((char *)v.data() >= buf && (char *)v.data() < buf + sizeof(buf));
+	assert_true((char *)v.data() >= buf &&
+		    (char *)v.data() < buf + sizeof(buf));
 }
 
 static void test_is_equal(void **)
@@ -411,7 +412,8 @@ static void test_pool_cross_thread(void **)
 			batch *v = new batch(&r);
 
 			for (unsigned i = 0; i < 50; i++)
-				v->push_back(text(id * 1000000 + b * 100 + i, &r));
+				v->push_back(
+					text(id * 1000000 + b * 100 + i, &r));
 			std::lock_guard<std::mutex> g(mu);
 			queue.push_back(v);
 			cv.notify_one();
@@ -423,7 +425,9 @@ static void test_pool_cross_thread(void **)
 	auto consume = [&]() {
 		for (;;) {
 			std::unique_lock<std::mutex> g(mu);
-			cv.wait(g, [&] { return !queue.empty() || done == producers; });
+			cv.wait(g, [&] {
+				return !queue.empty() || done == producers;
+			});
 			if (queue.empty())
 				return;
 			batch *v = queue.front();

@@ -80,8 +80,8 @@ static void release_case(const char *name, size_t size, size_t total)
 	for (i = 0; i < n; i++) {
 		objs[i] = segpool_cache_alloc(c, 0);
 		if (!objs[i])
-			fail_msg("%s: allocation %zu of %zu failed: %s", name, i,
-				 n, strerror(errno));
+			fail_msg("%s: allocation %zu of %zu failed: %s", name,
+				 i, n, strerror(errno));
 		memset(objs[i], (int)(i & 0xff) | 1, size);
 	}
 	rss1 = sp_test_rss();
@@ -96,9 +96,11 @@ static void release_case(const char *name, size_t size, size_t total)
 	released = segpool_cache_shrink(c);
 	rss3 = sp_test_rss();
 	info = sp_test_info(c);
-	print_message("# %s: %zu objects of %zu: rss %zu MiB -> %zu MiB held -> %zu MiB freed -> %zu MiB shrunk (%d slabs released)\n",
-		      name, n, size, rss0 / MiB, rss1 / MiB, rss2 / MiB,
-		      rss3 / MiB, released);
+	print_message(
+		"# %s: %zu objects of %zu: rss %zu MiB -> %zu MiB held -> %zu "
+		"MiB freed -> %zu MiB shrunk (%d slabs released)\n",
+		name, n, size, rss0 / MiB, rss1 / MiB, rss2 / MiB, rss3 / MiB,
+		released);
 	assert_int_equal(info.active_objs, 0);
 	CHECK(released > 0, "%s: shrink released %d slabs", name, released);
 	CHECK(rss1 >= rss0 + total * 9 / 10,
@@ -188,9 +190,11 @@ static void efficiency_case(const char *what, struct segpool_cache *c,
 	}
 	rss1 = sp_test_rss();
 	limit = payload + payload / 20 + 2 * MiB;
-	print_message("# %s: %zu objects of 64 bytes (%zu KiB): rss grew %zd KiB (limit %zu KiB)\n",
-		      what, n, payload >> 10,
-		      ((ssize_t)rss1 - (ssize_t)rss0) / 1024, limit >> 10);
+	print_message(
+		"# %s: %zu objects of 64 bytes (%zu KiB): "
+		"rss grew %zd KiB (limit %zu KiB)\n",
+		what, n, payload >> 10, ((ssize_t)rss1 - (ssize_t)rss0) / 1024,
+		limit >> 10);
 
 	/* a size class may hold a few objects of others besides ours */
 	info = sp_test_info(ic);

@@ -76,7 +76,7 @@ static ssize_t namelist_find(const struct namelist *l, const char *name)
 	return -1;
 }
 
-/* --- tools ------------------------------------------------------------------ */
+/* --- tools ---------------------------------------------------------------- */
 
 /* find_tool() - true when @tool is an executable file somewhere in $PATH. */
 static bool find_tool(const char *tool)
@@ -129,7 +129,7 @@ static void run_tool(const char *tool, const char *args, const char *file,
 		fail_msg("'%s' failed (status %#x)", cmd, (unsigned int)status);
 }
 
-/* --- the version script --------------------------------------------------------- */
+/* --- the version script --------------------------------------------------- */
 
 /*
  * The map file's version nodes and the patterns under "global:".  Comments
@@ -170,7 +170,8 @@ static void strip_comments(char *s, bool hash)
 					*p = ' ';
 			continue;
 		}
-		if ((p[0] == '/' && p[1] == '/') || (hash && line_start && *p == '#')) {
+		if ((p[0] == '/' && p[1] == '/') ||
+		    (hash && line_start && *p == '#')) {
 			while (*p && *p != '\n') {
 				if (p[0] == '\\' && p[1] == '\n') {
 					p[0] = ' ';
@@ -234,7 +235,7 @@ static void load_map(struct mapfile *m)
 			 SEGPOOL_MAP_PATH);
 }
 
-/* --- the public headers ----------------------------------------------------------- */
+/* --- the public headers --------------------------------------------------- */
 
 /* include/segpool/ of the source tree, found from the map file's path. */
 static void header_dir(char *buf, size_t size)
@@ -260,8 +261,9 @@ static void scan_header(char *text, const char *file, struct namelist *api)
 
 	strip_comments(text, true);
 	while ((p = strstr(p, key))) {
-		bool word_start = p == text || !(isalnum((unsigned char)p[-1]) ||
-						 p[-1] == '_');
+		bool word_start =
+			p == text ||
+			!(isalnum((unsigned char)p[-1]) || p[-1] == '_');
 		char *q = p + klen, *end;
 		bool found = false;
 
@@ -270,7 +272,8 @@ static void scan_header(char *text, const char *file, struct namelist *api)
 			continue;
 		end = strchr(q, ';');
 		if (!end)
-			fail_msg("%s: SEGPOOL_API declaration without ';'", file);
+			fail_msg("%s: SEGPOOL_API declaration without ';'",
+				 file);
 		while (q < end && !found) {
 			if (!strncmp(q, "segpool_", 8) &&
 			    !(isalnum((unsigned char)q[-1]) || q[-1] == '_')) {
@@ -278,16 +281,19 @@ static void scan_header(char *text, const char *file, struct namelist *api)
 				size_t len = 0;
 				char *r;
 
-				while (isalnum((unsigned char)q[len]) || q[len] == '_')
+				while (isalnum((unsigned char)q[len]) ||
+				       q[len] == '_')
 					len++;
 				assert_true(len < sizeof(name));
 				memcpy(name, q, len);
 				name[len] = '\0';
-				for (r = q + len; isspace((unsigned char)*r); r++)
+				for (r = q + len; isspace((unsigned char)*r);
+				     r++)
 					;
 				if (*r == '(' || *r == ';' || *r == '[') {
 					if (namelist_find(api, name) < 0)
-						namelist_add(api, name, file, 'H');
+						namelist_add(api, name, file,
+							     'H');
 					found = true;
 				}
 				q += len;
@@ -296,8 +302,10 @@ static void scan_header(char *text, const char *file, struct namelist *api)
 			}
 		}
 		if (!found)
-			fail_msg("%s: no segpool_* name in a SEGPOOL_API declaration",
-				 file);
+			fail_msg(
+				"%s: no segpool_* name in a SEGPOOL_API "
+				"declaration",
+				file);
 		p = end;
 	}
 }
@@ -327,7 +335,7 @@ static void load_headers(struct namelist *api)
 	assert_true(api->n > 0);
 }
 
-/* --- the dynamic symbol table ------------------------------------------------------- */
+/* --- the dynamic symbol table --------------------------------------------- */
 
 /*
  * One line of "nm -D --defined-only": "VALUE TYPE NAME[@@VERSION]".  The name
@@ -394,7 +402,8 @@ static struct exports_state *load_exports(void **state)
 		print_message("# nm not found (binutils): skipped\n");
 		skip();
 	}
-	run_tool("nm", "-D --defined-only", SEGPOOL_SO_PATH, nm_line, &st->syms);
+	run_tool("nm", "-D --defined-only", SEGPOOL_SO_PATH, nm_line,
+		 &st->syms);
 	load_map(&st->map);
 	assert_true(st->syms.n > 0);
 	return st;
@@ -430,7 +439,9 @@ static void test_symbols_prefixed(void **state)
 	assert_int_equal(bad, 0);
 }
 
-/* Each export carries a version node of the map and matches a global pattern. */
+/*
+ * Each export carries a version node of the map and matches a global pattern.
+ */
 static void test_symbols_match_map(void **state)
 {
 	struct exports_state *st = load_exports(state);
@@ -501,7 +512,8 @@ static void test_header_api_exported(void **state)
 	for (i = 0; i < api.n; i++) {
 		if (namelist_find(&st->syms, api.name[i]) < 0) {
 			print_message("# declared SEGPOOL_API in %s but not "
-				      "exported: %s\n", api.extra[i], api.name[i]);
+				      "exported: %s\n",
+				      api.extra[i], api.name[i]);
 			bad++;
 		}
 	}
@@ -531,7 +543,7 @@ static void test_symbols_declared(void **state)
 	assert_int_equal(bad, 0);
 }
 
-/* --- the dynamic section ------------------------------------------------------------ */
+/* --- the dynamic section -------------------------------------------------- */
 
 struct dynamic_info {
 	char soname[NAME_MAX_LEN];
@@ -626,7 +638,7 @@ static void test_soname_and_version_nodes(void **state)
 	}
 }
 
-/* --- loading the shared object ---------------------------------------------------------- */
+/* --- loading the shared object -------------------------------------------- */
 
 /*
  * RTLD_NODELETE: the library may have started threads or registered fork
@@ -690,10 +702,12 @@ static void test_dlopen_calls(void **state)
 
 	(void)state;
 	h = open_library();
-	cache_create = (__typeof__(cache_create))symbol(h, "segpool_cache_create");
+	cache_create =
+		(__typeof__(cache_create))symbol(h, "segpool_cache_create");
 	cache_alloc = (__typeof__(cache_alloc))symbol(h, "segpool_cache_alloc");
 	cache_free = (__typeof__(cache_free))symbol(h, "segpool_cache_free");
-	cache_destroy = (__typeof__(cache_destroy))symbol(h, "segpool_cache_destroy");
+	cache_destroy =
+		(__typeof__(cache_destroy))symbol(h, "segpool_cache_destroy");
 	sp_malloc = (__typeof__(sp_malloc))symbol(h, "segpool_malloc");
 	sp_free = (__typeof__(sp_free))symbol(h, "segpool_free");
 

@@ -179,7 +179,7 @@ static size_t sp_valgrind_words(char *buf, size_t size, const char **words,
 	return n;
 }
 
-/* --- this program again ----------------------------------------------------- */
+/* --- this program again --------------------------------------------------- */
 
 int sp_test_exec_self(const struct sp_test_exec *x, char *buf, size_t size,
 		      int *status)
@@ -249,7 +249,8 @@ int sp_test_exec_self(const struct sp_test_exec *x, char *buf, size_t size,
 		execvpe(args[0] == exe && !sp_test_under_valgrind() ?
 			"/proc/self/exe" : args[0],
 			(char *const *)(uintptr_t)args, envp);
-		fprintf(stderr, "# cannot run %s: %s\n", args[0], strerror(errno));
+		fprintf(stderr, "# cannot run %s: %s\n", args[0],
+			strerror(errno));
 		_exit(127);
 	}
 	sp_env_free(envp, kept);

@@ -264,8 +264,8 @@ int sp_test_filler_fill(struct sp_test_filler *f, const char *name,
 		f->objs[f->n++] = p;
 		if (f->n * size > SP_TEST_FILLER_LIMIT) {
 			sp_test_disarm_faults();
-			fail_msg("%s: %zu objects and the fault never bit", name,
-				 f->n);
+			fail_msg("%s: %zu objects and the fault never bit",
+				 name, f->n);
 		}
 	}
 }
@@ -333,7 +333,8 @@ static bool sp_variant_env_holds(const struct sp_test_variant *v)
 
 		snprintf(name, sizeof(name), "%.*s", (int)len, *e);
 		now = getenv(name);
-		if ((*e)[len] == '=' ? !now || strcmp(now, *e + len + 1) : !!now)
+		if ((*e)[len] == '=' ? !now || strcmp(now, *e + len + 1) :
+				       !!now)
 			return false;
 	}
 	return true;

@@ -212,7 +212,8 @@ int sp_test_faults_teardown(void **state);
 #define SP_TEST_FILLER_LIMIT	(2048UL << 20)	/* gives up after 2 GiB */
 
 struct sp_test_filler {
-	struct segpool_cache *c;	/* cache @name of the filler's objects */
+	struct segpool_cache *c;	/* cache @name of the
+					 * filler's objects */
 	void **objs;			/* what it holds: @n of @cap */
 	size_t n, cap;
 };

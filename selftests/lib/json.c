@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * selftests/lib/json.c - the selftests' strict JSON parser (selftests/lib/json.h).
+ * selftests/lib/json.c - the selftests' strict JSON parser
+ * (selftests/lib/json.h).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -163,7 +164,8 @@ static char *jstring(struct jdoc *d)
 				p += 4;
 				if (cp >= 0xd800 && cp <= 0xdbff) {
 					if (p[1] != '\\' || p[2] != 'u' ||
-					    (lo = jhex(p + 3)) < 0xdc00 || lo > 0xdfff) {
+					    (lo = jhex(p + 3)) < 0xdc00 ||
+					    lo > 0xdfff) {
 						d->err = "lone surrogate";
 						goto bad;
 					}
@@ -283,7 +285,8 @@ static int jnumber(struct jdoc *d)
 		p++;
 	} else if (*p >= '1' && *p <= '9') {
 		while (*p >= '0' && *p <= '9') {
-			unsigned long long nv = v * 10 + (unsigned long long)(*p - '0');
+			unsigned long long nv =
+				v * 10 + (unsigned long long)(*p - '0');
 
 			if (nv / 10 != v)
 				integer = false;	/* does not fit */
@@ -385,7 +388,8 @@ void jparse(struct jdoc *d, const char *text)
 
 int jget(struct jdoc *d, int obj, const char *key)
 {
-	CHECK(obj >= 0 && d->v[obj].type == J_OBJ, "not an object (key %s)", key);
+	CHECK(obj >= 0 && d->v[obj].type == J_OBJ, "not an object (key %s)",
+	      key);
 	for (int k = d->v[obj].child; k >= 0; k = d->v[k].next)
 		if (!strcmp(d->v[k].key, key))
 			return k;

@@ -43,7 +43,10 @@ int jget_opt(struct jdoc *d, int obj, const char *key);
 unsigned long long jnum(struct jdoc *d, int obj, const char *key);
 const char *jstr(struct jdoc *d, int obj, const char *key);
 bool jbool(struct jdoc *d, int obj, const char *key);
-/* The element of array @arr whose @key is the string @want (or, @want NULL, the number @id). */
+/*
+ * The element of array @arr whose @key is the
+ * string @want (or, @want NULL, the number @id).
+ */
 int jfind(struct jdoc *d, int arr, const char *key, const char *want, long id);
 /* Every number of the document is an unsigned integer. */
 void jcheck_integers(struct jdoc *d);

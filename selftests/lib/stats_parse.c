@@ -94,8 +94,8 @@ int sp_slabinfo_check(char *text, const char *name,
 		CHECK(r.active <= r.num, "active_objs > num_objs: '%s'", line);
 		CHECK(r.num == r.slabs * r.perslab,
 		      "num_objs != num_slabs * objperslab: '%s'", line);
-		CHECK(r.active_slabs <= r.slabs, "active_slabs > num_slabs: '%s'",
-		      line);
+		CHECK(r.active_slabs <= r.slabs,
+		      "active_slabs > num_slabs: '%s'", line);
 		CHECK(r.perslab >= 1 && r.pages >= 1 &&
 		      r.objsize * r.perslab <= r.pages * 4096,
 		      "geometry does not fit the slab: '%s'", line);
@@ -138,7 +138,8 @@ bool sp_slabinfo_find(const char *name, struct sp_slabinfo_row *r)
 	rewind(f);
 	while (!found && fgets(line, sizeof(line), f)) {
 		line[strcspn(line, "\n")] = '\0';
-		found = sp_slabinfo_parse_row(line, r) && !strcmp(r->name, name);
+		found = sp_slabinfo_parse_row(line, r) &&
+			!strcmp(r->name, name);
 	}
 	fclose(f);
 	return found;
@@ -246,12 +247,15 @@ unsigned long long sp_detail_split(const char *text, const char *name,
 	      "key %s missing", key);
 	*at = 0;
 	*count = 0;
-	for (tok = strtok_r(rest, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+	for (tok = strtok_r(rest, " ", &save); tok;
+	     tok = strtok_r(NULL, " ", &save)) {
 		int i = -1, end = -1;
 		unsigned long long v = 0;
 
-		CHECK(tok[0] == tag && sscanf(tok + 1, "%d=%llu%n", &i, &v, &end) == 2 &&
-		      tok[1 + end] == '\0', "%s: bad split entry '%s'", key, tok);
+		CHECK(tok[0] == tag &&
+			      sscanf(tok + 1, "%d=%llu%n", &i, &v, &end) == 2 &&
+			      tok[1 + end] == '\0',
+		      "%s: bad split entry '%s'", key, tok);
 		sum += v;
 		if (i == id)
 			*at = v;

@@ -26,8 +26,8 @@
  * threads did, and it is destroyed.
  *
  * The per-CPU mode is fixed per process, so the program runs once per mode,
- * each run a variant (SP_TEST_MAIN_VARIANTS; see selftests/unit/test_percpu.c).  Loads shrink
- * under valgrind and the sanitizers, or by SEGPOOL_TEST_SCALE
+ * each run a variant (SP_TEST_MAIN_VARIANTS; see selftests/unit/test_percpu.c).
+ * Loads shrink under valgrind and the sanitizers, or by SEGPOOL_TEST_SCALE
  * (sp_test_scaled()).  Random choices come from sp_test_seed().
  */
 #include <errno.h>
@@ -185,7 +185,8 @@ static void owners_release(const void *obj, uint64_t tag)
 	while (s->e[i].p != p) {
 		if (!s->e[i].p) {
 			pthread_mutex_unlock(&s->lock);
-			report("object %p (tag %#" PRIx64 ") not live at its free",
+			report("object %p (tag %#" PRIx64
+			       ") not live at its free",
 			       obj, tag);
 			return;
 		}
@@ -195,7 +196,8 @@ static void owners_release(const void *obj, uint64_t tag)
 	s->e[i].p = 0;
 	s->used--;
 	for (j = (i + 1) & mask; s->e[j].p; j = (j + 1) & mask) {
-		size_t home = (size_t)(hash_ptr(s->e[j].p) / MAP_STRIPES) & mask;
+		size_t home = (size_t)(hash_ptr(s->e[j].p) / MAP_STRIPES) &
+			      mask;
 		bool stays = i <= j ? (home > i && home <= j) :
 				      (home > i || home <= j);
 
@@ -208,7 +210,8 @@ static void owners_release(const void *obj, uint64_t tag)
 	pthread_mutex_unlock(&s->lock);
 	atomic_fetch_sub_explicit(&owners_live, 1, memory_order_relaxed);
 	if (found != tag)
-		report("object %p freed as tag %#" PRIx64 " but owned by %#" PRIx64,
+		report("object %p freed as tag %#" PRIx64
+		       " but owned by %#" PRIx64,
 		       obj, tag, found);
 }
 
@@ -255,8 +258,9 @@ static void finish_cache(struct segpool_cache *c, unsigned long allocs)
 	info = sp_test_info(c);
 	if (info.cpu_objs || info.depot_objs || info.total_slabs ||
 	    info.active_objs)
-		fail_msg("%s after shrink: %" PRIu64 " objects on CPUs, %" PRIu64
-			 " in depots, %" PRIu64 " slabs, %" PRIu64 " live",
+		fail_msg("%s after shrink: %" PRIu64
+			 " objects on CPUs, %" PRIu64 " in depots, %" PRIu64
+			 " slabs, %" PRIu64 " live",
 			 segpool_cache_name(c), info.cpu_objs, info.depot_objs,
 			 info.total_slabs, info.active_objs);
 	assert_int_equal(segpool_cache_destroy(c), 0);
@@ -331,7 +335,8 @@ static void surrender(const struct item *it)
 	size_t bad = sp_test_pattern_check(it->p, size, it->tag);
 
 	if (bad != size)
-		report("object %p (size %zu, tag %#" PRIx64 "): byte %zu overwritten",
+		report("object %p (size %zu, tag %#" PRIx64
+		       "): byte %zu overwritten",
 		       it->p, size, it->tag, bad);
 	owners_release(it->p, it->tag);
 }
@@ -383,7 +388,8 @@ static void op_alloc_bulk(struct worker *w)
 
 	if (w->nheld + n > HELD_MAX)
 		return;
-	if (segpool_cache_alloc_bulk(w->run->caches[kind], 0, n, objs) != (int)n) {
+	if (segpool_cache_alloc_bulk(w->run->caches[kind], 0, n, objs) !=
+	    (int)n) {
 		report("thread %d: alloc_bulk(%zu) failed: %s", w->id, n,
 		       strerror(errno));
 		return;
@@ -452,11 +458,15 @@ static void op_inbox(struct worker *w, bool keep_some)
 		if (keep_some && rnd(w) % 4 == 0 && w->nheld < HELD_MAX) {
 			if (sp_test_pattern_check(got[i].p, size,
 						  got[i].tag) != size)
-				report("handed-over object %p overwritten", got[i].p);
+				report("handed-over object %p overwritten",
+				       got[i].p);
 			w->held[w->nheld++] = got[i];
 			continue;
 		}
-		/* freed by a thread (and maybe on a CPU) other than its allocator's */
+		/*
+		 * freed by a thread (and maybe on
+		 * a CPU) other than its allocator's
+		 */
 		surrender(&got[i]);
 		segpool_cache_free(w->run->caches[got[i].kind], got[i].p);
 		w->frees[got[i].kind]++;
@@ -550,7 +560,8 @@ static void run_init(struct run *r, const char *what, int nthreads,
 	memset(r->w, 0, sizeof(*r->w) * (size_t)nthreads);
 	assert_int_equal(pthread_barrier_init(&r->start, NULL,
 					      (unsigned)nthreads + 1), 0);
-	assert_int_equal(pthread_barrier_init(&r->done, NULL, (unsigned)nthreads), 0);
+	assert_int_equal(
+		pthread_barrier_init(&r->done, NULL, (unsigned)nthreads), 0);
 	for (int i = 0; i < nthreads; i++) {
 		struct worker *w = &r->w[i];
 
@@ -650,11 +661,13 @@ static void test_mode_as_asked(void **state)
 	} else if (sp_pcpu_mode != SP_PCPU_RSEQ) {
 		assert_int_equal(sp_pcpu_mode, SP_PCPU_LOCK);
 		assert_true(!strncmp(mode, "lock (", 6));
-		print_message("# rseq unavailable here: running in \"%s\"\n", mode);
+		print_message("# rseq unavailable here: running in \"%s\"\n",
+			      mode);
 	} else {
 		assert_true(!strncmp(mode, "rseq (", 6));
 		if (!strcmp(want, "rseq_mm_cid") &&
-		    getauxval(AT_RSEQ_FEATURE_SIZE) >= SP_RSEQ_MM_CID_OFFSET + 4) {
+		    getauxval(AT_RSEQ_FEATURE_SIZE) >=
+			    SP_RSEQ_MM_CID_OFFSET + 4) {
 			assert_non_null(strstr(mode, ", slots by mm_cid"));
 			assert_true(sp_pcpu_use_mm_cid);
 		}
@@ -668,7 +681,8 @@ static void test_mode_as_asked(void **state)
  */
 static void skip_if_fallen_back(void)
 {
-	if (!strncmp(mode_wanted(), "rseq", 4) && sp_pcpu_mode != SP_PCPU_RSEQ) {
+	if (!strncmp(mode_wanted(), "rseq", 4) &&
+	    sp_pcpu_mode != SP_PCPU_RSEQ) {
 		print_message("# rseq fell back to lock mode here: "
 			      "variant mode=lock covers this\n");
 		skip();
@@ -734,9 +748,10 @@ static void check_own_counts(struct segpool_cache *c, unsigned long allocs,
 
 	if (info.allocs != allocs || info.frees != frees ||
 	    info.active_objs != live)
-		fail_msg("after op %lu: %" PRIu64 " allocs, %" PRIu64 " frees, %"
-			 PRIu64 " live; the thread did %lu, %lu, %lu", op,
-			 info.allocs, info.frees, info.active_objs, allocs,
+		fail_msg("after op %lu: %" PRIu64 " allocs, %" PRIu64
+			 " frees, %" PRIu64
+			 " live; the thread did %lu, %lu, %lu",
+			 op, info.allocs, info.frees, info.active_objs, allocs,
 			 frees, live);
 }
 
@@ -775,11 +790,13 @@ static void test_migration(void **state)
 	for (int i = 0; i < 2; i++) {
 		memset(&nz[i], 0, sizeof(nz[i]));
 		nz[i].c = make_cache(i ? "noise1" : "noise0", 0);
-		assert_int_equal(pthread_create(&nth[i], NULL, noise_main, &nz[i]), 0);
+		assert_int_equal(
+			pthread_create(&nth[i], NULL, noise_main, &nz[i]), 0);
 	}
 	if (r.caches[1]->pcpu && !sp_pcpu_use_mm_cid)
 		for (int i = 0; i < 2; i++)
-			hits_before[i] = r.caches[1]->pcpu->slots[cpus[i]].alloc_hits;
+			hits_before[i] =
+				r.caches[1]->pcpu->slots[cpus[i]].alloc_hits;
 
 	for (unsigned long op = 0; op < ops; op++) {
 		uint64_t x = rnd(w) % 100;
@@ -807,7 +824,8 @@ static void test_migration(void **state)
 				unsigned long live = 0;
 
 				for (size_t i = 0; i < w->nheld; i++)
-					live += w->held[i].kind == (unsigned int)k;
+					live += w->held[i].kind ==
+						(unsigned int)k;
 				check_own_counts(r.caches[k], w->allocs[k],
 						 w->frees[k], live, op);
 			}
@@ -826,8 +844,9 @@ static void test_migration(void **state)
 	if (r.caches[1]->pcpu && !sp_pcpu_use_mm_cid)
 		for (int i = 0; i < 2; i++)
 			CHECK(r.caches[1]->pcpu->slots[cpus[i]].alloc_hits >
-			      hits_before[i],
-			      "CPU %d's magazine served none of the thread's allocations",
+				      hits_before[i],
+			      "CPU %d's magazine served none of the thread's "
+			      "allocations",
 			      cpus[i]);
 	while (w->nheld) {
 		struct item it = take(w, w->nheld - 1);
@@ -867,14 +886,16 @@ static void test_destroy_while_others_run(void **state)
 		void *objs[96];
 		struct segpool_cache_info info;
 
-		/* objects allocated on one CPU, freed on another (when there are
-		 * two), so magazines of several slots and the depot hold them */
+		/* objects allocated on one CPU, freed on another (when there
+		 * are two), so magazines of several slots and the depot hold
+		 * them */
 		for (int s = 0; s < 2; s++) {
 			sp_test_pin(sp_test_allowed_cpu((unsigned int)i +
 							(unsigned int)s));
 			for (int k = 0; k < 48; k++) {
 				objs[s * 48 + k] = segpool_cache_alloc(y, 0);
-				CHECK(objs[s * 48 + k], "round %lu: allocation failed", i);
+				CHECK(objs[s * 48 + k],
+				      "round %lu: allocation failed", i);
 				memset(objs[s * 48 + k], (int)k, size);
 			}
 		}
@@ -885,23 +906,33 @@ static void test_destroy_while_others_run(void **state)
 			segpool_cache_free(y, objs[k]);
 		sp_test_unpin();
 		info = sp_test_info(y);
-		CHECK(info.active_objs == 0 && info.allocs == 96 && info.frees == 96,
-		      "round %lu: %" PRIu64 " live, %" PRIu64 " allocs, %" PRIu64 " frees",
+		CHECK(info.active_objs == 0 && info.allocs == 96 &&
+			      info.frees == 96,
+		      "round %lu: %" PRIu64 " live, %" PRIu64
+		      " allocs, %" PRIu64 " frees",
 		      i, info.active_objs, info.allocs, info.frees);
 		fast_y += info.cpu_objs;
 		if (y->pcpu)
-			CHECK(info.cpu_objs > 0, "round %lu: no object cached per CPU", i);
+			CHECK(info.cpu_objs > 0,
+			      "round %lu: no object cached per CPU", i);
 		if (i % 2) {
-			/* shrink: nothing left on any CPU, in the depot or in slabs */
+			/*
+			 * shrink: nothing left on any CPU,
+			 * in the depot or in slabs
+			 */
 			assert_true(segpool_cache_shrink(y) >= 0);
 			info = sp_test_info(y);
-			CHECK(!info.cpu_objs && !info.depot_objs && !info.total_slabs,
-			      "round %lu: shrink left %" PRIu64 " on CPUs, %" PRIu64
-			      " in depots, %" PRIu64 " slabs", i, info.cpu_objs,
-			      info.depot_objs, info.total_slabs);
+			CHECK(!info.cpu_objs && !info.depot_objs &&
+				      !info.total_slabs,
+			      "round %lu: shrink left %" PRIu64
+			      " on CPUs, %" PRIu64 " in depots, %" PRIu64
+			      " slabs",
+			      i, info.cpu_objs, info.depot_objs,
+			      info.total_slabs);
 		}
 		/* destroy drains the magazines of every slot itself */
-		CHECK(segpool_cache_destroy(y) == 0, "round %lu: destroy failed", i);
+		CHECK(segpool_cache_destroy(y) == 0,
+		      "round %lu: destroy failed", i);
 		/* and the caches in use are drained under the workers' feet */
 		for (int k = 0; k < NKINDS; k++) {
 			assert_true(segpool_cache_shrink(r.caches[k]) >= 0);

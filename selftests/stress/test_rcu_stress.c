@@ -62,7 +62,8 @@ static void test_dump_races_destroy(void **state)
 
 		snprintf(name, sizeof(name), "rcu-churn-%lu", i % 4);
 		c = segpool_cache_create(name, 32 + (i % 4) * 64, 0,
-					 i % 2 ? SEGPOOL_TYPESAFE_BY_RCU : 0, NULL);
+					 i % 2 ? SEGPOOL_TYPESAFE_BY_RCU : 0,
+					 NULL);
 		assert_non_null(c);
 		o = segpool_cache_alloc(c, 0);
 		assert_non_null(o);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * selftests/stress/test_stress.c - many threads, many caches, cross-thread frees.
+ * selftests/stress/test_stress.c - many threads, many caches, cross-thread
+ * frees.
  *
  * Each thread allocates at random from several caches (with and without a
  * ctor) and from segpool_malloc(), frees its own objects, and hands objects
@@ -47,7 +48,7 @@
 
 static const size_t cache_sizes[NSIZES] = { 24, 64, 200, 1000 };
 
-/* --- ctors: one per size, each counting its calls ---------------------------- */
+/* --- ctors: one per size, each counting its calls ------------------------- */
 
 static atomic_ulong ctor_calls[NSIZES];
 
@@ -67,7 +68,7 @@ static void (*const ctors[NSIZES])(void *) = {
 	ctor_24, ctor_64, ctor_200, ctor_1000,
 };
 
-/* --- failures found on worker threads ------------------------------------------------ */
+/* --- failures found on worker threads ------------------------------------- */
 
 static atomic_int errors;
 
@@ -84,7 +85,7 @@ static void __attribute__((format(printf, 1, 2))) report(const char *fmt, ...)
 	va_end(ap);
 }
 
-/* --- one record per live object; it is also the ownership-map node ----------------- */
+/* --- one record per live object; it is also the ownership-map node -------- */
 
 struct rec {
 	struct rec *hnext;
@@ -94,7 +95,7 @@ struct rec {
 	int kind;
 };
 
-/* --- the ownership map ----------------------------------------------------------------- */
+/* --- the ownership map ---------------------------------------------------- */
 
 #define NSTRIPES	256
 #define NBUCKETS	1024
@@ -139,7 +140,8 @@ static void map_insert(struct rec *r)
 	for (it = *b; it; it = it->hnext) {
 		if (it->p == r->p) {
 			pthread_mutex_unlock(&s->lock);
-			report("object %p handed out while live (tag %#llx, new tag %#llx, kind %d)",
+			report("object %p handed out while live (tag %#llx, "
+			       "new tag %#llx, kind %d)",
 			       (void *)r->p, (unsigned long long)it->tag,
 			       (unsigned long long)r->tag, r->kind);
 			return;
@@ -166,8 +168,10 @@ static void map_remove(struct rec *r)
 			*pp = it->hnext;
 			pthread_mutex_unlock(&s->lock);
 			if (it != r)
-				report("object %p owned by tag %#llx, freed as tag %#llx",
-				       (void *)r->p, (unsigned long long)it->tag,
+				report("object %p owned by tag %#llx, "
+				       "freed as tag %#llx",
+				       (void *)r->p,
+				       (unsigned long long)it->tag,
 				       (unsigned long long)r->tag);
 			atomic_fetch_sub_explicit(&map_live, 1,
 						  memory_order_relaxed);
@@ -179,7 +183,7 @@ static void map_remove(struct rec *r)
 	       (unsigned long long)r->tag);
 }
 
-/* --- checks --------------------------------------------------------------------------- */
+/* --- checks --------------------------------------------------------------- */
 
 static size_t first_not(const unsigned char *p, size_t n, unsigned char b)
 {
@@ -191,7 +195,7 @@ static size_t first_not(const unsigned char *p, size_t n, unsigned char b)
 	return n;
 }
 
-/* --- the run ----------------------------------------------------------------------------------- */
+/* --- the run -------------------------------------------------------------- */
 
 struct stress;
 
@@ -265,7 +269,8 @@ static void adopt_new(struct worker *w, struct rec *r, bool zeroed)
 		free(r);
 		return;
 	}
-	if ((uintptr_t)r->p % (r->size > 8 ? 16 : 8) != 0 && r->kind == KIND_MALLOC)
+	if ((uintptr_t)r->p % (r->size > 8 ? 16 : 8) != 0 &&
+	    r->kind == KIND_MALLOC)
 		report("segpool_malloc(%zu) = %p misaligned", r->size,
 		       (void *)r->p);
 	if (r->kind != KIND_MALLOC && (uintptr_t)r->p % 8 != 0)
@@ -277,7 +282,8 @@ static void adopt_new(struct worker *w, struct rec *r, bool zeroed)
 		size_t off = first_not(r->p, r->size, CTOR_BYTE);
 
 		if (off != r->size)
-			report("ctor object %p (size %zu) not constructed at byte %zu",
+			report("ctor object %p (size %zu) not constructed at "
+			       "byte %zu",
 			       (void *)r->p, r->size, off);
 	} else if (zeroed) {
 		size_t off = first_not(r->p, r->size, 0);
@@ -356,7 +362,8 @@ static void release(struct rec *r)
 	size_t off = sp_test_pattern_check(r->p, r->size, r->tag);
 
 	if (off != r->size)
-		report("object %p (kind %d, size %zu, tag %#llx): byte %zu lost its pattern",
+		report("object %p (kind %d, size %zu, tag %#llx): "
+		       "byte %zu lost its pattern",
 		       (void *)r->p, r->kind, r->size,
 		       (unsigned long long)r->tag, off);
 	if (r->kind == KIND_MALLOC && segpool_usable_size(r->p) < r->size)
@@ -364,7 +371,8 @@ static void release(struct rec *r)
 		       r->size);
 	map_remove(r);
 	if (kind_has_ctor(r->kind))
-		memset(r->p, CTOR_BYTE, r->size);	/* back to constructed */
+		/* back to constructed */
+		memset(r->p, CTOR_BYTE, r->size);
 }
 
 static void free_rec(struct worker *w, struct rec *r)
@@ -430,7 +438,8 @@ static void hand_off(struct worker *w)
 
 	if (!w->nheld || w->st->nthreads < 2)
 		return;
-	to = &w->st->w[(w->id + 1 + (int)(x % (uint64_t)(w->st->nthreads - 1))) %
+	to = &w->st->w[(w->id + 1 +
+			(int)(x % (uint64_t)(w->st->nthreads - 1))) %
 		       w->st->nthreads];
 	i = (size_t)(x >> 32) % w->nheld;
 	r = w->held[i];
@@ -466,7 +475,8 @@ static void drain_inbox(struct worker *w, bool keep_some)
 							   got[i]->tag);
 
 			if (off != got[i]->size)
-				report("handed-off object %p lost its pattern at byte %zu",
+				report("handed-off object %p lost its pattern "
+				       "at byte %zu",
 				       (void *)got[i]->p, off);
 			w->held[w->nheld++] = got[i];
 		} else {
@@ -558,9 +568,10 @@ static void run_stress(int nthreads, unsigned long total_ops, bool migrate)
 
 		snprintf(name, sizeof(name), "tst-%d-%zu%s", nthreads,
 			 kind_size(i), kind_has_ctor(i) ? "-ctor" : "");
-		st.caches[i] = segpool_cache_create(name, kind_size(i), 0,
-						    i == 1 ? SEGPOOL_HWCACHE_ALIGN : 0,
-						    kind_has_ctor(i) ? ctors[i % NSIZES] : NULL);
+		st.caches[i] = segpool_cache_create(
+			name, kind_size(i), 0,
+			i == 1 ? SEGPOOL_HWCACHE_ALIGN : 0,
+			kind_has_ctor(i) ? ctors[i % NSIZES] : NULL);
 		assert_non_null(st.caches[i]);
 	}
 	km_before = kmalloc_active();
@@ -593,8 +604,10 @@ static void run_stress(int nthreads, unsigned long total_ops, bool migrate)
 		pthread_mutex_destroy(&st.w[i].inbox_lock);
 	}
 	pthread_barrier_destroy(&st.barrier);
-	print_message("# %d threads: %lu allocs, %lu frees, %lu handed off, %lu freed remotely\n",
-		      nthreads, allocs, frees, handoffs, remote);
+	print_message(
+		"# %d threads: %lu allocs, %lu frees, %lu handed off, "
+		"%lu freed remotely\n",
+		nthreads, allocs, frees, handoffs, remote);
 
 	assert_int_equal(atomic_load(&errors), 0);
 	assert_int_equal(allocs, frees);
@@ -611,21 +624,24 @@ static void run_stress(int nthreads, unsigned long total_ops, bool migrate)
 				 (unsigned long long)info.allocs,
 				 (unsigned long long)info.frees);
 		if (kind_has_ctor(i)) {
-			unsigned long calls = atomic_load(&ctor_calls[i % NSIZES]) -
-					      ctor_before[i % NSIZES];
+			unsigned long calls =
+				atomic_load(&ctor_calls[i % NSIZES]) -
+				ctor_before[i % NSIZES];
 
 			if (calls != info.slabs_created * info.objs_per_slab)
-				fail_msg("%s: %lu ctor calls for %llu slabs of %u",
-					 segpool_cache_name(st.caches[i]), calls,
-					 (unsigned long long)info.slabs_created,
-					 info.objs_per_slab);
+				fail_msg(
+					"%s: %lu ctor calls for %llu slabs of "
+					"%u",
+					segpool_cache_name(st.caches[i]), calls,
+					(unsigned long long)info.slabs_created,
+					info.objs_per_slab);
 		}
 		assert_int_equal(segpool_cache_destroy(st.caches[i]), 0);
 	}
 	km_after = kmalloc_active();
 	if (km_after != km_before)
-		fail_msg("kmalloc active objects %ld before, %ld after", km_before,
-			 km_after);
+		fail_msg("kmalloc active objects %ld before, %ld after",
+			 km_before, km_after);
 	free(st.w);
 }
 

@@ -35,8 +35,8 @@ static struct segpool_arena_info info_of(struct segpool_arena *a)
 
 static struct segpool_arena *new_arena(const char *name, unsigned long flags)
 {
-	struct segpool_arena *a = segpool_arena_create(name, SEGPOOL_NUMA_NO_NODE,
-						       flags);
+	struct segpool_arena *a =
+		segpool_arena_create(name, SEGPOOL_NUMA_NO_NODE, flags);
 
 	assert_non_null(a);
 	return a;
@@ -115,11 +115,14 @@ static void test_calls_bad_args(void **state)
 	BAD_PTR(segpool_arena_alloc(a, 8, 3), EINVAL);
 	BAD_PTR(segpool_arena_alloc(a, 8, 24), EINVAL);
 	BAD_PTR(segpool_arena_alloc(a, 8, SEGPOOL_ARENA_MAX_ALIGN * 2), EINVAL);
-	BAD_PTR(segpool_arena_alloc(a, opaque(SEGPOOL_ARENA_MAX_SIZE + 1), 8), EOVERFLOW);
+	BAD_PTR(segpool_arena_alloc(a, opaque(SEGPOOL_ARENA_MAX_SIZE + 1), 8),
+		EOVERFLOW);
 	BAD_PTR(segpool_arena_alloc(a, opaque(SIZE_MAX), 8), EOVERFLOW);
-	BAD_PTR(segpool_arena_alloc(a, opaque(SIZE_MAX - 4096), 4096), EOVERFLOW);
+	BAD_PTR(segpool_arena_alloc(a, opaque(SIZE_MAX - 4096), 4096),
+		EOVERFLOW);
 	BAD_PTR(segpool_arena_calloc(a, opaque(SIZE_MAX / 2), 3, 8), EOVERFLOW);
-	BAD_PTR(segpool_arena_calloc(a, opaque((size_t)1 << 40), (size_t)1 << 10, 8),
+	BAD_PTR(segpool_arena_calloc(a, opaque((size_t)1 << 40),
+				     (size_t)1 << 10, 8),
 		EOVERFLOW);
 	BAD_PTR(segpool_arena_calloc(NULL, 2, 2, 8), EINVAL);
 	BAD_PTR(segpool_arena_calloc(NULL, opaque(SIZE_MAX), 2, 8), EINVAL);
@@ -178,13 +181,15 @@ static void test_alloc_align_and_disjoint(void **state)
 		p[i] = segpool_arena_alloc(a, size, align);
 		assert_non_null(p[i]);
 		assert_int_equal((uintptr_t)p[i] %
-				 (align ? align : SEGPOOL_ARENA_DEFAULT_ALIGN), 0);
+					 (align ? align :
+						  SEGPOOL_ARENA_DEFAULT_ALIGN),
+				 0);
 		sz[i] = size;
 		sp_test_pattern_fill(p[i], size, (uint64_t)i);
 	}
 	for (int i = 0; i < N; i++)
-		assert_int_equal(sp_test_pattern_check(p[i], sz[i], (uint64_t)i),
-				 sz[i]);
+		assert_int_equal(
+			sp_test_pattern_check(p[i], sz[i], (uint64_t)i), sz[i]);
 	/* 0 bytes give distinct pointers */
 	assert_ptr_not_equal(segpool_arena_alloc(a, 0, 1),
 			     segpool_arena_alloc(a, 0, 1));
@@ -388,7 +393,8 @@ static void test_mark_rewind(void **state)
 	assert_int_equal(i.rewinds, 1);
 	/* q's successor comes where the first one after m2 came */
 	r = segpool_arena_alloc(a, 200, 8);
-	assert_int_equal(segpool_arena_rewind(a, &m2), 0);	/* still valid */
+	/* still valid */
+	assert_int_equal(segpool_arena_rewind(a, &m2), 0);
 	assert_ptr_equal(segpool_arena_alloc(a, 200, 8), r);
 	assert_int_equal(segpool_arena_rewind(a, &m1), 0);
 	assert_int_equal(info_of(a).in_use, at_m1);
@@ -475,7 +481,8 @@ static void *ts_worker(void *p)
 			t->failed = 1;
 			return NULL;
 		}
-		sp_test_pattern_fill(o, TS_SIZE(k), ((uint64_t)t->id << 32) | k);
+		sp_test_pattern_fill(o, TS_SIZE(k),
+				     ((uint64_t)t->id << 32) | k);
 		t->objs[k] = o;
 	}
 	return NULL;
@@ -492,7 +499,8 @@ static void run_threads(unsigned long flags, unsigned int nthreads)
 	for (unsigned int i = 0; i < nthreads; i++) {
 		t[i] = (struct ts_arg){ a, i, n, calloc(n, sizeof(void *)), 0 };
 		assert_non_null(t[i].objs);
-		assert_int_equal(pthread_create(&th[i], NULL, ts_worker, &t[i]), 0);
+		assert_int_equal(pthread_create(&th[i], NULL, ts_worker, &t[i]),
+				 0);
 	}
 	for (unsigned int i = 0; i < nthreads; i++) {
 		pthread_join(th[i], NULL);
@@ -675,7 +683,8 @@ static int dump_detail_all(FILE *f, unsigned int flags)
 
 static void test_stats_list_arenas(void **state)
 {
-	struct segpool_arena *a = new_arena("listed-arena", SEGPOOL_ARENA_THREADSAFE);
+	struct segpool_arena *a =
+		new_arena("listed-arena", SEGPOOL_ARENA_THREADSAFE);
 	char *text, *json, *blk;
 
 	(void)state;
@@ -690,7 +699,8 @@ static void test_stats_list_arenas(void **state)
 	assert_non_null(strstr(blk, "\nchunks 1\n"));
 	json = capture(segpool_stats_json, 0);
 	assert_non_null(strstr(json, "\"arenas\": ["));
-	assert_non_null(strstr(json, "{ \"name\": \"listed-arena\", \"node\": -1, "
+	assert_non_null(strstr(json,
+			       "{ \"name\": \"listed-arena\", \"node\": -1, "
 			       "\"flags\": [ \"threadsafe\" ], \"in_use\": "));
 	free(text);
 	free(json);
@@ -704,7 +714,8 @@ static void test_stats_list_arenas(void **state)
 /* segpool-top shows the arenas of an exporting process: this one. */
 static void test_segpool_top_shows_arenas(void **state)
 {
-	struct segpool_arena *a = new_arena("top-arena", SEGPOOL_ARENA_THREADSAFE);
+	struct segpool_arena *a =
+		new_arena("top-arena", SEGPOOL_ARENA_THREADSAFE);
 	static char out[1 << 20], drain[4096];
 	char cmd[512];
 	bool seen = false;
@@ -731,8 +742,9 @@ static void test_segpool_top_shows_arenas(void **state)
 		while (fread(drain, 1, sizeof(drain), p) > 0)
 			;
 		assert_int_equal(pclose(p), 0);
-		seen = strstr(out, "{ \"name\": \"top-arena\", \"node\": -1, "
-				   "\"flags\": [ \"threadsafe\" ], \"in_use\": ") &&
+		seen = strstr(out,
+			      "{ \"name\": \"top-arena\", \"node\": -1, "
+			      "\"flags\": [ \"threadsafe\" ], \"in_use\": ") &&
 		       strstr(out, "\"resets\": 1, ");
 		if (!seen)
 			usleep(20000);

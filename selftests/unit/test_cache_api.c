@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * selftests/unit/test_cache_api.c - bad input and semantics of the object-cache API.
+ * selftests/unit/test_cache_api.c - bad input and semantics of the object-cache
+ * API.
  *
  * Every argument segpool_cache_create() and segpool_cache_alloc() reject,
  * alignment and non-overlap of the objects handed out, constructors,
@@ -37,8 +38,10 @@ static struct segpool_cache *mk(const char *name, size_t size, size_t align,
 	errno = 0;
 	c = segpool_cache_create(name, size, align, flags, ctor);
 	if (!c)
-		fail_msg("segpool_cache_create(\"%s\", %zu, %zu, %#lx) failed: %s",
-			 name, size, align, flags, strerror(errno));
+		fail_msg(
+			"segpool_cache_create(\"%s\", %zu, %zu, %#lx) failed: "
+			"%s",
+			name, size, align, flags, strerror(errno));
 	return c;
 }
 
@@ -88,8 +91,10 @@ static void expect_create_fails(const char *name, size_t size, size_t align,
 	e = errno;
 	if (c) {
 		(void)segpool_cache_destroy(c);
-		fail_msg("create(\"%s\", %zu, %zu, %#lx) succeeded, expected errno %d",
-			 name ? name : "(null)", size, align, flags, err);
+		fail_msg(
+			"create(\"%s\", %zu, %zu, %#lx) succeeded, "
+			"expected errno %d",
+			name ? name : "(null)", size, align, flags, err);
 	}
 	CHECK(e == err, "create(\"%s\", %zu, %zu, %#lx): errno %d, expected %d",
 	      name ? name : "(null)", size, align, flags, e, err);
@@ -131,7 +136,8 @@ static void test_create_bad_args(void **state)
 	expect_create_fails("tab\there", 64, 0, 0, EINVAL);
 	expect_create_fails("newline\n", 64, 0, 0, EINVAL);
 	expect_create_fails("tca-size0", 0, 0, 0, EINVAL);
-	expect_create_fails("tca-big", SEGPOOL_CACHE_MAX_SIZE + 1, 0, 0, EINVAL);
+	expect_create_fails("tca-big", SEGPOOL_CACHE_MAX_SIZE + 1, 0, 0,
+			    EINVAL);
 	expect_create_fails("tca-huge", SIZE_MAX, 0, 0, EINVAL);
 	expect_create_fails("tca-align3", 64, 3, 0, EINVAL);
 	expect_create_fails("tca-align24", 64, 24, 0, EINVAL);
@@ -207,7 +213,7 @@ static void test_duplicate_name(void **state)
 	segpool_free(p);
 }
 
-/* --- allocation arguments ---------------------------------------------------- */
+/* --- allocation arguments ------------------------------------------------- */
 
 static void nop_ctor(void *obj)
 {
@@ -268,7 +274,8 @@ static void test_alloc_bad_args(void **state)
 			errno = 0;
 			p = segpool_cache_alloc_node(c, 0, bogus[i]);
 			e = errno;
-			CHECK(p == NULL, "alloc_node(node %d) succeeded", bogus[i]);
+			CHECK(p == NULL, "alloc_node(node %d) succeeded",
+			      bogus[i]);
 			CHECK(e == EINVAL, "alloc_node(node %d): errno %d",
 			      bogus[i], e);
 		}
@@ -281,7 +288,8 @@ static void test_alloc_bad_args(void **state)
 	assert_int_equal(segpool_cache_alloc_bulk(c, 1U << 7, 4, objs), 0);
 	assert_int_equal(errno, EINVAL);
 	errno = 0;
-	assert_int_equal(segpool_cache_alloc_bulk(cc, SEGPOOL_ZERO, 4, objs), 0);
+	assert_int_equal(segpool_cache_alloc_bulk(cc, SEGPOOL_ZERO, 4, objs),
+			 0);
 	assert_int_equal(errno, EINVAL);
 
 	/* nothing of the above allocated anything or counted as ENOMEM */
@@ -354,7 +362,7 @@ static void test_alloc_bad_args(void **state)
 	destroy_ok(cc);
 }
 
-/* --- alignment and placement ---------------------------------------------------- */
+/* --- alignment and placement ---------------------------------------------- */
 
 static void byte_ctor(void *obj)
 {
@@ -397,8 +405,10 @@ static void test_alignment(void **state)
 		info = sp_test_info(c);
 		CHECK(info.object_size == size, "%s: object_size %zu", name,
 		      info.object_size);
-		CHECK(info.align >= want && (info.align & (info.align - 1)) == 0,
-		      "%s: info.align %zu, want >= %zu", name, info.align, want);
+		CHECK(info.align >= want &&
+			      (info.align & (info.align - 1)) == 0,
+		      "%s: info.align %zu, want >= %zu", name, info.align,
+		      want);
 		CHECK(info.stride >= size, "%s: stride %zu", name, info.stride);
 		CHECK(info.objs_per_slab >= 1, "%s: objs_per_slab %u", name,
 		      info.objs_per_slab);
@@ -424,8 +434,9 @@ static void test_alignment(void **state)
 			      "%s: object %p not aligned to info.align %zu",
 			      name, (void *)p, info.align);
 			if (ctor)
-				CHECK(p[0] == 0xc7, "%s: object %p not constructed",
-				      name, (void *)p);
+				CHECK(p[0] == 0xc7,
+				      "%s: object %p not constructed", name,
+				      (void *)p);
 			memset(p, 0xa5, size);
 			if (ctor)
 				p[0] = 0xc7;
@@ -522,7 +533,7 @@ static void test_no_overlap(void **state)
 	free(r);
 }
 
-/* --- constructors -------------------------------------------------------------------- */
+/* --- constructors --------------------------------------------------------- */
 
 #define CTOR_BYTE 0xc5
 #define CTOR_LOG_MAX (1 << 18)
@@ -622,10 +633,13 @@ static void test_ctor(void **state)
 		for (round = 0; round < 3; round++) {
 			for (k = 0; k < n; k++) {
 				objs[k] = segpool_cache_alloc(c, 0);
-				CHECK(objs[k] != NULL, "%s: alloc failed", name);
+				CHECK(objs[k] != NULL, "%s: alloc failed",
+				      name);
 				CHECK(sp_test_all_bytes(objs[k], CTOR_BYTE,
 							ctor_size),
-				      "%s round %d: object %zu (%p) not in constructed state",
+				      "%s round %d: "
+				      "object %zu (%p) not in constructed "
+				      "state",
 				      name, round, k, objs[k]);
 			}
 			check_all_constructed(objs, n, name);
@@ -638,7 +652,8 @@ static void test_ctor(void **state)
 		assert_true(segpool_cache_shrink(c) > 0);
 		for (k = 0; k < n; k++) {
 			objs[k] = segpool_cache_alloc(c, 0);
-			CHECK(objs[k] != NULL, "%s: alloc after shrink failed", name);
+			CHECK(objs[k] != NULL, "%s: alloc after shrink failed",
+			      name);
 			CHECK(sp_test_all_bytes(objs[k], CTOR_BYTE, ctor_size),
 			      "%s: object %p not constructed after shrink",
 			      name, objs[k]);
@@ -681,22 +696,25 @@ static void test_zero(void **state)
 			/* ... and ask for zeroed memory, by each route */
 			if (round == 0) {
 				for (k = 0; k < n; k++)
-					objs[k] = segpool_cache_alloc(c, SEGPOOL_ZERO);
+					objs[k] = segpool_cache_alloc(
+						c, SEGPOOL_ZERO);
 			} else if (round == 1) {
 				for (k = 0; k < n; k++)
 					objs[k] = segpool_cache_alloc_node(
-						c, SEGPOOL_ZERO, SEGPOOL_NUMA_NO_NODE);
+						c, SEGPOOL_ZERO,
+						SEGPOOL_NUMA_NO_NODE);
 			} else if (round == 2) {
 				assert_int_equal(segpool_cache_alloc_bulk(
 					c, SEGPOOL_ZERO, n, objs), (int)n);
 			} else {
 				for (k = 0; k < n; k++)
 					objs[k] = segpool_cache_alloc(
-						c, SEGPOOL_ZERO | SEGPOOL_THISNODE);
+						c, SEGPOOL_ZERO |
+							   SEGPOOL_THISNODE);
 			}
 			for (k = 0; k < n; k++) {
-				CHECK(objs[k] != NULL, "%s round %d: alloc failed",
-				      name, round);
+				CHECK(objs[k] != NULL,
+				      "%s round %d: alloc failed", name, round);
 				CHECK(sp_test_all_bytes(objs[k], 0, size),
 				      "%s round %d: object %p not zeroed", name,
 				      round, objs[k]);
@@ -725,13 +743,15 @@ static void test_cache_macro(void **state)
 	c = SEGPOOL_CACHE(tca_aligned, 0);
 	assert_non_null(c);
 	assert_string_equal(segpool_cache_name(c), "tca_aligned");
-	assert_int_equal(segpool_cache_object_size(c), sizeof(struct tca_aligned));
+	assert_int_equal(segpool_cache_object_size(c),
+			 sizeof(struct tca_aligned));
 	info = sp_test_info(c);
 	assert_true(info.align >= 64);
 	for (i = 0; i < 50; i++) {
 		o[i] = segpool_cache_alloc(c, 0);
 		assert_non_null(o[i]);
-		assert_int_equal((uintptr_t)o[i] % _Alignof(struct tca_aligned), 0);
+		assert_int_equal((uintptr_t)o[i] % _Alignof(struct tca_aligned),
+				 0);
 		assert_int_equal((uintptr_t)o[i]->line % 64, 0);
 		memset(o[i], i, sizeof(*o[i]));
 	}
@@ -746,11 +766,12 @@ static void test_cache_macro(void **state)
 	destroy_ok(c);
 }
 
-/* --- bulk ------------------------------------------------------------------------------ */
+/* --- bulk ----------------------------------------------------------------- */
 
 static int ptr_cmp(const void *a, const void *b)
 {
-	uintptr_t x = (uintptr_t)*(void *const *)a, y = (uintptr_t)*(void *const *)b;
+	uintptr_t x = (uintptr_t) * (void *const *)a,
+		  y = (uintptr_t) * (void *const *)b;
 
 	return x < y ? -1 : x > y;
 }
@@ -964,14 +985,17 @@ static void test_bulk_partial_failure(void **state)
 	r = segpool_cache_alloc_bulk(c, 0, n, objs);
 	e = errno;
 	sp_fault_arm(SP_FAULT_COMMIT, 0, 0);
-	CHECK(r == 0, "bulk of %zu objects with room for about %d slabs of %zu returned %d",
+	CHECK(r == 0,
+	      "bulk of %zu objects with room for about %d slabs of %zu "
+	      "returned %d",
 	      n, freed_slabs, per, r);
 	assert_int_equal(e, ENOMEM);
 	info = sp_test_info(c);
 	CHECK(info.active_objs == 0,
 	      "failed bulk of %zu left %llu objects allocated", n,
 	      (unsigned long long)info.active_objs);
-	CHECK(info.allocs == info.frees, "allocs %llu, frees %llu after a failed bulk",
+	CHECK(info.allocs == info.frees,
+	      "allocs %llu, frees %llu after a failed bulk",
 	      (unsigned long long)info.allocs, (unsigned long long)info.frees);
 	CHECK(info.total_slabs >= 1, "%s", "the slabs the bulk got are gone");
 
@@ -987,7 +1011,7 @@ static void test_bulk_partial_failure(void **state)
 	free(objs);
 }
 
-/* --- shrink, info, destroy -------------------------------------------------------------------- */
+/* --- shrink, info, destroy ------------------------------------------------ */
 
 static void test_shrink(void **state)
 {
@@ -1023,7 +1047,8 @@ static void test_shrink(void **state)
 	assert_int_equal(info.active_slabs, 0);
 	assert_int_equal(info.total_objs, 0);
 	assert_int_equal(info.slab_bytes, 0);
-	assert_int_equal(info.slabs_released, before.slabs_released + (unsigned)r);
+	assert_int_equal(info.slabs_released,
+			 before.slabs_released + (unsigned)r);
 	assert_int_equal(segpool_cache_shrink(c), 0);
 
 	/* one live object keeps exactly its slab */
@@ -1197,7 +1222,7 @@ static void test_destroy(void **state)
 	destroy_ok(c);
 }
 
-/* --- misuse is reported and aborts ---------------------------------------------------------- */
+/* --- misuse is reported and aborts ---------------------------------------- */
 
 struct two_caches {
 	struct segpool_cache *a, *b;
@@ -1294,7 +1319,8 @@ static void die_double_free_after_shrink(void *arg)
 			for (int j = 0; j <= n && !out; j++)
 				out = fresh[j] == old[i];
 			if (!out)
-				victim = old[i];	/* not handed out again */
+				/* not handed out again */
+				victim = old[i];
 		}
 	}
 	if (!victim) {

@@ -167,7 +167,8 @@ static void test_debug_cache_layout(void **state)
 	}
 	for (int i = 0; i < 40; i++) {
 		/* the neighbours' writes did not reach this one */
-		assert_true(sp_test_all_bytes(objs[i], (unsigned char)(0x11 * (i + 1)), 60));
+		assert_true(sp_test_all_bytes(
+			objs[i], (unsigned char)(0x11 * (i + 1)), 60));
 		segpool_cache_free(c, objs[i]);
 	}
 	assert_int_equal(segpool_cache_validate(c), 0);
@@ -661,7 +662,8 @@ static void test_validate_finds_planted(void **state)
 		    "object %p offset 103\n", (void *)live);
 	expect_text(err, "segpool: BUG use-after-free in cache dbg-validate: "
 		    "object %p offset 50\n", (void *)dead);
-	expect_text(err, "found by segpool_cache_validate(): red zone restored");
+	expect_text(err,
+		    "found by segpool_cache_validate(): red zone restored");
 	/* validate never aborts, whatever the response */
 	assert_int_equal(segpool_cache_validate(c), 0);
 
@@ -673,12 +675,18 @@ static void test_validate_finds_planted(void **state)
 		assert_true(st == SP_DEBUG_STATE_ALLOC);
 		memcpy(live + c->dbg.state, &junk, sizeof(junk));
 		capture_begin();
-		/* the state word, and the count of objects it no longer adds up to */
+		/*
+		 * the state word, and the count of
+		 * objects it no longer adds up to
+		 */
 		assert_int_equal(segpool_cache_validate(c), 2);
 		err = capture_end();
-		expect_text(err, "segpool: BUG bad-state in cache dbg-validate: "
-			    "object %p offset 0\n", (void *)live);
-		expect_text(err, "segpool: BUG slab-corrupt in cache dbg-validate");
+		expect_text(err,
+			    "segpool: BUG bad-state in cache dbg-validate: "
+			    "object %p offset 0\n",
+			    (void *)live);
+		expect_text(err,
+			    "segpool: BUG slab-corrupt in cache dbg-validate");
 		memcpy(live + c->dbg.state, &st, sizeof(st));
 		assert_int_equal(segpool_cache_validate(c), 0);
 	}
@@ -749,8 +757,10 @@ static void test_leak_report(void **state)
 	assert_int_equal(segpool_cache_leaks(c, f), 2);
 	fclose(f);
 	printf("# leaks:\n%s", text);
-	expect_text(text, "segpool: LEAK in cache dbg-leak: object %p size 48\n", a);
-	expect_text(text, "segpool: LEAK in cache dbg-leak: object %p size 48\n", b);
+	expect_text(text,
+		    "segpool: LEAK in cache dbg-leak: object %p size 48\n", a);
+	expect_text(text,
+		    "segpool: LEAK in cache dbg-leak: object %p size 48\n", b);
 	assert_int_equal(count_text(text, "allocated by thread"), 2);
 	assert_int_equal(count_text(text, "LEAK"), 2);
 	free(text);
@@ -760,8 +770,10 @@ static void test_leak_report(void **state)
 	assert_int_equal(segpool_cache_destroy(c), -EBUSY);
 	err = capture_end();
 	expect_text(err, "cache dbg-leak destroyed with 2 live objects");
-	expect_text(err, "segpool: LEAK in cache dbg-leak: object %p size 48\n", a);
-	expect_text(err, "segpool: LEAK in cache dbg-leak: object %p size 48\n", b);
+	expect_text(err, "segpool: LEAK in cache dbg-leak: object %p size 48\n",
+		    a);
+	expect_text(err, "segpool: LEAK in cache dbg-leak: object %p size 48\n",
+		    b);
 	expect_text(err, "allocated by thread %d, seq ", (int)gettid());
 	segpool_cache_free(c, a);
 	segpool_cache_free(c, b);
@@ -826,9 +838,11 @@ static void test_leaks_writer_allocates(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < SP_ARRAY_SIZE(names); i++) {
-		assert_int_equal(sp_test_run_child(child_leaks_to_allocating_writer,
-						   (void *)names[i], buf,
-						   sizeof(buf), &status), 0);
+		assert_int_equal(
+			sp_test_run_child(child_leaks_to_allocating_writer,
+					  (void *)names[i], buf, sizeof(buf),
+					  &status),
+			0);
 		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 			fail_msg("%s: child status %#x (a hang dies of "
 				 "SIGALRM); stderr: %s", names[i], status, buf);
@@ -849,7 +863,8 @@ static void test_leaks_plain_cache(void **state)
 		assert_non_null(objs[i] = segpool_cache_alloc(c, 0));
 	for (int i = 0; i < 100; i++)
 		if (i % 10)
-			segpool_cache_free(c, objs[i]);	/* most into magazines */
+			/* most into magazines */
+			segpool_cache_free(c, objs[i]);
 	f = open_memstream(&text, &len);
 	assert_non_null(f);
 	assert_int_equal(segpool_cache_leaks(c, f), 10);
@@ -923,7 +938,8 @@ static void *dbg_worker(void *arg)
 		}
 		memset(mine, (int)w->id, 40);
 		/* swap into a slot: frees what another thread left there */
-		theirs = __atomic_exchange_n(&w->slots[k], mine, __ATOMIC_ACQ_REL);
+		theirs = __atomic_exchange_n(&w->slots[k], mine,
+					     __ATOMIC_ACQ_REL);
 		if (theirs)
 			segpool_cache_free(w->c, theirs);
 	}
@@ -944,7 +960,8 @@ static void test_debug_threads(void **state)
 	for (unsigned int i = 0; i < 4; i++) {
 		w[i] = (struct worker){ c, slots, 16, i + 1, rounds,
 					seed + i + 1 };
-		assert_int_equal(pthread_create(&t[i], NULL, dbg_worker, &w[i]), 0);
+		assert_int_equal(pthread_create(&t[i], NULL, dbg_worker, &w[i]),
+				 0);
 	}
 	for (unsigned int i = 0; i < 4; i++)
 		pthread_join(t[i], NULL);
@@ -981,8 +998,10 @@ static void test_env_parse(void **state)
 			 SEGPOOL_CONSISTENCY_CHECKS | SEGPOOL_RED_ZONE);
 	assert_int_equal(sp_debug_env_flags(&env, "req"),
 			 SEGPOOL_CONSISTENCY_CHECKS | SEGPOOL_RED_ZONE);
-	assert_int_equal(sp_debug_env_flags(&env, "kmalloc-64"), SEGPOOL_POISON);
-	assert_int_equal(sp_debug_env_flags(&env, "kmalloc-1k"), SEGPOOL_POISON);
+	assert_int_equal(sp_debug_env_flags(&env, "kmalloc-64"),
+			 SEGPOOL_POISON);
+	assert_int_equal(sp_debug_env_flags(&env, "kmalloc-1k"),
+			 SEGPOOL_POISON);
 	assert_int_equal(sp_debug_env_flags(&env, "other"), SEGPOOL_STORE_USER);
 
 	/* no letter: all four; "-": none (every cache but the size classes) */
@@ -1002,7 +1021,8 @@ static void test_env_parse(void **state)
 	assert_string_equal(env.why, "unknown flag letter 'Q'");
 	assert_int_equal(sp_debug_env_flags(&env, "conn"), SEGPOOL_RED_ZONE);
 	assert_int_equal(sp_debug_env_parse(&env, "F-z9,conn;Y"), -EINVAL);
-	assert_string_equal(env.why, "unknown flag letter '9'");	/* the first */
+	/* the first */
+	assert_string_equal(env.why, "unknown flag letter '9'");
 	assert_int_equal(sp_debug_env_parse(&env, ""), 0);
 	assert_int_equal(sp_debug_env_flags(&env, "conn"), 0);
 	assert_int_equal(sp_debug_env_parse(&env, NULL), 0);
@@ -1014,7 +1034,8 @@ static void test_env_parse(void **state)
 	for (size_t i = 0; i < sizeof(on) / sizeof(on[0]); i++) {
 		assert_int_equal(sp_debug_env_parse(&env, on[i]), 0);
 		assert_int_equal(sp_debug_env_flags(&env, "conn"), DBG_ALL);
-		assert_int_equal(sp_debug_env_flags(&env, "kmalloc-64"), DBG_ALL);
+		assert_int_equal(sp_debug_env_flags(&env, "kmalloc-64"),
+				 DBG_ALL);
 		assert_int_equal(sp_debug_env_parse(&env, off[i]), 0);
 		assert_int_equal(sp_debug_env_flags(&env, "conn"), 0);
 	}
@@ -1074,7 +1095,8 @@ static void test_env_child(void **state)
 		raw[at] = 0x99;
 	}
 	capture_begin();
-	segpool_free(p);		/* response continue, from the variable */
+	/* response continue, from the variable */
+	segpool_free(p);
 	err = capture_end();
 	expect_text(err, "segpool: BUG right-redzone in cache kmalloc-64: "
 		    "object %p offset 64\n", (void *)p);

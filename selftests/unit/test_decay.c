@@ -96,7 +96,8 @@ static bool decay_thread_running(void)
 
 		if (e->d_name[0] == '.')
 			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm",
+			 e->d_name);
 		f = fopen(path, "r");
 		if (!f)
 			continue;
@@ -191,7 +192,8 @@ static void test_region_decay_by_age(void **state)
 	assert_int_equal(mincore(p, 16 * SP_PAGE_SIZE, vec), 0);
 	assert_true(vec[0] & 1);
 	/* two seconds later it is */
-	assert_true(sp_region_decay(0, now + 2000000000ULL, 1000000000ULL) >= 16);
+	assert_true(sp_region_decay(0, now + 2000000000ULL, 1000000000ULL) >=
+		    16);
 	assert_int_equal(mincore(p, 16 * SP_PAGE_SIZE, vec), 0);
 	for (int i = 0; i < 16; i++)
 		assert_false(vec[i] & 1);
@@ -427,8 +429,10 @@ static void test_memory_limit_purges_first(void **state)
 	used = sp_space.region[0].pages_used;
 	pthread_mutex_unlock(&sp_space.region[0].lock);
 	/* a limit just above what is in use: the dirty memory passes it */
-	assert_int_equal(segpool_set_memory_limit(((uint64_t)used << SP_PAGE_SHIFT) +
-						  (1ULL << 20)), 0);
+	assert_int_equal(
+		segpool_set_memory_limit(((uint64_t)used << SP_PAGE_SHIFT) +
+					 (1ULL << 20)),
+		0);
 	assert_int_equal(segpool_get_memory_limit(),
 			 ((uint64_t)used << SP_PAGE_SHIFT) + (1ULL << 20));
 	p = sp_region_alloc(0, 0, 0x1000);
@@ -791,18 +795,24 @@ static void test_bad_settings(void **state)
 	errno = 0;
 	assert_int_equal(segpool_set_decay_ms(-2), -EINVAL);
 	assert_int_equal(errno, EINVAL);
-	assert_int_equal(segpool_set_decay_ms(SEGPOOL_DECAY_MS_MAX + 1), -EINVAL);
-	assert_string_equal(sp_env_parse(&sp_env_table[SP_ENV_DECAY_MS], "-2", &v),
+	assert_int_equal(segpool_set_decay_ms(SEGPOOL_DECAY_MS_MAX + 1),
+			 -EINVAL);
+	assert_string_equal(sp_env_parse(&sp_env_table[SP_ENV_DECAY_MS], "-2",
+					 &v),
 			    "out of range");
-	assert_string_equal(sp_env_parse(&sp_env_table[SP_ENV_DECAY_MS], "1s", &v),
+	assert_string_equal(sp_env_parse(&sp_env_table[SP_ENV_DECAY_MS], "1s",
+					 &v),
 			    "not an integer");
 	assert_null(sp_env_parse(&sp_env_table[SP_ENV_DECAY_MS], "-1", &v));
 	assert_int_equal(v, -1);
-	assert_null(sp_env_parse(&sp_env_table[SP_ENV_MEMORY_LIMIT], "512M", &v));
+	assert_null(
+		sp_env_parse(&sp_env_table[SP_ENV_MEMORY_LIMIT], "512M", &v));
 	assert_int_equal(v, 512LL << 20);
-	assert_string_equal(sp_env_parse(&sp_env_table[SP_ENV_MEMORY_LIMIT], "-5", &v),
+	assert_string_equal(sp_env_parse(&sp_env_table[SP_ENV_MEMORY_LIMIT],
+					 "-5", &v),
 			    "not a size");
-	assert_string_equal(sp_env_parse(&sp_env_table[SP_ENV_THP], "sometimes", &v),
+	assert_string_equal(sp_env_parse(&sp_env_table[SP_ENV_THP], "sometimes",
+					 &v),
 			    "not one of the words");
 	assert_null(sp_env_parse(&sp_env_table[SP_ENV_THP], "NEVER", &v));
 }
@@ -820,7 +830,8 @@ static void test_env_never_and_bad(void **state)
 	(void)state;
 	assert_int_equal(sp_test_exec_self(&x, buf, sizeof(buf), &status), 0);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	assert_non_null(strstr(buf, "SEGPOOL_DECAY_MS=\"soon\": not an integer"));
+	assert_non_null(
+		strstr(buf, "SEGPOOL_DECAY_MS=\"soon\": not an integer"));
 	if (getenv("SEGPOOL_DECAY_MS")) {
 		/* the child: -1 read at start-up, and no thread */
 		assert_int_equal(segpool_get_decay_ms(), SEGPOOL_DECAY_NEVER);
@@ -828,9 +839,11 @@ static void test_env_never_and_bad(void **state)
 		return;
 	}
 	{
-		static const char *const never[] = { "SEGPOOL_DECAY_MS=-1", NULL };
+		static const char *const never[] = { "SEGPOOL_DECAY_MS=-1",
+						     NULL };
 
-		assert_int_equal(sp_test_rerun(never, "test_env_never_and_bad"), 0);
+		assert_int_equal(sp_test_rerun(never, "test_env_never_and_bad"),
+				 0);
 	}
 }
 

@@ -72,7 +72,8 @@ static struct sp_mag *new_mag(struct segpool_cache *c, bool full)
 
 	assert_non_null(m);
 	if (full) {
-		assert_int_equal(sp_slab_alloc_bulk(c, 0, m->cap, sp_mag_base(m)),
+		assert_int_equal(sp_slab_alloc_bulk(c, 0, m->cap,
+						    sp_mag_base(m)),
 				 m->cap);
 		m->count = m->cap;
 	}
@@ -106,7 +107,7 @@ static unsigned int empty_depot(struct sp_pcpu_cache *pc,
 	return n;
 }
 
-/* --- the race -------------------------------------------------------------------------- */
+/* --- the race ------------------------------------------------------------- */
 
 struct worker {
 	struct sp_pcpu_slot slot;	/* first: 256-byte aligned */
@@ -148,7 +149,8 @@ static void *trader(void *arg)
 		got = sp_depot_exchange(w->pc, &w->slot, give, want_full);
 		if (got) {
 			/* what a list gives is what it holds */
-			if (want_full ? got->count != got->cap : got->count != 0)
+			if (want_full ? got->count != got->cap :
+					got->count != 0)
 				abort();
 			w->held[w->nheld++] = got;
 		}
@@ -196,7 +198,8 @@ static void race(bool reap)
 	}
 	assert_int_equal(pthread_barrier_init(&start, NULL, NR_THREADS), 0);
 	for (int t = 0; t < NR_THREADS; t++)
-		assert_int_equal(pthread_create(&w[t].tid, NULL, trader, &w[t]), 0);
+		assert_int_equal(pthread_create(&w[t].tid, NULL, trader, &w[t]),
+				 0);
 	for (int t = 0; t < NR_THREADS; t++)
 		assert_int_equal(pthread_join(w[t].tid, NULL), 0);
 	pthread_barrier_destroy(&start);
@@ -255,7 +258,7 @@ static void test_race_with_reaping(void **state)
 	race(true);
 }
 
-/* --- the bound -------------------------------------------------------------------------- */
+/* --- the bound ------------------------------------------------------------ */
 
 static void *giver(void *arg)
 {
@@ -295,7 +298,8 @@ static void test_bound_under_race(void **state)
 	}
 	assert_int_equal(pthread_barrier_init(&start, NULL, NR_THREADS), 0);
 	for (int t = 0; t < NR_THREADS; t++)
-		assert_int_equal(pthread_create(&w[t].tid, NULL, giver, &w[t]), 0);
+		assert_int_equal(pthread_create(&w[t].tid, NULL, giver, &w[t]),
+				 0);
 	for (int t = 0; t < NR_THREADS; t++)
 		assert_int_equal(pthread_join(w[t].tid, NULL), 0);
 	pthread_barrier_destroy(&start);
@@ -315,7 +319,7 @@ static void test_bound_under_race(void **state)
 	assert_int_equal(segpool_cache_destroy(c), 0);
 }
 
-/* --- working-set reaping ----------------------------------------------------------------- */
+/* --- working-set reaping -------------------------------------------------- */
 
 /*
  * Node 0 holds @nfull full magazines; each cycle takes @swing of them and
@@ -335,11 +339,12 @@ static unsigned int swing_cycles(struct segpool_cache *c, unsigned int nfull,
 
 	memset(&slot, 0, sizeof(slot));
 	for (unsigned int i = 0; i < nfull; i++)
-		assert_null(sp_depot_exchange(pc, &slot, new_mag(c, true), false));
+		assert_null(
+			sp_depot_exchange(pc, &slot, new_mag(c, true), false));
 	for (unsigned int k = 0; k < cycles; k++) {
 		for (unsigned int i = 0; i < swing; i++)
-			assert_non_null(hand[i] = sp_depot_exchange(pc, &slot,
-								    NULL, true));
+			assert_non_null(hand[i] = sp_depot_exchange(
+						pc, &slot, NULL, true));
 		for (unsigned int i = 0; i < swing; i++)
 			sp_depot_exchange(pc, &slot, hand[i], false);
 		e = sp_depot_exchange(pc, &slot, e, false);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * selftests/unit/test_failslab.c - fault injection: SEGPOOL_FAILSLAB and the API.
+ * selftests/unit/test_failslab.c - fault injection: SEGPOOL_FAILSLAB and the
+ * API.
  *
  * Each test arms injection with exact settings, runs a sequence of
  * allocations and checks exactly which ones failed, that the statistics
@@ -91,7 +92,8 @@ static void test_space(void **state)
 		.probability = 100, .interval = 1, .times = 1,
 		.space = 4 * 64, .cache = "fs-space",
 	};
-	struct segpool_cache *c = segpool_cache_create("fs-space", 64, 0, 0, NULL);
+	struct segpool_cache *c =
+		segpool_cache_create("fs-space", 64, 0, 0, NULL);
 	char pat[16];
 
 	(void)state;
@@ -111,7 +113,8 @@ static void test_probability_seeded(void **state)
 	struct segpool_failslab fs = {
 		.probability = 30, .times = -1, .cache = "fs-prob",
 	};
-	struct segpool_cache *c = segpool_cache_create("fs-prob", 32, 0, 0, NULL);
+	struct segpool_cache *c =
+		segpool_cache_create("fs-prob", 32, 0, 0, NULL);
 	char first[N + 1], again[N + 1], other[N + 1];
 	unsigned int fails = 0;
 
@@ -144,7 +147,8 @@ static void test_probability_seeded(void **state)
 static void test_all_paths(void **state)
 {
 	struct segpool_failslab fs = { .probability = 100, .times = -1 };
-	struct segpool_cache *c = segpool_cache_create("fs-paths", 48, 0, 0, NULL);
+	struct segpool_cache *c =
+		segpool_cache_create("fs-paths", 48, 0, 0, NULL);
 	void *objs[4], *p;
 	char name[SEGPOOL_CACHE_NAME_MAX + 1];
 
@@ -207,9 +211,12 @@ static void test_parse(void **state)
 	struct segpool_failslab fs;
 
 	(void)state;
-	assert_int_equal(sp_failslab_parse("probability=10,interval=100,times=5,"
-					   "space=0,cache=conn_cache,verbose=1,"
-					   "seed=7", &fs), 0);
+	assert_int_equal(
+		sp_failslab_parse("probability=10,interval=100,times=5,"
+				  "space=0,cache=conn_cache,verbose=1,"
+				  "seed=7",
+				  &fs),
+		0);
 	assert_int_equal(fs.probability, 10);
 	assert_int_equal(fs.interval, 100);
 	assert_int_equal(fs.times, 5);
@@ -261,7 +268,8 @@ static void child_env_sequence(void **state)
 static void test_env_keys(void **state)
 {
 	static const char *const env[] = {
-		"SEGPOOL_FAILSLAB=probability=100,interval=2,times=3,cache=fs-env",
+		"SEGPOOL_FAILSLAB=probability=100,interval=2,"
+		"times=3,cache=fs-env",
 		"FAILSLAB_TEST_EXPECT=.F.F.F....",
 		NULL,
 	};

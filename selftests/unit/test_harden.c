@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * selftests/unit/test_harden.c - hardened free-list links and random slab order.
+ * selftests/unit/test_harden.c - hardened free-list links and random slab
+ * order.
  *
  * The program runs twice, as two variants (SP_TEST_MAIN_VARIANTS): with
  * links encoded (the default) and with SEGPOOL_FREELIST_HARDENED=0,
@@ -57,7 +58,9 @@ static uintptr_t raw_link(struct segpool_cache *c, void *obj)
 	return v;
 }
 
-/* Overwrite @obj's link with @v as a stray write would (unseen by the tools). */
+/*
+ * Overwrite @obj's link with @v as a stray write would (unseen by the tools).
+ */
 static void plant_link(struct segpool_cache *c, void *obj, uintptr_t v)
 {
 	char *at = (char *)obj + c->fp_offset;
@@ -88,7 +91,8 @@ static void test_env_read(void **state)
 /* Links are stored encoded (or plain), and decode back to the free list. */
 static void test_link_encoding(void **state)
 {
-	struct segpool_cache *c = segpool_cache_create("hd-enc", 48, 0, 0, NULL);
+	struct segpool_cache *c =
+		segpool_cache_create("hd-enc", 48, 0, 0, NULL);
 	void *objs[8];
 	struct sp_slab *s;
 	unsigned int seen = 0;
@@ -203,7 +207,9 @@ static void test_forged_link_reported(void **state)
 					 "bad free-list pointer"));
 }
 
-/* With a ctor the link is after the object: a write past a freed one hits it. */
+/*
+ * With a ctor the link is after the object: a write past a freed one hits it.
+ */
 static void test_link_after_object(void **state)
 {
 	struct plant garbage = { .value = 0x10, .size = 40, .ctor = ctor_fill };
@@ -266,12 +272,16 @@ static void test_report_prints_raw_word(void **state)
 	for (int i = 0; i < 2; i++) {
 		assert_true(decoded_seen[i] != 0);
 		assert_true(decoded_seen[i] != garbage.value);
-		snprintf(dec, sizeof(dec), "%#lx", (unsigned long)decoded_seen[i]);
+		snprintf(dec, sizeof(dec), "%#lx",
+			 (unsigned long)decoded_seen[i]);
 		if (strstr(buf, dec))
-			fail_msg("report shows the decoded link %s: %s", dec, buf);
-		snprintf(dec, sizeof(dec), "%lx", (unsigned long)decoded_seen[i]);
+			fail_msg("report shows the decoded link %s: %s", dec,
+				 buf);
+		snprintf(dec, sizeof(dec), "%lx",
+			 (unsigned long)decoded_seen[i]);
 		if (strstr(buf, dec))
-			fail_msg("report shows the decoded link %s: %s", dec, buf);
+			fail_msg("report shows the decoded link %s: %s", dec,
+				 buf);
 	}
 	munmap(decoded_seen, 4096);
 }
@@ -310,8 +320,9 @@ static void self_link_and_alloc(void *arg)
 static void test_self_link_reported(void **state)
 {
 	(void)state;
-	assert_true(sp_test_expect_death(self_link_and_alloc, NULL,
-					 "bad free-list pointer in free object"));
+	assert_true(
+		sp_test_expect_death(self_link_and_alloc, NULL,
+				     "bad free-list pointer in free object"));
 	assert_true(sp_test_expect_death(self_link_and_alloc, NULL,
 					 "(cache hd-self, slab "));
 }
@@ -336,7 +347,9 @@ static void test_churn_correct(void **state)
 		size_t i = sp_test_rand(&rng) % N;
 
 		if (objs[i]) {
-			assert_int_equal(sp_test_pattern_check(objs[i], 96, tags[i]), 96);
+			assert_int_equal(sp_test_pattern_check(objs[i], 96,
+							       tags[i]),
+					 96);
 			segpool_cache_free(c, objs[i]);
 			objs[i] = NULL;
 			live--;
@@ -348,13 +361,15 @@ static void test_churn_correct(void **state)
 			live++;
 		}
 		if (op % 10000 == 0)
-			segpool_cache_shrink(c);	/* links through the slabs */
+			/* links through the slabs */
+			segpool_cache_shrink(c);
 	}
 	assert_int_equal(sp_test_info(c).active_objs, live);
 	for (size_t i = 0; i < N; i++) {
 		if (!objs[i])
 			continue;
-		assert_int_equal(sp_test_pattern_check(objs[i], 96, tags[i]), 96);
+		assert_int_equal(sp_test_pattern_check(objs[i], 96, tags[i]),
+				 96);
 		segpool_cache_free(c, objs[i]);
 	}
 	assert_int_equal(segpool_cache_destroy(c), 0);
@@ -369,7 +384,8 @@ static void slab_indices(struct segpool_cache *c, void **objs, unsigned int n,
 	assert_non_null(s);
 	for (unsigned int i = 0; i < n; i++) {
 		assert_ptr_equal(sp_obj_to_slab(objs[i]), s);
-		idx[i] = (unsigned int)(((char *)objs[i] - s->base) / c->stride);
+		idx[i] =
+			(unsigned int)(((char *)objs[i] - s->base) / c->stride);
 	}
 }
 
@@ -402,7 +418,8 @@ static void test_random_order(void **state)
 	struct segpool_cache *r = segpool_cache_create("hd-rand", 128, 0,
 						       SEGPOOL_FREELIST_RANDOM,
 						       NULL);
-	struct segpool_cache *q = segpool_cache_create("hd-seq", 128, 0, 0, NULL);
+	struct segpool_cache *q =
+		segpool_cache_create("hd-seq", 128, 0, 0, NULL);
 	unsigned int n, *idx, runs_sorted = 0;
 	void **objs;
 
@@ -423,7 +440,8 @@ static void test_random_order(void **state)
 	segpool_cache_free_bulk(q, n, objs);
 
 	for (int round = 0; round < 3; round++) {
-		assert_int_equal(segpool_cache_alloc_bulk(r, 0, n, objs), (int)n);
+		assert_int_equal(segpool_cache_alloc_bulk(r, 0, n, objs),
+				 (int)n);
 		slab_indices(r, objs, n, idx);
 		assert_true(is_permutation(idx, n));
 		runs_sorted += is_sequential(idx, n);

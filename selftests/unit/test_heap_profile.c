@@ -85,10 +85,14 @@ SITE_SECTION(2) static void *site_c(size_t size)
 static int site_of(void *const *pcs, int frames)
 {
 	static char *const lo[SITES] = {
-		__start_sp_prof_site_0, __start_sp_prof_site_1, __start_sp_prof_site_2,
+		__start_sp_prof_site_0,
+		__start_sp_prof_site_1,
+		__start_sp_prof_site_2,
 	};
 	static char *const hi[SITES] = {
-		__stop_sp_prof_site_0, __stop_sp_prof_site_1, __stop_sp_prof_site_2,
+		__stop_sp_prof_site_0,
+		__stop_sp_prof_site_1,
+		__stop_sp_prof_site_2,
 	};
 
 	for (int i = 0; i < frames && i < 4; i++)
@@ -165,14 +169,18 @@ static void allocate_mix(void)
 		size_t goal = TOTAL_BYTES / 8 * weight[s];
 
 		while (bytes[s] < goal) {
-			/* site a: small objects only, where the weights matter */
+			/*
+			 * site a: small objects only, where the weights matter
+			 */
 			size_t size = draw_size(s == 0 ? 12 : 20);
 			void *p;
 
 			if (s == 2 && rnd() % 4 == 0)
 				size = CACHE_OBJ;
 			assert_true(nobjs[s] < MAX_OBJS);
-			p = s == 0 ? site_a(size) : s == 1 ? site_b(size) : site_c(size);
+			p = s == 0 ? site_a(size) :
+			    s == 1 ? site_b(size) :
+				     site_c(size);
 			assert_non_null(p);
 			memset(p, 0x5a, size < 64 ? size : 64);
 			from_cache[s][nobjs[s]] = s == 2 && size == CACHE_OBJ;
@@ -194,7 +202,7 @@ static void free_site(int s)
 	bytes[s] = 0;
 }
 
-/* --- in the child: sampling on --------------------------------------------- */
+/* --- in the child: sampling on -------------------------------------------- */
 
 static bool in_child(void)
 {
@@ -293,8 +301,11 @@ static void check_file(const char *path)
 	int lines = 0, comments = 0;
 	bool maps = false, in_maps = false, named = false;
 
-	assert_int_equal(sscanf(text, "heap profile: %llu: %llu [%llu: %llu] @ heapprofile",
-				&n1, &b1, &n2, &b2), 4);
+	assert_int_equal(
+		sscanf(text,
+		       "heap profile: %llu: %llu [%llu: %llu] @ heapprofile",
+		       &n1, &b1, &n2, &b2),
+		4);
 	for (line = strtok_r(strchr(text, '\n') + 1, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
 		unsigned long long a, b, c, d;
@@ -311,15 +322,19 @@ static void check_file(const char *path)
 				named = true;
 			continue;
 		}
-		assert_int_equal(sscanf(line, "%llu: %llu [%llu: %llu] @ 0x", &a, &b, &c, &d), 4);
+		assert_int_equal(sscanf(line, "%llu: %llu [%llu: %llu] @ 0x",
+					&a, &b, &c, &d),
+				 4);
 		assert_non_null(strstr(line, "] @ 0x"));
 		sn += a, sb += b, an += c, ab += d;
 		lines++;
 	}
 	assert_true(maps && named && lines > 0 && comments >= lines);
 	/* rounding per line: within a line's unit each */
-	assert_true(sb + (unsigned long long)lines >= b1 && sb <= b1 + (unsigned long long)lines);
-	assert_true(ab + (unsigned long long)lines >= b2 && ab <= b2 + (unsigned long long)lines);
+	assert_true(sb + (unsigned long long)lines >= b1 &&
+		    sb <= b1 + (unsigned long long)lines);
+	assert_true(ab + (unsigned long long)lines >= b2 &&
+		    ab <= b2 + (unsigned long long)lines);
 	assert_true(b2 >= b1);
 	(void)sn, (void)an;
 	free(text);
@@ -441,12 +456,13 @@ static void test_threads_balance(void **state)
 			}
 	sp_prof_totals(&after);
 	print_message("# %llu samples taken by %d threads\n",
-		      (unsigned long long)(after.samples - before.samples), THREADS);
+		      (unsigned long long)(after.samples - before.samples),
+		      THREADS);
 	assert_true(after.samples > before.samples + 100);
 	assert_int_equal(after.records, before.records);
 }
 
-/* --- in the parent --------------------------------------------------------- */
+/* --- in the parent -------------------------------------------------------- */
 
 static void test_heap_profile_child(void **state)
 {
@@ -459,13 +475,15 @@ static void test_heap_profile_child(void **state)
 	if (getenv(CHILD_ENV))
 		return;		/* we are that child */
 	assert_non_null(mkdtemp(dir));
-	snprintf(env_file, sizeof(env_file), "SEGPOOL_HEAP_PROFILE=%s/exit.%%p", dir);
+	snprintf(env_file, sizeof(env_file), "SEGPOOL_HEAP_PROFILE=%s/exit.%%p",
+		 dir);
 	assert_int_equal(sp_test_rerun(env, NULL), 0);
 	/* the profile at exit: one file, named with the child's pid */
 	{
 		char cmd[256];
 
-		snprintf(cmd, sizeof(cmd), "rm -f %s/exit.* && rmdir %s", dir, dir);
+		snprintf(cmd, sizeof(cmd), "rm -f %s/exit.* && rmdir %s", dir,
+			 dir);
 		assert_int_equal(system(cmd), 0);
 	}
 }
@@ -514,7 +532,8 @@ static void run_bad(const char *profile, const char *rate, const char *needle)
 	else
 		snprintf(e2, sizeof(e2), "SEGPOOL_HEAP_SAMPLE");
 	assert_int_equal(sp_test_exec_self(&x, buf, sizeof(buf), &status), 0);
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !strstr(buf, needle))
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
+	    !strstr(buf, needle))
 		print_message("# status %d, stderr:\n%s\n", status, buf);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	assert_non_null(strstr(buf, needle));
@@ -563,7 +582,10 @@ static void test_pprof(void **state)
 	char dir[] = "/tmp/segpool-heap-pprof.XXXXXX", env_file[128], exe[512];
 	char cmd[2048], out[8192], file[256];
 	const char *env[] = {
-		env_file, "SEGPOOL_HEAP_SAMPLE=65536", "SP_TEST_HEAP_PPROF=1", NULL,
+		env_file,
+		"SEGPOOL_HEAP_SAMPLE=65536",
+		"SP_TEST_HEAP_PPROF=1",
+		NULL,
 	};
 	ssize_t n;
 	size_t len;
@@ -582,10 +604,12 @@ static void test_pprof(void **state)
 	assert_true(n > 0);
 	exe[n] = '\0';
 	assert_non_null(mkdtemp(dir));
-	snprintf(env_file, sizeof(env_file), "SEGPOOL_HEAP_PROFILE=%s/heap", dir);
+	snprintf(env_file, sizeof(env_file), "SEGPOOL_HEAP_PROFILE=%s/heap",
+		 dir);
 	assert_int_equal(sp_test_rerun(env, "test_pprof_child"), 0);
 	snprintf(file, sizeof(file), "%s/heap", dir);
-	snprintf(cmd, sizeof(cmd), "google-pprof --text '%s' '%s' 2>&1", exe, file);
+	snprintf(cmd, sizeof(cmd), "google-pprof --text '%s' '%s' 2>&1", exe,
+		 file);
 	p = popen(cmd, "r");
 	assert_non_null(p);
 	len = fread(out, 1, sizeof(out) - 1, p);

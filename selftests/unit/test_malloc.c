@@ -173,7 +173,8 @@ static void test_realloc_keeps(void **state)
 		assert_non_null(q);
 		for (size_t i = 0; i < n; i++)
 			if (q[i] != (unsigned char)i)
-				fail_msg("byte %zu lost growing %zu -> %zu", i, n, m);
+				fail_msg("byte %zu lost growing %zu -> %zu", i,
+					 n, m);
 		for (size_t i = n; i < m; i++)
 			q[i] = (unsigned char)i;
 		p = q;
@@ -187,7 +188,8 @@ static void test_realloc_keeps(void **state)
 		assert_non_null(q);
 		for (size_t i = 0; i < m; i++)
 			if (q[i] != (unsigned char)i)
-				fail_msg("byte %zu lost shrinking %zu -> %zu", i, n, m);
+				fail_msg("byte %zu lost shrinking %zu -> %zu",
+					 i, n, m);
 		p = q;
 		n = m;
 	}
@@ -235,7 +237,8 @@ static void test_aligned(void **state)
 		}
 	}
 	/* posix_memalign: EINVAL returned, errno and *memptr untouched */
-	static const size_t bad[] = { 0, 1, 2, 4, 12, 24, 48, (size_t)1 << 63 | 8 };
+	static const size_t bad[] = { 0,  1,  2,  4,
+				      12, 24, 48, (size_t)1 << 63 | 8 };
 	for (size_t i = 0; i < SP_ARRAY_SIZE(bad); i++) {
 		p = &rc;
 		errno = 77;
@@ -325,11 +328,12 @@ static void test_cxx_new_delete(void **state)
 	/* nothrow forms answer NULL; with no new_handler and no libstdc++
 	 * in this C program, the plain form has nothing to throw: it aborts */
 	assert_null(_ZnwmRKSt9nothrow_t(opaque(SIZE_MAX), nt));
-	assert_null(_ZnamSt11align_val_tRKSt9nothrow_t(opaque(SIZE_MAX), 64, nt));
+	assert_null(
+		_ZnamSt11align_val_tRKSt9nothrow_t(opaque(SIZE_MAX), 64, nt));
 	assert_true(sp_test_expect_death(die_new_huge, NULL, "out of memory"));
 }
 
-/* --- the bootstrap area ----------------------------------------------------- */
+/* --- the bootstrap area --------------------------------------------------- */
 
 static void die_realloc_boot_interior(void *arg)
 {
@@ -391,7 +395,7 @@ static void test_bootstrap(void **state)
 	assert_true(sp_pl_bring_up());
 }
 
-/* --- misuse ------------------------------------------------------------------ */
+/* --- misuse --------------------------------------------------------------- */
 
 static void die_free_stack(void *arg)
 {
@@ -433,7 +437,8 @@ static void test_misuse(void **state)
 	char addr[32];
 
 	(void)state;
-	assert_true(sp_test_expect_death(die_free_stack, NULL, "foreign pointer"));
+	assert_true(
+		sp_test_expect_death(die_free_stack, NULL, "foreign pointer"));
 	assert_true(sp_test_expect_death(die_free_interior, NULL, "segpool:"));
 	assert_true(sp_test_expect_death(die_double_free_large, NULL,
 					 "foreign pointer"));
@@ -445,7 +450,7 @@ static void test_misuse(void **state)
 					 sp_boot_area + 4096, addr));
 }
 
-/* --- glibc's controls --------------------------------------------------------- */
+/* --- glibc's controls ----------------------------------------------------- */
 
 static void test_glibc_controls(void **state)
 {
@@ -504,7 +509,7 @@ static void test_glibc_controls(void **state)
 	assert_int_equal(errno, EINVAL);
 }
 
-/* --- memory the C library hands out ------------------------------------------ */
+/* --- memory the C library hands out --------------------------------------- */
 
 static void test_libc_memory(void **state)
 {
@@ -569,7 +574,8 @@ static void test_dlopen(void **state)
 			memcpy(in, text, sizeof(text));
 			assert_int_not_equal(iconv(cd, &ip, &il, &op, &ol),
 					     (size_t)-1);
-			assert_int_equal(sizeof(out) - ol, 2 * (sizeof(text) - 1));
+			assert_int_equal(sizeof(out) - ol,
+					 2 * (sizeof(text) - 1));
 			assert_int_equal(out[2], 'e');
 			assert_int_equal(iconv_close(cd), 0);
 		}
@@ -582,7 +588,7 @@ static void test_dlopen(void **state)
 	}
 }
 
-/* --- threads -------------------------------------------------------------------- */
+/* --- threads -------------------------------------------------------------- */
 
 #define XT_THREADS	4
 #define XT_SLOTS	256
@@ -623,7 +629,8 @@ static bool xt_intact(const unsigned char *p)
 static void *xt_worker(void *arg)
 {
 	struct xt_arg *a = arg;
-	uint64_t r = (a->x->seed ^ ((uint64_t)a->id * 0x9e3779b97f4a7c15ULL)) | 1;
+	uint64_t r = (a->x->seed ^ ((uint64_t)a->id * 0x9e3779b97f4a7c15ULL)) |
+		     1;
 
 	for (unsigned long i = 0; i < a->x->per_thread; i++) {
 		size_t n = 16 + sp_test_rand(&r) % 3000;
@@ -632,7 +639,8 @@ static void *xt_worker(void *arg)
 		if (!p)
 			return (void *)1;
 		xt_mark(p, n);
-		old = atomic_exchange(&a->x->slot[sp_test_rand(&r) % XT_SLOTS], p);
+		old = atomic_exchange(&a->x->slot[sp_test_rand(&r) % XT_SLOTS],
+				      p);
 		if (old) {
 			if (!xt_intact(old))
 				return (void *)2;
@@ -688,7 +696,7 @@ static void test_threads_cross_free(void **state)
 	free(x);
 }
 
-/* --- fork and exec --------------------------------------------------------------- */
+/* --- fork and exec -------------------------------------------------------- */
 
 struct fk {
 	atomic_bool stop;
@@ -705,7 +713,8 @@ static void *fk_worker(void *arg)
 		unsigned int k = (unsigned int)(sp_test_rand(&r) % 64);
 
 		free(held[k]);
-		held[k] = malloc(1 + sp_test_rand(&r) % (k < 4 ? 200000 : 2000));
+		held[k] =
+			malloc(1 + sp_test_rand(&r) % (k < 4 ? 200000 : 2000));
 	}
 	for (int k = 0; k < 64; k++)
 		free(held[k]);
@@ -741,7 +750,8 @@ static void test_fork_exec(void **state)
 
 	(void)state;
 	for (int i = 0; i < 3; i++)
-		assert_int_equal(pthread_create(&th[i], NULL, fk_worker, &f), 0);
+		assert_int_equal(pthread_create(&th[i], NULL, fk_worker, &f),
+				 0);
 	for (int round = 0; round < forks; round++) {
 		int status;
 		pid_t pid = fork();
@@ -760,9 +770,12 @@ static void test_fork_exec(void **state)
 		assert_int_equal(pthread_join(th[i], NULL), 0);
 }
 
-/* --- the shared object, under LD_PRELOAD ------------------------------------------ */
+/* --- the shared object, under LD_PRELOAD ---------------------------------- */
 
-/* Run "sh -c @cmd" with the preload; its output (the first @size - 1 bytes) in @buf. */
+/*
+ * Run "sh -c @cmd" with the preload; its output (the first @size - 1 bytes) in
+ * @buf.
+ */
 static int run_preloaded(const char *cmd, const char *extra_env, char *buf,
 			 size_t size)
 {
@@ -813,32 +826,42 @@ static void test_preload_programs(void **state)
 	assert_int_equal(rc, 0);
 	assert_string_equal(out, "20000\n19999\nabc");
 	/* the stats dump at exit, on a copy of stderr */
-	rc = run_preloaded("exec ls / >/dev/null", "SEGPOOL_MALLOC_CONF=stats_print:true",
-			   out, sizeof(out));
+	rc = run_preloaded("exec ls / >/dev/null",
+			   "SEGPOOL_MALLOC_CONF=stats_print:true", out,
+			   sizeof(out));
 	assert_int_equal(rc, 0);
 	assert_non_null(strstr(out, "slabinfo - version: 2.1"));
 	assert_non_null(strstr(out, "kmalloc-"));
-	rc = run_preloaded("exec /bin/true", "SEGPOOL_MALLOC_CONF=stats_print:true,stats_format:json",
-			   out, sizeof(out));
+	rc = run_preloaded(
+		"exec /bin/true",
+		"SEGPOOL_MALLOC_CONF=stats_print:true,stats_format:json", out,
+		sizeof(out));
 	assert_int_equal(rc, 0);
 	assert_non_null(strstr(out, "\"schema\""));
 	/* one knob: both set print once, as SEGPOOL_STATS_PRINT says */
-	rc = run_preloaded("exec ls / >/dev/null", "SEGPOOL_STATS_PRINT=health "
-			   "SEGPOOL_MALLOC_CONF=stats_print:true", out, sizeof(out));
+	rc = run_preloaded("exec ls / >/dev/null",
+			   "SEGPOOL_STATS_PRINT=health "
+			   "SEGPOOL_MALLOC_CONF=stats_print:true",
+			   out, sizeof(out));
 	assert_int_equal(rc, 0);
 	assert_non_null(strstr(out, "\nhealth\n"));
 	assert_null(strstr(out, "slabinfo - version"));
-	assert_int_equal(count_of(out, "\ntotals\n") + !strncmp(out, "totals\n", 7), 1);
-	rc = run_preloaded("exec ls / >/dev/null", "SEGPOOL_STATS_PRINT=slabinfo "
-			   "SEGPOOL_MALLOC_CONF=stats_print:true", out, sizeof(out));
+	assert_int_equal(
+		count_of(out, "\ntotals\n") + !strncmp(out, "totals\n", 7), 1);
+	rc = run_preloaded("exec ls / >/dev/null",
+			   "SEGPOOL_STATS_PRINT=slabinfo "
+			   "SEGPOOL_MALLOC_CONF=stats_print:true",
+			   out, sizeof(out));
 	assert_int_equal(rc, 0);
 	assert_int_equal(count_of(out, "slabinfo - version: 2.1"), 1);
-	rc = run_preloaded("exec /bin/true", "SEGPOOL_MALLOC_CONF=stats_print:maybe",
-			   out, sizeof(out));
+	rc = run_preloaded("exec /bin/true",
+			   "SEGPOOL_MALLOC_CONF=stats_print:maybe", out,
+			   sizeof(out));
 	assert_int_equal(rc, 0);
 	assert_non_null(strstr(out, "stats_print:maybe"));
 	/* the library's own knobs reach a preloaded program */
-	rc = run_preloaded("exec /bin/true", "SEGPOOL_PERCPU=lock SEGPOOL_MALLOC_CONF="
+	rc = run_preloaded("exec /bin/true",
+			   "SEGPOOL_PERCPU=lock SEGPOOL_MALLOC_CONF="
 			   "stats_print:true,stats_format:health",
 			   out, sizeof(out));
 	assert_int_equal(rc, 0);
@@ -875,19 +898,24 @@ static void test_preload_small_limit(void **state)
 	assert_int_equal(rc, 0);
 	print_message("# ulimit -v 6000: %s", out);
 	assert_int_equal(count_lines_with(out, "segpool:"), 1);
-	assert_non_null(strstr(out, "bootstrap area meanwhile and tries again"));
+	assert_non_null(
+		strstr(out, "bootstrap area meanwhile and tries again"));
 	if (access("/usr/bin/python3", X_OK)) {
-		print_message("# no /usr/bin/python3: the program part skipped\n");
+		print_message(
+			"# no /usr/bin/python3: the program part skipped\n");
 		return;
 	}
 	rc = run_preloaded("ulimit -v 30000; exec /usr/bin/python3 -c "
-			   "\"print(sum(range(10**5)))\"", NULL, out, sizeof(out));
+			   "\"print(sum(range(10**5)))\"",
+			   NULL, out, sizeof(out));
 	if (rc != 0 || strcmp(out, "4999950000\n"))
-		fail_msg("python3 under ulimit -v 30000: status %#x, output:\n%s",
-			 rc, out);
+		fail_msg(
+			"python3 under ulimit -v 30000: status %#x, "
+			"output:\n%s",
+			rc, out);
 }
 
-/* --- the documentation lists SEGPOOL_MALLOC_CONF's options ---------------------- */
+/* --- the documentation lists SEGPOOL_MALLOC_CONF's options ---------------- */
 
 static void test_conf_doc(void **state)
 {

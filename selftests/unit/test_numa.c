@@ -80,7 +80,10 @@ static const char *const env_fake3_lock[] = {
 	"SEGPOOL_REGION_SIZE", "SEGPOOL_NUMA", NULL,
 };
 static const char *const env_fake2[] = {
-	"SEGPOOL_NUMA_FAKE_NODES=2", "SEGPOOL_REGION_SIZE", "SEGPOOL_NUMA", NULL,
+	"SEGPOOL_NUMA_FAKE_NODES=2",
+	"SEGPOOL_REGION_SIZE",
+	"SEGPOOL_NUMA",
+	NULL,
 };
 static const char *const env_fake2_off[] = {
 	"SEGPOOL_NUMA_FAKE_NODES=2", "SEGPOOL_PERCPU=off", "SEGPOOL_PERCPU_ID",
@@ -141,14 +144,16 @@ static int wrong_node(void *p, int node, char *why, size_t len)
 	int n = segpool_obj_node(p);
 
 	if (n != node) {
-		snprintf(why, len, "%p: segpool_obj_node %d, want %d", p, n, node);
+		snprintf(why, len, "%p: segpool_obj_node %d, want %d", p, n,
+			 node);
 		return 1;
 	}
 	if (placement_checkable()) {
 		n = page_node(p);
 		if (n != node) {
-			snprintf(why, len, "%p: kernel placed it on %d, want %d",
-				 p, n, node);
+			snprintf(why, len,
+				 "%p: kernel placed it on %d, want %d", p, n,
+				 node);
 			return 1;
 		}
 	}
@@ -254,7 +259,7 @@ static void malloc_objs(struct worker *w)
 		segpool_free(w->objs[i]);
 }
 
-/* --- tests ------------------------------------------------------------------ */
+/* --- tests ---------------------------------------------------------------- */
 
 static void test_topology(void **state)
 {
@@ -269,7 +274,8 @@ static void test_topology(void **state)
 	for (int i = 0; i < nr; i++) {
 		int id = segpool_numa_node_id(i), n, cpus[SP_MAX_CPUS];
 
-		CHECK(id > prev, "node ids not increasing: %d after %d", id, prev);
+		CHECK(id > prev, "node ids not increasing: %d after %d", id,
+		      prev);
 		prev = id;
 		n = segpool_numa_node_cpus(id, cpus, SP_ARRAY_SIZE(cpus));
 		assert_true(n >= 0);
@@ -277,7 +283,8 @@ static void test_topology(void **state)
 		cpus_seen += n;
 		for (int k = 0; k < n; k++) {
 			assert_true(cpus[k] >= 0 && cpus[k] < sp_topo.nr_cpus);
-			assert_int_equal(sp_topo.node_id[sp_topo.cpu_idx[cpus[k]]], id);
+			assert_int_equal(
+				sp_topo.node_id[sp_topo.cpu_idx[cpus[k]]], id);
 			if (k)
 				assert_true(cpus[k] > cpus[k - 1]);
 		}
@@ -292,15 +299,21 @@ static void test_topology(void **state)
 		CHECK(segpool_numa_current_node() == id,
 		      "pinned to node %d, current node says %d", id,
 		      segpool_numa_current_node());
-		/* the kernel's rseq node_id, where it fills it, is the CPU's node */
-		if (!sp_topo.fake && sp_thread_node_hint(sp_topo.rseq_feature_size) >= 0) {
+		/*
+		 * the kernel's rseq node_id,
+		 * where it fills it, is the CPU's node
+		 */
+		if (!sp_topo.fake &&
+		    sp_thread_node_hint(sp_topo.rseq_feature_size) >= 0) {
 			int cpu = sched_getcpu();
 
 			CHECK(sp_thread_node_hint(sp_topo.rseq_feature_size) ==
-			      numa_node_of_cpu(cpu), "rseq node_id %d, CPU %d is on %d",
-			      sp_thread_node_hint(sp_topo.rseq_feature_size), cpu,
-			      numa_node_of_cpu(cpu));
-			print_message("# node %d: rseq node_id read and right\n", id);
+				      numa_node_of_cpu(cpu),
+			      "rseq node_id %d, CPU %d is on %d",
+			      sp_thread_node_hint(sp_topo.rseq_feature_size),
+			      cpu, numa_node_of_cpu(cpu));
+			print_message(
+				"# node %d: rseq node_id read and right\n", id);
 		}
 		sp_test_unpin();
 	}
@@ -313,14 +326,16 @@ static void test_topology(void **state)
 	assert_int_equal(errno, EINVAL);
 	assert_int_equal(segpool_numa_node_cpus(SP_MAX_NODE_ID + 1, NULL, 0),
 			 -EINVAL);
-	assert_int_equal(segpool_numa_node_cpus(segpool_numa_node_id(0), NULL, 1),
+	assert_int_equal(segpool_numa_node_cpus(segpool_numa_node_id(0), NULL,
+						1),
 			 -EINVAL);
 	errno = 0;
 	assert_int_equal(segpool_numa_pin_thread(-1), -EINVAL);
 	assert_int_equal(errno, EINVAL);
 	assert_int_equal(segpool_numa_pin_thread(4096), -EINVAL);
 	if (sp_topo.fake)
-		assert_int_equal(segpool_numa_pin_thread(1), -EINVAL); /* sparse */
+		/* sparse */
+		assert_int_equal(segpool_numa_pin_thread(1), -EINVAL);
 }
 
 static void test_local_objects_on_every_node(void **state)
@@ -366,17 +381,19 @@ static void test_alloc_node_honours_the_node(void **state)
 		int id = segpool_numa_node_id(i);
 
 		for (size_t k = 0; k < SP_ARRAY_SIZE(objs); k++) {
-			objs[k] = segpool_cache_alloc_node(c, k & 1 ?
-							   SEGPOOL_THISNODE : 0, id);
+			objs[k] = segpool_cache_alloc_node(
+				c, k & 1 ? SEGPOOL_THISNODE : 0, id);
 			assert_non_null(objs[k]);
-			CHECK(!wrong_node(objs[k], id, why, sizeof(why)), "%s", why);
+			CHECK(!wrong_node(objs[k], id, why, sizeof(why)), "%s",
+			      why);
 		}
 		for (size_t k = 0; k < SP_ARRAY_SIZE(objs); k++)
 			segpool_cache_free(c, objs[k]);
 		for (size_t k = 0; k < 60; k++) {
 			objs[k] = segpool_malloc_node(malloc_size(k), id);
 			assert_non_null(objs[k]);
-			CHECK(!wrong_node(objs[k], id, why, sizeof(why)), "%s", why);
+			CHECK(!wrong_node(objs[k], id, why, sizeof(why)), "%s",
+			      why);
 		}
 		for (size_t k = 0; k < 60; k++)
 			segpool_free(objs[k]);
@@ -431,8 +448,10 @@ static void test_remote_frees_go_home(void **state)
 
 		run_on_node(&wa);	/* home allocates */
 		run_on_node(&wf);	/* away frees them: remote frees */
-		run_on_node(&wb);	/* away allocates: only its own node's */
-		run_on_node(&wh);	/* home allocates: only its own node's */
+		/* away allocates: only its own node's */
+		run_on_node(&wb);
+		/* home allocates: only its own node's */
+		run_on_node(&wh);
 		for (size_t i = 0; i < count; i++) {
 			segpool_cache_free(c, a[i]);
 			segpool_cache_free(c, b[i]);
@@ -440,13 +459,16 @@ static void test_remote_frees_go_home(void **state)
 	}
 	if (c->pcpu) {
 		sp_pcpu_read_stats(c->pcpu, &st);
-		print_message("# %d node(s) with CPUs: %" PRIu64 " remote frees, "
-			      "%" PRIu64 " alien batches sent home\n", n,
-			      st.stat[SP_STAT_REMOTE_FREE], st.alien_flushes);
+		print_message("# %d node(s) with CPUs: %" PRIu64
+			      " remote frees, "
+			      "%" PRIu64 " alien batches sent home\n",
+			      n, st.stat[SP_STAT_REMOTE_FREE],
+			      st.alien_flushes);
 		if (n > 1) {
 			/* the away thread's frees at least; the main thread's
 			 * frees of other nodes' objects may add to them */
-			assert_true(st.stat[SP_STAT_REMOTE_FREE] >= count * (uint64_t)n);
+			assert_true(st.stat[SP_STAT_REMOTE_FREE] >=
+				    count * (uint64_t)n);
 			assert_true(st.alien_flushes > 0);
 		} else if (sp_topo.nr_nodes == 1) {
 			assert_int_equal(st.stat[SP_STAT_REMOTE_FREE], 0);
@@ -455,8 +477,9 @@ static void test_remote_frees_go_home(void **state)
 	/* nothing lost: every object is back on its slab */
 	node_counts(c, live);
 	for (int i = 0; i < sp_topo.nr_nodes; i++)
-		CHECK(live[i] == 0, "node index %d: %" PRIu64 " objects still live",
-		      i, live[i]);
+		CHECK(live[i] == 0,
+		      "node index %d: %" PRIu64 " objects still live", i,
+		      live[i]);
 	free(a);
 	free(b);
 	assert_int_equal(segpool_cache_destroy(c), 0);
@@ -541,7 +564,9 @@ static void test_alien_batches(void **state)
 	assert_non_null(c);
 	assert_non_null(c->pcpu);
 	assert_non_null(c->pcpu->alien);
-	/* slot 0 is CPU 0's, of node index cpu_idx[0]; free objects of another */
+	/*
+	 * slot 0 is CPU 0's, of node index cpu_idx[0]; free objects of another
+	 */
 	sp_pcpu_test_inject_slot(0);
 	sp_numa_test_inject_node(sp_topo.cpu_idx[0]);
 	far = sp_topo.fallback[sp_topo.cpu_idx[0]][1];
@@ -590,7 +615,8 @@ static void test_stats_match_placement(void **state)
 	assert_non_null(c);
 	for (int i = 0; i < sp_topo.nr_nodes; i++)
 		for (size_t j = 0; j < 150 * (size_t)(i + 1); j++) {
-			objs[k] = segpool_cache_alloc_node(c, 0, sp_topo.node_id[i]);
+			objs[k] = segpool_cache_alloc_node(c, 0,
+							   sp_topo.node_id[i]);
 			assert_non_null(objs[k]);
 			k++;
 		}
@@ -605,9 +631,10 @@ static void test_stats_match_placement(void **state)
 	}
 	node_counts(c, live);
 	for (int i = 0; i < sp_topo.nr_nodes; i++) {
-		print_message("# node %d: %" PRIu64 " live by the stats, %" PRIu64
-			      " by page placement\n", sp_topo.node_id[i], live[i],
-			      placed[i]);
+		print_message("# node %d: %" PRIu64
+			      " live by the stats, %" PRIu64
+			      " by page placement\n",
+			      sp_topo.node_id[i], live[i], placed[i]);
 		CHECK(live[i] == placed[i], "node %d: stats say %" PRIu64
 		      ", pages say %" PRIu64, sp_topo.node_id[i], live[i],
 		      placed[i]);
@@ -632,8 +659,9 @@ static void test_interleave(void **state)
 
 	(void)state;
 	errno = 0;
-	assert_null(segpool_cache_create("numa-both", 64, 0, SEGPOOL_INTERLEAVE |
-					 SEGPOOL_NODE_STRICT, NULL));
+	assert_null(segpool_cache_create(
+		"numa-both", 64, 0, SEGPOOL_INTERLEAVE | SEGPOOL_NODE_STRICT,
+		NULL));
 	assert_int_equal(errno, EINVAL);
 	c = segpool_cache_create("numa-interleave", 512, 0, SEGPOOL_INTERLEAVE,
 				 NULL);
@@ -660,7 +688,8 @@ static void test_interleave(void **state)
 		void *p = segpool_cache_alloc_node(c, 0, sp_topo.node_id[i]);
 
 		assert_non_null(p);
-		CHECK(!wrong_node(p, sp_topo.node_id[i], why, sizeof(why)), "%s", why);
+		CHECK(!wrong_node(p, sp_topo.node_id[i], why, sizeof(why)),
+		      "%s", why);
 		segpool_cache_free(c, p);
 	}
 	for (size_t k = 0; k < count; k++)
@@ -735,8 +764,8 @@ static void test_full_node(void **state)
 
 			assert_non_null(p);
 			CHECK(segpool_obj_node(p) == near,
-			      "node %d full: fell back to %d, nearest is %d", id,
-			      segpool_obj_node(p), near);
+			      "node %d full: fell back to %d, nearest is %d",
+			      id, segpool_obj_node(p), near);
 			segpool_cache_free(c, p);
 		}
 		/*
@@ -764,7 +793,9 @@ static void test_full_node(void **state)
 	assert_int_equal(segpool_cache_destroy(c), 0);
 }
 
-/* The node injection hook steers everything that asks for "the current node". */
+/*
+ * The node injection hook steers everything that asks for "the current node".
+ */
 static void test_injected_node(void **state)
 {
 	char why[160];

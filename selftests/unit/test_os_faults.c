@@ -94,7 +94,8 @@ static void first_slab_fails(enum sp_fault_point point, size_t size)
 	assert_non_null(c);
 
 	sp_fault_arm(point, 0, 1000000);
-	snprintf(name, sizeof(name), "tf-%s-%zu-filler", point_name(point), size);
+	snprintf(name, sizeof(name), "tf-%s-%zu-filler", point_name(point),
+		 size);
 	filler_fill(&f, name, SP_TEST_FILLER_SIZE);
 	snprintf(name, sizeof(name), "tf-%s-%zu", point_name(point), size);
 	errno = 0;
@@ -114,11 +115,13 @@ static void first_slab_fails(enum sp_fault_point point, size_t size)
 	errno = 0;
 	i = segpool_cache_alloc_bulk(c, 0, 8, objs);
 	e = errno;
-	CHECK(i == 0 && e == ENOMEM, "%s: alloc_bulk: %d, errno %d", name, i, e);
+	CHECK(i == 0 && e == ENOMEM, "%s: alloc_bulk: %d, errno %d", name, i,
+	      e);
 	sp_fault_arm(point, 0, 0);
 
-	CHECK(sp_fault_hits(point) > hits, "%s: the %s fault point was never reached",
-	      name, point_name(point));
+	CHECK(sp_fault_hits(point) > hits,
+	      "%s: the %s fault point was never reached", name,
+	      point_name(point));
 	info = sp_test_info(c);
 	assert_int_equal(info.active_objs, 0);
 	assert_int_equal(info.total_slabs, 0);
@@ -224,16 +227,18 @@ static void test_large_mmap_fault(void **state)
 	errno = 0;
 	p = segpool_malloc(64 * MiB);
 	e = errno;
-	CHECK(p == NULL && e == ENOMEM, "malloc(64 MiB): %p, errno %d", (void *)p, e);
+	CHECK(p == NULL && e == ENOMEM, "malloc(64 MiB): %p, errno %d",
+	      (void *)p, e);
 	errno = 0;
 	p = segpool_calloc(1, 80 * MiB);
 	e = errno;
-	CHECK(p == NULL && e == ENOMEM, "calloc(80 MiB): %p, errno %d", (void *)p, e);
+	CHECK(p == NULL && e == ENOMEM, "calloc(80 MiB): %p, errno %d",
+	      (void *)p, e);
 	errno = 0;
 	p = segpool_aligned_alloc(65536, 70 * MiB);
 	e = errno;
-	CHECK(p == NULL && e == ENOMEM, "aligned_alloc(64K, 70 MiB): %p, errno %d",
-	      (void *)p, e);
+	CHECK(p == NULL && e == ENOMEM,
+	      "aligned_alloc(64K, 70 MiB): %p, errno %d", (void *)p, e);
 	errno = 0;
 	p = segpool_malloc_node(64 * MiB, segpool_numa_node_id(0));
 	e = errno;
@@ -255,13 +260,14 @@ static void test_large_mmap_fault(void **state)
 	p = segpool_realloc(small, 100 * MiB);
 	e = errno;
 	sp_fault_arm(SP_FAULT_MMAP, 0, 0);
-	CHECK(p == NULL && e == ENOMEM, "realloc(1000 -> 100 MiB): %p, errno %d",
-	      (void *)p, e);
+	CHECK(p == NULL && e == ENOMEM,
+	      "realloc(1000 -> 100 MiB): %p, errno %d", (void *)p, e);
 	for (i = 0; i < 1000; i++)
 		CHECK(small[i] == (unsigned char)(i * 7),
 		      "byte %zu of the block changed by the failed realloc", i);
 	assert_true(segpool_usable_size(small) >= 1000);
-	CHECK(sp_fault_hits(SP_FAULT_MMAP) > hits, "%s", "mmap fault never reached");
+	CHECK(sp_fault_hits(SP_FAULT_MMAP) > hits, "%s",
+	      "mmap fault never reached");
 
 	/* a run that cannot move out to a mapping of its own stays as it was */
 	run = segpool_malloc(40 * MiB);
@@ -443,8 +449,10 @@ static void fault_cycles(enum sp_fault_point point)
 			memset(extra[n], 0x17, CYCLE_SIZE);
 			if (++n * CYCLE_SIZE > (1024 * MiB)) {
 				sp_test_disarm_faults();
-				fail_msg("cycle %d: 1 GiB allocated, the fault never bit",
-					 cyc);
+				fail_msg(
+					"cycle %d: 1 GiB allocated, "
+					"the fault never bit",
+					cyc);
 			}
 		}
 		sp_fault_arm(point, 0, 0);
@@ -456,7 +464,8 @@ static void fault_cycles(enum sp_fault_point point)
 			n_first = n;
 		else
 			CHECK(n + 2 * (size_t)base.objs_per_slab >= n_first,
-			      "cycle %d: room for %zu objects, %zu in cycle 0: memory leaked",
+			      "cycle %d: room for %zu objects, %zu in cycle 0: "
+			      "memory leaked",
 			      cyc, n, n_first);
 		info = sp_test_info(c);
 		CHECK(info.active_objs == nbase + n,
@@ -477,9 +486,11 @@ static void fault_cycles(enum sp_fault_point point)
 		segpool_cache_free(c, extra[0]);
 		segpool_cache_shrink(c);
 		info = sp_test_info(c);
-		CHECK(info.active_objs == nbase && info.total_slabs == base.total_slabs &&
-		      info.slab_bytes == base.slab_bytes,
-		      "cycle %d: %llu active in %llu slabs (%llu bytes), base %zu in %llu (%llu)",
+		CHECK(info.active_objs == nbase &&
+			      info.total_slabs == base.total_slabs &&
+			      info.slab_bytes == base.slab_bytes,
+		      "cycle %d: %llu active in %llu slabs (%llu bytes), "
+		      "base %zu in %llu (%llu)",
 		      cyc, (unsigned long long)info.active_objs,
 		      (unsigned long long)info.total_slabs,
 		      (unsigned long long)info.slab_bytes, nbase,
@@ -487,8 +498,9 @@ static void fault_cycles(enum sp_fault_point point)
 		      (unsigned long long)base.slab_bytes);
 		check_footprint(&fp, cyc, 64 * MiB);
 	}
-	print_message("# %s: %d cycles, %zu to %zu objects before the fault bit\n",
-		      point_name(point), cycles, least, most);
+	print_message(
+		"# %s: %d cycles, %zu to %zu objects before the fault bit\n",
+		point_name(point), cycles, least, most);
 	for (i = 0; i < nbase; i++) {
 		unsigned char *o = held[i];
 
@@ -546,7 +558,7 @@ static void test_large_cycles(void **state)
 }
 
 
-/* --- the OS door's other points: the export, start-up ------------------------------ */
+/* --- the OS door's other points: the export, start-up --------------------- */
 
 /* Is this process's export segment there? */
 static bool export_segment_exists(void)
@@ -687,7 +699,8 @@ static void test_membarrier_fault(void **state)
 	(void)state;
 	if (getenv(ENV_INIT_FAULT))
 		return;		/* we are that child */
-	rerun_with_init_fault(SP_FAULT_MEMBARRIER, "test_membarrier_fault_child");
+	rerun_with_init_fault(SP_FAULT_MEMBARRIER,
+			      "test_membarrier_fault_child");
 }
 
 /*
@@ -708,7 +721,8 @@ static void test_init_fault_each_child(void **state)
 
 	(void)state;
 	if (!getenv(ENV_INIT_FAULT)) {
-		print_message("# runs in the children of test_init_fault_each\n");
+		print_message(
+			"# runs in the children of test_init_fault_each\n");
 		return;
 	}
 	/* a failed start-up fails the calls until one recovers */
@@ -792,16 +806,22 @@ static void test_init_fault_each(void **state)
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test_teardown(test_commit_fault, sp_test_faults_teardown),
 	cmocka_unit_test_teardown(test_mbind_fault, sp_test_faults_teardown),
-	cmocka_unit_test_teardown(test_kmalloc_commit_fault, sp_test_faults_teardown),
-	cmocka_unit_test_teardown(test_kmalloc_mbind_fault, sp_test_faults_teardown),
-	cmocka_unit_test_teardown(test_large_mmap_fault, sp_test_faults_teardown),
+	cmocka_unit_test_teardown(test_kmalloc_commit_fault,
+				  sp_test_faults_teardown),
+	cmocka_unit_test_teardown(test_kmalloc_mbind_fault,
+				  sp_test_faults_teardown),
+	cmocka_unit_test_teardown(test_large_mmap_fault,
+				  sp_test_faults_teardown),
 	cmocka_unit_test_teardown(test_hits_count, sp_test_faults_teardown),
 	cmocka_unit_test_teardown(test_commit_cycles, sp_test_faults_teardown),
 	cmocka_unit_test_teardown(test_mbind_cycles, sp_test_faults_teardown),
 	cmocka_unit_test_teardown(test_large_cycles, sp_test_faults_teardown),
-	cmocka_unit_test_teardown(test_export_shm_fault, sp_test_faults_teardown),
-	cmocka_unit_test_teardown(test_export_map_shared_fault, sp_test_faults_teardown),
-	cmocka_unit_test_teardown(test_export_stage_fault, sp_test_faults_teardown),
+	cmocka_unit_test_teardown(test_export_shm_fault,
+				  sp_test_faults_teardown),
+	cmocka_unit_test_teardown(test_export_map_shared_fault,
+				  sp_test_faults_teardown),
+	cmocka_unit_test_teardown(test_export_stage_fault,
+				  sp_test_faults_teardown),
 	cmocka_unit_test(test_nil_slots_fault),
 	cmocka_unit_test(test_nil_slots_fault_child),
 	cmocka_unit_test(test_membarrier_fault),

@@ -84,7 +84,8 @@ static void test_split_merge(void **state)
 		uint64_t r = sp_test_rand(&seed);
 
 		pages[i] = i % 16 == 15 ? 1025 + r % 2048 : 1 + r % 600;
-		run[i] = sp_region_alloc_pages(0, pages[i], SP_PAGE_SIZE, &dirty);
+		run[i] = sp_region_alloc_pages(0, pages[i], SP_PAGE_SIZE,
+					       &dirty);
 		assert_non_null(run[i]);
 		assert_int_equal(sp_run_pages(run[i]), pages[i]);
 		sum += pages[i];
@@ -92,8 +93,10 @@ static void test_split_merge(void **state)
 		run[i][0] = 1;
 		run[i][(pages[i] << SP_PAGE_SHIFT) - 1] = 1;
 		for (int j = 0; j < i; j++)
-			assert_true(run[j] + (pages[j] << SP_PAGE_SHIFT) <= run[i] ||
-				    run[i] + (pages[i] << SP_PAGE_SHIFT) <= run[j]);
+			assert_true(run[j] + (pages[j] << SP_PAGE_SHIFT) <=
+					    run[i] ||
+				    run[i] + (pages[i] << SP_PAGE_SHIFT) <=
+					    run[j]);
 	}
 	/* exact: a run costs its pages, not its buddy block's */
 	assert_int_equal(pages_used(0), used0 + sum);
@@ -135,7 +138,8 @@ static void test_exact_pages(void **state)
 		assert_non_null(p);
 		assert_non_null(sp_space_page(p));
 		assert_int_equal(sp_space_idx_of(p), idx);
-		assert_int_equal(pages_used(idx), used0 + (want >> SP_PAGE_SHIFT));
+		assert_int_equal(pages_used(idx),
+				 used0 + (want >> SP_PAGE_SHIFT));
 		assert_int_equal(segpool_usable_size(p), want);
 		sp_large_totals(&count1, &bytes1);
 		assert_int_equal(count1, count0 + 1);
@@ -159,20 +163,23 @@ static void test_alignment(void **state)
 			p[k] = segpool_malloc(s);
 			assert_non_null(p[k]);
 			assert_int_equal((uintptr_t)p[k] % s, 0);
-			assert_int_equal(sp_run_pages(p[k]), s >> SP_PAGE_SHIFT);
+			assert_int_equal(sp_run_pages(p[k]),
+					 s >> SP_PAGE_SHIFT);
 		}
 		for (int k = 0; k < 3; k++)
 			segpool_free(p[k]);
 	}
 	for (size_t a = 8 * KiB; a <= 32 * MiB; a <<= 1) {
 		for (int k = 0; k < 3; k++) {
-			p[k] = segpool_aligned_alloc(a, 40 * KiB + 100 * (size_t)k);
+			p[k] = segpool_aligned_alloc(
+				a, 40 * KiB + 100 * (size_t)k);
 			assert_non_null(p[k]);
 			assert_int_equal((uintptr_t)p[k] % a, 0);
 			/* exact even when the alignment is larger */
 			assert_int_equal(sp_run_pages(p[k]),
 					 SP_ALIGN(40 * KiB + 100 * (size_t)k,
-						  SP_PAGE_SIZE) >> SP_PAGE_SHIFT);
+						  SP_PAGE_SIZE) >>
+						 SP_PAGE_SHIFT);
 		}
 		for (int k = 0; k < 3; k++)
 			segpool_free(p[k]);
@@ -217,13 +224,15 @@ static void test_node_placement(void **state)
 			assert_int_equal(segpool_obj_node(p), node);
 			if (!sp_topo.fake) {
 				assert_int_equal(page_node(p), node);
-				assert_int_equal(page_node(p + sizes[k] - 1), node);
+				assert_int_equal(page_node(p + sizes[k] - 1),
+						 node);
 			}
 			if (sizes[k] < SP_RUN_MAX_SIZE) {
 				assert_int_equal(sp_space_idx_of(p), i);
 				/* an address inside the block answers too */
-				assert_int_equal(segpool_obj_node(p + sizes[k] - 1),
-						 node);
+				assert_int_equal(
+					segpool_obj_node(p + sizes[k] - 1),
+					node);
 			}
 			segpool_free(p);
 			if (sizes[k] < SP_RUN_MAX_SIZE) {
@@ -476,9 +485,11 @@ static void test_misuse_reported(void **state)
 	assert_non_null(q);
 	assert_non_null(gone);
 	segpool_free(gone);
-	expect_reported(die_free, p + 3 * SP_PAGE_SIZE, "free of interior pointer");
+	expect_reported(die_free, p + 3 * SP_PAGE_SIZE,
+			"free of interior pointer");
 	expect_reported(die_free, q + 16, "free of interior pointer");
-	expect_reported(die_free, p + SP_PAGE_SIZE - 8, "free of interior pointer");
+	expect_reported(die_free, p + SP_PAGE_SIZE - 8,
+			"free of interior pointer");
 	expect_reported(die_realloc, p + 2 * SP_PAGE_SIZE,
 			"realloc of interior pointer");
 	/* a double free, and a page of the region nobody was given */
@@ -559,7 +570,8 @@ static void *churn(void *arg)
 
 	for (int round = 0; round < ROUNDS; round++) {
 		for (int i = 0; i < PER_THREAD; i++) {
-			size_t sz = 33 * KiB + sp_test_rand(&t->seed) % (600 * KiB);
+			size_t sz =
+				33 * KiB + sp_test_rand(&t->seed) % (600 * KiB);
 
 			mine[i] = segpool_malloc(sz);
 			if (!mine[i]) {
@@ -568,7 +580,8 @@ static void *churn(void *arg)
 			}
 			memset(mine[i], t->id, 33 * KiB);
 			if (i & 1) {
-				unsigned char *q = segpool_realloc(mine[i], sz * 2);
+				unsigned char *q =
+					segpool_realloc(mine[i], sz * 2);
 
 				if (!q) {
 					t->bad = 1;

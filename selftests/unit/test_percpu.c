@@ -305,9 +305,11 @@ static void test_mode_reporting(void **state)
 	assert_non_null(c);
 	switch (w) {
 	case WANT_OFF:
-		CHECK(!strncmp(mode, "off (", 5), "off asked, \"%s\" given", mode);
+		CHECK(!strncmp(mode, "off (", 5), "off asked, \"%s\" given",
+		      mode);
 		assert_int_equal(sp_pcpu_mode, SP_PCPU_OFF);
-		CHECK(c->pcpu == NULL, "off mode, yet the cache has a per-CPU layer");
+		CHECK(c->pcpu == NULL,
+		      "off mode, yet the cache has a per-CPU layer");
 		break;
 	case WANT_LOCK:
 		assert_string_equal(mode, "lock (SEGPOOL_PERCPU=lock)");
@@ -319,7 +321,8 @@ static void test_mode_reporting(void **state)
 		assert_non_null(c->pcpu);
 		if (!possible) {
 			CHECK(!strncmp(mode, "lock (", 6),
-			      "rseq cannot work here (%s), yet the mode is \"%s\"",
+			      "rseq cannot work here (%s), "
+			      "yet the mode is \"%s\"",
 			      why, mode);
 			assert_int_equal(sp_pcpu_mode, SP_PCPU_LOCK);
 			print_message("# rseq unavailable here (%s): fell back "
@@ -330,7 +333,9 @@ static void test_mode_reporting(void **state)
 		if (w == WANT_RSEQ_OWN) {
 			/* the tunable reached us: glibc registered nothing */
 			assert_int_equal(__rseq_size, 0);
-			assert_string_equal(mode, "rseq (own registration, glibc's is off)");
+			assert_string_equal(
+				mode,
+				"rseq (own registration, glibc's is off)");
 			assert_true(sp_rseq_own);
 		} else if (__rseq_size) {
 			assert_string_equal(mode, "rseq (glibc registration)");
@@ -518,27 +523,34 @@ static void test_mag_fresh_rounds_even(void **state)
 		      "new slab at %p, not on the block freed at %p",
 		      (void *)sp_obj_to_slab(obj)->base, (void *)p);
 		for (unsigned int i = 0; i < z->objs_per_slab; i++) {
-			const uint64_t *w = (const uint64_t *)
-				(sp_obj_to_slab(obj)->base + (size_t)i * z->stride);
+			const uint64_t *w =
+				(const uint64_t *)(sp_obj_to_slab(obj)->base +
+						   (size_t)i * z->stride);
 
 			for (unsigned int k = 0; k < z->object_size / 8; k++)
 				CHECK(w[k] == 0,
-				      "object %u word %u of a zeroed cache's new "
-				      "slab reads %#" PRIx64, i, k, w[k]);
+				      "object %u word %u of a zeroed cache's "
+				      "new "
+				      "slab reads %#" PRIx64,
+				      i, k, w[k]);
 		}
 		sp_slab_free_bulk(z, 1, &obj);
 	}
 	/* z stays: an internal cache has no destroy of its own (one per run) */
 
-	/* every class: a magazine used for real, flushed, freed and made again */
+	/*
+	 * every class: a magazine used for real, flushed, freed and made again
+	 */
 	c = segpool_cache_create("pcpu-rounds", 64, 0, 0, NULL);
 	assert_non_null(c);
 	for (unsigned int cls = 0; cls < SP_MAG_CLASSES; cls++) {
 		struct sp_mag *m = sp_mag_alloc(cls), *again;
-		unsigned int n = SP_MIN(m->cap, (unsigned int)SP_ARRAY_SIZE(objs));
+		unsigned int n =
+			SP_MIN(m->cap, (unsigned int)SP_ARRAY_SIZE(objs));
 
 		assert_true(sp_mag_class_of(m) == cls);
-		assert_int_equal(sp_slab_alloc_bulk(c, 0, n, sp_mag_base(m)), n);
+		assert_int_equal(sp_slab_alloc_bulk(c, 0, n, sp_mag_base(m)),
+				 n);
 		m->count = n;
 		sp_mag_flush(c->pcpu, m);
 		sp_mag_free(m);
@@ -546,7 +558,8 @@ static void test_mag_fresh_rounds_even(void **state)
 		assert_non_null(again);
 		for (unsigned int i = 0; i < again->cap; i++)
 			CHECK(((uintptr_t)sp_mag_base(again)[i] & 1) == 0,
-			      "class %u: round slot %u of a new magazine reads %p",
+			      "class %u: round slot %u of a new magazine reads "
+			      "%p",
 			      cls, i, sp_mag_base(again)[i]);
 		assert_true(again->slot[0] == SP_MAG_GUARD);
 		assert_true(again->slot[again->cap + 1] == SP_MAG_GUARD);
@@ -572,7 +585,8 @@ static void test_layout(void **state)
 	assert_true(offsetof(struct sp_pcpu_slot, prev) + sizeof(void *) <=
 		    SP_CACHE_LINE);
 	/* the owner-only counters start a line of their own */
-	assert_int_equal(offsetof(struct sp_pcpu_slot, stat) % SP_CACHE_LINE, 0);
+	assert_int_equal(offsetof(struct sp_pcpu_slot, stat) % SP_CACHE_LINE,
+			 0);
 	assert_true(offsetof(struct sp_pcpu_slot, stat) >= SP_CACHE_LINE);
 	assert_int_equal(sizeof(struct sp_pcpu_slot), 1UL << SP_PCPU_SHIFT);
 	assert_int_equal(sizeof(struct sp_pcpu_slot) % SP_CACHE_LINE, 0);
@@ -601,16 +615,19 @@ static void test_layout(void **state)
 		uintptr_t a = (uintptr_t)&pc->slots[i];
 
 		assert_int_equal(a % SP_CACHE_LINE, 0);
-		assert_int_equal((uintptr_t)pc->slots[i].stat % SP_CACHE_LINE, 0);
+		assert_int_equal((uintptr_t)pc->slots[i].stat % SP_CACHE_LINE,
+				 0);
 		for (unsigned long j = 0; j < i; j++) {
 			uintptr_t b = (uintptr_t)&pc->slots[j];
 
 			CHECK(a - b >= SP_CACHE_LINE,
-			      "line 0 of slots %lu and %lu share a cache line", i, j);
+			      "line 0 of slots %lu and %lu share a cache line",
+			      i, j);
 		}
 		/* a new slot is empty and knows its node */
 		assert_ptr_equal(pc->slots[i].top, sp_mag_top_none);
-		assert_true(pc->slots[i].node < (unsigned long)sp_topo.nr_nodes);
+		assert_true(pc->slots[i].node <
+			    (unsigned long)sp_topo.nr_nodes);
 	}
 	assert_int_equal(segpool_cache_destroy(c), 0);
 }
@@ -640,9 +657,10 @@ static void test_fastpath_accounting(void **state)
 	}
 	info = sp_test_info(c);
 	direct = slab_direct_allocs(c);
-	print_message("# %lu pairs: %" PRIu64 " fast, %" PRIu64 " slow, %" PRIu64
-		      " direct; magazine of %u\n", n, info.alloc_fastpath,
-		      info.alloc_slowpath, direct, info.mag_size);
+	print_message("# %lu pairs: %" PRIu64 " fast, %" PRIu64
+		      " slow, %" PRIu64 " direct; magazine of %u\n",
+		      n, info.alloc_fastpath, info.alloc_slowpath, direct,
+		      info.mag_size);
 	assert_int_equal(info.allocs, n);
 	assert_int_equal(info.frees, n);
 	assert_int_equal(info.alloc_fastpath + info.alloc_slowpath + direct,
@@ -664,8 +682,9 @@ static void test_fastpath_accounting(void **state)
 	assert_int_equal(info.active_objs, k);
 	free_n(c, objs, k);
 	info = sp_test_info(c);
-	print_message("# after %lu frees: %" PRIu64 " objects on the CPU, %" PRIu64
-		      " in the depot\n", k, info.cpu_objs, info.depot_objs);
+	print_message("# after %lu frees: %" PRIu64
+		      " objects on the CPU, %" PRIu64 " in the depot\n",
+		      k, info.cpu_objs, info.depot_objs);
 	assert_int_equal(info.active_objs, 0);
 	assert_true(info.cpu_objs > 0);
 	assert_true(info.depot_objs > 0);
@@ -706,7 +725,8 @@ static void test_bonwick_transitions(void **state)
 	unsigned long m;
 
 	(void)state;
-	SKIP_UNLESS(sp_pcpu_mode == SP_PCPU_LOCK, "slot injection needs lock mode");
+	SKIP_UNLESS(sp_pcpu_mode == SP_PCPU_LOCK,
+		    "slot injection needs lock mode");
 	/* a fixed magazine size: use-driven growth would move the counts */
 	c = segpool_cache_create_tuned("pcpu-bonwick", 64, 0, 0, NULL,
 				       &(struct segpool_cache_tunables){
@@ -792,7 +812,8 @@ static void test_bonwick_transitions(void **state)
 	EXPECT_STAT(s1, SP_STAT_DEPOT_GET_FULL, 1);
 	EXPECT_STAT(s1, SP_STAT_MAG_FILL, 0);
 	CHECK(same_set(got, again, m),
-	      "%s: the depot's magazine held the first %lu objects freed on slot 0",
+	      "%s: the depot's magazine held the first %lu objects freed on "
+	      "slot 0",
 	      phase, m);
 	/* the depot is out of full magazines: slot 0's stay where they are */
 	x = segpool_cache_alloc(c, 0);
@@ -877,7 +898,8 @@ static void test_remote_free(void **state)
 	/* with several nodes it waits in the slot's alien batch for its node */
 	assert_int_equal(after.objs_in_magazines - after.objs_in_alien,
 			 before.objs_in_magazines);
-	CHECK(!in_magazines(slot, a), "remote-freed %p sits in the magazine", a);
+	CHECK(!in_magazines(slot, a), "remote-freed %p sits in the magazine",
+	      a);
 	assert_int_equal(info1.active_objs, info0.active_objs - 1);
 	assert_int_equal(info1.frees, info0.frees + 1);
 
@@ -919,8 +941,9 @@ static void test_double_free_reported(void **state)
 	char needle[128];
 
 	(void)state;
-	SKIP_UNLESS(mode_has_pcpu(),
-		    "no magazines (the slab layer's check is tested elsewhere)");
+	SKIP_UNLESS(
+		mode_has_pcpu(),
+		"no magazines (the slab layer's check is tested elsewhere)");
 	d.c = segpool_cache_create("pcpu-dfree", 48, 0, 0, NULL);
 	assert_non_null(d.c);
 	d.cpu = sp_test_allowed_cpu(0);
@@ -971,10 +994,12 @@ static void test_tunables(void **state)
 
 	(void)state;
 	errno = 0;
-	assert_null(segpool_cache_create_tuned("pcpu-tiny", 64, 0, 0, NULL, &bad));
+	assert_null(
+		segpool_cache_create_tuned("pcpu-tiny", 64, 0, 0, NULL, &bad));
 	assert_int_equal(errno, EINVAL);
 	bad.mag_size = SEGPOOL_MAG_SIZE_MIN - 1;
-	assert_null(segpool_cache_create_tuned("pcpu-tiny", 64, 0, 0, NULL, &bad));
+	assert_null(
+		segpool_cache_create_tuned("pcpu-tiny", 64, 0, 0, NULL, &bad));
 	assert_int_equal(errno, EINVAL);
 
 	c = segpool_cache_create_tuned("pcpu-tuned", 64, 0, 0, NULL, &tun);
@@ -993,7 +1018,8 @@ static void test_tunables(void **state)
 	info = sp_test_info(c);
 	print_message("# mag_size limit 28: magazines of %u, depot_max %u\n",
 		      info.mag_size, info.depot_max);
-	assert_true(info.mag_size <= 28 && info.mag_size >= SEGPOOL_MAG_SIZE_MIN);
+	assert_true(info.mag_size <= 28 &&
+		    info.mag_size >= SEGPOOL_MAG_SIZE_MIN);
 	assert_int_equal(info.depot_max, 7);
 	expect_row("pcpu-tuned", info.mag_size, 7);
 
@@ -1026,7 +1052,8 @@ static void test_tunables(void **state)
 	alloc_n(c, objs + 1, k - 1);
 	free_n(c, objs, k);
 	info = sp_test_info(c);
-	print_message("# %lu freed: %" PRIu64 " on the CPU, %" PRIu64 " in the depot\n",
+	print_message("# %lu freed: %" PRIu64 " on the CPU, %" PRIu64
+		      " in the depot\n",
 		      k, info.cpu_objs, info.depot_objs);
 	assert_true(info.cpu_objs <= 2 * SEGPOOL_MAG_SIZE_MIN);
 	assert_true(info.depot_objs <= 3 * SEGPOOL_MAG_SIZE_MIN);
@@ -1088,13 +1115,15 @@ static void load_two_slots(struct segpool_cache *c, unsigned long ids[2],
 	} else {
 		for (int s = 0; s < 2; s++) {
 			struct loader l = {
-				.c = c, .cpu = sp_test_allowed_cpu((unsigned int)s),
+				.c = c,
+				.cpu = sp_test_allowed_cpu((unsigned int)s),
 			};
 			pthread_t th;
 			void *ret;
 
 			ids[s] = (unsigned long)l.cpu;
-			assert_int_equal(pthread_create(&th, NULL, load_slot, &l), 0);
+			assert_int_equal(
+				pthread_create(&th, NULL, load_slot, &l), 0);
 			assert_int_equal(pthread_join(th, &ret), 0);
 			assert_non_null(ret);
 			live[2 * s] = l.keep[0];
@@ -1126,9 +1155,9 @@ static void test_drain_every_slot(void **state)
 
 	load_two_slots(c, ids, live);
 	info = sp_test_info(c);
-	print_message("# loaded slots %lu and %lu: %" PRIu64 " on CPUs, %" PRIu64
-		      " in the depot\n", ids[0], ids[1], info.cpu_objs,
-		      info.depot_objs);
+	print_message("# loaded slots %lu and %lu: %" PRIu64
+		      " on CPUs, %" PRIu64 " in the depot\n",
+		      ids[0], ids[1], info.cpu_objs, info.depot_objs);
 	assert_int_equal(info.active_objs, 4);
 	assert_true(info.cpu_objs > 0);
 
@@ -1140,7 +1169,8 @@ static void test_drain_every_slot(void **state)
 	for (unsigned long i = 0; i < c->pcpu->nr_slots; i++) {
 		struct sp_pcpu_slot *slot = &c->pcpu->slots[i];
 
-		CHECK(!slot->loaded && !slot->prev && slot->top == sp_mag_top_none,
+		CHECK(!slot->loaded && !slot->prev &&
+			      slot->top == sp_mag_top_none,
 		      "slot %lu not drained", i);
 	}
 	free_n(c, live, 4);
@@ -1151,7 +1181,9 @@ static void test_drain_every_slot(void **state)
 	assert_int_equal(info.total_slabs, 0);
 	assert_int_equal(info.allocs, info.frees);
 
-	/* destroy drains by itself: it fails with -EBUSY if a round is missed */
+	/*
+	 * destroy drains by itself: it fails with -EBUSY if a round is missed
+	 */
 	load_two_slots(c, ids, live);
 	free_n(c, live, 4);
 	assert_true(sp_test_info(c).cpu_objs > 0);
@@ -1227,7 +1259,8 @@ static void test_rseq_abort_storm(void **state)
 
 			if ((r >> 8) % 64 == 0 && nlive + 8 <= STORM_LIVE) {
 				n = 8;
-				CHECK(segpool_cache_alloc_bulk(c, 0, n, got) == 8,
+				CHECK(segpool_cache_alloc_bulk(c, 0, n, got) ==
+					      8,
 				      "bulk allocation failed");
 			} else {
 				got[0] = segpool_cache_alloc(c, 0);
@@ -1267,9 +1300,10 @@ static void test_rseq_abort_storm(void **state)
 
 	info = sp_test_info(c);
 	aborts = pcpu_stats(c).stat[SP_STAT_RSEQ_ABORT];
-	print_message("# %lu ops, %lu signals, %" PRIu64 " rseq aborts counted, %"
-		      PRIu64 " fast-path allocs\n", op,
-		      atomic_load(&storm_signals), aborts, info.alloc_fastpath);
+	print_message("# %lu ops, %lu signals, %" PRIu64
+		      " rseq aborts counted, %" PRIu64 " fast-path allocs\n",
+		      op, atomic_load(&storm_signals), aborts,
+		      info.alloc_fastpath);
 	assert_true(atomic_load(&storm_signals) > 0);
 	assert_int_equal(allocs - frees, nlive);
 	assert_int_equal(info.allocs - info0.allocs, allocs);
@@ -1280,7 +1314,8 @@ static void test_rseq_abort_storm(void **state)
 	while (nlive) {
 		nlive--;
 		assert_true(sp_test_pattern_check(live[nlive].p, STORM_SIZE,
-						  live[nlive].tag) == STORM_SIZE);
+						  live[nlive].tag) ==
+			    STORM_SIZE);
 		assert_true(set_remove(&set, live[nlive].p));
 		segpool_cache_free(c, live[nlive].p);
 	}
@@ -1304,8 +1339,8 @@ struct own_run {
 static uint32_t rseq_id_now(void)
 {
 	/* the area is 32-byte aligned: so is its id field's word */
-	return *(volatile uint32_t *)(void *)((char *)__builtin_thread_pointer() +
-					      sp_rseq_id_off);
+	return *(volatile uint32_t *)(void *)
+		((char *)__builtin_thread_pointer() + sp_rseq_id_off);
 }
 
 static uint64_t slot_alloc_hits(struct segpool_cache *c)
@@ -1320,7 +1355,9 @@ static void *own_thread(void *arg)
 
 	if (sp_rseq_own)
 		r->id_before = rseq_id_now();
-	/* the internal counter reader is exact (and race-free) only when quiet */
+	/*
+	 * the internal counter reader is exact (and race-free) only when quiet
+	 */
 	before = r->alone ? slot_alloc_hits(r->c) : 0;
 	for (unsigned long i = 0; i < r->pairs; i++) {
 		uint64_t *p = segpool_cache_alloc(r->c, 0);
@@ -1367,14 +1404,20 @@ static void test_own_registration(void **state)
 		runs[0].c = c;
 		runs[0].pairs = sp_test_scaled(20000, 500);
 		runs[0].alone = true;
-		assert_int_equal(pthread_create(&th[0], NULL, own_thread, &runs[0]), 0);
+		assert_int_equal(
+			pthread_create(&th[0], NULL, own_thread, &runs[0]), 0);
 		assert_int_equal(pthread_join(th[0], NULL), 0);
-		print_message("# thread %d: %" PRIu64 " fast-path allocs, rseq id %#x -> %u\n",
-			      t, runs[0].hits, runs[0].id_before, runs[0].id_after);
+		print_message("# thread %d: %" PRIu64
+			      " fast-path allocs, rseq id %#x -> %u\n",
+			      t, runs[0].hits, runs[0].id_before,
+			      runs[0].id_after);
 		assert_int_equal(runs[0].bad, 0);
 		assert_true(runs[0].hits > 0);
 		if (sp_pcpu_mode == SP_PCPU_RSEQ) {
-			/* unregistered until segpool's first slow path, then a CPU */
+			/*
+			 * unregistered until segpool's
+			 * first slow path, then a CPU
+			 */
 			assert_int_equal(runs[0].id_before, UINT32_MAX);
 			assert_true(runs[0].id_after < c->pcpu->nr_slots);
 		}
@@ -1384,7 +1427,8 @@ static void test_own_registration(void **state)
 		memset(&runs[t], 0, sizeof(runs[t]));
 		runs[t].c = c;
 		runs[t].pairs = sp_test_scaled(20000, 500);
-		assert_int_equal(pthread_create(&th[t], NULL, own_thread, &runs[t]), 0);
+		assert_int_equal(
+			pthread_create(&th[t], NULL, own_thread, &runs[t]), 0);
 	}
 	for (int t = 0; t < 4; t++) {
 		assert_int_equal(pthread_join(th[t], NULL), 0);
@@ -1455,9 +1499,11 @@ static void *drain_worker(void *arg)
 			held[i] = held[--n];
 			if (sp_test_pattern_check(h.p, DRAIN_SIZE, h.tag) !=
 			    DRAIN_SIZE)
-				drain_error(d, "held object lost its contents:", h.p);
+				drain_error(d, "held object lost its contents:",
+					    h.p);
 			if (!set_remove(&set, h.p))
-				drain_error(d, "held object not in the set:", h.p);
+				drain_error(d,
+					    "held object not in the set:", h.p);
 			segpool_cache_free(d->c, h.p);
 			d->frees++;
 		}
@@ -1470,7 +1516,8 @@ static void *drain_worker(void *arg)
 		n--;
 		if (sp_test_pattern_check(held[n].p, DRAIN_SIZE,
 					  held[n].tag) != DRAIN_SIZE)
-			drain_error(d, "held object lost its contents:", held[n].p);
+			drain_error(
+				d, "held object lost its contents:", held[n].p);
 		segpool_cache_free(d->c, held[n].p);
 		d->frees++;
 	}
@@ -1513,9 +1560,11 @@ static void test_drain_while_running(void **state)
 	ops_seen = atomic_load(&d.ops) - ops_seen;
 	atomic_store(&d.stop, true);
 	assert_int_equal(pthread_join(th, NULL), 0);
-	print_message("# %lu shrinks while the worker on CPU %d did %lu operations\n",
-		      i, d.cpu, ops_seen);
-	CHECK(ops_seen >= shrinks, "the worker made no progress during the shrinks");
+	print_message(
+		"# %lu shrinks while the worker on CPU %d did %lu operations\n",
+		i, d.cpu, ops_seen);
+	CHECK(ops_seen >= shrinks,
+	      "the worker made no progress during the shrinks");
 	assert_int_equal(atomic_load(&d.errors), 0);
 	info = sp_test_info(d.c);
 	assert_int_equal(info.allocs, d.allocs);
@@ -1529,7 +1578,8 @@ static void test_drain_while_running(void **state)
 struct cycler {
 	struct segpool_cache *c;
 	int cpu;
-	size_t k;			/* objects per cycle: several magazines */
+	size_t k;			/* objects per cycle:
+					 * several magazines */
 	atomic_bool stop;
 	atomic_ulong cycles;
 	int failed;
@@ -1554,7 +1604,8 @@ static void *cycle_magazines(void *arg)
 		atomic_fetch_add(&y->cycles, 1);
 		if (y->failed)
 			break;
-		sched_yield();	/* lets the reader in where threads take turns */
+		/* lets the reader in where threads take turns */
+		sched_yield();
 	}
 	free(objs);
 	return NULL;
@@ -1581,8 +1632,10 @@ static void test_stats_while_running(void **state)
 	info = sp_test_info(y.c);
 	y.k = 5UL * info.mag_size;
 	y.cpu = sp_test_allowed_cpu(0);
-	cpu_max = 2ULL * sp_mag_class_cap(SP_MAG_CLASSES - 1) * y.c->pcpu->nr_slots;
-	depot_max = (uint64_t)info.depot_max * sp_mag_class_cap(SP_MAG_CLASSES - 1) *
+	cpu_max = 2ULL * sp_mag_class_cap(SP_MAG_CLASSES - 1) *
+		  y.c->pcpu->nr_slots;
+	depot_max = (uint64_t)info.depot_max *
+		    sp_mag_class_cap(SP_MAG_CLASSES - 1) *
 		    (uint64_t)sp_topo.nr_nodes;
 	if (sp_test_nr_cpus() > 1)
 		pin_self(sp_test_allowed_cpu(1));

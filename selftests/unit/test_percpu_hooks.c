@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * selftests/unit/test_percpu_hooks.c - the per-CPU slow paths at chosen moments.
+ * selftests/unit/test_percpu_hooks.c - the per-CPU slow paths at chosen
+ * moments.
  *
  * The test hook (percpu/pcpu.h) runs code at an exact point of a slow path:
  * while a thread owns its CPU slot, just before it publishes it, and while a

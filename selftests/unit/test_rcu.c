@@ -139,7 +139,9 @@ static void *ht_writer(void *arg)
 		pp = ht_find_locked(t, key);
 		if (pp) {
 			n = *pp;
-			/* unpublish; readers standing on n walk on via n->next */
+			/*
+			 * unpublish; readers standing on n walk on via n->next
+			 */
 			__atomic_store_n(pp, n->next, __ATOMIC_RELEASE);
 			pthread_mutex_unlock(&t->lock[b]);
 			if (segpool_cache_free_rcu(t->cache, n) != 0)
@@ -223,11 +225,13 @@ static void test_free_rcu_hash_table(void **state)
 
 	for (int i = 0; i < HT_READERS; i++) {
 		ra[i] = (struct ht_arg){ t, i };
-		assert_int_equal(pthread_create(&r[i], NULL, ht_reader, &ra[i]), 0);
+		assert_int_equal(pthread_create(&r[i], NULL, ht_reader, &ra[i]),
+				 0);
 	}
 	for (int i = 0; i < HT_WRITERS; i++) {
 		wa[i] = (struct ht_arg){ t, i };
-		assert_int_equal(pthread_create(&w[i], NULL, ht_writer, &wa[i]), 0);
+		assert_int_equal(pthread_create(&w[i], NULL, ht_writer, &wa[i]),
+				 0);
 	}
 	for (int i = 0; i < HT_WRITERS; i++)
 		pthread_join(w[i], NULL);
@@ -245,7 +249,8 @@ static void test_free_rcu_hash_table(void **state)
 		t->bucket[b] = NULL;
 		for (; n; n = next) {
 			next = n->next;
-			assert_int_equal(segpool_cache_free_rcu(t->cache, n), 0);
+			assert_int_equal(segpool_cache_free_rcu(t->cache, n),
+					 0);
 			frees++;
 		}
 	}
@@ -309,7 +314,8 @@ static void *barrier_thread(void *arg)
 
 static void test_free_rcu_waits_for_reader(void **state)
 {
-	struct segpool_cache *c = segpool_cache_create("rcu-wait", 64, 0, 0, NULL);
+	struct segpool_cache *c =
+		segpool_cache_create("rcu-wait", 64, 0, 0, NULL);
 	void *volatile slot;
 	struct holder h = { .slot = &slot };
 	struct barrier_arg ba = { 0 };
@@ -361,7 +367,8 @@ static void test_free_rcu_waits_for_reader(void **state)
 /* Many objects, whole batches and a partial one; then all come back. */
 static void test_free_rcu_batches(void **state)
 {
-	struct segpool_cache *c = segpool_cache_create("rcu-batch", 40, 0, 0, NULL);
+	struct segpool_cache *c =
+		segpool_cache_create("rcu-batch", 40, 0, 0, NULL);
 	unsigned int n = 1000;
 	void **objs = calloc(n, sizeof(*objs));
 
@@ -372,7 +379,8 @@ static void test_free_rcu_batches(void **state)
 	for (unsigned int i = 0; i < n; i++)
 		assert_int_equal(segpool_cache_free_rcu(c, objs[i]), 0);
 	assert_int_equal(segpool_cache_free_rcu(c, NULL), 0);
-	assert_int_equal(rcu_stats(c).objs_pending + rcu_stats(c).objs_freed, n);
+	assert_int_equal(rcu_stats(c).objs_pending + rcu_stats(c).objs_freed,
+			 n);
 	assert_int_equal(segpool_rcu_barrier(), 0);
 	assert_int_equal(rcu_stats(c).objs_pending, 0);
 	assert_int_equal(rcu_stats(c).objs_freed, n);
@@ -389,7 +397,8 @@ static void test_free_rcu_batches(void **state)
 #define TS_SIZE		256
 
 struct ts_obj {
-	uint64_t magic;			/* TS_MAGIC from the ctor, never changed */
+	uint64_t magic;			/* TS_MAGIC from the
+					 * ctor, never changed */
 	uint64_t key;			/* atomic: which slot it serves now */
 	uint64_t refs;			/* atomic: taken by readers */
 	unsigned char body[TS_SIZE - 24];
@@ -412,7 +421,8 @@ struct ts_run {
 	unsigned long ops;
 	uint64_t seed;
 	uint64_t bad[2];		/* readers: a magic that is not ours */
-	uint64_t reused[2];		/* readers: found, but serving another key */
+	uint64_t reused[2];		/* readers: found, but
+					 * serving another key */
 	uint64_t found[2];
 	uint64_t shrinks;
 	uint64_t pending_seen;		/* samples with slabs pending */
@@ -440,16 +450,19 @@ static void *ts_reader(void *arg)
 		if (o) {
 			/* look up, take a reference, re-check identity */
 			__atomic_fetch_add(&o->refs, 1, __ATOMIC_ACQUIRE);
-			if (__atomic_load_n(&o->magic, __ATOMIC_RELAXED) != TS_MAGIC)
+			if (__atomic_load_n(&o->magic, __ATOMIC_RELAXED) !=
+			    TS_MAGIC)
 				r->bad[a->id]++;
-			else if (__atomic_load_n(&o->key, __ATOMIC_ACQUIRE) == k)
+			else if (__atomic_load_n(&o->key, __ATOMIC_ACQUIRE) ==
+				 k)
 				r->found[a->id]++;
 			else
 				r->reused[a->id]++;
 			if (k % 4 == 0)
 				sched_yield();
 			/* still ours: a slab with a reader inside stays */
-			if (__atomic_load_n(&o->magic, __ATOMIC_RELAXED) != TS_MAGIC)
+			if (__atomic_load_n(&o->magic, __ATOMIC_RELAXED) !=
+			    TS_MAGIC)
 				r->bad[a->id]++;
 			__atomic_fetch_sub(&o->refs, 1, __ATOMIC_RELEASE);
 		}
@@ -508,14 +521,16 @@ static void *ts_writer(void *arg)
 		__atomic_store_n(&r->slot[k], n, __ATOMIC_RELEASE);
 		if (old) {
 			/* type-safe: freed (and maybe reused) at once */
-			__atomic_store_n(&old->key, UINT64_MAX, __ATOMIC_RELEASE);
+			__atomic_store_n(&old->key, UINT64_MAX,
+					 __ATOMIC_RELEASE);
 			segpool_cache_free(r->ts, old);
 		}
 		if (i % 512 == 511) {
 			/* empty every slot: slabs empty out, then shrink */
 			for (unsigned int j = 0; j < TS_SLOTS; j++) {
 				old = r->slot[j];
-				__atomic_store_n(&r->slot[j], NULL, __ATOMIC_RELEASE);
+				__atomic_store_n(&r->slot[j], NULL,
+						 __ATOMIC_RELEASE);
 				if (old) {
 					__atomic_store_n(&old->key, UINT64_MAX,
 							 __ATOMIC_RELEASE);
@@ -563,7 +578,8 @@ static void test_typesafe_under_load(void **state)
 	r->seed = sp_test_seed();
 	for (int i = 0; i < 2; i++) {
 		ra[i] = (struct ts_arg){ r, i };
-		assert_int_equal(pthread_create(&rd[i], NULL, ts_reader, &ra[i]), 0);
+		assert_int_equal(
+			pthread_create(&rd[i], NULL, ts_reader, &ra[i]), 0);
 	}
 	assert_int_equal(pthread_create(&ot, NULL, ts_other, r), 0);
 	assert_int_equal(pthread_create(&wr, NULL, ts_writer, r), 0);
@@ -691,8 +707,9 @@ static void test_plain_slab_released_at_once(void **state)
 /* Objects of a type-safe cache keep their bytes across free and reuse. */
 static void test_typesafe_object_kept(void **state)
 {
-	struct segpool_cache *c = segpool_cache_create("rcu-ts-keep",
-			sizeof(struct ts_obj), 0, SEGPOOL_TYPESAFE_BY_RCU, ts_ctor);
+	struct segpool_cache *c =
+		segpool_cache_create("rcu-ts-keep", sizeof(struct ts_obj), 0,
+				     SEGPOOL_TYPESAFE_BY_RCU, ts_ctor);
 	struct ts_obj *o, *p;
 
 	(void)state;
@@ -716,9 +733,10 @@ static void test_typesafe_object_kept(void **state)
 
 static void test_destroy_with_pending(void **state)
 {
-	struct segpool_cache *c = segpool_cache_create("rcu-destroy", 100, 0, 0, NULL);
-	struct segpool_cache *t = segpool_cache_create("rcu-destroy-ts", 100, 0,
-						       SEGPOOL_TYPESAFE_BY_RCU, NULL);
+	struct segpool_cache *c =
+		segpool_cache_create("rcu-destroy", 100, 0, 0, NULL);
+	struct segpool_cache *t = segpool_cache_create(
+		"rcu-destroy-ts", 100, 0, SEGPOOL_TYPESAFE_BY_RCU, NULL);
 	void *objs[150];
 
 	(void)state;
@@ -740,7 +758,8 @@ static void test_destroy_with_pending(void **state)
 
 static void test_refuse_inside_reader(void **state)
 {
-	struct segpool_cache *c = segpool_cache_create("rcu-refuse", 32, 0, 0, NULL);
+	struct segpool_cache *c =
+		segpool_cache_create("rcu-refuse", 32, 0, 0, NULL);
 
 	(void)state;
 	assert_non_null(c);
@@ -762,7 +781,8 @@ static void test_refuse_inside_reader(void **state)
 
 static void test_stats_args(void **state)
 {
-	struct segpool_cache *c = segpool_cache_create("rcu-args", 32, 0, 0, NULL);
+	struct segpool_cache *c =
+		segpool_cache_create("rcu-args", 32, 0, 0, NULL);
 	struct segpool_rcu_stats st = { .size = sizeof(st) };
 
 	(void)state;
@@ -877,7 +897,8 @@ static void test_free_rcu_bounded(void **state)
 	struct segpool_rcu_stats st = { .size = sizeof(st) };
 	struct segpool_cache *c;
 	uint64_t max_seen = 0, saved = sp_rcu_pending_max;
-	unsigned long per = (unsigned long)(200000 * sp_test_load_scale()) + 5000;
+	unsigned long per =
+		(unsigned long)(200000 * sp_test_load_scale()) + 5000;
 	bool running = true;
 
 	(void)state;
@@ -886,7 +907,8 @@ static void test_free_rcu_bounded(void **state)
 	sp_rcu_pending_max = BP_MAX;
 	for (int i = 0; i < BP_THREADS; i++) {
 		f[i] = (struct flood){ .c = c, .n = per };
-		assert_int_equal(pthread_create(&t[i], NULL, flood_thread, &f[i]), 0);
+		assert_int_equal(
+			pthread_create(&t[i], NULL, flood_thread, &f[i]), 0);
 	}
 	while (running) {
 		assert_int_equal(segpool_cache_rcu_stats(c, &st), 0);
@@ -913,7 +935,8 @@ static void test_free_rcu_bounded(void **state)
 
 static void test_fork_with_pending(void **state)
 {
-	struct segpool_cache *c = segpool_cache_create("rcu-fork", 64, 0, 0, NULL);
+	struct segpool_cache *c =
+		segpool_cache_create("rcu-fork", 64, 0, 0, NULL);
 	void *objs[10];
 	char verdict = 0;
 	int status, fds[2];

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * selftests/unit/test_region.c - the NUMA backend and slab geometry, from inside:
- * buddy allocator, pagemap ownership, commit rollback, topology, CPU lists,
- * size-class table and slab geometry bounds.
+ * selftests/unit/test_region.c - the NUMA backend and slab geometry, from
+ * inside: buddy allocator, pagemap ownership, commit rollback, topology, CPU
+ * lists, size-class table and slab geometry bounds.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -222,7 +222,8 @@ static void test_cpu_list_parse(void **state)
 	assert_int_equal(sp_cpu_parse_list("3-1"), -1);
 	assert_int_equal(sp_cpu_parse_list("a"), -1);
 	assert_int_equal(sp_cpu_parse_list("1-"), -1);
-	assert_true(sp_cpu_possible_count() >= (int)sysconf(_SC_NPROCESSORS_ONLN));
+	assert_true(sp_cpu_possible_count() >=
+		    (int)sysconf(_SC_NPROCESSORS_ONLN));
 }
 
 static void test_kmalloc_classes(void **state)
@@ -235,7 +236,8 @@ static void test_kmalloc_classes(void **state)
 		assert_true(sp_kmalloc_class_size(i) >= sz);
 		/* smallest class that fits */
 		if (i > 0)
-			assert_true(sp_kmalloc_class_size(i - 1) < SP_MAX(sz, 1UL));
+			assert_true(sp_kmalloc_class_size(i - 1) <
+				    SP_MAX(sz, 1UL));
 		/* internal waste under 25% above 128 bytes */
 		if (sz > 128)
 			assert_true((sp_kmalloc_class_size(i) - sz) * 4 <
@@ -256,7 +258,8 @@ static void test_geometry_bounds(void **state)
 			struct segpool_cache c = { .flags = 0 };
 			size_t slab, waste;
 
-			assert_int_equal(sp_geometry_compute(&c, size, aligns[a]), 0);
+			assert_int_equal(
+				sp_geometry_compute(&c, size, aligns[a]), 0);
 			slab = SP_PAGE_SIZE << c.order;
 			waste = slab - (size_t)c.objs_per_slab * c.stride;
 			assert_true(c.objs_per_slab >= 1);

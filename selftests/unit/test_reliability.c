@@ -53,7 +53,8 @@ static int run_self(const char *filter, const char *const *env,
 	int status;
 
 	changes[n++] = CHILD_ENV "=1";
-	for (; env && *env && n < sizeof(changes) / sizeof(changes[0]) - 1; env++)
+	for (; env && *env && n < sizeof(changes) / sizeof(changes[0]) - 1;
+	     env++)
 		changes[n++] = *env;
 	changes[n] = NULL;
 	assert_int_equal(sp_test_exec_self(&x, buf, size, &status), 0);
@@ -74,7 +75,7 @@ static unsigned int count_of(const char *hay, const char *needle)
 	return n;
 }
 
-/* --- start-up without memory (defect 2) ------------------------------------ */
+/* --- start-up without memory (defect 2) ----------------------------------- */
 
 #define INIT_AS_LIMIT	(20UL << 20)	/* ulimit -v 20M */
 
@@ -431,7 +432,7 @@ static void test_tombstones_bounded(void **state)
 	}
 }
 
-/* --- every setting given garbage ------------------------------------------- */
+/* --- every setting given garbage ------------------------------------------ */
 
 /*
  * What a child started with one bad setting does: the library works, and
@@ -523,7 +524,8 @@ static void test_env_every_variable_garbage(void **state)
 			const char *env[] = { setting, NULL };
 			int status;
 
-			snprintf(setting, sizeof(setting), "%s=%s", v->name, bad);
+			snprintf(setting, sizeof(setting), "%s=%s", v->name,
+				 bad);
 			sp_env_escape(bad, esc, sizeof(esc));
 			snprintf(want, sizeof(want), "segpool: %s=\"%s\": ",
 				 v->name, esc);
@@ -531,8 +533,10 @@ static void test_env_every_variable_garbage(void **state)
 					  sizeof(buf));
 			runs++;
 			if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-				fail_msg("%s=\"%s\": child status %#x; stderr: %s",
-					 v->name, esc, status, buf);
+				fail_msg(
+					"%s=\"%s\": child status %#x; stderr: "
+					"%s",
+					v->name, esc, status, buf);
 			/* one short line, naming the variable and the value,
 			 * saying what happens instead (the stated behaviour's
 			 * first clause) and citing the installed manual, not a
@@ -544,7 +548,8 @@ static void test_env_every_variable_garbage(void **state)
 			line = strstr(buf, want);
 			if (count_of(buf, want) != 1 ||
 			    count_of(buf, "segpool: ") != 1 ||
-			    !strstr(buf, instead) || !strstr(buf, "see segpool(7)") ||
+			    !strstr(buf, instead) ||
+			    !strstr(buf, "see segpool(7)") ||
 			    strstr(buf, ".md") || strstr(buf, ".c:") ||
 			    strcspn(line, "\n") - strlen(esc) > 160)
 				fail_msg("%s=\"%s\": expected one short report "
@@ -584,7 +589,10 @@ static void test_env_good_values_silent(void **state)
 static void test_env_verbose(void **state)
 {
 	static const char *const env[] = {
-		"SEGPOOL_VERBOSE=1", "SEGPOOL_DEBUG=1", "SEGPOOL_PERCPU=lock", NULL,
+		"SEGPOOL_VERBOSE=1",
+		"SEGPOOL_DEBUG=1",
+		"SEGPOOL_PERCPU=lock",
+		NULL,
 	};
 	char buf[16384], want[128];
 	int status;
@@ -596,7 +604,8 @@ static void test_env_verbose(void **state)
 	printf("# %s", buf);
 	assert_int_equal(count_of(buf, "starts with (SEGPOOL_VERBOSE):"), 1);
 	for (int i = 0; i < SP_ENV_NR; i++) {
-		snprintf(want, sizeof(want), "segpool:   %s", sp_env_table[i].name);
+		snprintf(want, sizeof(want), "segpool:   %s",
+			 sp_env_table[i].name);
 		if (count_of(buf, want) < 1)
 			fail_msg("%s is not in the settings printed: %s",
 				 sp_env_table[i].name, buf);
@@ -662,7 +671,8 @@ static struct segpool_cache *sig_cache;
 static void *sig_stash[SIG_STASH];
 static volatile unsigned int sig_stash_next;
 static volatile unsigned long sig_allocs, sig_enomem, sig_other, sig_count;
-static volatile unsigned long sig_nested;	/* handlers inside the library */
+static volatile unsigned long sig_nested;	/* handlers inside
+						 * the library */
 static bool sig_stop;		/* atomic: the sender reads it */
 
 static void sig_handler(int sig)
@@ -712,7 +722,8 @@ static void child_signal_alloc(void **state)
 	sig_cache = segpool_cache_create("rel-signal", 64, 0, 0, NULL);
 	assert_non_null(sig_cache);
 	for (int i = 0; i < SIG_STASH; i++)
-		assert_non_null(sig_stash[i] = segpool_cache_alloc(sig_cache, 0));
+		assert_non_null(sig_stash[i] =
+					segpool_cache_alloc(sig_cache, 0));
 	sigemptyset(&sa.sa_mask);
 	sa.sa_flags = SA_RESTART;
 	assert_int_equal(sigaction(SIGUSR1, &sa, NULL), 0);

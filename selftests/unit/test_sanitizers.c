@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * selftests/unit/test_sanitizers.c - AddressSanitizer and valgrind see cache objects.
+ * selftests/unit/test_sanitizers.c - AddressSanitizer and valgrind see cache
+ * objects.
  *
  * A planted bug (use after free, write after free, overflow into the next
  * object, a leak) runs in a fresh process: this program started again with
@@ -29,7 +30,7 @@
 #include "internal/sanitize.h"
 #include "selftests/lib/harness.h"
 
-/* --- the planted bugs (child side) ----------------------------------------- */
+/* --- the planted bugs (child side) ---------------------------------------- */
 
 static void plant_report(const char *what, const volatile void *p)
 {
@@ -105,7 +106,8 @@ static int run_planted(const char *bug, const char *const *wrapper,
 
 	snprintf(plant, sizeof(plant), "SP_SAN_PLANT=%s", bug);
 	assert_int_equal(sp_test_exec_self(&x, buf, size, &status), 0);
-	return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+	return WIFSIGNALED(status) ? 128 + WTERMSIG(status) :
+				     WEXITSTATUS(status);
 }
 
 /* The address the child printed after "planted <what> at ". */
@@ -130,7 +132,7 @@ static bool expect(const char *buf, const char *needle)
 	return false;
 }
 
-/* --- AddressSanitizer ------------------------------------------------------------- */
+/* --- AddressSanitizer ----------------------------------------------------- */
 
 static void need_asan(void)
 {
@@ -151,7 +153,8 @@ static void asan_case(const char *bug, const char *kind, const char *where)
 	need_asan();
 	status = run_planted(bug, NULL, report, sizeof(report));
 	assert_true(status != 0);
-	assert_true(expect(report, "ERROR: AddressSanitizer: use-after-poison"));
+	assert_true(
+		expect(report, "ERROR: AddressSanitizer: use-after-poison"));
 	assert_true(expect(report, kind));
 	assert_true(expect(report, planted_addr(report, addr, sizeof(addr))));
 	/* segpool's own line after ASan's report: the object and its cache */
@@ -163,7 +166,8 @@ static void test_asan_uaf_read(void **state)
 	(void)state;
 	asan_case("uaf-read", "READ of size 1",
 		  "is 8 bytes inside object 0x");
-	assert_true(expect(report, "of cache san-plant (size 40): the object is free"));
+	assert_true(expect(report,
+			   "of cache san-plant (size 40): the object is free"));
 }
 
 static void test_asan_uaf_write(void **state)
@@ -211,7 +215,7 @@ static void test_asan_object_bounds(void **state)
 #endif
 }
 
-/* --- valgrind memcheck ------------------------------------------------------------- */
+/* --- valgrind memcheck ---------------------------------------------------- */
 
 static bool valgrind_installed(void)
 {
@@ -239,9 +243,11 @@ static void need_valgrind(void)
 	why = "a ThreadSanitizer build cannot run under valgrind";
 #endif
 	if (!why && !SP_VALGRIND)
-		why = "built without <valgrind/memcheck.h> (Debian package valgrind)";
+		why = "built without <valgrind/memcheck.h> (Debian package "
+		      "valgrind)";
 	if (!why && sp_test_under_valgrind())
-		why = "already under valgrind (test_memcheck_state checks from inside)";
+		why = "already under valgrind (test_memcheck_state checks from "
+		      "inside)";
 	if (!why && !valgrind_installed())
 		why = "valgrind is not installed";
 	if (why) {
@@ -299,7 +305,8 @@ static void test_valgrind_overflow(void **state)
 
 	(void)state;
 	need_valgrind();
-	assert_int_equal(run_planted("overflow", cmd, report, sizeof(report)), 99);
+	assert_int_equal(run_planted("overflow", cmd, report, sizeof(report)),
+			 99);
 	assert_true(expect(report, "Invalid write of size 1"));
 	assert_true(expect(report, planted_addr(report, addr, sizeof(addr))));
 }
@@ -326,7 +333,8 @@ static void test_memcheck_state(void **state)
 
 	(void)state;
 	if (!SP_VALGRIND || !sp_test_under_valgrind()) {
-		printf("# skip: runs under valgrind only (the CI's valgrind step)\n");
+		printf("# skip: runs under valgrind only (the CI's valgrind "
+		       "step)\n");
 		skip();
 	}
 #if SP_VALGRIND

@@ -14,8 +14,8 @@
  * each on a fresh cache of 64-byte objects, and again all on one cache one
  * after another (magazines grown for one size meet the next); and batches
  * whose size is drawn from 60 to 250 anew each round.  40 warm-up rounds
- * (the sizing grows the magazines meanwhile), then the measured rounds.  rseq and lock
- * modes (variants); the layer is the same code in both.
+ * (the sizing grows the magazines meanwhile), then the measured rounds.  rseq
+ * and lock modes (variants); the layer is the same code in both.
  */
 #include <inttypes.h>
 #include <stdint.h>
@@ -118,7 +118,8 @@ static void sweep(bool pool, bool shared)
 		/* measured calls: about 400,000 (fewer under valgrind and the
 		 * sanitizers), at least 20 rounds */
 		unsigned long want = sp_test_scaled(200000, 10000);
-		unsigned int rounds = want / n > 20 ? (unsigned int)(want / n) : 20;
+		unsigned int rounds = want / n > 20 ? (unsigned int)(want / n) :
+						      20;
 		uint64_t calls, t0, t, s0, sl;
 
 		assert_non_null(c);
@@ -132,10 +133,12 @@ static void sweep(bool pool, bool shared)
 		calls = run(c, objs, n, pool, rounds);
 		t = trips(c) - t0;
 		sl = slow(c) - s0;
-		printf("# %s%s %4u: %6" PRIu64 " trips in %8" PRIu64 " calls, %.3f%% "
+		printf("# %s%s %4u: %6" PRIu64 " trips in %8" PRIu64
+		       " calls, %.3f%% "
 		       "(slow paths %.3f%%), magazines of %u\n",
-		       shared ? "one cache, " : "", pool ? "pool " : "batch", n, t, calls,
-		       100.0 * t / calls, 100.0 * sl / calls, mag_size(c));
+		       shared ? "one cache, " : "", pool ? "pool " : "batch", n,
+		       t, calls, 100.0 * t / calls, 100.0 * sl / calls,
+		       mag_size(c));
 		if (t * 1000 >= calls * 3 || sl * 1000 >= calls * 3)
 			bad++;
 		if (pool)
@@ -181,7 +184,8 @@ static void test_pool_sweep(void **state)
 static void test_swing(void **state)
 {
 	void **objs = calloc(MAX_OBJS, sizeof(*objs));
-	struct segpool_cache *c = segpool_cache_create("sizing_swing", 64, 0, 0, NULL);
+	struct segpool_cache *c =
+		segpool_cache_create("sizing_swing", 64, 0, 0, NULL);
 	uint64_t rnd = sp_test_seed() | 1, calls = 0, t0 = 0, s0 = 0, t, sl;
 	int cpu = sp_test_allowed_cpu(0);
 
@@ -210,7 +214,8 @@ static void test_swing(void **state)
 	}
 	t = trips(c) - t0;
 	sl = slow(c) - s0;
-	printf("# swing 60..250: %" PRIu64 " trips in %" PRIu64 " calls, %.3f%% "
+	printf("# swing 60..250: %" PRIu64 " trips in %" PRIu64
+	       " calls, %.3f%% "
 	       "(slow paths %.3f%%), magazines of %u\n",
 	       t, calls, 100.0 * t / calls, 100.0 * sl / calls, mag_size(c));
 	sp_test_unpin();

@@ -332,7 +332,7 @@ static void test_double_free_in_batch(void **state)
 	assert_int_equal(segpool_cache_destroy(c), 0);
 }
 
-/* --- the free map (SP_CACHE_FREEMAP) ---------------------------------------- */
+/* --- the free map (SP_CACHE_FREEMAP) -------------------------------------- */
 
 /* The bits of @s's map, recounted: every free object's bit, no other. */
 static void check_map(struct segpool_cache *c, struct sp_slab *s)
@@ -494,7 +494,8 @@ static void die_free_after_shrink(void *arg)
 	if (!x || !y)
 		return;
 	segpool_cache_free(c, x);
-	if (segpool_cache_shrink(c) < 0)	/* x onto its slab: y keeps it */
+	/* x onto its slab: y keeps it */
+	if (segpool_cache_shrink(c) < 0)
 		return;
 	segpool_cache_free(c, x);
 }

@@ -4,13 +4,13 @@
  *
  * Every output is parsed back the way a tool would read it: the slabinfo
  * dump row by row with sscanf(), the detail as "key value" lines, the JSON
- * with the selftests' small strict parser (selftests/lib/json.c, no library), and the numbers are
- * compared with an independent count of the objects the test holds (slabs
- * found from the objects' addresses, nodes from segpool_obj_node()).  The
- * counters are checked exactly after a known sequence of operations on one
- * pinned CPU, per CPU slot and per node.  Last, the three renderings run in
- * a loop while eight threads allocate, free, create and destroy caches: no
- * crash, every row whole, every document well-formed.
+ * with the selftests' small strict parser (selftests/lib/json.c, no library),
+ * and the numbers are compared with an independent count of the objects the
+ * test holds (slabs found from the objects' addresses, nodes from
+ * segpool_obj_node()).  The counters are checked exactly after a known sequence
+ * of operations on one pinned CPU, per CPU slot and per node.  Last, the three
+ * renderings run in a loop while eight threads allocate, free, create and
+ * destroy caches: no crash, every row whole, every document well-formed.
  *
  * The per-CPU mode is fixed per process, so the program runs once per mode
  * (SP_TEST_MAIN_VARIANTS, each run its own TAP line): the default mode
@@ -112,7 +112,8 @@ static unsigned long count_slabs(void **objs, size_t n, size_t slab_bytes)
 	assert_non_null(base);
 	for (size_t i = 0; i < n; i++)
 		if (objs[i])
-			base[k++] = (uintptr_t)objs[i] & ~(uintptr_t)(slab_bytes - 1);
+			base[k++] = (uintptr_t)objs[i] &
+				    ~(uintptr_t)(slab_bytes - 1);
 	qsort(base, k, sizeof(*base), cmp_ptr);
 	for (size_t i = 0; i < k; i++)
 		slabs += i == 0 || base[i] != base[i - 1];
@@ -141,13 +142,15 @@ static void test_bad_arguments(void **state)
 	assert_int_equal(segpool_stats_dump_detail(f, NULL, 1U << 7), -EINVAL);
 	assert_int_equal(errno, EINVAL);
 	errno = 0;
-	assert_int_equal(segpool_stats_dump_detail(f, "no-such-cache", 0), -ENOENT);
+	assert_int_equal(segpool_stats_dump_detail(f, "no-such-cache", 0),
+			 -ENOENT);
 	assert_int_equal(errno, ENOENT);
 	errno = 0;
 	assert_int_equal(segpool_stats_json(NULL, 0), -EINVAL);
 	assert_int_equal(errno, EINVAL);
 	errno = 0;
-	assert_int_equal(segpool_stats_json(f, ~SEGPOOL_STATS_FLAGS_VALID), -EINVAL);
+	assert_int_equal(segpool_stats_json(f, ~SEGPOOL_STATS_FLAGS_VALID),
+			 -EINVAL);
 	assert_int_equal(errno, EINVAL);
 	errno = 0;
 	assert_int_equal(segpool_stats_health(NULL), -EINVAL);
@@ -201,7 +204,8 @@ static void test_slabinfo_golden(void **state)
 		assert_int_equal(r.batch, G_MAG);
 		assert_int_equal(r.shared, G_DEPOT);
 	} else {
-		assert_int_equal(r.limit + r.batch + r.shared + r.sharedavail, 0);
+		assert_int_equal(r.limit + r.batch + r.shared + r.sharedavail,
+				 0);
 	}
 
 	for (size_t i = 0; i < k; i++)
@@ -276,7 +280,9 @@ static void test_slabinfo_kmalloc(void **state)
 	free(blk);
 }
 
-/* Every key of a cache block, in order (Documentation/reference/stats-keys.md). */
+/*
+ * Every key of a cache block, in order (Documentation/reference/stats-keys.md).
+ */
 static const char *const detail_keys[] = {
 	"object_size", "slab_size", "align", "objs_per_slab", "order",
 	"pages_per_slab", "ctor", "flags", "max_empty", "percpu", "mag_size",
@@ -353,8 +359,8 @@ static void test_detail_keys(void **state)
 	CHECK(!strncmp(text, "cache st-detail\n", 16), "starts '%.20s'", text);
 	CHECK(!strstr(text + 1, "\ncache ") && !strstr(text, "health\n"),
 	      "more than one block");
-	check_block_keys(text, "st-detail", detail_keys, ARRAY_SIZE(detail_keys),
-			 false);
+	check_block_keys(text, "st-detail", detail_keys,
+			 ARRAY_SIZE(detail_keys), false);
 	assert_int_equal(sp_detail_num(text, "st-detail", "object_size"), 40);
 	assert_int_equal(sp_detail_num(text, "st-detail", "slab_size"), 64);
 	assert_int_equal(sp_detail_num(text, "st-detail", "align"), 64);
@@ -368,18 +374,22 @@ static void test_detail_keys(void **state)
 			    has_pcpu() ? "yes" : "no");
 	assert_int_equal(sp_detail_num(text, "st-detail", "active_objs"),
 			 ARRAY_SIZE(objs));
-	assert_int_equal(sp_detail_num(text, "st-detail", "slabs"), info.total_slabs);
+	assert_int_equal(sp_detail_num(text, "st-detail", "slabs"),
+			 info.total_slabs);
 	assert_int_equal(sp_detail_num(text, "st-detail", "slab_bytes"),
 			 info.slab_bytes);
 	assert_int_equal(sp_detail_num(text, "st-detail", "active_bytes"),
 			 ARRAY_SIZE(objs) * 64);
-	assert_int_equal(sp_detail_num(text, "st-detail", "cpu_objs"), info.cpu_objs);
+	assert_int_equal(sp_detail_num(text, "st-detail", "cpu_objs"),
+			 info.cpu_objs);
 	assert_int_equal(sp_detail_num(text, "st-detail", "depot_objs"),
 			 info.depot_objs);
 	assert_int_equal(sp_detail_num(text, "st-detail", "cpu_bytes"),
 			 info.cpu_objs * 64);
-	assert_int_equal(sp_detail_num(text, "st-detail", "allocs"), info.allocs);
-	assert_int_equal(sp_detail_num(text, "st-detail", "mag_size"), info.mag_size);
+	assert_int_equal(sp_detail_num(text, "st-detail", "allocs"),
+			 info.allocs);
+	assert_int_equal(sp_detail_num(text, "st-detail", "mag_size"),
+			 info.mag_size);
 	assert_int_equal(sp_detail_num(text, "st-detail", "depot_max"),
 			 info.depot_max);
 	assert_int_equal(sp_detail_num(text, "st-detail", "alloc_failures"), 0);
@@ -398,17 +408,18 @@ static void test_detail_keys(void **state)
 						      &at, &count);
 
 		assert_int_equal(count, segpool_numa_node_count());
-		assert_int_equal(sum, sp_detail_num(text, "st-detail", detail_keys[i]));
+		assert_int_equal(sum, sp_detail_num(text, "st-detail",
+						    detail_keys[i]));
 	}
 	free(text);
 
 	/* all caches: the health block first, then this one among them */
 	text = sp_stats_capture(SP_STATS_DETAIL_PERCPU, NULL);
 	CHECK(!strncmp(text, "health\n", 7), "starts '%.20s'", text);
-	check_block_keys(text, "st-detail", detail_keys, ARRAY_SIZE(detail_keys),
-			 true);
-	check_block_keys(text, "kmalloc-64", detail_keys, ARRAY_SIZE(detail_keys),
-			 true);
+	check_block_keys(text, "st-detail", detail_keys,
+			 ARRAY_SIZE(detail_keys), true);
+	check_block_keys(text, "kmalloc-64", detail_keys,
+			 ARRAY_SIZE(detail_keys), true);
 	free(text);
 
 	for (size_t i = 0; i < ARRAY_SIZE(objs); i++)
@@ -524,14 +535,17 @@ static void test_counters_exact(void **state)
 				 sp_detail_num(text, C, "alloc_slowpath"), n1);
 		assert_int_equal(sp_detail_num(text, C, "free_fastpath") +
 				 sp_detail_num(text, C, "free_slowpath"), n2);
-		assert_int_equal(sp_detail_num(text, C, "alloc_slowpath"), fills);
+		assert_int_equal(sp_detail_num(text, C, "alloc_slowpath"),
+				 fills);
 		assert_int_equal(sp_detail_num(text, C, "mag_fill"), fills);
-		assert_int_equal(sp_detail_num(text, C, "fill_objs"), fills * mag);
+		assert_int_equal(sp_detail_num(text, C, "fill_objs"),
+				 fills * mag);
 		assert_int_equal(sp_detail_num(text, C, "alloc_direct"), 0);
 		assert_int_equal(sp_detail_num(text, C, "bypass"), 0);
 		assert_int_equal(sp_detail_num(text, C, "remote_free"), 0);
 		/* per CPU: everything in this CPU's slot, nothing elsewhere */
-		for (size_t i = FIRST_CTR_KEY; i < ARRAY_SIZE(detail_keys); i++) {
+		for (size_t i = FIRST_CTR_KEY; i < ARRAY_SIZE(detail_keys);
+		     i++) {
 			unsigned long long total =
 				sp_detail_num(text, C, detail_keys[i]);
 			unsigned long long sum = sp_detail_split(text, C,
@@ -557,11 +571,13 @@ static void test_counters_exact(void **state)
 					      &at, &count), cached);
 		assert_int_equal(at, cached);
 		assert_int_equal(sp_detail_num(text, C, "fill_objs") -
-				 sp_detail_num(text, C, "flush_objs") -
-				 (n1 - n2), cached + sp_detail_num(text, C, "depot_objs"));
+					 sp_detail_num(text, C, "flush_objs") -
+					 (n1 - n2),
+				 cached + sp_detail_num(text, C, "depot_objs"));
 	} else {
 		for (size_t i = FIRST_CTR_KEY; i < ARRAY_SIZE(detail_keys); i++)
-			assert_int_equal(sp_detail_num(text, C, detail_keys[i]), 0);
+			assert_int_equal(sp_detail_num(text, C, detail_keys[i]),
+					 0);
 		assert_int_equal(sp_detail_num(text, C, "alloc_direct"), n1);
 		assert_int_equal(sp_detail_num(text, C, "free_direct"), n2);
 		assert_int_equal(sp_detail_num(text, C, "slot_objs"), 0);
@@ -631,12 +647,15 @@ static void test_json_golden(void **state)
 		assert_int_equal(jnum(&d, si, "active_objs"), k);
 		assert_int_equal(jnum(&d, si, "num_objs"), info.total_objs);
 		assert_int_equal(jnum(&d, si, "objsize"), 72);
-		assert_int_equal(jnum(&d, si, "objperslab"), info.objs_per_slab);
-		assert_int_equal(jnum(&d, si, "pagesperslab"), info.pages_per_slab);
+		assert_int_equal(jnum(&d, si, "objperslab"),
+				 info.objs_per_slab);
+		assert_int_equal(jnum(&d, si, "pagesperslab"),
+				 info.pages_per_slab);
 		assert_int_equal(jnum(&d, si, "limit"), 2ULL * info.mag_size);
 		assert_int_equal(jnum(&d, si, "batchcount"), info.mag_size);
 		assert_int_equal(jnum(&d, si, "sharedfactor"), info.depot_max);
-		assert_int_equal(jnum(&d, si, "active_slabs"), info.active_slabs);
+		assert_int_equal(jnum(&d, si, "active_slabs"),
+				 info.active_slabs);
 		assert_int_equal(jnum(&d, si, "num_slabs"), info.total_slabs);
 		assert_int_equal(jnum(&d, si, "sharedavail"), info.depot_objs);
 	}
@@ -671,7 +690,8 @@ static void test_json_golden(void **state)
 	total = 0;
 	in_slots = 0;
 	for (int s = d.v[cpus].child; s >= 0; s = d.v[s].next) {
-		total += jnum(&d, s, "alloc_fastpath") + jnum(&d, s, "alloc_slowpath");
+		total += jnum(&d, s, "alloc_fastpath") +
+			 jnum(&d, s, "alloc_slowpath");
 		in_slots += jnum(&d, s, "slot_objs");
 	}
 	assert_int_equal(total, jnum(&d, me, "alloc_fastpath") +
@@ -684,15 +704,18 @@ static void test_json_golden(void **state)
 
 		assert_string_equal(jstr(&d, hh, "percpu_mode"), h.percpu_mode);
 		assert_int_equal(jnum(&d, hh, "nr_nodes"), h.nr_nodes);
-		assert_int_equal(jnum(&d, hh, "cpus_possible"), h.cpus_possible);
+		assert_int_equal(jnum(&d, hh, "cpus_possible"),
+				 h.cpus_possible);
 		assert_int_equal(jbool(&d, hh, "numa_bind"), h.numa_bind);
 		for (unsigned int i = 0; i < h.nr_nodes; i++) {
 			int nd = jfind(&d, hn, "node", NULL, h.node[i].node);
 
-			CHECK(nd >= 0, "health node %d missing", h.node[i].node);
+			CHECK(nd >= 0, "health node %d missing",
+			      h.node[i].node);
 			assert_int_equal(jnum(&d, nd, "region_bytes"),
 					 h.node[i].region_bytes);
-			assert_int_equal(jbool(&d, nd, "bound"), h.node[i].bound);
+			assert_int_equal(jbool(&d, nd, "bound"),
+					 h.node[i].bound);
 		}
 	}
 	jfree(&d);
@@ -770,9 +793,11 @@ static void test_health(void **state)
 	else
 		assert_int_equal(h.rseq_registration, SEGPOOL_RSEQ_NONE);
 	if (variant_is("mode=lock"))
-		assert_string_equal(h.percpu_reason, "lock (SEGPOOL_PERCPU=lock)");
+		assert_string_equal(h.percpu_reason,
+				    "lock (SEGPOOL_PERCPU=lock)");
 	if (variant_is("mode=off")) {
-		assert_string_equal(h.percpu_reason, "off (SEGPOOL_PERCPU=off)");
+		assert_string_equal(h.percpu_reason,
+				    "off (SEGPOOL_PERCPU=off)");
 		assert_int_equal(h.cpu_slots, 0);
 	} else {
 		assert_true(h.cpu_slots >= h.cpus_possible);
@@ -797,7 +822,8 @@ static void test_health(void **state)
 		}
 		assert_int_equal(cpus, h.cpus_possible);
 		/* the rest of the array is zeroed */
-		for (unsigned int i = h.nr_nodes; i < SEGPOOL_HEALTH_MAX_NODES; i++)
+		for (unsigned int i = h.nr_nodes; i < SEGPOOL_HEALTH_MAX_NODES;
+		     i++)
 			assert_int_equal(h.node[i].region_bytes, 0);
 	}
 
@@ -817,7 +843,8 @@ static void test_health(void **state)
 	CHECK(!strncmp(text, "health\n", 7), "starts '%.20s'", text);
 	CHECK(strlen(text) > 2 && !strcmp(text + strlen(text) - 2, "\n\n"),
 	      "the block is not closed by an empty line");
-	assert_string_equal(sp_detail_str(text, NULL, "percpu_mode"), h.percpu_mode);
+	assert_string_equal(sp_detail_str(text, NULL, "percpu_mode"),
+			    h.percpu_mode);
 	{
 		char val[256], rest[256];
 
@@ -828,11 +855,13 @@ static void test_health(void **state)
 		      !strcmp(h.percpu_reason + strlen(val) + (rest[0] ? 1 : 0),
 			      rest), "percpu_reason '%s %s'", val, rest);
 	}
-	assert_int_equal(sp_detail_num(text, NULL, "cpus_possible"), h.cpus_possible);
+	assert_int_equal(sp_detail_num(text, NULL, "cpus_possible"),
+			 h.cpus_possible);
 	assert_int_equal(sp_detail_num(text, NULL, "nr_nodes"), h.nr_nodes);
 	assert_string_equal(sp_detail_str(text, NULL, "numa_bind"),
 			    h.numa_bind ? "yes" : "no");
-	assert_string_equal(sp_detail_str(text, NULL, "debug"), debug_expected());
+	assert_string_equal(sp_detail_str(text, NULL, "debug"),
+			    debug_expected());
 	for (unsigned int i = 0; i < h.nr_nodes; i++) {
 		unsigned long long at;
 		int count;
@@ -841,7 +870,8 @@ static void test_health(void **state)
 			     &at, &count);
 		assert_int_equal(at, h.node[i].region_bytes);
 		assert_int_equal(count, h.nr_nodes);
-		sp_detail_split(text, NULL, "bound", 'N', h.node[i].node, &at, &count);
+		sp_detail_split(text, NULL, "bound", 'N', h.node[i].node, &at,
+				&count);
 		assert_int_equal(at, h.node[i].bound);
 	}
 	free(text);
@@ -971,11 +1001,14 @@ static void *churn_thread(void *p)
 		if (a->id % 2 == 0) {
 			c = ch->shared[sp_test_rand(&rnd) % CHURN_SHARED];
 		} else {
-			snprintf(name, sizeof(name), "st-churn-%d-%lu", a->id, it % 4);
-			c = segpool_cache_create(name, 16 + sp_test_rand(&rnd) % 500,
+			snprintf(name, sizeof(name), "st-churn-%d-%lu", a->id,
+				 it % 4);
+			c = segpool_cache_create(name,
+						 16 + sp_test_rand(&rnd) % 500,
 						 0, 0, NULL);
 			if (!c) {
-				__atomic_store_n(&ch->failed, 1, __ATOMIC_RELAXED);
+				__atomic_store_n(&ch->failed, 1,
+						 __ATOMIC_RELAXED);
 				break;
 			}
 		}
@@ -983,13 +1016,15 @@ static void *churn_thread(void *p)
 			objs[i] = segpool_cache_alloc(c, 0);
 		for (size_t i = 0; i < n; i++) {
 			if (!objs[i])
-				__atomic_store_n(&ch->failed, 2, __ATOMIC_RELAXED);
+				__atomic_store_n(&ch->failed, 2,
+						 __ATOMIC_RELAXED);
 			segpool_cache_free(c, objs[i]);
 		}
 		if (a->id % 2 && segpool_cache_destroy(c))
 			__atomic_store_n(&ch->failed, 3, __ATOMIC_RELAXED);
 		__atomic_store_n(&ch->ops[a->id], it + 1, __ATOMIC_RELAXED);
-		sched_yield();	/* eight threads on few CPUs: let the reader in */
+		/* eight threads on few CPUs: let the reader in */
+		sched_yield();
 	}
 	return NULL;
 }
@@ -1000,7 +1035,8 @@ static unsigned long min_ops(struct churn *ch)
 	unsigned long min = ~0UL;
 
 	for (int i = 0; i < CHURN_THREADS; i++) {
-		unsigned long n = __atomic_load_n(&ch->ops[i], __ATOMIC_RELAXED);
+		unsigned long n =
+			__atomic_load_n(&ch->ops[i], __ATOMIC_RELAXED);
 
 		min = n < min ? n : min;
 	}
@@ -1021,14 +1057,16 @@ static void check_detail_shape(const char *text)
 			CHECK(in_block, "empty line outside a block");
 			in_block = false;
 		} else if (!in_block) {
-			CHECK(!strncmp(p, "cache ", 6) || !strncmp(p, "health\n", 7),
+			CHECK(!strncmp(p, "cache ", 6) ||
+				      !strncmp(p, "health\n", 7),
 			      "block head '%.*s'", (int)(nl - p), p);
 			in_block = true;
 		} else {
 			size_t key = strspn(p, "abcdefghijklmnopqrstuvwxyz_");
 
 			CHECK(key > 0 && p[key] == ' ' && nl > p + key + 1,
-			      "not a 'key value' line: '%.*s'", (int)(nl - p), p);
+			      "not a 'key value' line: '%.*s'", (int)(nl - p),
+			      p);
 		}
 		p = nl + 1;
 	}
@@ -1068,10 +1106,12 @@ static void test_dump_while_churning(void **state)
 		CHECK(sp_slabinfo_check(text, NULL, NULL) >= 41,
 		      "round %lu: fewer rows than size classes", r);
 		free(text);
-		text = sp_stats_capture(r % 2 ? SP_STATS_DETAIL_PERCPU : SP_STATS_DETAIL, NULL);
+		text = sp_stats_capture(
+			r % 2 ? SP_STATS_DETAIL_PERCPU : SP_STATS_DETAIL, NULL);
 		check_detail_shape(text);
 		free(text);
-		text = sp_stats_capture(r % 2 ? SP_STATS_JSON : SP_STATS_JSON_PERCPU, NULL);
+		text = sp_stats_capture(
+			r % 2 ? SP_STATS_JSON : SP_STATS_JSON_PERCPU, NULL);
 		jparse(&d, text);
 		jcheck_integers(&d);
 		jfree(&d);
@@ -1085,7 +1125,8 @@ static void test_dump_while_churning(void **state)
 		assert_int_equal(pthread_join(th[i], NULL), 0);
 	CHECK(!ch.failed, "a churning thread failed (%d)", ch.failed);
 	print_message("# %lu rounds of every rendering while 8 threads ran "
-		      "(the least busy made %lu iterations)\n", r, min_ops(&ch));
+		      "(the least busy made %lu iterations)\n",
+		      r, min_ops(&ch));
 	for (int i = 0; i < CHURN_SHARED; i++) {
 		assert_int_equal(sp_test_info(ch.shared[i]).active_objs, 0);
 		assert_int_equal(segpool_cache_destroy(ch.shared[i]), 0);

@@ -278,15 +278,21 @@ static void test_setting_parse(void **state)
 		unsigned int opts;
 	} cases[] = {
 		{ "slabinfo", 0, SEGPOOL_STATS_SLABINFO },
-		{ "health,slabinfo", 0, SEGPOOL_STATS_SLABINFO | SEGPOOL_STATS_HEALTH },
-		{ "DETAIL,percpu", 0, SEGPOOL_STATS_DETAIL | SEGPOOL_STATS_PERCPU },
+		{ "health,slabinfo", 0,
+		  SEGPOOL_STATS_SLABINFO | SEGPOOL_STATS_HEALTH },
+		{ "DETAIL,percpu", 0,
+		  SEGPOOL_STATS_DETAIL | SEGPOOL_STATS_PERCPU },
 		{ "json", 0, SEGPOOL_STATS_JSON },
 		{ "json,percpu", 0, SEGPOOL_STATS_JSON | SEGPOOL_STATS_PERCPU },
-		{ "all", 0, SEGPOOL_STATS_SLABINFO | SEGPOOL_STATS_HEALTH |
-			   SEGPOOL_STATS_DETAIL },
-		{ "1", 0, SEGPOOL_STATS_SLABINFO | SEGPOOL_STATS_HEALTH |
-			 SEGPOOL_STATS_DETAIL },
-		{ "0", 0, 0 }, { "off", 0, 0 }, { "", 0, 0 },
+		{ "all", 0,
+		  SEGPOOL_STATS_SLABINFO | SEGPOOL_STATS_HEALTH |
+			  SEGPOOL_STATS_DETAIL },
+		{ "1", 0,
+		  SEGPOOL_STATS_SLABINFO | SEGPOOL_STATS_HEALTH |
+			  SEGPOOL_STATS_DETAIL },
+		{ "0", 0, 0 },
+		{ "off", 0, 0 },
+		{ "", 0, 0 },
 		{ "json,health", -EINVAL, 0 },
 		{ "percpu", -EINVAL, 0 },
 		{ "slabinfo,", -EINVAL, 0 },
@@ -295,8 +301,9 @@ static void test_setting_parse(void **state)
 		{ "slab", -EINVAL, 0 },
 		{ "healthy", -EINVAL, 0 },
 		{ "2", -EINVAL, 0 },
-		{ "all,unused", 0, SEGPOOL_STATS_SLABINFO | SEGPOOL_STATS_HEALTH |
-				 SEGPOOL_STATS_DETAIL | SP_STATS_PRINT_UNUSED },
+		{ "all,unused", 0,
+		  SEGPOOL_STATS_SLABINFO | SEGPOOL_STATS_HEALTH |
+			  SEGPOOL_STATS_DETAIL | SP_STATS_PRINT_UNUSED },
 		{ "unused", -EINVAL, 0 },
 		{ "json,unused", -EINVAL, 0 },
 	};
@@ -308,7 +315,8 @@ static void test_setting_parse(void **state)
 		int ret = sp_stats_print_parse(cases[i].s, &opts);
 
 		if (ret != cases[i].ret)
-			fail_msg("'%s': %d, not %d", cases[i].s, ret, cases[i].ret);
+			fail_msg("'%s': %d, not %d", cases[i].s, ret,
+				 cases[i].ret);
 		if (!ret && opts != cases[i].opts)
 			fail_msg("'%s': options %#x, not %#x", cases[i].s, opts,
 				 cases[i].opts);
@@ -318,8 +326,10 @@ static void test_setting_parse(void **state)
 	assert_string_equal(out, "/tmp/s.42.txt");
 	assert_int_equal(sp_stats_path_expand("a%%b", 1, out, sizeof(out)), 0);
 	assert_string_equal(out, "a%b");
-	assert_int_equal(sp_stats_path_expand("a%d", 1, out, sizeof(out)), -EINVAL);
-	assert_int_equal(sp_stats_path_expand("", 1, out, sizeof(out)), -EINVAL);
+	assert_int_equal(sp_stats_path_expand("a%d", 1, out, sizeof(out)),
+			 -EINVAL);
+	assert_int_equal(sp_stats_path_expand("", 1, out, sizeof(out)),
+			 -EINVAL);
 	assert_int_equal(sp_stats_path_expand("%p%p%p", 1234567, out, 8),
 			 -ENAMETOOLONG);
 }
@@ -529,7 +539,8 @@ static void test_secure_env(void **state)
 	if (lstat(file, &st) == 0) {
 		unlink(file);
 		rmdir(dir);
-		fail_msg("the setuid child wrote %s; its stderr: %s", file, buf);
+		fail_msg("the setuid child wrote %s; its stderr: %s", file,
+			 buf);
 	}
 	rmdir(dir);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
@@ -628,14 +639,18 @@ static void test_print_at_exit_shape(void **state)
 	int status;
 
 	(void)state;
-	assert_int_equal(sp_test_run_child(child_fold_and_exit, "slabinfo,detail",
-					   buf, sizeof(buf), &status), 0);
+	assert_int_equal(sp_test_run_child(child_fold_and_exit,
+					   "slabinfo,detail", buf, sizeof(buf),
+					   &status),
+			 0);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	if (sscanf(buf, "totals\nin_use_bytes %llu\nslab_bytes %*u\nlarge_bytes "
+	if (sscanf(buf,
+		   "totals\nin_use_bytes %llu\nslab_bytes %*u\nlarge_bytes "
 		   "%*u\nmapped_bytes %llu\nresident_bytes %llu\n"
 		   "peak_resident_bytes %llu\n\nslabinfo - version: 2.1\n",
 		   &in_use, &mapped, &resident, &peak) != 4)
-		fail_msg("the print does not start with the totals: %.400s", buf);
+		fail_msg("the print does not start with the totals: %.400s",
+			 buf);
 	assert_true(in_use >= CHILD_OBJS * 88);
 	assert_true(mapped >= 4u << 20);
 	assert_true(peak >= resident && resident > 0);
@@ -709,7 +724,8 @@ static void test_user_caches_first(void **state)
 		    strstr(text, "cache kmalloc-8\n"));
 	free(text);
 	text = file_call(W_JSON, 0);
-	assert_true(strstr(text, "\"stp-mine\"") < strstr(text, "\"kmalloc-8\""));
+	assert_true(strstr(text, "\"stp-mine\"") <
+		    strstr(text, "\"kmalloc-8\""));
 	free(text);
 	drop_cache(c, objs, CHILD_OBJS);
 	segpool_free(k);
@@ -762,7 +778,8 @@ static void test_print_at_exit(void **state)
 		if (de->d_name[0] == '.')
 			continue;
 		/* the name carries the child's pid */
-		assert_int_equal(sscanf(de->d_name, "stats.%d.%15s", &pid, tail), 2);
+		assert_int_equal(
+			sscanf(de->d_name, "stats.%d.%15s", &pid, tail), 2);
 		assert_string_equal(tail, "json");
 		assert_true(pid > 0 && pid != getpid());
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);

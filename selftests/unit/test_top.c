@@ -58,9 +58,11 @@ static void test_natural_sort(void **state)
 		assert_int_equal(top_natcmp(sorted[i], sorted[i]), 0);
 		for (size_t j = i + 1; j < n; j++) {
 			if (top_natcmp(sorted[i], sorted[j]) >= 0)
-				fail_msg("%s is not before %s", sorted[i], sorted[j]);
+				fail_msg("%s is not before %s", sorted[i],
+					 sorted[j]);
 			if (top_natcmp(sorted[j], sorted[i]) <= 0)
-				fail_msg("%s is not after %s", sorted[j], sorted[i]);
+				fail_msg("%s is not after %s", sorted[j],
+					 sorted[i]);
 		}
 	}
 	/* a suffix counts only at a word's end: "10kb" is 10 then "kb" */
@@ -96,7 +98,9 @@ static void test_sort_keys(void **state)
 		assert_int_equal(top_sort_parse(top_sort_keys[s].word, &t), 0);
 		assert_int_equal(t, s);
 	}
-	/* every entry is slabtop's but growth, on a letter slabtop leaves free */
+	/*
+	 * every entry is slabtop's but growth, on a letter slabtop leaves free
+	 */
 	for (int i = 0; i < TOP_SORT_NR; i++) {
 		bool theirs = false;
 
@@ -159,9 +163,11 @@ static void test_options(void **state)
 	assert_int_equal(o.mode, TOP_RUN_ONCE);
 	assert_int_equal(o.sort, TOP_SORT_CACHE_SIZE);
 	assert_int_equal(o.pid, 42);
-	assert_int_equal(parse("--once --sort=objsize 7", &o, msg, sizeof(msg)), 0);
+	assert_int_equal(parse("--once --sort=objsize 7", &o, msg, sizeof(msg)),
+			 0);
 	assert_int_equal(o.sort, TOP_SORT_OBJ_SIZE);
-	assert_int_equal(parse("--delay=0.5 -b -n 3 -p 9", &o, msg, sizeof(msg)), 0);
+	assert_int_equal(
+		parse("--delay=0.5 -b -n 3 -p 9", &o, msg, sizeof(msg)), 0);
 	assert_true(o.delay == 0.5 && o.batch && o.iterations == 3);
 	assert_int_equal(parse("--slabinfo 5", &o, msg, sizeof(msg)), 0);
 	assert_int_equal(o.mode, TOP_RUN_SLABINFO);
@@ -293,8 +299,8 @@ static int frame_lines(struct top_screen *scr, char **line, int max)
 /*
  * slabtop -o's frame (procps-ng slabtop.c): five summary lines, a blank
  * line, the header, then one row per cache in its formats (a real frame:
- * "703560 518344   0%    0.10K  18040       39     72160K buffer_head"); 79 columns with
- * a 23-character name.
+ * "703560 518344   0%    0.10K  18040       39     72160K buffer_head"); 79
+ * columns with a 23-character name.
  */
 static const char *const slabtop_summary[] = {
 	" Active / Total Objects (% used)    : ",
@@ -303,7 +309,8 @@ static const char *const slabtop_summary[] = {
 	" Active / Total Size (% used)       : ",
 	" Minimum / Average / Maximum Object : ",
 };
-#define SLABTOP_HEADER	"  OBJS ACTIVE  USE OBJ SIZE  SLABS OBJ/SLAB CACHE SIZE NAME"
+#define SLABTOP_HEADER \
+	"  OBJS ACTIVE  USE OBJ SIZE  SLABS OBJ/SLAB CACHE SIZE NAME"
 #define SLABTOP_NAME_COL 55
 
 static void check_slabtop_row(const char *row,
@@ -325,7 +332,10 @@ static void check_slabtop_row(const char *row,
 			 c->active_objs * 100 / c->total_objs : 0);
 	assert_int_equal(kib, (c->slab_bytes + 1023) / 1024);
 	assert_string_equal(name, c->name);
-	/* the columns end where the header's do: the name at column 55 (0-based) */
+	/*
+	 * the columns end where the header's do:
+	 * the name at column 55 (0-based)
+	 */
 	if (strncmp(row + SLABTOP_NAME_COL, c->name, strlen(c->name)) ||
 	    row[SLABTOP_NAME_COL - 1] != ' ')
 		fail_msg("the name is not at column %d: \"%s\"",
@@ -359,8 +369,10 @@ static void test_once_frame(void **state)
 		for (int i = 0; i < 5; i++)
 			if (strncmp(line[i], slabtop_summary[i],
 				    strlen(slabtop_summary[i])))
-				fail_msg("line %d is \"%s\", slabtop's starts \"%s\"",
-					 i + 1, line[i], slabtop_summary[i]);
+				fail_msg(
+					"line %d is \"%s\", "
+					"slabtop's starts \"%s\"",
+					i + 1, line[i], slabtop_summary[i]);
 		assert_string_equal(line[0] + strlen(slabtop_summary[0]),
 				    "133 / 679 (19.6%)");
 		assert_string_equal(line[5], "");
@@ -616,11 +628,14 @@ static void test_keys(void **state)
 	assert_true(ctx.hide_empty);
 	assert_int_equal(top_handle_key(&ctx, 'i', page), TOP_ACT_REDRAW);
 	assert_int_equal(ctx.mode, TOP_VIEW_CACHE);
-	assert_int_equal(top_handle_key(&ctx, TOP_KEY_ESC, page), TOP_ACT_REDRAW);
+	assert_int_equal(top_handle_key(&ctx, TOP_KEY_ESC, page),
+			 TOP_ACT_REDRAW);
 	assert_int_equal(ctx.mode, TOP_VIEW_LIST);
-	assert_int_equal(top_handle_key(&ctx, TOP_KEY_ENTER, page), TOP_ACT_REDRAW);
+	assert_int_equal(top_handle_key(&ctx, TOP_KEY_ENTER, page),
+			 TOP_ACT_REDRAW);
 	assert_int_equal(ctx.mode, TOP_VIEW_CACHE);
-	assert_int_equal(top_handle_key(&ctx, TOP_KEY_ENTER, page), TOP_ACT_REDRAW);
+	assert_int_equal(top_handle_key(&ctx, TOP_KEY_ENTER, page),
+			 TOP_ACT_REDRAW);
 	assert_int_equal(ctx.mode, TOP_VIEW_LIST);
 	assert_int_equal(top_handle_key(&ctx, 'm', page), TOP_ACT_REDRAW);
 	assert_int_equal(ctx.mode, TOP_VIEW_NODES);
@@ -635,9 +650,11 @@ static void test_keys(void **state)
 	/* selection */
 	assert_int_equal(top_handle_key(&ctx, 'j', page), TOP_ACT_REDRAW);
 	assert_int_equal(ctx.sel, 1);
-	assert_int_equal(top_handle_key(&ctx, TOP_KEY_END, page), TOP_ACT_REDRAW);
+	assert_int_equal(top_handle_key(&ctx, TOP_KEY_END, page),
+			 TOP_ACT_REDRAW);
 	assert_int_equal(ctx.sel, 4);
-	assert_int_equal(top_handle_key(&ctx, TOP_KEY_PGUP, page), TOP_ACT_REDRAW);
+	assert_int_equal(top_handle_key(&ctx, TOP_KEY_PGUP, page),
+			 TOP_ACT_REDRAW);
 	assert_int_equal(ctx.sel, 0);
 	/* a letter nobody uses does nothing */
 	assert_int_equal(top_handle_key(&ctx, 'z', page), TOP_ACT_NONE);
@@ -668,9 +685,10 @@ static void check_sort_entry(const char *tag, const char *desc)
 			 key, what, desc);
 	col = top_sort_keys[s].column;
 	if (!strstr(desc, col ? col : "no column"))
-		fail_msg("%s: sort %c does not name its column %s", TOP_DOC, key,
-			 col ? col : "(none)");
-	assert_int_equal(!strstr(desc, "not in slabtop"), top_sort_keys[s].slabtop);
+		fail_msg("%s: sort %c does not name its column %s", TOP_DOC,
+			 key, col ? col : "(none)");
+	assert_int_equal(!strstr(desc, "not in slabtop"),
+			 top_sort_keys[s].slabtop);
 }
 
 static void test_manual_tables(void **state)
@@ -705,7 +723,8 @@ static void test_manual_tables(void **state)
 			size_t n = strlen(desc), l = strlen(line);
 
 			if (n + l + 2 > sizeof(desc))
-				fail_msg("%s: sort entry too long: %s", TOP_DOC, tag);
+				fail_msg("%s: sort entry too long: %s", TOP_DOC,
+					 tag);
 			if (n)
 				desc[n++] = ' ';
 			memcpy(desc + n, line, l + 1);
@@ -715,7 +734,7 @@ static void test_manual_tables(void **state)
 	assert_int_equal(rows, TOP_SORT_NR);
 }
 
-/* --- a planted segment ------------------------------------------------------ */
+/* --- a planted segment ---------------------------------------------------- */
 
 #define FAKE_CAP	4
 #define FAKE_SIZE	65536UL
@@ -805,7 +824,8 @@ static void test_seg_fake_reads(void **state)
 	(void)state;
 	if (open_own(&sg, msg, sizeof(msg)) != TOP_OK)
 		fail_msg("the fake segment is refused: %s", msg);
-	assert_int_equal(top_snap_read(&sg, &snapshot, msg, sizeof(msg)), TOP_OK);
+	assert_int_equal(top_snap_read(&sg, &snapshot, msg, sizeof(msg)),
+			 TOP_OK);
 	assert_int_equal(snapshot.hdr.nr_caches, 1);
 	assert_string_equal(snapshot.caches[0].name, "forged");
 	top_snap_free(&snapshot);
@@ -895,7 +915,8 @@ static void test_seg_shrinks(void **state)
 
 	(void)state;
 	assert_int_equal(open_own(&sg, msg, sizeof(msg)), TOP_OK);
-	assert_int_equal(top_snap_read(&sg, &snapshot, msg, sizeof(msg)), TOP_OK);
+	assert_int_equal(top_snap_read(&sg, &snapshot, msg, sizeof(msg)),
+			 TOP_OK);
 	assert_int_equal(ftruncate(fd, 0), 0);
 	assert_int_equal(top_snap_read(&sg, &snapshot, msg, sizeof(msg)),
 			 TOP_EBADSEG);

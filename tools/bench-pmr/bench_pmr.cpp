@@ -126,7 +126,8 @@ struct config {
 	unsigned batch = 2000;
 	unsigned reps = 5;
 	unsigned rounds = 1;
-	std::vector<std::string> only;	/* -c: "resource" or "resource:malloc" */
+	std::vector<std::string> only;	/* -c: "resource" or
+					 * "resource:malloc" */
 	std::vector<unsigned> threads{1, 2};
 	bool smoke = false;
 };
@@ -202,9 +203,12 @@ int child(const config &c, const std::string &res, const peer &p,
 		want = want ? want + 1 : p.soname;
 		if (!m || !dladdr(m, &info) || !info.dli_fname ||
 		    !std::strstr(info.dli_fname, want)) {
-			std::fprintf(stderr, "bench-pmr: malloc is not %s's here "
-				     "(it is %s's): run refused\n", p.name,
-				     m && dladdr(m, &info) ? info.dli_fname : "?");
+			std::fprintf(stderr,
+				     "bench-pmr: malloc is not %s's here "
+				     "(it is %s's): run refused\n",
+				     p.name,
+				     m && dladdr(m, &info) ? info.dli_fname :
+							     "?");
 			return 1;
 		}
 	}
@@ -240,26 +244,33 @@ int child(const config &c, const std::string &res, const peer &p,
 				auto none = [] {};
 
 				if (res == "newdelete") {
-					uniq[t] = run_batches(l, c.batch,
-						std::pmr::new_delete_resource(), none);
+					uniq[t] = run_batches(
+						l, c.batch,
+						std::pmr::new_delete_resource(),
+						none);
 				} else if (res == "unsync-pool") {
-					std::pmr::unsynchronized_pool_resource r;
-					uniq[t] = run_batches(l, c.batch, &r, none);
+					std::pmr::unsynchronized_pool_resource
+						r;
+					uniq[t] = run_batches(l, c.batch, &r,
+							      none);
 					after[t] = rss_bytes();
 				} else if (res == "sync-pool") {
-					uniq[t] = run_batches(l, c.batch, &sync_pool, none);
+					uniq[t] = run_batches(l, c.batch,
+							      &sync_pool, none);
 				} else if (res == "monotonic") {
 					std::pmr::monotonic_buffer_resource r;
-					uniq[t] = run_batches(l, c.batch, &r,
-							      [&r] { r.release(); });
+					uniq[t] = run_batches(
+						l, c.batch, &r,
+						[&r] { r.release(); });
 					after[t] = rss_bytes();
 				} else if (res == "sp-pool") {
 					uniq[t] = run_batches(l, c.batch,
 						&segpool::pmr::pool(), none);
 				} else if (res == "sp-arena") {
 					segpool::pmr::arena_resource r;
-					uniq[t] = run_batches(l, c.batch, &r,
-							      [&r] { r.release(); });
+					uniq[t] = run_batches(
+						l, c.batch, &r,
+						[&r] { r.release(); });
 					after[t] = rss_bytes();
 				} else if (res == "sp-pool-inline") {
 					uniq[t] = run_batches(l, c.batch,
@@ -268,7 +279,8 @@ int child(const config &c, const std::string &res, const peer &p,
 					uniq[t] = run_batches(l, c.batch,
 						bench_pmr_inline_cache(), none);
 				} else {
-					uniq[t] = run_batches(l, c.batch, &sp_cache, none);
+					uniq[t] = run_batches(l, c.batch,
+							      &sp_cache, none);
 				}
 				cpu[t] = thread_cpu_ns() - t0;
 				if (!after[t])
@@ -285,8 +297,10 @@ int child(const config &c, const std::string &res, const peer &p,
 			rss_after = std::max(rss_after, after[t]);
 		}
 		if (rep && u != unique) {
-			std::fprintf(stderr, "bench-pmr: %s: results differ between "
-				     "repetitions\n", res.c_str());
+			std::fprintf(stderr,
+				     "bench-pmr: %s: results differ between "
+				     "repetitions\n",
+				     res.c_str());
 			return 1;
 		}
 		unique = u;
@@ -297,9 +311,9 @@ int child(const config &c, const std::string &res, const peer &p,
 	struct rusage ru;
 
 	getrusage(RUSAGE_SELF, &ru);
-	std::printf("result %s %s %u %.2f %" PRIu64 " %zu %ld %zu\n", res.c_str(),
-		    p.name, nthreads, samples[samples.size() / 2], unique,
-		    rss_start >> 10, ru.ru_maxrss, rss_after >> 10);
+	std::printf("result %s %s %u %.2f %" PRIu64 " %zu %ld %zu\n",
+		    res.c_str(), p.name, nthreads, samples[samples.size() / 2],
+		    unique, rss_start >> 10, ru.ru_maxrss, rss_after >> 10);
 	return 0;
 }
 
@@ -310,13 +324,15 @@ std::string find_lib(const char *soname)
 	std::string dir;
 
 	if (soname[0] == '/')
-		return access(soname, R_OK) == 0 ? std::string(soname) : std::string();
+		return access(soname, R_OK) == 0 ? std::string(soname) :
+						   std::string();
 	if (dladdr((void *)&std::fopen, &info) && info.dli_fname) {
 		dir = info.dli_fname;
 		dir.erase(dir.rfind('/') + 1);
 	}
-	for (const std::string &d : { dir, std::string("/usr/lib/x86_64-linux-gnu/"),
-				     std::string("/usr/lib/"), std::string("/usr/local/lib/") }) {
+	for (const std::string &d :
+	     { dir, std::string("/usr/lib/x86_64-linux-gnu/"),
+	       std::string("/usr/lib/"), std::string("/usr/local/lib/") }) {
 		std::string path = d + soname;
 
 		if (!d.empty() && access(path.c_str(), R_OK) == 0)
@@ -363,7 +379,8 @@ bool spawn(const config &c, const char *self, const std::string &res,
 		return false;
 	pid_t pid = fork();
 	if (pid == 0) {
-		std::string n = std::to_string(c.lines), b = std::to_string(c.batch),
+		std::string n = std::to_string(c.lines),
+			    b = std::to_string(c.batch),
 			    r = std::to_string(c.reps), ts = std::to_string(t);
 
 		dup2(fds[1], 1);
@@ -372,7 +389,8 @@ bool spawn(const config &c, const char *self, const std::string &res,
 		if (!preload.empty())
 			setenv("LD_PRELOAD", preload.c_str(), 1);
 		execl(exe.c_str(), self, "--child", res.c_str(), p.name,
-		      p.soname ? p.soname : "-", ts.c_str(), n.c_str(), b.c_str(), r.c_str(), (char *)nullptr);
+		      p.soname ? p.soname : "-", ts.c_str(), n.c_str(),
+		      b.c_str(), r.c_str(), (char *)nullptr);
 		_exit(127);
 	}
 	close(fds[1]);
@@ -424,7 +442,8 @@ int main(int argc, char **argv)
 	const char *base = std::strrchr(self, '/');
 
 	if (argc == 9 && !std::strcmp(argv[1], "--child")) {
-		peer p = { argv[3], std::strcmp(argv[4], "-") ? argv[4] : nullptr };
+		peer p = { argv[3],
+			   std::strcmp(argv[4], "-") ? argv[4] : nullptr };
 
 		c.lines = std::strtoull(argv[6], nullptr, 10);
 		c.batch = (unsigned)std::strtoul(argv[7], nullptr, 10);
@@ -438,12 +457,14 @@ int main(int argc, char **argv)
 
 		if (a == "--smoke")
 			c.smoke = true;
-		else if (a == "-t" && i + 1 < argc && parse_threads(argv[i + 1], c.threads))
+		else if (a == "-t" && i + 1 < argc &&
+			 parse_threads(argv[i + 1], c.threads))
 			i++;
 		else if (a == "-n" && i + 1 < argc)
 			c.lines = std::strtoull(argv[++i], nullptr, 10);
 		else if (a == "-b" && i + 1 < argc)
-			c.batch = (unsigned)std::strtoul(argv[++i], nullptr, 10);
+			c.batch =
+				(unsigned)std::strtoul(argv[++i], nullptr, 10);
 		else if (a == "-r" && i + 1 < argc)
 			c.reps = (unsigned)std::strtoul(argv[++i], nullptr, 10);
 		else if (a == "-c" && i + 1 < argc) {
@@ -459,15 +480,20 @@ int main(int argc, char **argv)
 				at = e + 1;
 			}
 		} else if (a == "-R" && i + 1 < argc)
-			c.rounds = (unsigned)std::strtoul(argv[++i], nullptr, 10);
+			c.rounds =
+				(unsigned)std::strtoul(argv[++i], nullptr, 10);
 		else if (a == "--peer" && i + 1 < argc && add_peer(argv[i + 1]))
 			i++;
 		else if (!a.compare(0, 7, "--peer=") && add_peer(argv[i] + 7))
 			;
 		else {
-			std::fprintf(stderr, "usage: %s [-t 1,2] [-n lines] [-b batch] "
-				     "[-r reps] [-R rounds] [-c LIST] [--peer NAME=/LIB]... "
-				     "[--smoke]\n", self);
+			std::fprintf(
+				stderr,
+				"usage: %s [-t 1,2] [-n lines] [-b batch] "
+				"[-r reps] [-R rounds] [-c LIST] [--peer "
+				"NAME=/LIB]... "
+				"[--smoke]\n",
+				self);
 			return 2;
 		}
 	}
@@ -479,7 +505,8 @@ int main(int argc, char **argv)
 		c.threads = {1, 2};
 	}
 	if (!c.lines || !c.batch || !c.reps || !c.rounds) {
-		std::fprintf(stderr, "bench-pmr: -n, -b, -r and -R must be positive\n");
+		std::fprintf(stderr,
+			     "bench-pmr: -n, -b, -r and -R must be positive\n");
 		return 2;
 	}
 
@@ -506,19 +533,25 @@ int main(int argc, char **argv)
 		std::uint64_t unique = 0;
 		bool have_unique = false;
 
-		std::printf("\n%u thread%s\n%-15s %-9s %10s %7s %11s %11s %11s %8s\n",
-			    t, t > 1 ? "s" : "", "resource", "malloc", "ns/line",
-			    "ratio", "rss start", "peak rss", "rss after", "after/st");
+		std::printf(
+			"\n%u thread%s\n%-15s %-9s %10s %7s %11s %11s %11s "
+			"%8s\n",
+			t, t > 1 ? "s" : "", "resource", "malloc", "ns/line",
+			"ratio", "rss start", "peak rss", "rss after",
+			"after/st");
 		for (const char *res : resources) {
 			for (const auto &p : peers) {
-				/* the allocator matters under new_delete only */
+				/*
+				 * the allocator matters under new_delete only
+				 */
 				if (std::strcmp(res, "newdelete") && p.soname)
 					continue;
 				if (!c.only.empty() &&
 				    std::find_if(c.only.begin(), c.only.end(),
 						 [&](const std::string &o) {
 					    return o == res ||
-						   o == std::string(res) + ":" + p.name;
+						   o == std::string(res) +
+							   ":" + p.name;
 				    }) == c.only.end())
 					continue;
 				runs.push_back({ res, &p, {}, {}, false });
@@ -528,16 +561,19 @@ int main(int argc, char **argv)
 			for (auto &s : runs) {
 				row r;
 
-				if (s.failed || (s.p->soname && (!BENCH_PRELOAD ||
-				    find_lib(s.p->soname).empty())))
+				if (s.failed ||
+				    (s.p->soname &&
+				     (!BENCH_PRELOAD ||
+				      find_lib(s.p->soname).empty())))
 					continue;
 				if (!spawn(c, self, s.res, *s.p, t, r)) {
 					s.failed = true;
 					continue;
 				}
 				if (have_unique && r.unique != unique) {
-					std::printf("%-15s %-9s  WRONG RESULT\n",
-						    s.res, s.p->name);
+					std::printf(
+						"%-15s %-9s  WRONG RESULT\n",
+						s.res, s.p->name);
 					failed++;
 				}
 				unique = r.unique;
@@ -550,12 +586,15 @@ int main(int argc, char **argv)
 			const char *res = s.res, *name = s.p->name;
 
 			if (s.p->soname && !BENCH_PRELOAD) {
-				std::printf("%-15s %-9s  (not in a sanitized build)\n",
-					    res, name);
+				std::printf(
+					"%-15s %-9s  (not in a sanitized "
+					"build)\n",
+					res, name);
 				continue;
 			}
 			if (s.p->soname && find_lib(s.p->soname).empty()) {
-				std::printf("%-15s %-9s  (not installed)\n", res, name);
+				std::printf("%-15s %-9s  (not installed)\n",
+					    res, name);
 				continue;
 			}
 			if (s.failed || s.ns.empty()) {
@@ -570,12 +609,15 @@ int main(int argc, char **argv)
 			if (!base_ns)
 				base_ns = ns;
 			std::printf("%-15s %-9s %10.1f %7.2f %8zu KiB %7zu KiB "
-				    "%7zu KiB %8.2f\n", res, name, ns,
-				    base_ns ? ns / base_ns : 0.0, r.start_kb,
-				    r.peak_kb, r.after_kb,
-				    r.start_kb ? (double)r.after_kb / (double)r.start_kb : 0.0);
+				    "%7zu KiB %8.2f\n",
+				    res, name, ns, base_ns ? ns / base_ns : 0.0,
+				    r.start_kb, r.peak_kb, r.after_kb,
+				    r.start_kb ? (double)r.after_kb /
+							 (double)r.start_kb :
+						 0.0);
 		}
 	}
-	std::printf("\n%s\n", failed ? "bench-pmr: some runs failed" : "bench-pmr: ok");
+	std::printf("\n%s\n",
+		    failed ? "bench-pmr: some runs failed" : "bench-pmr: ok");
 	return failed ? 1 : 0;
 }

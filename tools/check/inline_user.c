@@ -35,8 +35,10 @@ __attribute__((noinline)) void user_free(void *p)
 
 int main(int argc, char **argv)
 {
-	struct segpool_cache *c = segpool_cache_create("inline_user", 64, 0, 0, NULL);
-	unsigned int want = argc > 1 && argv[1][0] == '0' ? 0 : SEGPOOL_INLINE_ABI_VERSION;
+	struct segpool_cache *c =
+		segpool_cache_create("inline_user", 64, 0, 0, NULL);
+	unsigned int want =
+		argc > 1 && argv[1][0] == '0' ? 0 : SEGPOOL_INLINE_ABI_VERSION;
 	void *p[100];
 
 	if (!c)
@@ -51,7 +53,8 @@ int main(int argc, char **argv)
 				user_cache_free(c, p[i]);
 		}
 	}
-	printf("# inline user program: layout version %u (want %u), slot bound %u\n",
+	printf("# inline user program: layout version %u (want %u), "
+	       "slot bound %u\n",
 	       __segpool_abi()->version, want, __segpool_abi()->nr);
 	segpool_cache_destroy(c);
 	return __segpool_abi()->version == want ? 0 : 1;

@@ -202,7 +202,8 @@ int top_ctl_request(int pid, unsigned int op, long long arg, const char *path)
 		return TOP_EXIT_TARGET;
 	}
 	if (__atomic_load_n(&c->magic, __ATOMIC_ACQUIRE) !=
-	    SEGPOOL_EXPORT_CTL_MAGIC || c->version != SEGPOOL_EXPORT_CTL_VERSION) {
+		    SEGPOOL_EXPORT_CTL_MAGIC ||
+	    c->version != SEGPOOL_EXPORT_CTL_VERSION) {
 		top_error("%s: not a control segment of version %u", fpath,
 			  SEGPOOL_EXPORT_CTL_VERSION);
 		goto out;
@@ -226,7 +227,8 @@ int top_ctl_request(int pid, unsigned int op, long long arg, const char *path)
 	if (path)
 		snprintf(c->path, sizeof(c->path), "%s", path);
 	__atomic_store_n(&c->state, SEGPOOL_CTL_PENDING, __ATOMIC_RELEASE);
-	while (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) != SEGPOOL_CTL_DONE ||
+	while (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) !=
+		       SEGPOOL_CTL_DONE ||
 	       c->answered != ticket) {
 		if (top_ctl_now(CLOCK_MONOTONIC) > deadline) {
 			top_error("process %d did not answer within %d s (%s)",

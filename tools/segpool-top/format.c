@@ -39,7 +39,8 @@ const char *top_fmt_kib(char *buf, size_t len, uint64_t bytes)
 
 const char *top_fmt_delta_kib(char *buf, size_t len, int64_t delta)
 {
-	uint64_t a = delta < 0 ? (uint64_t)0 - (uint64_t)delta : (uint64_t)delta;
+	uint64_t a = delta < 0 ? (uint64_t)0 - (uint64_t)delta :
+				 (uint64_t)delta;
 
 	if (!a)
 		snprintf(buf, len, "0K");

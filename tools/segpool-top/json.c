@@ -129,7 +129,8 @@ static void top_json_cache_keys(struct sp_json *j, const struct top_snap *s,
 		sp_json_open(j, NULL, '{', true);
 		sp_json_int(j, "node", cn[n].node_id);
 		top_json_keys(j, s, s->keys + s->nkeys[0],
-			      s->nvals + (i * nn + n) * s->nkeys[1], s->nkeys[1]);
+			      s->nvals + (i * nn + n) * s->nkeys[1],
+			      s->nkeys[1]);
 		sp_json_close(j);
 	}
 	sp_json_close(j);
@@ -226,7 +227,8 @@ static void top_json_mode(struct sp_json *j, const char *reason)
 /* The health section from the key table: segpool_stats_json()'s. */
 static void top_json_health_keys(struct sp_json *j, const struct top_snap *s)
 {
-	const struct segpool_export_key *hk = s->keys + s->nkeys[0] + s->nkeys[1];
+	const struct segpool_export_key *hk =
+		s->keys + s->nkeys[0] + s->nkeys[1];
 	uint32_t nn = s->hdr.nr_nodes;
 
 	sp_json_open(j, "health", '{', false);
@@ -285,7 +287,8 @@ static void top_json_health(struct sp_json *j, const struct top_snap *s)
 	sp_json_close(j);
 }
 
-static void top_json_arena(struct sp_json *j, const struct segpool_export_arena *a)
+static void top_json_arena(struct sp_json *j,
+			   const struct segpool_export_arena *a)
 {
 	static const struct {
 		uint32_t bit;

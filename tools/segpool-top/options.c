@@ -40,35 +40,50 @@ void top_error(const char *fmt, ...)
 void top_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: %s [-p] PID [-d SECONDS] [-s KEY] [-o | -b [-n COUNT]]\n"
+		"usage: %s [-p] PID [-d SECONDS] [-s KEY] [-o | -b [-n "
+		"COUNT]]\n"
 		"       %s [-p] PID --slabinfo | --json\n"
-		"       %s [-p] PID --shrink | --validate | --heap-profile FILE |\n"
+		"       %s [-p] PID --shrink | --validate | --heap-profile "
+		"FILE |\n"
 		"                   --set NAME=VALUE | --sites[=N]\n"
 		"\n"
-		"Show the segpool caches of a running process, like slabtop.  The\n"
-		"process must export its statistics: run it with SEGPOOL_EXPORT=1\n"
-		"(SEGPOOL_EXPORT_INTERVAL_MS sets how often, default 1000), or have it\n"
+		"Show the segpool caches of a running process, "
+		"like slabtop.  The\n"
+		"process must export its statistics: "
+		"run it with SEGPOOL_EXPORT=1\n"
+		"(SEGPOOL_EXPORT_INTERVAL_MS sets how often, default 1000), "
+		"or have it\n"
 		"call segpool_export_start().\n"
 		"\n"
-		"  -p, --pid PID        the process (a lone PID argument works too)\n"
-		"  -d, --delay SECONDS  refresh every SECONDS (default %.0f, at least %.1f)\n"
-		"  -s, --sort KEY       order by KEY, a slabtop sort letter (below)\n"
+		"  -p, --pid PID        the process (a lone PID argument works "
+		"too)\n"
+		"  -d, --delay SECONDS  refresh every SECONDS (default %.0f, "
+		"at least %.1f)\n"
+		"  -s, --sort KEY       order by KEY, "
+		"a slabtop sort letter (below)\n"
 		"  -o, --once           print the table once and exit\n"
-		"  -b, --batch          plain frames, one per refresh (the default when\n"
+		"  -b, --batch          plain frames, "
+		"one per refresh (the default when\n"
 		"                       standard output is not a terminal)\n"
 		"  -n, --iterations N   stop after N frames\n"
-		"      --slabinfo       print the slabinfo 2.1 dump once and exit\n"
-		"      --json           print the statistics JSON document once and exit\n"
+		"      --slabinfo       print the slabinfo 2.1 dump once and "
+		"exit\n"
+		"      --json           print the statistics JSON document "
+		"once and exit\n"
 		"      --shrink         ask the process to shrink every cache\n"
 		"      --validate       ask it to validate every cache\n"
-		"      --heap-profile FILE  ask it to write its heap profile to FILE\n"
-		"      --set NAME=VALUE ask it to change a tunable: decay-ms=MS (-1:\n"
-		"                       never) or memory-limit=BYTES (K, M, G; 0: none)\n"
+		"      --heap-profile FILE  ask it to write its heap profile "
+		"to FILE\n"
+		"      --set NAME=VALUE ask it to change a tunable: "
+		"decay-ms=MS (-1:\n"
+		"                       never) or memory-limit=BYTES (K, M, G; "
+		"0: none)\n"
 		"      --sites[=N]      show its top N call sites (N: %d,\n"
 		"                       at most %d) by sampled bytes in use\n"
 		"                       (SEGPOOL_HEAP_PROFILE)\n"
 		"  -h, --help           this text\n"
-		"  -V, --version        the release, and the export layout it reads\n"
+		"  -V, --version        the release, and the export layout it "
+		"reads\n"
 		"\n"
 		"Sort keys (-s and while running; slabtop's in either case):\n",
 		TOP_PROG, TOP_PROG, TOP_PROG, TOP_DEFAULT_DELAY, TOP_MIN_DELAY,
@@ -83,14 +98,18 @@ void top_usage(FILE *out)
 			top_keys[i].keys, top_keys[i].what);
 	fprintf(out,
 		"\n"
-		"* segpool-top's own, on keys slabtop leaves free; the others are\n"
+		"* segpool-top's own, on keys slabtop leaves free; "
+		"the others are\n"
 		"slabtop's, with slabtop's meaning.\n"
 		"\n"
-		"A request is served by the process's export thread; only the user\n"
+		"A request is served by the process's export thread; "
+		"only the user\n"
 		"the process runs as may ask.  Its answer is printed.\n"
 		"\n"
-		"Exit status: 0; 1 when the process is missing, does not export, uses\n"
-		"another layout version or exits while watched, or refused or failed\n"
+		"Exit status: 0; 1 when the process is missing, "
+		"does not export, uses\n"
+		"another layout version or exits while watched, "
+		"or refused or failed\n"
 		"a request; 2 for a usage error.\n");
 }
 
@@ -114,7 +133,8 @@ static int top_parse_pid(const char *s, int *pid)
 	return 0;
 }
 
-static int top_bad(char *msg, size_t len, const char *fmt, ...) TOP_PRINTF(3, 4);
+static int top_bad(char *msg, size_t len, const char *fmt, ...)
+	TOP_PRINTF(3, 4);
 static int top_bad(char *msg, size_t len, const char *fmt, ...)
 {
 	va_list ap;
@@ -136,8 +156,8 @@ static int top_set_mode(struct top_opts *o, enum top_run mode, char *msg,
 	};
 
 	if (o->mode != TOP_RUN_WATCH && o->mode != mode)
-		return top_bad(msg, len, "%s and %s: choose one", names[o->mode],
-			       names[mode]);
+		return top_bad(msg, len, "%s and %s: choose one",
+			       names[o->mode], names[mode]);
 	o->mode = mode;
 	return 0;
 }
@@ -166,7 +186,8 @@ static int top_parse_request(int opt, const char *arg, struct top_opts *o,
 		if (!arg[0])
 			return top_bad(msg, len, "--heap-profile wants a file");
 		if (arg[0] == '/')
-			n = snprintf(o->ctl_path, sizeof(o->ctl_path), "%s", arg);
+			n = snprintf(o->ctl_path, sizeof(o->ctl_path), "%s",
+				     arg);
 		else if (getcwd(cwd, sizeof(cwd)))
 			n = snprintf(o->ctl_path, sizeof(o->ctl_path), "%s/%s",
 				     cwd, arg);
@@ -226,23 +247,26 @@ int top_parse_args(int argc, char **argv, struct top_opts *o, char *msg,
 	o->delay = TOP_DEFAULT_DELAY;
 	o->sort = TOP_SORT_DEFAULT;
 	msg[0] = '\0';
-	optind = 0;		/* 0, not 1: glibc starts afresh (a second parse) */
+	/* 0, not 1: glibc starts afresh (a second parse) */
+	optind = 0;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":p:d:n:s:obhV", longopts,
 				  NULL)) != -1) {
 		switch (opt) {
 		case 'p':
 			if (top_parse_pid(optarg, &o->pid))
-				return top_bad(msg, len, "'%s' is not a pid", optarg);
+				return top_bad(msg, len, "'%s' is not a pid",
+					       optarg);
 			break;
 		case 'd':
 			errno = 0;
 			o->delay = strtod(optarg, &end);
 			if (errno || end == optarg || *end ||
 			    !(o->delay >= TOP_MIN_DELAY) || o->delay > 86400)
-				return top_bad(msg, len, "-d wants seconds, %.1f to "
-					       "86400, not '%s'", TOP_MIN_DELAY,
-					       optarg);
+				return top_bad(msg, len,
+					       "-d wants seconds, %.1f to "
+					       "86400, not '%s'",
+					       TOP_MIN_DELAY, optarg);
 			o->delay_given = true;
 			break;
 		case 'n':
@@ -284,7 +308,8 @@ int top_parse_args(int argc, char **argv, struct top_opts *o, char *msg,
 		case OPT_SITES:
 			ret = top_set_mode(o, TOP_RUN_CTL, msg, len);
 			if (!ret && o->ctl_op)
-				ret = top_bad(msg, len, "one request at a time");
+				ret = top_bad(msg, len,
+					      "one request at a time");
 			if (ret)
 				return ret;
 			ret = top_parse_request(opt, optarg, o, msg, len);
@@ -313,15 +338,18 @@ int top_parse_args(int argc, char **argv, struct top_opts *o, char *msg,
 	if (!o->pid && optind < argc && !top_parse_pid(argv[optind], &o->pid))
 		optind++;
 	if (optind < argc)
-		return top_bad(msg, len, "unexpected argument '%s'%s", argv[optind],
+		return top_bad(msg, len, "unexpected argument '%s'%s",
+			       argv[optind],
 			       o->pid ? " (one process at a time)" : "");
 	if (!o->pid)
-		return top_bad(msg, len, "which process? give its pid with -p PID");
+		return top_bad(msg, len,
+			       "which process? give its pid with -p PID");
 	/* as slabtop: a delay means nothing for one frame */
 	if (o->delay_given && o->mode == TOP_RUN_ONCE)
 		return top_bad(msg, len, "-d cannot be combined with -o");
 	if (o->iterations && o->mode != TOP_RUN_WATCH)
-		return top_bad(msg, len, "-n goes with the live view, not with a "
+		return top_bad(msg, len,
+			       "-n goes with the live view, not with a "
 			       "one-shot dump");
 	return 0;
 }

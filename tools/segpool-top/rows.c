@@ -23,17 +23,28 @@
 #include "tools/segpool-top/top.h"
 
 const struct top_sort_key top_sort_keys[TOP_SORT_NR] = {
-	[TOP_SORT_ACTIVE]	= { 'a', "active",	"number of active objects",	"ACTIVE", true },
-	[TOP_SORT_OBJ_PER_SLAB]	= { 'b', "objperslab",	"objects per slab",		"OBJ/SLAB", true },
-	[TOP_SORT_CACHE_SIZE]	= { 'c', "cachesize",	"cache size",			"CACHE SIZE", true },
-	[TOP_SORT_SLABS]	= { 'l', "slabs",	"number of slabs",		"SLABS", true },
-	[TOP_SORT_ACTIVE_SLABS]	= { 'v', "activeslabs",	"number of active slabs",	NULL, true },
-	[TOP_SORT_NAME]		= { 'n', "name",	"name",				"NAME", true },
-	[TOP_SORT_OBJS]		= { 'o', "objects",	"number of objects",		"OBJS", true },
-	[TOP_SORT_PAGES]	= { 'p', "pages",	"pages per slab",		NULL, true },
-	[TOP_SORT_OBJ_SIZE]	= { 's', "objsize",	"object size",			"OBJ SIZE", true },
-	[TOP_SORT_USE]		= { 'u', "use",		"cache utilization",		"USE", true },
-	[TOP_SORT_GROWTH]	= { 'g', "growth",	"growth of the cache size",	"GROWTH", false },
+	[TOP_SORT_ACTIVE] = { 'a', "active",
+			      "number of active objects", "ACTIVE", true },
+	[TOP_SORT_OBJ_PER_SLAB] = { 'b', "objperslab",
+				    "objects per slab", "OBJ/SLAB", true },
+	[TOP_SORT_CACHE_SIZE] = { 'c', "cachesize",
+				  "cache size", "CACHE SIZE", true },
+	[TOP_SORT_SLABS] = { 'l', "slabs",
+			     "number of slabs", "SLABS", true },
+	[TOP_SORT_ACTIVE_SLABS] = { 'v', "activeslabs",
+				    "number of active slabs", NULL, true },
+	[TOP_SORT_NAME] = { 'n', "name",
+			    "name", "NAME", true },
+	[TOP_SORT_OBJS] = { 'o', "objects",
+			    "number of objects", "OBJS", true },
+	[TOP_SORT_PAGES] = { 'p', "pages",
+			     "pages per slab", NULL, true },
+	[TOP_SORT_OBJ_SIZE] = { 's', "objsize",
+				"object size", "OBJ SIZE", true },
+	[TOP_SORT_USE] = { 'u', "use",
+			   "cache utilization", "USE", true },
+	[TOP_SORT_GROWTH] = { 'g', "growth",
+			      "growth of the cache size", "GROWTH", false },
 };
 
 const struct segpool_export_cache *top_prev_find(const struct top_snap *prev,
@@ -76,7 +87,8 @@ int top_natcmp(const char *a, const char *b)
 	const char *pa = a, *pb = b;
 
 	while (*pa && *pb) {
-		if (isdigit((unsigned char)*pa) && isdigit((unsigned char)*pb)) {
+		if (isdigit((unsigned char)*pa) &&
+		    isdigit((unsigned char)*pb)) {
 			unsigned long long va = top_nat_number(&pa);
 			unsigned long long vb = top_nat_number(&pb);
 
@@ -170,7 +182,8 @@ long top_rows_build(struct top_row **rows, size_t *cap,
 	size_t n = 0;
 
 	if (cur->hdr.nr_caches > *cap) {
-		struct top_row *r = realloc(*rows, cur->hdr.nr_caches * sizeof(*r));
+		struct top_row *r =
+			realloc(*rows, cur->hdr.nr_caches * sizeof(*r));
 
 		if (!r)
 			return -1;
@@ -179,7 +192,8 @@ long top_rows_build(struct top_row **rows, size_t *cap,
 	}
 	for (size_t i = 0; i < cur->hdr.nr_caches; i++) {
 		const struct segpool_export_cache *c = &cur->caches[i];
-		const struct segpool_export_cache *p = top_prev_find(prev, c->name);
+		const struct segpool_export_cache *p =
+			top_prev_find(prev, c->name);
 		struct top_row *r = &(*rows)[n];
 
 		if (hide_empty && c->total_slabs == 0 && !(p && p->total_slabs))
@@ -206,7 +220,10 @@ int top_sort_of_key(int key, enum top_sort *sort)
 	if (key <= 0 || key > 0x7f)
 		return -1;
 	for (int i = 0; i < TOP_SORT_NR; i++) {
-		/* slabtop takes its letters in both cases; g is ours, lower only */
+		/*
+		 * slabtop takes its letters in both cases;
+		 * g is ours, lower only
+		 */
 		if (top_sort_keys[i].key == key ||
 		    (top_sort_keys[i].slabtop &&
 		     top_sort_keys[i].key == tolower(key))) {

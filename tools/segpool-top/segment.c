@@ -32,7 +32,8 @@
 #include "tools/segpool-top/top.h"
 
 #define TOP_OPEN_WAIT_MS	2000	/* for a segment being set up */
-#define TOP_EXIT_WAIT_MS	500	/* from removing the segment to exiting */
+#define TOP_EXIT_WAIT_MS	500	/* from removing the
+					 * segment to exiting */
 
 static void top_sleep_ms(long ms)
 {
@@ -111,14 +112,18 @@ static enum top_status top_seg_trust(struct top_seg *sg, char *msg, size_t len)
 	char path[32];
 
 	if (fstat(sg->fd, &st)) {
-		snprintf(msg, len, "cannot stat %s: %s", sg->path, strerror(errno));
+		snprintf(msg, len, "cannot stat %s: %s", sg->path,
+			 strerror(errno));
 		return TOP_ESYS;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		snprintf(msg, len, "%s is not a regular file (%s of uid %u): not "
-			 "a segment of process %d; refused", sg->path,
+		snprintf(msg, len,
+			 "%s is not a regular file (%s of uid %u): not "
+			 "a segment of process %d; refused",
+			 sg->path,
 			 S_ISFIFO(st.st_mode) ? "a FIFO" :
-			 S_ISDIR(st.st_mode) ? "a directory" : "a special file",
+			 S_ISDIR(st.st_mode)  ? "a directory" :
+						"a special file",
 			 (unsigned int)st.st_uid, sg->pid);
 		return TOP_EBADSEG;
 	}
@@ -130,9 +135,11 @@ static enum top_status top_seg_trust(struct top_seg *sg, char *msg, size_t len)
 		return TOP_ESYS;
 	}
 	if (st.st_uid != proc.st_uid) {
-		snprintf(msg, len, "%s is owned by uid %u, but process %d runs as "
+		snprintf(msg, len,
+			 "%s is owned by uid %u, but process %d runs as "
 			 "uid %u: not its segment (planted by another user?); "
-			 "refused", sg->path, (unsigned int)st.st_uid, sg->pid,
+			 "refused",
+			 sg->path, (unsigned int)st.st_uid, sg->pid,
 			 (unsigned int)proc.st_uid);
 		return TOP_EBADSEG;
 	}
@@ -150,7 +157,8 @@ enum top_status top_seg_check_size(struct top_seg *sg, char *msg, size_t len)
 	struct stat st;
 
 	if (fstat(sg->fd, &st)) {
-		snprintf(msg, len, "cannot stat %s: %s", sg->path, strerror(errno));
+		snprintf(msg, len, "cannot stat %s: %s", sg->path,
+			 strerror(errno));
 		return TOP_ESYS;
 	}
 	if ((size_t)st.st_size < sg->map_size) {
@@ -170,7 +178,8 @@ static enum top_status top_seg_map(struct top_seg *sg, size_t min, char *msg,
 	void *map;
 
 	if (fstat(sg->fd, &st)) {
-		snprintf(msg, len, "cannot stat %s: %s", sg->path, strerror(errno));
+		snprintf(msg, len, "cannot stat %s: %s", sg->path,
+			 strerror(errno));
 		return TOP_ESYS;
 	}
 	if ((size_t)st.st_size < min) {
@@ -180,7 +189,8 @@ static enum top_status top_seg_map(struct top_seg *sg, size_t min, char *msg,
 	}
 	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, sg->fd, 0);
 	if (map == MAP_FAILED) {
-		snprintf(msg, len, "cannot map %s: %s", sg->path, strerror(errno));
+		snprintf(msg, len, "cannot map %s: %s", sg->path,
+			 strerror(errno));
 		return TOP_ESYS;
 	}
 	if (sg->map)

@@ -15,21 +15,22 @@ int top_print_slabinfo(FILE *out, const struct top_snap *s)
 	int bad = 0;
 
 	bad |= fprintf(out, "slabinfo - version: 2.1\n") < 0;
-	bad |= fprintf(out, "# name            <active_objs> <num_objs> <objsize> "
+	bad |= fprintf(out,
+		       "# name            <active_objs> <num_objs> <objsize> "
 		       "<objperslab> <pagesperslab> : tunables <limit> "
 		       "<batchcount> <sharedfactor> : slabdata <active_slabs> "
 		       "<num_slabs> <sharedavail>\n") < 0;
 	for (size_t i = 0; i < s->hdr.nr_caches; i++) {
 		const struct segpool_export_cache *c = &s->caches[i];
 
-		bad |= fprintf(out, "%-17s %6llu %6llu %6llu %4u %4u : tunables "
+		bad |= fprintf(out,
+			       "%-17s %6llu %6llu %6llu %4u %4u : tunables "
 			       "%4u %4u %4u : slabdata %6llu %6llu %6llu\n",
-			       c->name,
-			       (unsigned long long)c->active_objs,
+			       c->name, (unsigned long long)c->active_objs,
 			       (unsigned long long)c->total_objs,
-			       (unsigned long long)c->stride,
-			       c->objs_per_slab, c->pages_per_slab,
-			       2 * c->mag_size, c->mag_size, c->depot_max,
+			       (unsigned long long)c->stride, c->objs_per_slab,
+			       c->pages_per_slab, 2 * c->mag_size, c->mag_size,
+			       c->depot_max,
 			       (unsigned long long)c->active_slabs,
 			       (unsigned long long)c->total_slabs,
 			       (unsigned long long)c->depot_objs) < 0;

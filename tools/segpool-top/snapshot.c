@@ -118,10 +118,12 @@ static void top_snap_unpack(struct top_snap *s, size_t nn, size_t nc,
  * none: 0 keys).  Return: 0, or -1 when they do not fit the segment (a
  * torn header: the caller reads again).
  */
-static int top_keys_read(struct top_snap *s, const struct segpool_export_header *v,
+static int top_keys_read(struct top_snap *s,
+			 const struct segpool_export_header *v,
 			 const char *base, size_t nn)
 {
-	const uint64_t max = 4096;	/* keys of one kind: far more than any */
+	/* keys of one kind: far more than any */
+	const uint64_t max = 4096;
 	uint64_t nk = 0, keys_len, vals_len, nvals_len, h_len, nvals_off, h_off;
 	char *p;
 
@@ -137,9 +139,11 @@ static int top_keys_read(struct top_snap *s, const struct segpool_export_header 
 	keys_len = nk * sizeof(struct segpool_export_key);
 	vals_len = (uint64_t)v->nr_caches * v->nr_cache_keys * 8;
 	nvals_len = (uint64_t)v->nr_caches * nn * v->nr_node_keys * 8;
-	nvals_off = v->values_offset + (uint64_t)v->capacity * v->nr_cache_keys * 8;
+	nvals_off =
+		v->values_offset + (uint64_t)v->capacity * v->nr_cache_keys * 8;
 	h_off = nvals_off + (uint64_t)v->capacity * nn * v->nr_node_keys * 8;
-	h_len = ((uint64_t)v->nr_health_keys + nn * v->nr_health_node_keys) * 8 +
+	h_len = ((uint64_t)v->nr_health_keys + nn * v->nr_health_node_keys) *
+			8 +
 		SEGPOOL_EXPORT_STRINGS;
 	if (!top_fits(v->keys_offset, nk, sizeof(struct segpool_export_key),
 		      v->segment_size) ||
@@ -212,25 +216,30 @@ enum top_status top_snap_read(struct top_seg *sg, struct top_snap *s,
 		top_load((char *)&v + var, base + var, sizeof(v) - var);
 		if (v.segment_size > sg->map_size) {
 			/* it grew: map it again, then read again */
-			if (top_seg_remap(sg, (size_t)v.segment_size, msg, len)) {
-				if (s1 != __atomic_load_n(&h->seq, __ATOMIC_ACQUIRE))
+			if (top_seg_remap(sg, (size_t)v.segment_size, msg,
+					  len)) {
+				if (s1 !=
+				    __atomic_load_n(&h->seq, __ATOMIC_ACQUIRE))
 					continue;	/* a torn size */
 				return TOP_EBADSEG;
 			}
 			continue;
 		}
 		if (v.updates == 0 || v.nr_caches > v.capacity ||
-		    !top_fits(v.nodes_offset, nn, c->node_size, v.segment_size) ||
+		    !top_fits(v.nodes_offset, nn, c->node_size,
+			      v.segment_size) ||
 		    !top_fits(v.caches_offset, v.capacity, c->cache_size,
 			      v.segment_size) ||
 		    !top_fits(v.cache_nodes_offset, (uint64_t)v.capacity * nn,
 			      c->cache_node_size, v.segment_size)) {
 			if (s1 != __atomic_load_n(&h->seq, __ATOMIC_ACQUIRE))
 				continue;
-			snprintf(msg, len, "%s is damaged (snapshot %llu: %u of "
-				 "%u records, %llu bytes)", sg->path,
-				 (unsigned long long)v.updates, v.nr_caches,
-				 v.capacity, (unsigned long long)v.segment_size);
+			snprintf(msg, len,
+				 "%s is damaged (snapshot %llu: %u of "
+				 "%u records, %llu bytes)",
+				 sg->path, (unsigned long long)v.updates,
+				 v.nr_caches, v.capacity,
+				 (unsigned long long)v.segment_size);
 			return TOP_EBADSEG;
 		}
 		/* arenas: none from a writer older than them (zero words) */
@@ -240,9 +249,10 @@ enum top_status top_snap_read(struct top_seg *sg, struct top_snap *s,
 				     c->arena_size, v.segment_size))) {
 			if (s1 != __atomic_load_n(&h->seq, __ATOMIC_ACQUIRE))
 				continue;
-			snprintf(msg, len, "%s is damaged (snapshot %llu: %u of "
-				 "%u arena records)", sg->path,
-				 (unsigned long long)v.updates, na,
+			snprintf(msg, len,
+				 "%s is damaged (snapshot %llu: %u of "
+				 "%u arena records)",
+				 sg->path, (unsigned long long)v.updates, na,
 				 v.arena_capacity);
 			return TOP_EBADSEG;
 		}
@@ -261,7 +271,8 @@ enum top_status top_snap_read(struct top_seg *sg, struct top_snap *s,
 			return TOP_ESYS;
 		}
 		top_load(s->raw, base + v.nodes_offset, nodes_len);
-		top_load(s->raw + nodes_len, base + v.caches_offset, caches_len);
+		top_load(s->raw + nodes_len, base + v.caches_offset,
+			 caches_len);
 		top_load(s->raw + nodes_len + caches_len,
 			 base + v.cache_nodes_offset, cnodes_len);
 		top_load(s->raw + nodes_len + caches_len + cnodes_len,
@@ -271,7 +282,8 @@ enum top_status top_snap_read(struct top_seg *sg, struct top_snap *s,
 		if (s1 != s2)
 			continue;
 		memcpy(&s->hdr, c, var);
-		memcpy((char *)&s->hdr + var, (char *)&v + var, sizeof(v) - var);
+		memcpy((char *)&s->hdr + var, (char *)&v + var,
+		       sizeof(v) - var);
 		s->hdr.seq = s1;
 		s->hdr.nr_arenas = na;
 		top_snap_unpack(s, nn, v.nr_caches, na);

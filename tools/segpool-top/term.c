@@ -137,7 +137,8 @@ void top_term_size(int *rows, int *cols)
 
 	*rows = 24;
 	*cols = 80;
-	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row && ws.ws_col) {
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row &&
+	    ws.ws_col) {
 		*rows = ws.ws_row;
 		*cols = ws.ws_col;
 	}

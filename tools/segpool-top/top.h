@@ -97,7 +97,8 @@ void top_seg_close(struct top_seg *sg);
 
 /* --- snapshot.c --- */
 struct top_snap {
-	struct segpool_export_header hdr;	/* constant and seqlocked parts */
+	struct segpool_export_header hdr;	/* constant and
+						 * seqlocked parts */
 	struct segpool_export_node *nodes;	/* [hdr.nr_nodes] */
 	struct segpool_export_cache *caches;	/* [hdr.nr_caches] */
 	struct segpool_export_cache_node *cnodes; /* [nr_caches][nr_nodes] */
@@ -112,12 +113,14 @@ struct top_snap {
 	 * nkeys all 0).  keys[] holds the cache, node, health and health
 	 * node keys in that order; vals [nr_caches][nkeys[0]], nvals
 	 * [nr_caches][nr_nodes][nkeys[1]], hvals [nkeys[2]] then
-	 * [nr_nodes][nkeys[3]]; a string value is strings[value - strings_base].
+	 * [nr_nodes][nkeys[3]]; a string value is strings[value -
+	 * strings_base].
 	 */
 	uint32_t nkeys[4];
 	const struct segpool_export_key *keys;
 	const uint64_t *vals, *nvals, *hvals;
-	const char *strings;			/* SEGPOOL_EXPORT_STRINGS bytes */
+	const char *strings;			/* SEGPOOL_EXPORT_STRINGS
+						 * bytes */
 	uint64_t strings_base;
 	char *kraw;				/* their copy */
 	size_t kraw_cap;
@@ -194,7 +197,8 @@ enum top_sort {
 	TOP_SORT_PAGES,		/* p: pages per slab */
 	TOP_SORT_OBJ_SIZE,	/* s: object size */
 	TOP_SORT_USE,		/* u: active share of the slots */
-	TOP_SORT_GROWTH,	/* g: growth of the slab memory (not slabtop's) */
+	TOP_SORT_GROWTH,	/* g: growth of the slab
+				 * memory (not slabtop's) */
 	TOP_SORT_NR,
 };
 
@@ -213,7 +217,8 @@ extern const struct top_sort_key top_sort_keys[TOP_SORT_NR];
 struct top_row {
 	const struct segpool_export_cache *c;
 	size_t idx;			/* in the snapshot */
-	int64_t growth;			/* slab_bytes since the previous refresh */
+	int64_t growth;			/* slab_bytes since the
+					 * previous refresh */
 	bool is_new;			/* not in the previous snapshot */
 };
 
@@ -322,14 +327,17 @@ struct top_ctx {
 	size_t nrows, rows_cap;
 	enum top_mode mode, back;	/* back: where help returns to */
 	enum top_sort sort;
-	bool reverse;			/* of this order; a new order clears it */
+	bool reverse;			/* of this order; a new
+					 * order clears it */
 	bool hide_empty;
-	bool once;			/* -o: slabtop -o's frame, nothing more */
+	bool once;			/* -o: slabtop -o's
+					 * frame, nothing more */
 	char selected[SEGPOOL_EXPORT_NAME_LEN];	/* cache under the cursor */
 	size_t sel;			/* its row */
 	size_t first;			/* first row on screen */
 	double delay;			/* seconds between refreshes */
-	double stale;			/* seconds since the data last changed */
+	double stale;			/* seconds since the
+					 * data last changed */
 	char note[TOP_MSG_LEN];		/* a passing message */
 };
 
@@ -370,7 +378,8 @@ extern const size_t top_nkeys;
 
 /* --- options.c --- */
 enum top_run {
-	TOP_RUN_WATCH,			/* full screen, or batch without a terminal */
+	TOP_RUN_WATCH,			/* full screen, or batch
+					 * without a terminal */
 	TOP_RUN_ONCE,			/* -o: one frame of the table */
 	TOP_RUN_SLABINFO,		/* --slabinfo */
 	TOP_RUN_JSON,			/* --json */

@@ -33,7 +33,8 @@ static void top_cache_fields_table(struct top_ctx *ctx, struct top_screen *scr,
 	double dt = 0;
 
 	if (p && h->monotonic_ns > ctx->prev->hdr.monotonic_ns)
-		dt = (double)(h->monotonic_ns - ctx->prev->hdr.monotonic_ns) / 1e9;
+		dt = (double)(h->monotonic_ns - ctx->prev->hdr.monotonic_ns) /
+		     1e9;
 	top_scr_line(scr, TOP_A_REVERSE, " %-22s %14s   %-18s %16s %12s", "NOW",
 		     "", "SINCE CREATION", "TOTAL", "PER SECOND");
 	for (size_t i = 0;; i++) {
@@ -54,9 +55,11 @@ static void top_cache_fields_table(struct top_ctx *ctx, struct top_screen *scr,
 				 (double)(now - then) / dt : 0.0);
 		}
 		if (r)
-			top_scr_line(scr, TOP_A_NONE, " %-37s   %-18s %16llu %12s",
-				     left, r->name,
-				     (unsigned long long)top_field_get(c, r), rate);
+			top_scr_line(scr, TOP_A_NONE,
+				     " %-37s   %-18s %16llu %12s", left,
+				     r->name,
+				     (unsigned long long)top_field_get(c, r),
+				     rate);
 		else
 			top_scr_line(scr, TOP_A_NONE, " %s", left);
 	}
@@ -67,7 +70,8 @@ static void top_cache_node_table(struct top_ctx *ctx, struct top_screen *scr,
 {
 	const struct top_snap *s = ctx->cur;
 	const struct segpool_export_cache *c = &s->caches[idx];
-	const struct segpool_export_cache_node *cn = top_snap_cache_nodes(s, idx);
+	const struct segpool_export_cache_node *cn =
+		top_snap_cache_nodes(s, idx);
 	uint64_t slab = (uint64_t)c->pages_per_slab * s->hdr.page_size;
 
 	top_scr_line(scr, TOP_A_NONE, "%s", "");
@@ -75,12 +79,14 @@ static void top_cache_node_table(struct top_ctx *ctx, struct top_screen *scr,
 		     "OBJECTS  SLAB MEMORY  DEPOT OBJS  SLAB TAKEN  SLAB BACK");
 	for (uint32_t n = 0; n < s->hdr.nr_nodes; n++) {
 		const struct segpool_export_cache_node *x = &cn[n];
-		uint64_t slabs = x->partial_slabs + x->full_slabs + x->empty_slabs;
+		uint64_t slabs =
+			x->partial_slabs + x->full_slabs + x->empty_slabs;
 		char mem[16];
 
-		top_scr_line(scr, TOP_A_NONE, " %4d %8llu %8llu %8llu %10llu %12s "
-			     "%11llu %11llu %10llu", x->node_id,
-			     (unsigned long long)x->partial_slabs,
+		top_scr_line(scr, TOP_A_NONE,
+			     " %4d %8llu %8llu %8llu %10llu %12s "
+			     "%11llu %11llu %10llu",
+			     x->node_id, (unsigned long long)x->partial_slabs,
 			     (unsigned long long)x->full_slabs,
 			     (unsigned long long)x->empty_slabs,
 			     (unsigned long long)x->objects,
@@ -110,17 +116,25 @@ void top_view_cache(struct top_ctx *ctx, struct top_screen *scr)
 		p = top_prev_find(ctx->prev, c->name);
 	snprintf(title, sizeof(title), "cache %s", c->name);
 	top_view_title(ctx, scr, title);
-	top_scr_line(scr, TOP_A_NONE, " Flags: %s  Object size %llu  stride %llu"
-		     "  align %llu", top_fmt_flags(flags, sizeof(flags), c->flags),
+	top_scr_line(scr, TOP_A_NONE,
+		     " Flags: %s  Object size %llu  stride %llu"
+		     "  align %llu",
+		     top_fmt_flags(flags, sizeof(flags), c->flags),
 		     (unsigned long long)c->object_size,
-		     (unsigned long long)c->stride, (unsigned long long)c->align);
-	top_scr_line(scr, TOP_A_NONE, " Slab: %u page%s of %u bytes, %u objects  "
+		     (unsigned long long)c->stride,
+		     (unsigned long long)c->align);
+	top_scr_line(scr, TOP_A_NONE,
+		     " Slab: %u page%s of %u bytes, %u objects  "
 		     "Magazines: %u objects each, a depot keeps %u full",
 		     c->pages_per_slab, c->pages_per_slab == 1 ? "" : "s",
 		     ctx->cur->hdr.page_size, c->objs_per_slab, c->mag_size,
 		     c->depot_max);
-	top_scr_line(scr, TOP_A_NONE, "%s", ctx->note[0] ? ctx->note :
-		     " (Esc or Enter: back to the list; up and down: other caches)");
+	top_scr_line(
+		scr, TOP_A_NONE, "%s",
+		ctx->note[0] ?
+			ctx->note :
+			" (Esc or Enter: back to the list; up and down: "
+			"other caches)");
 	top_cache_fields_table(ctx, scr, c, p);
 	top_cache_node_table(ctx, scr, idx);
 }

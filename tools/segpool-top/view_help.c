@@ -10,10 +10,14 @@ void top_view_help(struct top_ctx *ctx, struct top_screen *scr)
 {
 	static const char *const columns[] = {
 		"",
-		" Columns: OBJS object slots in all slabs, ACTIVE objects the program",
-		" holds, USE their share, OBJ SIZE the size asked for, STRIDE bytes from",
-		" one object to the next (bytes), SLABS all slabs, OBJ/SLAB objects in a",
-		" slab, CACHE SIZE memory in slabs, GROWTH its change since the last",
+		" Columns: OBJS object slots in all slabs, "
+		"ACTIVE objects the program",
+		" holds, USE their share, OBJ SIZE the size asked for, "
+		"STRIDE bytes from",
+		" one object to the next (bytes), SLABS all slabs, "
+		"OBJ/SLAB objects in a",
+		" slab, CACHE SIZE memory in slabs, "
+		"GROWTH its change since the last",
 		" refresh (K = 1024 bytes).  man segpool-top has it all.",
 	};
 
@@ -38,8 +42,9 @@ void top_view_help(struct top_ctx *ctx, struct top_screen *scr)
 	top_scr_line(scr, TOP_A_BOLD, " %-14s %-52s %s", "Key", "Does",
 		     "slabtop");
 	for (size_t i = 0; i < top_nkeys; i++)
-		top_scr_line(scr, TOP_A_NONE, " %-14s %-52s %s", top_keys[i].keys,
-			     top_keys[i].what, top_keys[i].slabtop ? "same" : "-");
+		top_scr_line(scr, TOP_A_NONE, " %-14s %-52s %s",
+			     top_keys[i].keys, top_keys[i].what,
+			     top_keys[i].slabtop ? "same" : "-");
 	for (size_t i = 0; i < sizeof(columns) / sizeof(columns[0]); i++)
 		top_scr_line(scr, TOP_A_NONE, "%s", columns[i]);
 }

@@ -67,13 +67,14 @@ static double top_pct(uint64_t part, uint64_t whole)
 static void top_list_arenas(struct top_ctx *ctx, struct top_screen *scr)
 {
 	const struct top_snap *s = ctx->cur;
-	const char *hint = ctx->hide_empty ? " (empty caches hidden: e shows them)"
-					   : "";
+	const char *hint =
+		ctx->hide_empty ? " (empty caches hidden: e shows them)" : "";
 	uint64_t in_use = 0, held = 0, peak = 0, chunks = 0, resets = 0;
 	char b1[16], b2[16], b3[16];
 
 	if (ctx->note[0] || !s->hdr.nr_arenas) {
-		top_scr_line(scr, TOP_A_NONE, "%s", ctx->note[0] ? ctx->note : hint);
+		top_scr_line(scr, TOP_A_NONE, "%s",
+			     ctx->note[0] ? ctx->note : hint);
 		return;
 	}
 	for (uint32_t i = 0; i < s->hdr.nr_arenas; i++) {
@@ -86,12 +87,14 @@ static void top_list_arenas(struct top_ctx *ctx, struct top_screen *scr)
 		if (a->peak > peak)
 			peak = a->peak;
 	}
-	top_scr_line(scr, TOP_A_NONE, " Arenas: %u  In use: %s  Held: %s  "
+	top_scr_line(scr, TOP_A_NONE,
+		     " Arenas: %u  In use: %s  Held: %s  "
 		     "Largest peak: %s  Chunks: %llu  Resets: %llu%s",
 		     s->hdr.nr_arenas, top_fmt_bytes(b1, sizeof(b1), in_use),
 		     top_fmt_bytes(b2, sizeof(b2), held),
 		     top_fmt_bytes(b3, sizeof(b3), peak),
-		     (unsigned long long)chunks, (unsigned long long)resets, hint);
+		     (unsigned long long)chunks, (unsigned long long)resets,
+		     hint);
 }
 
 /* The totals over every cache, and when the data is from. */
@@ -109,7 +112,8 @@ static void top_list_summary(struct top_ctx *ctx, struct top_screen *scr)
 	for (size_t i = 0; i < h->nr_caches; i++) {
 		const struct segpool_export_cache *c = &s->caches[i];
 		const struct segpool_export_cache *p =
-			ctx->have_prev ? top_prev_find(ctx->prev, c->name) : NULL;
+			ctx->have_prev ? top_prev_find(ctx->prev, c->name) :
+					 NULL;
 
 		active += c->active_objs;
 		total += c->total_objs;
@@ -146,8 +150,10 @@ static void top_list_summary(struct top_ctx *ctx, struct top_screen *scr)
 	top_scr_line(scr, TOP_A_NONE, " Active / Total Caches (%% used)     : "
 		     "%u / %u (%.1f%%)", used, h->nr_caches,
 		     top_pct(used, h->nr_caches));
-	top_scr_line(scr, TOP_A_NONE, " Active / Total Size (%% used)       : "
-		     "%s / %s (%.1f%%)", top_fmt_kib2(b1, sizeof(b1), (double)asize),
+	top_scr_line(scr, TOP_A_NONE,
+		     " Active / Total Size (%% used)       : "
+		     "%s / %s (%.1f%%)",
+		     top_fmt_kib2(b1, sizeof(b1), (double)asize),
 		     top_fmt_kib2(b2, sizeof(b2), (double)tsize),
 		     top_pct(asize, tsize));
 	top_scr_line(scr, TOP_A_NONE, " Minimum / Average / Maximum Object : "
@@ -164,13 +170,16 @@ static void top_list_summary(struct top_ctx *ctx, struct top_screen *scr)
 		     h->nr_nodes, h->nr_cpus,
 		     (h->flags & SEGPOOL_EXPORT_F_TRUNCATED) ?
 		     "  (segment full: some caches missing)" : "");
-	top_scr_line(scr, TOP_A_NONE, " Snapshot #%llu every %u ms, %s old%s  "
+	top_scr_line(scr, TOP_A_NONE,
+		     " Snapshot #%llu every %u ms, %s old%s  "
 		     "Refresh %.1f s  Sort: %s%s  (h: help)",
 		     (unsigned long long)h->updates, h->interval_ms,
 		     top_fmt_age(b2, sizeof(b2), ctx->stale),
 		     ctx->stale > 3.0 * h->interval_ms / 1000.0 + 2.0 ?
-		     " (not updating)" : "", ctx->delay,
-		     top_sort_name(ctx->sort), ctx->reverse ? ", reversed" : "");
+			     " (not updating)" :
+			     "",
+		     ctx->delay, top_sort_name(ctx->sort),
+		     ctx->reverse ? ", reversed" : "");
 	top_list_arenas(ctx, scr);
 }
 
@@ -202,13 +211,13 @@ void top_view_list(struct top_ctx *ctx, struct top_screen *scr)
 	if (ctx->once)
 		top_scr_line(scr, TOP_A_NONE, "%s", "");
 	if (wide)
-		top_scr_line(scr, TOP_A_REVERSE, TOP_LIST_WIDE, "OBJS", "ACTIVE",
-			     "USE", "OBJ SIZE", "SLABS", "OBJ/SLAB", "CACHE SIZE",
-			     "STRIDE", "GROWTH", "NAME");
+		top_scr_line(scr, TOP_A_REVERSE, TOP_LIST_WIDE, "OBJS",
+			     "ACTIVE", "USE", "OBJ SIZE", "SLABS", "OBJ/SLAB",
+			     "CACHE SIZE", "STRIDE", "GROWTH", "NAME");
 	else
 		top_scr_line(scr, TOP_A_REVERSE, TOP_LIST_ROW, "OBJS", "ACTIVE",
-			     "USE", "OBJ SIZE", "SLABS", "OBJ/SLAB", "CACHE SIZE",
-			     "NAME");
+			     "USE", "OBJ SIZE", "SLABS", "OBJ/SLAB",
+			     "CACHE SIZE", "NAME");
 	top_list_scroll(ctx, scr);
 	for (size_t i = ctx->first; i < ctx->nrows && !top_scr_full(scr); i++) {
 		const struct top_row *r = &ctx->rows[i];
@@ -221,8 +230,10 @@ void top_view_list(struct top_ctx *ctx, struct top_screen *scr)
 		snprintf(objs, sizeof(objs), "%" PRIu64, c->total_objs);
 		snprintf(act, sizeof(act), "%" PRIu64, c->active_objs);
 		/* slabtop's: the whole percent, rounded down */
-		snprintf(use, sizeof(use), "%u%%", c->total_objs ?
-			 (unsigned int)(c->active_objs * 100 / c->total_objs) : 0);
+		snprintf(use, sizeof(use), "%u%%",
+			 c->total_objs ? (unsigned int)(c->active_objs * 100 /
+							c->total_objs) :
+					 0);
 		snprintf(size, sizeof(size), "%.2fK",
 			 (double)c->object_size / 1024.0);
 		snprintf(slabs, sizeof(slabs), "%" PRIu64, c->total_slabs);

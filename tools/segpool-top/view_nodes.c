@@ -40,18 +40,22 @@ static void top_nodes_regions(struct top_ctx *ctx, struct top_screen *scr)
 			objs += x->objects;
 			bytes += k * c->pages_per_slab * page;
 		}
-		top_scr_line(scr, TOP_A_NONE, " %4d %5s %11s %11s %11s %11s "
-			     "%11s %11s %10llu %11llu %12s", r->node_id,
-			     r->bound ? "yes" : "no",
-			     top_fmt_kib(res, sizeof(res), r->pages_reserved * page),
-			     top_fmt_kib(com, sizeof(com), r->pages_committed * page),
-			     top_fmt_kib(used, sizeof(used), r->pages_used * page),
-			     top_fmt_kib(dirty, sizeof(dirty), r->pages_dirty * page),
-			     top_fmt_kib(purged, sizeof(purged),
-					   r->pages_purged * page),
-			     top_fmt_kib(huge, sizeof(huge), r->huge_bytes),
-			     (unsigned long long)slabs, (unsigned long long)objs,
-			     top_fmt_kib(mem, sizeof(mem), bytes));
+		top_scr_line(
+			scr, TOP_A_NONE,
+			" %4d %5s %11s %11s %11s %11s "
+			"%11s %11s %10llu %11llu %12s",
+			r->node_id, r->bound ? "yes" : "no",
+			top_fmt_kib(res, sizeof(res), r->pages_reserved * page),
+			top_fmt_kib(com, sizeof(com),
+				    r->pages_committed * page),
+			top_fmt_kib(used, sizeof(used), r->pages_used * page),
+			top_fmt_kib(dirty, sizeof(dirty),
+				    r->pages_dirty * page),
+			top_fmt_kib(purged, sizeof(purged),
+				    r->pages_purged * page),
+			top_fmt_kib(huge, sizeof(huge), r->huge_bytes),
+			(unsigned long long)slabs, (unsigned long long)objs,
+			top_fmt_kib(mem, sizeof(mem), bytes));
 	}
 }
 
@@ -68,10 +72,12 @@ static void top_nodes_caches(struct top_ctx *ctx, struct top_screen *scr)
 		shown = nn;
 	if (shown == 0)
 		shown = 1;
-	len = (size_t)snprintf(line, sizeof(line), " %-24s", "CACHE MEMORY BY NODE");
+	len = (size_t)snprintf(line, sizeof(line), " %-24s",
+			       "CACHE MEMORY BY NODE");
 	for (uint32_t n = 0; n < shown && len < sizeof(line); n++)
-		len += (size_t)snprintf(line + len, sizeof(line) - len, " %*s%d",
-					TOP_NODE_COL - 2, "N", s->nodes[n].node_id);
+		len += (size_t)snprintf(line + len, sizeof(line) - len,
+					" %*s%d", TOP_NODE_COL - 2, "N",
+					s->nodes[n].node_id);
 	top_scr_line(scr, TOP_A_NONE, "%s", "");
 	top_scr_line(scr, TOP_A_REVERSE, "%s", line);
 	for (size_t i = 0; i < ctx->nrows && !top_scr_full(scr); i++) {
@@ -81,16 +87,19 @@ static void top_nodes_caches(struct top_ctx *ctx, struct top_screen *scr)
 
 		if (!c->total_slabs)
 			continue;
-		len = (size_t)snprintf(line, sizeof(line), " %-24.24s", c->name);
+		len = (size_t)snprintf(line, sizeof(line), " %-24.24s",
+				       c->name);
 		for (uint32_t n = 0; n < shown && len < sizeof(line); n++) {
 			char mem[16];
 			uint64_t k = x[n].partial_slabs + x[n].full_slabs +
 				     x[n].empty_slabs;
 
-			len += (size_t)snprintf(line + len, sizeof(line) - len,
-				" %*s", TOP_NODE_COL - 1,
-				top_fmt_kib(mem, sizeof(mem), k *
-					      c->pages_per_slab * s->hdr.page_size));
+			len += (size_t)snprintf(
+				line + len, sizeof(line) - len, " %*s",
+				TOP_NODE_COL - 1,
+				top_fmt_kib(mem, sizeof(mem),
+					    k * c->pages_per_slab *
+						    s->hdr.page_size));
 		}
 		top_scr_line(scr, TOP_A_NONE, "%s", line);
 	}
@@ -99,9 +108,12 @@ static void top_nodes_caches(struct top_ctx *ctx, struct top_screen *scr)
 void top_view_nodes(struct top_ctx *ctx, struct top_screen *scr)
 {
 	top_view_title(ctx, scr, "NUMA nodes");
-	top_scr_line(scr, TOP_A_NONE, " %u node%s, %u CPUs  (m or Esc: back to "
-		     "the list; memory in K)", ctx->cur->hdr.nr_nodes,
-		     ctx->cur->hdr.nr_nodes == 1 ? "" : "s", ctx->cur->hdr.nr_cpus);
+	top_scr_line(scr, TOP_A_NONE,
+		     " %u node%s, %u CPUs  (m or Esc: back to "
+		     "the list; memory in K)",
+		     ctx->cur->hdr.nr_nodes,
+		     ctx->cur->hdr.nr_nodes == 1 ? "" : "s",
+		     ctx->cur->hdr.nr_cpus);
 	top_scr_line(scr, TOP_A_NONE, "%s", ctx->note);
 	top_nodes_regions(ctx, scr);
 	top_nodes_caches(ctx, scr);

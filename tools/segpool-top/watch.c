@@ -268,7 +268,8 @@ int top_watch(const struct top_opts *o)
 		int rows, cols;
 
 		if (top_draw(&ctx, &scr, false, 0)) {
-			snprintf(msg, sizeof(msg), "cannot draw: %s", strerror(errno));
+			snprintf(msg, sizeof(msg), "cannot draw: %s",
+				 strerror(errno));
 			ret = TOP_EXIT_TARGET;
 			break;
 		}

@@ -69,13 +69,14 @@
 #define WRITE_ONCE(x, val)	__atomic_store_n(&(x), (val), __ATOMIC_RELAXED)
 #endif
 #ifndef __same_type
-#define __same_type(a, b)	__builtin_types_compatible_p(__typeof__(a), __typeof__(b))
+#define __same_type(a, b) \
+	__builtin_types_compatible_p(__typeof__(a), __typeof__(b))
 #endif
 #ifndef BUILD_BUG_ON_MSG
 #define BUILD_BUG_ON_MSG(cond, msg)	_Static_assert(!(cond), msg)
 #endif
 #ifndef BUILD_BUG_ON
-#define BUILD_BUG_ON(cond)	BUILD_BUG_ON_MSG(cond, "BUILD_BUG_ON(" #cond ")")
+#define BUILD_BUG_ON(cond) BUILD_BUG_ON_MSG(cond, "BUILD_BUG_ON(" #cond ")")
 #endif
 
 #endif /* SEGPOOL_KERNEL_LINUX_COMPILER_H */

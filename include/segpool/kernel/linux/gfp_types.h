@@ -61,18 +61,23 @@
 #define GFP_NOWAIT		(__GFP_KSWAPD_RECLAIM | __GFP_NOWARN)
 #define GFP_NOIO		(__GFP_RECLAIM)
 #define GFP_NOFS		(__GFP_RECLAIM | __GFP_IO)
-#define GFP_USER		(__GFP_RECLAIM | __GFP_IO | __GFP_FS | __GFP_HARDWALL)
+#define GFP_USER		(__GFP_RECLAIM | __GFP_IO | __GFP_FS | \
+				 __GFP_HARDWALL)
 #define GFP_DMA			__GFP_DMA
 #define GFP_DMA32		__GFP_DMA32
 #define GFP_HIGHUSER		(GFP_USER | __GFP_HIGHMEM)
-#define GFP_HIGHUSER_MOVABLE	(GFP_HIGHUSER | __GFP_MOVABLE | __GFP_SKIP_KASAN)
+#define GFP_HIGHUSER_MOVABLE	(GFP_HIGHUSER | __GFP_MOVABLE | \
+				 __GFP_SKIP_KASAN)
 #define GFP_TRANSHUGE_LIGHT	((GFP_HIGHUSER_MOVABLE | __GFP_COMP | \
-				  __GFP_NOMEMALLOC | __GFP_NOWARN) & ~__GFP_RECLAIM)
+				  __GFP_NOMEMALLOC | __GFP_NOWARN) & \
+				 ~__GFP_RECLAIM)
 #define GFP_TRANSHUGE		(GFP_TRANSHUGE_LIGHT | __GFP_DIRECT_RECLAIM)
 
 /* The bits segpool's size-class and cache calls take (the rest drop). */
-#define __SEGPOOL_GFP_KMALLOC(flags)	((unsigned int)(flags) & SEGPOOL_KMALLOC_GFP_VALID)
-#define __SEGPOOL_GFP_CACHE(flags)	((unsigned int)(flags) & SEGPOOL_GFP_VALID)
+#define __SEGPOOL_GFP_KMALLOC(flags) \
+	((unsigned int)(flags) & SEGPOOL_KMALLOC_GFP_VALID)
+#define __SEGPOOL_GFP_CACHE(flags) \
+	((unsigned int)(flags) & SEGPOOL_GFP_VALID)
 
 _Static_assert((SEGPOOL_KMALLOC_GFP_VALID & 0xffffff00U) == 0,
 	       "segpool's gfp bits stay below the no-op flags");

@@ -32,7 +32,8 @@ static inline mempool_t *mempool_create_node(int min_nr,
 }
 
 static inline mempool_t *mempool_create(int min_nr, mempool_alloc_t *alloc_fn,
-					mempool_free_t *free_fn, void *pool_data)
+					mempool_free_t *free_fn,
+					void *pool_data)
 {
 	return mempool_create_node(min_nr, alloc_fn, free_fn, pool_data,
 				   GFP_KERNEL, NUMA_NO_NODE);

@@ -69,9 +69,9 @@ static inline void rcu_barrier(void)
 #define rcu_dereference_raw(p)		rcu_dereference(p)
 #define rcu_access_pointer(p)		__atomic_load_n(&(p), __ATOMIC_RELAXED)
 #ifndef rcu_assign_pointer
-#define rcu_assign_pointer(p, v)	__atomic_store_n(&(p), (v), __ATOMIC_RELEASE)
+#define rcu_assign_pointer(p, v) __atomic_store_n(&(p), (v), __ATOMIC_RELEASE)
 #endif
-#define RCU_INIT_POINTER(p, v)		__atomic_store_n(&(p), (v), __ATOMIC_RELAXED)
+#define RCU_INIT_POINTER(p, v) __atomic_store_n(&(p), (v), __ATOMIC_RELAXED)
 #define rcu_replace_pointer(rcu_ptr, ptr, c) ({				\
 	__typeof__(ptr) __rcu_old = rcu_dereference_protected(rcu_ptr, c); \
 	rcu_assign_pointer(rcu_ptr, ptr);				\

@@ -33,7 +33,7 @@
 #include <segpool/sheaf.h>
 #include <segpool/slab.h>
 
-/* --- cache flags ------------------------------------------------------------ */
+/* --- cache flags ---------------------------------------------------------- */
 
 /* the flags with a meaning here: segpool's own values */
 #define SLAB_HWCACHE_ALIGN	((__force slab_flags_t)SEGPOOL_HWCACHE_ALIGN)
@@ -42,7 +42,8 @@
 #define SLAB_RED_ZONE		((__force slab_flags_t)SEGPOOL_RED_ZONE)
 #define SLAB_POISON		((__force slab_flags_t)SEGPOOL_POISON)
 #define SLAB_STORE_USER		((__force slab_flags_t)SEGPOOL_STORE_USER)
-#define SLAB_CONSISTENCY_CHECKS	((__force slab_flags_t)SEGPOOL_CONSISTENCY_CHECKS)
+#define SLAB_CONSISTENCY_CHECKS \
+	((__force slab_flags_t)SEGPOOL_CONSISTENCY_CHECKS)
 
 /* accepted, no effect (bits 16 and up, dropped before segpool's calls) */
 #define SLAB_CACHE_DMA		((__force slab_flags_t)(1UL << 16))
@@ -65,7 +66,7 @@
 _Static_assert((SEGPOOL_CACHE_FLAGS_VALID & ~0xffffUL) == 0,
 	       "segpool's cache flags stay below the no-op flags");
 
-/* --- sizes and special pointers ---------------------------------------------- */
+/* --- sizes and special pointers ------------------------------------------- */
 
 /* ZERO_SIZE_PTR - what kmalloc(0) returns; kfree() and ksize() accept it. */
 #define ZERO_SIZE_PTR		SEGPOOL_ZERO_SIZE_PTR
@@ -77,7 +78,7 @@ _Static_assert((SEGPOOL_CACHE_FLAGS_VALID & ~0xffffUL) == 0,
 #define ARCH_KMALLOC_MINALIGN	16
 #define ARCH_SLAB_MINALIGN	8
 
-/* --- struct kmem_cache -------------------------------------------------------- */
+/* --- struct kmem_cache ---------------------------------------------------- */
 
 /* Never defined: a struct kmem_cache * is a struct segpool_cache *. */
 struct kmem_cache;
@@ -218,19 +219,22 @@ static inline unsigned int kmem_cache_size(struct kmem_cache *s)
 	return (unsigned int)segpool_cache_object_size(__segpool_kc(s));
 }
 
-/* --- objects of a cache -------------------------------------------------------- */
+/* --- objects of a cache --------------------------------------------------- */
 
 static __always_inline void *kmem_cache_alloc(struct kmem_cache *s, gfp_t flags)
 {
-	void *p = segpool_cache_alloc(__segpool_kc(s), __SEGPOOL_GFP_CACHE(flags));
+	void *p = segpool_cache_alloc(__segpool_kc(s),
+				      __SEGPOOL_GFP_CACHE(flags));
 
 	if (unlikely(!p))
 		p = segpool_alloc_failed(__segpool_kc(s), 0,
-					 __SEGPOOL_GFP_KMALLOC(flags), NUMA_NO_NODE);
+					 __SEGPOOL_GFP_KMALLOC(flags),
+					 NUMA_NO_NODE);
 	return p;
 }
 
-static __always_inline void *kmem_cache_zalloc(struct kmem_cache *s, gfp_t flags)
+static __always_inline void *kmem_cache_zalloc(struct kmem_cache *s,
+					       gfp_t flags)
 {
 	return kmem_cache_alloc(s, flags | __GFP_ZERO);
 }
@@ -242,8 +246,8 @@ static __always_inline void *kmem_cache_alloc_node(struct kmem_cache *s,
 
 	if (node == NUMA_NO_NODE)
 		return kmem_cache_alloc(s, flags);
-	p = segpool_cache_alloc_node(__segpool_kc(s), __SEGPOOL_GFP_CACHE(flags),
-				     node);
+	p = segpool_cache_alloc_node(__segpool_kc(s),
+				     __SEGPOOL_GFP_CACHE(flags), node);
 	if (unlikely(!p))
 		p = segpool_alloc_failed(__segpool_kc(s), 0,
 					 __SEGPOOL_GFP_KMALLOC(flags), node);
@@ -276,7 +280,7 @@ static inline void kmem_cache_free_bulk(struct kmem_cache *s, size_t size,
 	segpool_cache_free_bulk(__segpool_kc(s), size, p);
 }
 
-/* --- prefilled sheaves (Linux 6.18) ------------------------------------------- */
+/* --- prefilled sheaves (Linux 6.18) --------------------------------------- */
 
 static inline struct slab_sheaf *
 kmem_cache_prefill_sheaf(struct kmem_cache *s, gfp_t gfp, unsigned int size)
@@ -296,7 +300,8 @@ static inline int kmem_cache_refill_sheaf(struct kmem_cache *s, gfp_t gfp,
 		return segpool_sheaf_refill(__segpool_kc(s), 0, NULL, size);
 	sh = (struct segpool_sheaf *)(void *)*sheafp;
 	ret = segpool_sheaf_refill(__segpool_kc(s),
-				   (unsigned int)gfp & SEGPOOL_THISNODE, &sh, size);
+				   (unsigned int)gfp & SEGPOOL_THISNODE, &sh,
+				   size);
 	*sheafp = (struct slab_sheaf *)(void *)sh;
 	return ret;
 }
@@ -324,7 +329,7 @@ static inline unsigned int kmem_cache_sheaf_size(struct slab_sheaf *sheaf)
 	return segpool_sheaf_size((struct segpool_sheaf *)(void *)sheaf);
 }
 
-/* --- kmalloc -------------------------------------------------------------------- */
+/* --- kmalloc -------------------------------------------------------------- */
 
 static __always_inline void *kmalloc_node(size_t size, gfp_t flags, int node)
 {
@@ -474,7 +479,7 @@ static inline void kfree_const(const void *x)
 	kfree(x);
 }
 
-/* --- kvmalloc: no vmalloc area here, kmalloc serves every size --------------------- */
+/* --- kvmalloc: no vmalloc area here, kmalloc serves every size ------------ */
 
 static __always_inline void *kvmalloc_node(size_t size, gfp_t flags, int node)
 {
@@ -528,7 +533,7 @@ static inline void kvfree_sensitive(const void *addr, size_t len)
 	segpool_kfree_sensitive(addr);
 }
 
-/* --- Linux 6.x idioms ------------------------------------------------------ */
+/* --- Linux 6.x idioms ----------------------------------------------------- */
 
 /* __free(kfree), __free(kvfree): <linux/cleanup.h> */
 DEFINE_FREE(kfree, void *, if (_T) kfree(_T))
