@@ -1,16 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * tools/bench/wl_local.c - workloads whose objects never leave their thread.
- *
- *  pool    (1, 7) rounds of: allocate 100, free the first 50 of them; the
- *          other 50 stay live to the end, then are freed in order.
- *  pair    (2)    allocate, free at once.
- *  batch   (2)    allocate 1000, free the 1000 in allocation order.
- *  churn   (3, 4) a window of 1024 slots per thread; each step frees a
- *          random slot's object and puts one of a random size there.
- *  memory  (8)    RSS before, with N objects live, after freeing them,
- *          after giving memory back (bench_heap_trim()).
- *
+ * tools/bench/wl_local.c - workloads whose objects never leave their
+ * thread: pool (1, 7), pair and batch (2), the churn of threads and mixed
+ * (3, 4), memory (8); Documentation/internals/benchmarks.md has each loop.
  * One op is one allocation or one free; every object is written on
  * allocation and checked on free (bench.h).
  */
