@@ -133,23 +133,32 @@ struct bench_cfg {
 	unsigned int idle_max_s;	/* idle: seconds of RSS sampling */
 };
 
-/* Figures beyond time and peak RSS, bit k of has_x when there. */
-enum bench_x {
-	BENCH_X_AP50, BENCH_X_AP99, BENCH_X_AP999,	/* latency, ns */
-	BENCH_X_FP50, BENCH_X_FP99, BENCH_X_FP999,
-	BENCH_X_EMPTY, BENCH_X_TICK,	/* an empty measurement, a step */
-	BENCH_X_BYTES,			/* memory: bytes per live object */
-	BENCH_X_OVER,			/* its overhead, % of the size */
-	BENCH_X_BASE, BENCH_X_LIVE,	/* memory: RSS KiB at each step */
-	BENCH_X_FREED, BENCH_X_TRIM,
-	BENCH_X_CACHED, BENCH_X_MAGS,	/* KiB in magazines+depots, mags */
-	BENCH_X_CPU_OBJS, BENCH_X_DEPOT_OBJS,
-	BENCH_X_MINFLT,			/* minor faults per op */
-	BENCH_X_BEFORE, BENCH_X_PEAK,	/* idle: RSS KiB */
-	BENCH_X_1S, BENCH_X_5S, BENCH_X_20S,
-	BENCH_X_BACK,			/* idle: ms until back; inf: never */
-	BENCH_NR_X,
-};
+/*
+ * Figures beyond time and peak RSS (bit k of has_x when there), with the
+ * heading of their column and what divides them there: latency in ns, an
+ * empty measurement and the clock's step; memory's bytes per live object,
+ * their overhead (% of the size) and RSS KiB at each step; KiB in
+ * magazines and depots, in magazines, and the objects there; minor faults
+ * per op; idle's RSS KiB and the ms until it is back (inf: never).
+ */
+#define BENCH_FIGURES(F)						\
+	F(AP50, "alloc p50", 1) F(AP99, "alloc p99", 1)			\
+	F(AP999, "alloc p99.9", 1) F(FP50, "free p50", 1)		\
+	F(FP99, "free p99", 1) F(FP999, "free p99.9", 1)		\
+	F(EMPTY, "empty ns", 1) F(TICK, "step ns", 1)			\
+	F(BYTES, "bytes/object", 1) F(OVER, "overhead %", 1)		\
+	F(BASE, "before MiB", 1024) F(LIVE, "live MiB", 1024)		\
+	F(FREED, "after free MiB", 1024)				\
+	F(TRIM, "after trim MiB", 1024)					\
+	F(CACHED, "cached KiB", 1) F(MAGS, "magazines KiB", 1)		\
+	F(CPU_OBJS, "cpu objs", 1) F(DEPOT_OBJS, "depot objs", 1)	\
+	F(MINFLT, "faults/op", 1) F(BEFORE, "RSS before MiB", 1024)	\
+	F(PEAK, "peak MiB", 1024) F(1S, "at 1 s", 1024)			\
+	F(5S, "at 5 s", 1024) F(20S, "at 20 s", 1024)			\
+	F(BACK, "back within 8 MiB, s", 1000)
+
+#define BENCH_X_ENUM(name, head, div) BENCH_X_##name,
+enum bench_x { BENCH_FIGURES(BENCH_X_ENUM) BENCH_NR_X };
 
 /* mmap, munmap, mremap in the timed part (the counting pass) */
 #define BENCH_NR_SYS 3

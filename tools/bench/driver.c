@@ -257,25 +257,21 @@ static void bench_run_cell(struct bench_run *run, struct bench_cell *cell,
 	struct bench_cstate *s = &run->cs[cell->c - bench_contenders];
 	struct bench_record rec;
 	const struct bench_result *r = &rec.r;
+	bool ok = !bench_spawn(run, cell, &rec, NULL);
+	bool refused = !ok && !strcmp(rec.status, "refused");
 	double el;
 
-	if (bench_spawn(run, cell, &rec, NULL)) {
-		if (!strcmp(rec.status, "refused")) {
-			s->refused = true;
-			snprintf(s->served, sizeof(s->served), "%s",
-				 rec.served);
-			snprintf(s->mode, sizeof(s->mode), "%s", rec.mode);
-		}
+	/* what the first child found, or what made one refuse */
+	if (refused || (ok && !s->served[0] && !s->refused)) {
+		snprintf(s->served, sizeof(s->served), "%s", rec.served);
+		snprintf(s->mapped, sizeof(s->mapped), "%s", rec.mapped);
+		snprintf(s->mode, sizeof(s->mode), "%s", rec.mode);
+	}
+	s->refused |= refused;
+	if (!ok) {
 		cell->failed++;
 		run->errors++;
 	} else {
-		if (!s->served[0] && !s->refused) {
-			snprintf(s->served, sizeof(s->served), "%s",
-				 rec.served);
-			snprintf(s->mapped, sizeof(s->mapped), "%s",
-				 rec.mapped);
-			snprintf(s->mode, sizeof(s->mode), "%s", rec.mode);
-		}
 		/* one mode per contender: each child decides it again */
 		if (strcmp(s->mode, rec.mode) && !s->refused) {
 			bench_warn("%s: per-CPU mode '%s' in one child, '%s' "

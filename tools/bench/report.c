@@ -120,21 +120,11 @@ void bench_para(FILE *f, const char *fmt, ...)
 	fprintf(f, "%s\n%s", p, ind ? "" : "\n");
 }
 
-/* the figures' headers, and what divides them for the table */
+#define BENCH_X_COL(name, head, div) { head, div },
 static const struct {
 	const char *head;
 	double div;
-} bench_x_cols[BENCH_NR_X] = {
-	{ "alloc p50", 1 }, { "alloc p99", 1 }, { "alloc p99.9", 1 },
-	{ "free p50", 1 }, { "free p99", 1 }, { "free p99.9", 1 },
-	{ "empty ns", 1 }, { "step ns", 1 }, { "bytes/object", 1 },
-	{ "overhead %", 1 }, { "before MiB", 1024 }, { "live MiB", 1024 },
-	{ "after free MiB", 1024 }, { "after trim MiB", 1024 },
-	{ "cached KiB", 1 }, { "magazines KiB", 1 }, { "cpu objs", 1 },
-	{ "depot objs", 1 }, { "faults/op", 1 }, { "RSS before MiB", 1024 },
-	{ "peak MiB", 1024 }, { "at 1 s", 1024 }, { "at 5 s", 1024 },
-	{ "at 20 s", 1024 }, { "back within 8 MiB, s", 1000 },
-};
+} bench_x_cols[BENCH_NR_X] = { BENCH_FIGURES(BENCH_X_COL) };
 
 static void bench_report_workload(FILE *f, const struct bench_run *run,
 				  const struct bench_workload *wl)
