@@ -19,8 +19,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
 
 #include "segpool_config.h"
 
@@ -102,9 +104,8 @@ int bench_heap_setup(const struct bench_contender *c, const size_t *cls,
 		     unsigned int nr);
 const char *bench_heap_trim(void);	/* what it did: "malloc_trim(0)" */
 void bench_heap_teardown(void);
+/* floor.c: slots of @slot bytes, into bench_heap */
 int bench_floor_setup(size_t slot);
-void *bench_floor_alloc(size_t size);
-void bench_floor_free(void *ptr, size_t size);
 
 /* Driver: the file to preload for @c, or NULL when not installed. */
 const char *bench_peer_path(const struct bench_contender *c, char *buf,
@@ -132,23 +133,32 @@ struct bench_cfg {
 	unsigned int idle_max_s;	/* idle: seconds of RSS sampling */
 };
 
-/* Figures beyond time and peak RSS: "x_NAME value" in the record. */
-enum bench_x {
-	BENCH_X_AP50, BENCH_X_AP99, BENCH_X_AP999,	/* latency, ns */
-	BENCH_X_FP50, BENCH_X_FP99, BENCH_X_FP999,
-	BENCH_X_EMPTY, BENCH_X_TICK,	/* an empty measurement, a step */
-	BENCH_X_BYTES,			/* memory: bytes per live object */
-	BENCH_X_OVER,			/* its overhead, % of the size */
-	BENCH_X_BASE, BENCH_X_LIVE,	/* memory: RSS KiB at each step */
-	BENCH_X_FREED, BENCH_X_TRIM,
-	BENCH_X_CACHED, BENCH_X_MAGS,	/* KiB in magazines+depots, mags */
-	BENCH_X_CPU_OBJS, BENCH_X_DEPOT_OBJS,
-	BENCH_X_MINFLT,			/* minor faults per op */
-	BENCH_X_BEFORE, BENCH_X_PEAK,	/* idle: RSS KiB */
-	BENCH_X_1S, BENCH_X_5S, BENCH_X_20S,
-	BENCH_X_BACK,			/* idle: ms until back; inf: never */
-	BENCH_NR_X,
-};
+/*
+ * Figures beyond time and peak RSS (bit k of has_x when there), with the
+ * heading of their column and what divides them there: latency in ns, an
+ * empty measurement and the clock's step; memory's bytes per live object,
+ * their overhead (% of the size) and RSS KiB at each step; KiB in
+ * magazines and depots, in magazines, and the objects there; minor faults
+ * per op; idle's RSS KiB and the ms until it is back (inf: never).
+ */
+#define BENCH_FIGURES(F)						\
+	F(AP50, "alloc p50", 1) F(AP99, "alloc p99", 1)			\
+	F(AP999, "alloc p99.9", 1) F(FP50, "free p50", 1)		\
+	F(FP99, "free p99", 1) F(FP999, "free p99.9", 1)		\
+	F(EMPTY, "empty ns", 1) F(TICK, "step ns", 1)			\
+	F(BYTES, "bytes/object", 1) F(OVER, "overhead %", 1)		\
+	F(BASE, "before MiB", 1024) F(LIVE, "live MiB", 1024)		\
+	F(FREED, "after free MiB", 1024)				\
+	F(TRIM, "after trim MiB", 1024)					\
+	F(CACHED, "cached KiB", 1) F(MAGS, "magazines KiB", 1)		\
+	F(CPU_OBJS, "cpu objs", 1) F(DEPOT_OBJS, "depot objs", 1)	\
+	F(MINFLT, "faults/op", 1) F(BEFORE, "RSS before MiB", 1024)	\
+	F(PEAK, "peak MiB", 1024) F(1S, "at 1 s", 1024)			\
+	F(5S, "at 5 s", 1024) F(20S, "at 20 s", 1024)			\
+	F(BACK, "back within 8 MiB, s", 1000)
+
+#define BENCH_X_ENUM(name, head, div) BENCH_X_##name,
+enum bench_x { BENCH_FIGURES(BENCH_X_ENUM) BENCH_NR_X };
 
 /* mmap, munmap, mremap in the timed part (the counting pass) */
 #define BENCH_NR_SYS 3
@@ -159,7 +169,7 @@ struct bench_result {
 	long peak_rss_kb;
 	int errors;
 	char trim[48];			/* how memory was given back */
-	double x[BENCH_NR_X];		/* bit k of has_x */
+	double x[BENCH_NR_X];
 	unsigned int has_x;
 };
 
@@ -239,10 +249,11 @@ struct bench_lat_buf {
 enum { BENCH_LAT_ALLOC, BENCH_LAT_FREE };
 
 struct bench_worker {
-	unsigned int id, nr;
+	unsigned int id;
 	const struct bench_cfg *cfg;
 	uint64_t ops;			/* this worker's share */
 	void *shared;			/* the workload's common state */
+	struct bench_team *team;	/* workloads.c's */
 	uint64_t rng, checksum, expect;
 	uint64_t done;			/* operations performed */
 	int errors;
@@ -262,7 +273,7 @@ int bench_team_run(const struct bench_cfg *cfg, unsigned int nr,
 		   bench_work_fn fn, void *shared, uint64_t ops_each,
 		   uint64_t lat_cap, struct bench_result *res);
 void bench_worker_init(struct bench_worker *w, const struct bench_cfg *cfg,
-		       unsigned int id, unsigned int nr);
+		       unsigned int id);
 
 /* --- objects: tag, write, check (the harness's whole per-op cost) --- */
 
@@ -380,9 +391,8 @@ long bench_peak_rss_kb(void);
 void bench_sys_mark(bool begin);	/* for the counting pass */
 unsigned int bench_cpus(int *cpus, unsigned int max);
 void bench_pin(int cpu);
-void bench_die(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2), noreturn));
 void bench_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#define bench_die(...) do { bench_warn(__VA_ARGS__); exit(1); } while (0)
 
 struct bench_summary {
 	double median, min, max;
@@ -391,8 +401,9 @@ struct bench_summary {
 void bench_summarize(const double *v, unsigned int n, struct bench_summary *s);
 int bench_cmp_u32(const void *a, const void *b);
 uint32_t bench_percentile(const uint32_t *sorted, uint64_t n, double p);
-/* Run @argv (no preload), stdout to @out or /dev/null: its exit status. */
-int bench_cmd(char *const argv[], const char *out);
+/* Run @argv, stdout to @out or /dev/null: its exit status; @ru its usage */
+int bench_cmd(char *const argv[], const char *out, const char *preload,
+	      struct rusage *ru);
 
 /* --- child (child.c) and driver (driver.c) --- */
 
@@ -458,6 +469,7 @@ const struct bench_cell *bench_cell_get(const struct bench_run *run,
 					const struct bench_workload *wl,
 					unsigned int threads,
 					const struct bench_contender *c);
+bool bench_cell_summary(const struct bench_run *run, unsigned int i);
 
 void bench_machine_read(struct bench_run *run);
 

@@ -26,3 +26,7 @@ set label 98 note at screen 0.005, screen 0.035 left font ",8" front noenhanced
 # more threads than CPUs: a grey band, named at its top (oversub = 1)
 oversub(x) = cpus > 0 ? x * 1.41 : 1e9
 band = 'set object 1 rect from oversub(cpus), graph 0 to graph 1, graph 1 behind fc rgb "#e8e8e8" fs solid noborder; set label 1 "oversubscribed" at cpus * 1.5, graph 0.96 left front font ",9"'
+# ymax: the largest value in columns c0..c1 of block ix, at least 1
+maxof = 'ymax = 1; do for [c = c0:c1] { ' . \
+	'stats datafile index ix using c nooutput; ' . \
+	'ymax = STATS_max > ymax ? STATS_max : ymax }'

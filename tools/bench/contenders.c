@@ -3,24 +3,10 @@
  * tools/bench/contenders.c - who competes, and how each one allocates.
  *
  * segpool's two APIs are linked in; the malloc contenders are one malloc()
- * call served by glibc or by the library the driver preloaded (checked
- * below): the Debian peers, --peer ones, and segpool-preload,
- * libsegpool-malloc.so as an unmodified program meets it.  floor (floor.c)
- * is the harness with no allocator.  The variants of segpool-cache run its
- * very code in a child with SEGPOOL_PERCPU=lock or off, with
- * SEGPOOL_FREELIST_HARDENED=0 (-plain: what hardening costs), built with
- * SEGPOOL_INLINE (contender_inline.c), or from a build without fast-path
- * hit counters (-nostats, make bench-stats-cost, only when named).
- *
- * The driver finds each peer's library (SEGPOOL_BENCH_LIBPATH, glibc's
- * folder, the usual ones) and preloads it by absolute path.  The child asks
- * the dynamic linker which object defines the malloc every call binds to
- * (dladdr(dlsym(RTLD_DEFAULT, "malloc"))) and reads /proc/self/maps for the
- * allocator libraries mapped: a run whose intended library does not serve
- * malloc, or that has another peer mapped, is refused, never reported.
- * segpool's contenders are checked for their per-CPU mode the same way
- * (segpool_percpu_mode()); the default ones accept the lock fallback only
- * where rseq is unusable, or in a ThreadSanitizer build.
+ * call served by glibc or by the library the driver preloaded.  The child
+ * refuses to report when the intended library does not serve malloc or
+ * another peer is mapped, or when segpool runs in another per-CPU mode;
+ * Documentation/internals/benchmarks.md says how each is checked.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -370,8 +356,6 @@ int bench_heap_setup(const struct bench_contender *c, const size_t *cls,
 		bench_heap = libc;
 		return 0;
 	case BENCH_FLOOR:
-		bench_heap = (struct bench_heap){ bench_floor_alloc,
-						  bench_floor_free };
 		return bench_floor_setup(cls[nr - 1]);
 	}
 	return -1;

@@ -31,36 +31,6 @@
 
 #include "tools/bench/bench.h"
 
-/* ours less LD_PRELOAD and segpool's modes, plus what the child needs */
-static char **bench_child_env(const struct bench_contender *c,
-			      const char *preload, char *pre, char *mode)
-{
-	size_t n = 0;
-	char **env;
-
-	while (environ[n])
-		n++;
-	if (!(env = calloc(n + 4, sizeof(*env))))
-		bench_die("out of memory");
-	n = 0;
-	for (char **e = environ; *e; e++)
-		if (strncmp(*e, "LD_PRELOAD=", 11) &&
-		    strncmp(*e, "SEGPOOL_PERCPU=", 15) &&
-		    strncmp(*e, "SEGPOOL_FREELIST_HARDENED=", 26))
-			env[n++] = *e;
-	if (preload)
-		env[n++] = pre;
-	/* "rseq" is the default: the mode segpool picks by itself */
-	if (c->percpu && strcmp(c->percpu, "rseq")) {
-		snprintf(mode, 40, "SEGPOOL_PERCPU=%s", c->percpu);
-		env[n++] = mode;
-	}
-	if (c->env)
-		env[n++] = (char *)c->env;
-	env[n] = NULL;
-	return env;
-}
-
 static int bench_spawn(const struct bench_run *run,
 		       const struct bench_cell *cell, struct bench_record *rec,
 		       const char *trace)
@@ -71,8 +41,9 @@ static int bench_spawn(const struct bench_run *run,
 	};
 	const struct bench_cstate *s = &run->cs[cell->c - bench_contenders];
 	const char *preload = s->path[0] ? s->path : NULL;
-	char pre[300], mode[40], thr[16], hz[32];
-	char *argv[BENCH_MAX_C + 64], **env;
+	const char *mode = cell->c->percpu;
+	char pre[300], thr[16], hz[32];
+	char *argv[BENCH_MAX_C + 64];
 	int n = 0, fds[2], status;
 	size_t used = 0;
 	ssize_t got;
@@ -81,7 +52,6 @@ static int bench_spawn(const struct bench_run *run,
 	snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", preload ? preload : "");
 	snprintf(thr, sizeof(thr), "%u", cell->threads);
 	snprintf(hz, sizeof(hz), "%.0f", run->cfg.tsc_hz);
-	env = bench_child_env(cell->c, trace ? NULL : preload, pre, mode);
 	if (trace) {
 		argv[n++] = (char *)run->strace;
 		for (size_t i = 0; i < sizeof(strace) / sizeof(*strace); i++)
@@ -98,18 +68,9 @@ static int bench_spawn(const struct bench_run *run,
 	}
 	for (int i = 1; i < run->argc && n < BENCH_MAX_C + 50; i++)
 		argv[n++] = run->argv[i];
-	argv[n++] = (char *)"--child";
-	argv[n++] = (char *)cell->c->name;
-	argv[n++] = (char *)"-w";
-	argv[n++] = (char *)cell->wl->name;
-	argv[n++] = (char *)"-t";
-	argv[n++] = thr;
-	argv[n++] = (char *)"--tsc-hz";
-	argv[n++] = hz;
-	if (run->smoke)
-		argv[n++] = (char *)"--smoke";
-	argv[n] = NULL;
-
+	memcpy(argv + n, (char *[]){ "--child", (char *)cell->c->name,
+		"-w", (char *)cell->wl->name, "-t", thr, "--tsc-hz", hz,
+		run->smoke ? "--smoke" : NULL, NULL }, 10 * sizeof(*argv));
 	memset(rec, 0, sizeof(*rec));
 	if (pipe2(fds, O_CLOEXEC))
 		bench_die("pipe: %s", strerror(errno));
@@ -120,11 +81,19 @@ static int bench_spawn(const struct bench_run *run,
 		/* dup2 clears close-on-exec; if fds[1] is 3 already, do it */
 		if (fds[1] == 3 ? fcntl(3, F_SETFD, 0) : dup2(fds[1], 3) < 0)
 			_exit(127);
-		execve(trace ? run->strace : s->exec[0] ? s->exec : run->exec,
-		       argv, env);
+		unsetenv("SEGPOOL_FREELIST_HARDENED");
+		unsetenv("SEGPOOL_PERCPU");
+		unsetenv("LD_PRELOAD");
+		/* "rseq" is the default: the mode segpool picks by itself */
+		if ((mode && strcmp(mode, "rseq") &&
+		     setenv("SEGPOOL_PERCPU", mode, 1)) ||
+		    (cell->c->env && putenv((char *)cell->c->env)) ||
+		    (preload && !trace && putenv(pre)))
+			_exit(127);
+		execv(trace ? run->strace : s->exec[0] ? s->exec : run->exec,
+		      argv);
 		_exit(127);
 	}
-	free(env);
 	close(fds[1]);
 	while (used < sizeof(*rec) && (got = read(fds[0], (char *)rec + used,
 						  sizeof(*rec) - used)) != 0)
@@ -271,31 +240,38 @@ const struct bench_cell *bench_cell_get(const struct bench_run *run,
 	return NULL;
 }
 
+/* A row of the summary: a speed workload's first cell at a thread count */
+bool bench_cell_summary(const struct bench_run *run, unsigned int i)
+{
+	const struct bench_cell *a = &run->cells[i];
+
+	return a->wl->cols[0] == BENCH_COL_CPU &&
+	       !(a->wl->flags & BENCH_WL_BENEATH) &&
+	       (!i || run->cells[i - 1].wl != a->wl ||
+		run->cells[i - 1].threads != a->threads);
+}
+
 static void bench_run_cell(struct bench_run *run, struct bench_cell *cell,
 			   unsigned int rep, unsigned int total, uint64_t t0)
 {
 	struct bench_cstate *s = &run->cs[cell->c - bench_contenders];
 	struct bench_record rec;
 	const struct bench_result *r = &rec.r;
+	bool ok = !bench_spawn(run, cell, &rec, NULL);
+	bool refused = !ok && !strcmp(rec.status, "refused");
 	double el;
 
-	if (bench_spawn(run, cell, &rec, NULL)) {
-		if (!strcmp(rec.status, "refused")) {
-			s->refused = true;
-			snprintf(s->served, sizeof(s->served), "%s",
-				 rec.served);
-			snprintf(s->mode, sizeof(s->mode), "%s", rec.mode);
-		}
+	/* what the first child found, or what made one refuse */
+	if (refused || (ok && !s->served[0] && !s->refused)) {
+		snprintf(s->served, sizeof(s->served), "%s", rec.served);
+		snprintf(s->mapped, sizeof(s->mapped), "%s", rec.mapped);
+		snprintf(s->mode, sizeof(s->mode), "%s", rec.mode);
+	}
+	s->refused |= refused;
+	if (!ok) {
 		cell->failed++;
 		run->errors++;
 	} else {
-		if (!s->served[0] && !s->refused) {
-			snprintf(s->served, sizeof(s->served), "%s",
-				 rec.served);
-			snprintf(s->mapped, sizeof(s->mapped), "%s",
-				 rec.mapped);
-			snprintf(s->mode, sizeof(s->mode), "%s", rec.mode);
-		}
 		/* one mode per contender: each child decides it again */
 		if (strcmp(s->mode, rec.mode) && !s->refused) {
 			bench_warn("%s: per-CPU mode '%s' in one child, '%s' "
@@ -456,7 +432,7 @@ int bench_driver_main(struct bench_run *run)
 	if (run->out_dir) {
 		char *mk[] = { "mkdir", "-p", (char *)run->out_dir, NULL };
 
-		if (bench_cmd(mk, NULL))
+		if (bench_cmd(mk, NULL, NULL, NULL))
 			bench_die("cannot make %s", run->out_dir);
 		if (!run->no_plots && bench_plot(run))
 			bench_warn("some plots not made (is gnuplot there?)");

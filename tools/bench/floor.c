@@ -29,12 +29,6 @@ static __thread struct {
 	char *bump, *end;		/* the current chunk */
 } bench_self;
 
-int bench_floor_setup(size_t slot)
-{
-	bench_slot_size = (slot + 15) & ~(size_t)15;
-	return 0;
-}
-
 static __attribute__((noinline)) void *bench_floor_refill(size_t size)
 {
 	struct bench_slot *got = atomic_exchange_explicit(&bench_exchange,
@@ -62,7 +56,7 @@ static __attribute__((noinline)) void *bench_floor_refill(size_t size)
 	return p;
 }
 
-void *bench_floor_alloc(size_t size)
+static void *bench_floor_alloc(size_t size)
 {
 	struct bench_slot *s = bench_self.list;
 
@@ -73,7 +67,7 @@ void *bench_floor_alloc(size_t size)
 	return s;
 }
 
-void bench_floor_free(void *ptr, size_t size)
+static void bench_floor_free(void *ptr, size_t size)
 {
 	struct bench_slot *s = ptr, *expected = NULL;
 
@@ -88,4 +82,11 @@ void bench_floor_free(void *ptr, size_t size)
 						    memory_order_relaxed))
 		bench_self.list = NULL;
 	bench_self.count = 0;
+}
+
+int bench_floor_setup(size_t slot)
+{
+	bench_slot_size = (slot + 15) & ~(size_t)15;
+	bench_heap = (struct bench_heap){ bench_floor_alloc, bench_floor_free };
+	return 0;
 }

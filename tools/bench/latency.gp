@@ -9,11 +9,7 @@ load gpdir . "/common.gp"
 
 set logscale y 10
 # a decade and a half of room above the highest bar, for the key
-ymax = 1
-do for [c = 2:13] {
-	stats datafile using c nooutput
-	if (STATS_max > ymax) { ymax = STATS_max }
-}
+c0 = 2; c1 = 13; ix = 0; eval maxof
 set yrange [1:ymax * 30]
 set ylabel "ns per call (log scale)"
 set grid ytics

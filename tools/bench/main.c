@@ -61,8 +61,8 @@ static const char bench_usage[] =
 "-inline is built with SEGPOOL_INLINE.  SEGPOOL_BENCH_LIBPATH: folders to\n"
 "find peer libraries in first.\n";
 
-static uint64_t bench_num(const char *opt, const char *s, double lo,
-			  double hi)
+static double bench_num(const char *opt, const char *s, double lo,
+			double hi)
 {
 	char *end;
 	double v = strtod(s, &end);
@@ -70,7 +70,7 @@ static uint64_t bench_num(const char *opt, const char *s, double lo,
 	if (!*s || *end || !(v >= lo && v <= hi))
 		bench_die("%s: '%s' is not a number from %g to %g", opt, s, lo,
 			  hi);
-	return (uint64_t)v;
+	return v;
 }
 
 static void bench_select(struct bench_run *run, char *list, bool wl)
@@ -215,19 +215,20 @@ int main(int argc, char **argv)
 			reps_set = true;
 			break;
 		case 'n':
-			run.cfg.ops = bench_num("-n", optarg, 1, 0x1p40);
+			run.cfg.ops = (uint64_t)bench_num("-n", optarg, 1,
+							  0x1p40);
 			ops_set = true;
 			break;
 		case 'S':
-			run.cfg.scale = strtod(optarg, NULL);
-			bench_num("-S", optarg, 1e-6, 1e3);
+			run.cfg.scale = bench_num("-S", optarg, 1e-6, 1e3);
 			scale_set = true;
 			break;
 		case 's':
-			run.cfg.size = bench_num("-s", optarg, 8, 4096);
+			run.cfg.size = (size_t)bench_num("-s", optarg, 8, 4096);
 			break;
 		case OPT_LIVE:
-			run.cfg.live = bench_num("--live", optarg, 1, 0x1p32);
+			run.cfg.live = (uint64_t)bench_num("--live", optarg, 1,
+							0x1p32);
 			break;
 		case 'o':
 			run.out_dir = optarg;

@@ -18,11 +18,7 @@ set logscale y 10
 set ylabel "ns per pair"
 set grid ytics
 set xtics rotate by -30 scale 0
-ymax = 1
-do for [c = 2:4] {
-	stats datafile index 0 using c nooutput
-	if (STATS_max > ymax) { ymax = STATS_max }
-}
+c0 = 2; c1 = 4; ix = 0; eval maxof
 set yrange [1:ymax * 10]
 set key inside top right
 plot datafile index 0 using 2:xtic(1) title "hot pair", \

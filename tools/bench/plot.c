@@ -1,20 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * tools/bench/plot.c - data files for gnuplot, and the PNGs made from them.
- *
- *  bench-summary  CPU time per op over glibc's, every speed workload
- *  bench-threads  workload 3: Mops per CPU-second and per wall second by
- *                 thread count, min-max bars
- *  bench-latency  workloads 1 and 5: p50, p99, p99.9 of alloc and free
- *  bench-percpu   ns per alloc+free pair of the hot pair, pool and batch;
- *                 the KiB segpool-cache's modes hold by thread count
- *
- * Each is a .dat file and a .gp script of the same name beside the sources
- * ("?" for a missing value).  No chart has more than eight series, which
- * common.gp tells apart: the summary and the threads chart come as pages,
- * segpool's four ways in beside four peers at a time (bench-X.png,
- * bench-X-2.png, ...), then segpool-cache's variants and the floor
- * (bench-X-modes.png); each .dat names its series, "# series:" per panel.
+ * tools/bench/plot.c - data files for gnuplot, and the PNGs made from them:
+ * bench-summary, bench-threads, bench-latency and bench-percpu, each a
+ * .dat file and the .gp script of that name beside the sources says what
+ * it draws ("?" for a missing value).  No chart has more than eight
+ * series, which common.gp tells apart: the summary and the threads chart
+ * come as pages, segpool's four ways in beside four peers at a time
+ * (bench-X.png, bench-X-2.png, ...), then segpool-cache's variants and the
+ * floor (bench-X-modes.png); each .dat names its series, "# series:" per
+ * panel.
  */
 #include <math.h>
 #include <unistd.h>
@@ -71,10 +65,7 @@ static int bench_dat_summary(const struct bench_run *run, FILE *f,
 	for (unsigned int i = 0; i < run->nr_cells; i++) {
 		const struct bench_cell *a = &run->cells[i];
 
-		if (a->wl->cols[0] != BENCH_COL_CPU ||
-		    (a->wl->flags & BENCH_WL_BENEATH) || (i &&
-		    run->cells[i - 1].wl == a->wl &&
-		    run->cells[i - 1].threads == a->threads))
+		if (!bench_cell_summary(run, i))
 			continue;
 		fprintf(f, "\"%u %s", a->wl->number, a->wl->name);
 		if (a->wl->on == BENCH_ON_LIST)
@@ -269,8 +260,8 @@ static int bench_gnuplot(const struct bench_run *run, const char *script,
 	    (int)sizeof(vars))
 		return -1;
 	snprintf(cap, sizeof(cap), "%s/tools/bench/%s", run->srctree, script);
-	return bench_cmd((char *[]){ "gnuplot", "-e", vars, cap, NULL }, NULL)
-	       ? -1 : 0;
+	return bench_cmd((char *[]){ "gnuplot", "-e", vars, cap, NULL }, NULL,
+			 NULL, NULL) ? -1 : 0;
 }
 
 int bench_plot(struct bench_run *run)

@@ -14,11 +14,8 @@
  * table of their own (logpipe-cache: segpool's caches, under glibc).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
 
 #include "tools/bench/bench.h"
 
@@ -49,47 +46,30 @@ static bool bench_prog_run(const char *sh, const char *tmp, const char *name,
 			   const char *preload, const char *out,
 			   const char *count, struct bench_prog_cell *c)
 {
-	char pre[300];
+	char pre[300], *run[] = { "/usr/bin/strace", "-f", "-qq", "-c", "-o",
+		(char *)count, "-e", "trace=mmap,munmap,mremap", "-E", pre,
+		"/bin/bash", (char *)sh, "run", (char *)tmp, (char *)name,
+		NULL };
 	struct timespec t0, t1;
 	struct rusage ru;
-	int status, k = c->nr;
-	pid_t pid;
+	int k = c->nr;
+	bool ok;
 
+	snprintf(pre, sizeof(pre), "LD_PRELOAD%s%s", preload ? "=" : "",
+		 preload ? preload : "");
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	fflush(NULL);
-	if ((pid = fork()) == 0) {
-		int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0666);
-
-		if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0)
-			_exit(126);
-		snprintf(pre, sizeof(pre), "LD_PRELOAD=%s",
-			 preload ? preload : "");
-		if (preload && !count)
-			setenv("LD_PRELOAD", preload, 1);
-		else
-			unsetenv("LD_PRELOAD");
-		if (count)
-			execl("/usr/bin/strace", "strace", "-f", "-qq", "-c",
-			      "-o", count, "-e", "trace=mmap,munmap,mremap",
-			      "-E", preload ? pre : "LD_PRELOAD", "/bin/bash",
-			      sh, "run", tmp, name, (char *)NULL);
-		else
-			execl("/bin/bash", "bash", sh, "run", tmp, name,
-			      (char *)NULL);
-		_exit(127);
-	}
-	if (pid < 0 || wait4(pid, &status, 0, &ru) != pid)
-		return false;
+	ok = !bench_cmd(count ? run : run + 10, out, count ? NULL : preload,
+			&ru);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (count)
-		return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+		return ok;
 	c->v[1][k] = (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
 	c->v[0][k] = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
 		     c->v[1][k];
 	c->v[2][k] = (double)(t1.tv_sec - t0.tv_sec) +
 		     (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	c->v[3][k] = (double)ru.ru_maxrss / 1024;
-	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	return ok;
 }
 
 /* logpipe -q -p's line: "..., N records/s, X% in alloc/free, ..." */
@@ -263,7 +243,7 @@ int bench_programs_main(const struct bench_prog_opts *o)
 	snprintf(only, sizeof(only), ",%s,", o->only ? o->only : "");
 	snprintf(out, sizeof(out), "%s/stdout", mkdtemp(tmp) ? tmp : "/tmp");
 	if (bench_cmd((char *[]){ "bash", sh, "prepare", tmp, scale, obj,
-				  NULL }, NULL))
+				  NULL }, NULL, NULL, NULL))
 		bench_die("%s prepare %s failed", sh, tmp);
 	snprintf(cmd, sizeof(cmd), "bash '%s' list '%s'", sh, tmp);
 	for (f = popen(cmd, "r"); f && np < NPROG &&
@@ -309,13 +289,10 @@ int bench_programs_main(const struct bench_prog_opts *o)
 					   paths[k] : NULL, out, path, c))
 				c->calls = bench_prog_calls(path);
 		}
-	if (o->smoke)
-		printf("=== SMOKE RUN: tiny inputs, one run each; these "
-		       "figures are not measurements ===\n\n");
 	bench_prog_report(stdout, o, names, np, cell, cs, nc);
 	if (o->out_dir) {
 		bench_cmd((char *[]){ "mkdir", "-p", (char *)o->out_dir,
-				      NULL }, NULL);
+				      NULL }, NULL, NULL, NULL);
 		snprintf(path, sizeof(path), "%s/programs.md", o->out_dir);
 		if (!(f = fopen(path, "w"))) {
 			bench_warn("%s: %s", path, strerror(errno));
@@ -327,6 +304,6 @@ int bench_programs_main(const struct bench_prog_opts *o)
 				failures++;
 		}
 	}
-	bench_cmd((char *[]){ "rm", "-rf", tmp, NULL }, NULL);
+	bench_cmd((char *[]){ "rm", "-rf", tmp, NULL }, NULL, NULL, NULL);
 	return failures ? 1 : 0;
 }

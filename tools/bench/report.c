@@ -8,9 +8,6 @@
  * columns its entry in workloads.c names, and the plots.  Every line fits
  * BENCH_TEXT_COLS: prose is wrapped, and a wider table comes in parts,
  * each beginning with its key column(s), so it reads on a terminal too.
- * The machine: CPU, CPUs, memory, NUMA nodes, kernel, glibc, compiler,
- * segpool and the git revision of its sources, the date, the TSC rate, and
- * each contender's version (its Debian package's, from dpkg-query).
  */
 #include <errno.h>
 #include <math.h>
@@ -123,28 +120,11 @@ void bench_para(FILE *f, const char *fmt, ...)
 	fprintf(f, "%s\n%s", p, ind ? "" : "\n");
 }
 
-/* the figures' headers, and what divides them for the table */
+#define BENCH_X_COL(name, head, div) { head, div },
 static const struct {
 	const char *head;
 	double div;
-} bench_x_cols[BENCH_NR_X] = {
-	{ "alloc p50", 1 }, { "alloc p99", 1 }, { "alloc p99.9", 1 },
-	{ "free p50", 1 }, { "free p99", 1 }, { "free p99.9", 1 },
-	{ "empty ns", 1 }, { "step ns", 1 }, { "bytes/object", 1 },
-	{ "overhead %", 1 }, { "before MiB", 1024 }, { "live MiB", 1024 },
-	{ "after free MiB", 1024 }, { "after trim MiB", 1024 },
-	{ "cached KiB", 1 }, { "magazines KiB", 1 }, { "cpu objs", 1 },
-	{ "depot objs", 1 }, { "faults/op", 1 }, { "RSS before MiB", 1024 },
-	{ "peak MiB", 1024 }, { "at 1 s", 1024 }, { "at 5 s", 1024 },
-	{ "at 20 s", 1024 }, { "back within 8 MiB, s", 1000 },
-};
-
-static void bench_set_ratio(struct bench_table *t, unsigned int r,
-			    unsigned int c, double v)
-{
-	if (!isnan(v))
-		bench_table_set(t, r, c, "%.2fx", v);
-}
+} bench_x_cols[BENCH_NR_X] = { BENCH_FIGURES(BENCH_X_COL) };
 
 static void bench_report_workload(FILE *f, const struct bench_run *run,
 				  const struct bench_workload *wl)
@@ -190,32 +170,31 @@ static void bench_report_workload(FILE *f, const struct bench_run *run,
 		}
 		any = c;
 		for (const signed char *k = wl->cols; *k >= 0; k++, col++) {
-			double v = *k < BENCH_NR_X ? c->x[*k].median /
+			/* a figure; the values of BENCH_COL_CPU .. _RSS */
+			double x = *k < BENCH_NR_X ? c->x[*k].median /
 				   bench_x_cols[*k].div : 0;
+			const double v[] = {
+				c->cpu.median / wl->unit, NAN,
+				c->wall.median / wl->unit, 1e3 / c->cpu.median,
+				c->ratio_glibc, c->ratio_peer,
+				c->rss.median / 1024,
+			};
 
 			if (*k < BENCH_NR_X && (c->has_x & (1u << *k)))
-				bench_table_set(t, r, col, isinf(v) ? "never" :
-						"%.1f", v);
-			else if (*k == BENCH_COL_CPU)
-				bench_table_set(t, r, col, "%.2f",
-						c->cpu.median / wl->unit);
+				bench_table_set(t, r, col, isinf(x) ? "never" :
+						"%.1f", x);
 			else if (*k == BENCH_COL_RANGE)
 				bench_table_set(t, r, col, "%.2f-%.2f",
 						c->cpu.min / wl->unit,
 						c->cpu.max / wl->unit);
-			else if (*k == BENCH_COL_WALL)
-				bench_table_set(t, r, col, "%.2f",
-						c->wall.median / wl->unit);
-			else if (*k == BENCH_COL_MOPS)
-				bench_table_set(t, r, col, "%.1f",
-						1e3 / c->cpu.median);
-			else if (*k == BENCH_COL_GLIBC)
-				bench_set_ratio(t, r, col, c->ratio_glibc);
-			else if (*k == BENCH_COL_PEER)
-				bench_set_ratio(t, r, col, c->ratio_peer);
-			else if (*k == BENCH_COL_RSS)
-				bench_table_set(t, r, col, "%.1f",
-						c->rss.median / 1024);
+			else if (*k >= BENCH_COL_CPU && *k <= BENCH_COL_RSS &&
+				 !isnan(v[*k - BENCH_COL_CPU]))
+				bench_table_set(t, r, col, "%.*f%s",
+					*k == BENCH_COL_MOPS ||
+					*k == BENCH_COL_RSS ? 1 : 2,
+					v[*k - BENCH_COL_CPU],
+					*k == BENCH_COL_GLIBC ||
+					*k == BENCH_COL_PEER ? "x" : "");
 			else if (*k == BENCH_COL_TRIM)
 				bench_table_set(t, r, col, "%s",
 						c->samples[0].trim);
@@ -262,11 +241,7 @@ static void bench_report_summary(FILE *f, const struct bench_run *run)
 		const struct bench_cell *a = &run->cells[i], *mine;
 		unsigned int r;
 
-		/* a row per speed workload and thread count, at its first */
-		if (a->wl->cols[0] != BENCH_COL_CPU || (i &&
-		    run->cells[i - 1].wl == a->wl &&
-		    run->cells[i - 1].threads == a->threads) ||
-		    (a->wl->flags & BENCH_WL_BENEATH))
+		if (!bench_cell_summary(run, i))
 			continue;
 		r = bench_table_row(t);
 		bench_table_set(t, r, 0, "%u %s, %u thr%s", a->wl->number,

@@ -20,31 +20,15 @@
 
 #include "tools/bench/bench.h"
 
-static __attribute__((format(printf, 1, 0))) void
-bench_vwarn(const char *fmt, va_list ap)
-{
-	fprintf(stderr, BENCH_NAME ": ");
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-}
-
 void bench_warn(const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	bench_vwarn(fmt, ap);
+	fprintf(stderr, BENCH_NAME ": ");
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
 	va_end(ap);
-}
-
-void bench_die(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	bench_vwarn(fmt, ap);
-	va_end(ap);
-	exit(1);
 }
 
 /* Ticks against CLOCK_MONOTONIC_RAW over 100 ms: the slowest of three. */
@@ -138,7 +122,8 @@ void bench_pin(int cpu)
 		bench_warn("cannot pin to CPU %d: %s", cpu, strerror(err));
 }
 
-int bench_cmd(char *const argv[], const char *out)
+int bench_cmd(char *const argv[], const char *out, const char *preload,
+	      struct rusage *ru)
 {
 	int status;
 	pid_t pid;
@@ -149,15 +134,18 @@ int bench_cmd(char *const argv[], const char *out)
 		int fd = open(out ? out : "/dev/null",
 			      O_WRONLY | O_CREAT | O_TRUNC, 0666);
 
-		if (fd >= 0)
-			dup2(fd, STDOUT_FILENO);
-		unsetenv("LD_PRELOAD");
+		if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0)
+			_exit(126);
+		if (preload)
+			setenv("LD_PRELOAD", preload, 1);
+		else
+			unsetenv("LD_PRELOAD");
 		execvp(argv[0], argv);
 		_exit(127);
 	}
 	if (pid < 0)
 		return -1;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+	while (wait4(pid, &status, 0, ru) < 0 && errno == EINTR)
 		;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
 }

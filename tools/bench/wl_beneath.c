@@ -1,21 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * tools/bench/wl_beneath.c - the rows beneath the hit path (issue 22).
- *
- *  large    (9)  blocks of 33 KiB to 2 MiB (sizes from the seed), a tag
- *                at both ends, through a window of 32 live blocks: block i
- *                replaces block i - 32.  One op is one block.
- *  realloc  (10) a block of 40 KiB grown by steps of 1.5x to the grow
- *                limit (256 MiB; 32 below -S 0.1); one byte written in
- *                each page of every new tail, the tags at the head and the
- *                old end checked.  One op is one series.
- *  live-1e4 .. live-1e7 (11) N objects allocated, a word written in each,
- *                freed in the scattered order i * 7919 mod N; the best of
- *                three rounds counts.  One op is an allocation and its free.
- *  idle     (12) RSS read; a burst of objects and 260 MiB of blocks, every
- *                page written, all freed; then no call at all, RSS read
- *                every 100 ms for up to 30 s (3 below -S 0.1), or until it
- *                is back within 8 MiB; on the main thread.
+ * tools/bench/wl_beneath.c - the rows beneath the hit path (issue 22):
+ * large (9), realloc (10), live-1e4 .. live-1e7 (11) and idle (12), as
+ * Documentation/internals/benchmarks.md describes them.
  *
  * Harness arrays are mapped before the clock starts and stay to the end.
  * large and realloc mark their timed part for the counting pass.
@@ -121,26 +108,27 @@ static void bench_grow_worker(struct bench_worker *w)
 	bench_sys_mark(false);
 }
 
-BENCH_WL(bench_wl_large)
+/* @fn's part timed, then its minor faults per op (large, realloc) */
+static int bench_faults(const struct bench_cfg *cfg, bench_work_fn fn,
+			uint64_t ops, struct bench_result *res)
 {
 	long minflt = 0;
-	int ret = bench_team_run(cfg, 1, bench_large_worker, &minflt, ops, 0,
-				 res);
+	int ret = bench_team_run(cfg, 1, fn, &minflt, ops, 0, res);
 
 	bench_x_set(res, BENCH_X_MINFLT, (double)minflt / (double)ops);
 	return ret;
 }
 
+BENCH_WL(bench_wl_large)
+{
+	return bench_faults(cfg, bench_large_worker, ops, res);
+}
+
 BENCH_WL(bench_wl_realloc)
 {
-	long minflt = 0;
-	int ret;
-
 	if (!bench_heap.realloc)
 		return -1;
-	ret = bench_team_run(cfg, 1, bench_grow_worker, &minflt, ops, 0, res);
-	bench_x_set(res, BENCH_X_MINFLT, (double)minflt / (double)ops);
-	return ret;
+	return bench_faults(cfg, bench_grow_worker, ops, res);
 }
 
 static void bench_live_worker(struct bench_worker *w)
@@ -305,7 +293,7 @@ BENCH_WL(bench_wl_idle)
 	st.bsize = bench_map(st.max_blk * sizeof(size_t));
 	if (!st.obj || !st.blk || !st.bsize)
 		return -1;
-	bench_worker_init(&w, cfg, 0, 1);
+	bench_worker_init(&w, cfg, 0);
 	c0 = bench_ns(CLOCK_THREAD_CPUTIME_ID);
 	t0 = bench_ns(CLOCK_MONOTONIC);
 	before = bench_rss_kb();

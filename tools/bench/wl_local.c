@@ -1,16 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * tools/bench/wl_local.c - workloads whose objects never leave their thread.
- *
- *  pool    (1, 7) rounds of: allocate 100, free the first 50 of them; the
- *          other 50 stay live to the end, then are freed in order.
- *  pair    (2)    allocate, free at once.
- *  batch   (2)    allocate 1000, free the 1000 in allocation order.
- *  churn   (3, 4) a window of 1024 slots per thread; each step frees a
- *          random slot's object and puts one of a random size there.
- *  memory  (8)    RSS before, with N objects live, after freeing them,
- *          after giving memory back (bench_heap_trim()).
- *
+ * tools/bench/wl_local.c - workloads whose objects never leave their
+ * thread: pool (1, 7), pair and batch (2), the churn of threads and mixed
+ * (3, 4), memory (8); Documentation/internals/benchmarks.md has each loop.
  * One op is one allocation or one free; every object is written on
  * allocation and checked on free (bench.h).
  */
@@ -23,12 +15,14 @@
 #define BENCH_WINDOW		1024
 #define BENCH_SIZE_TAB		4096
 
+/* churn's sizes, drawn before the clock starts */
+static uint16_t bench_size_tab[BENCH_SIZE_TAB];
+
 /* Per-worker pointer (and size) arrays, mapped before the clock starts. */
 struct bench_arrays {
 	void **ptr;
 	uint16_t *size;
 	size_t each;			/* entries per worker */
-	uint16_t tab[BENCH_SIZE_TAB];	/* churn's sizes */
 	long rss_live, rss_freed;	/* memory */
 };
 
@@ -173,7 +167,7 @@ static void bench_churn_worker(struct bench_worker *w)
 	for (uint64_t i = 0; i < n; i++) {
 		uint64_t r = bench_rand(&w->rng);
 		unsigned int k = r & (BENCH_WINDOW - 1);
-		size_t size = a->tab[(r >> 32) & (BENCH_SIZE_TAB - 1)];
+		size_t size = bench_size_tab[(r >> 32) & (BENCH_SIZE_TAB - 1)];
 
 		if (slot[k])
 			bench_obj_free(w, slot[k], ssz[k], false);
@@ -195,23 +189,20 @@ static void bench_churn_worker(struct bench_worker *w)
 static int bench_churn_run(const struct bench_cfg *cfg, unsigned int nr,
 			   uint64_t ops, bool mixed, struct bench_result *res)
 {
-	struct bench_arrays *a = bench_arrays_map(nr, BENCH_WINDOW);
 	uint64_t rng = BENCH_SEED ^ 0x5DEECE66DULL;
-	int ret = -1;
+	double span = BENCH_SIZE_MAX - BENCH_SIZE_MIN + 1;
 
-	for (int i = 0; a && i < BENCH_SIZE_TAB; i++) {
+	for (int i = 0; i < BENCH_SIZE_TAB; i++) {
 		double u = (double)(bench_rand(&rng) >> 11) * 0x1.0p-53;
 
-		a->tab[i] = mixed ? (u < 0.3 ? 32 : u < 0.8 ? 128 : 1024) :
-			    (uint16_t)(BENCH_SIZE_MIN + (size_t)((double)
-			    (BENCH_SIZE_MAX - BENCH_SIZE_MIN + 1) * u * u));
+		if (mixed)
+			bench_size_tab[i] = u < 0.3 ? 32 : u < 0.8 ? 128 : 1024;
+		else
+			bench_size_tab[i] = (uint16_t)(BENCH_SIZE_MIN +
+						       (size_t)(span * u * u));
 	}
-	if (a && a->ptr && a->size)
-		ret = bench_team_run(cfg, nr, bench_churn_worker, a, ops, 0,
-				     res);
-	if (a)
-		bench_arrays_unmap(a, nr);
-	return ret;
+	return bench_run_arrays(cfg, nr, bench_churn_worker, BENCH_WINDOW,
+				ops, 0, res);
 }
 
 BENCH_WL(bench_wl_threads)

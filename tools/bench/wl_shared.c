@@ -1,17 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * tools/bench/wl_shared.c - workloads whose objects cross threads or lines.
- *
- *  xfer    (5, 7) a producer allocates objects and passes them in batches
- *          of 256 through a bounded queue (64 batches) to its consumer,
- *          which checks and frees them: every free is cross-thread.  A
- *          blocked thread sleeps, so CPU time counts work, not waiting.
- *  thrash  (6)    each thread allocates an 8-byte object, increments it W
- *          times through a volatile pointer, frees it (active false
- *          sharing: neighbours' objects on one line).
- *  scratch (6)    the main thread allocates one object per worker, back to
- *          back, and hands them out; each worker writes its object hard
- *          and frees it, then runs as thrash (passive false sharing).
+ * tools/bench/wl_shared.c - workloads whose objects cross threads or
+ * share lines: xfer (5, 7), a producer passing batches of 256 through a
+ * bounded queue to its consumer, and the false-sharing pair thrash and
+ * scratch (6); Documentation/internals/benchmarks.md has each loop.  A
+ * blocked thread sleeps, so CPU time counts work, not waiting.
  */
 #include <pthread.h>
 

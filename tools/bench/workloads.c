@@ -145,17 +145,8 @@ unsigned int bench_fs_threads(void)
 unsigned int bench_workload_threads(const struct bench_workload *wl,
 				    unsigned int listed)
 {
-	switch (wl->on) {
-	case BENCH_ON_LIST:
-		return listed;
-	case BENCH_ON_PAIR:
-		return 2;
-	case BENCH_ON_CPUS:
-		return bench_fs_threads();
-	case BENCH_ON_ONE:
-		break;
-	}
-	return 1;
+	return wl->on == BENCH_ON_LIST ? listed : wl->on == BENCH_ON_PAIR ? 2 :
+	       wl->on == BENCH_ON_CPUS ? bench_fs_threads() : 1;
 }
 
 /* What a run of @wl does with @cfg's settings: threads, sizes, count. */
@@ -203,22 +194,16 @@ struct bench_team {
 	unsigned int nr_cpus;
 };
 
-struct bench_team_arg {
-	struct bench_team *team;
-	struct bench_worker *w;
-};
-
 static void *bench_team_thread(void *p)
 {
-	struct bench_team_arg *arg = p;
-	struct bench_worker *w = arg->w;
+	struct bench_worker *w = p;
 	uint64_t c0;
 
-	bench_pin(arg->team->cpus[w->id % arg->team->nr_cpus]);
-	pthread_barrier_wait(&arg->team->start);
+	bench_pin(w->team->cpus[w->id % w->team->nr_cpus]);
+	pthread_barrier_wait(&w->team->start);
 	w->wall_start = bench_ns(CLOCK_MONOTONIC);
 	c0 = bench_ns(CLOCK_THREAD_CPUTIME_ID);
-	arg->team->fn(w);
+	w->team->fn(w);
 	w->cpu_ns = (double)(bench_ns(CLOCK_THREAD_CPUTIME_ID) - c0);
 	w->wall_end = bench_ns(CLOCK_MONOTONIC);
 	return NULL;
@@ -261,11 +246,10 @@ static void bench_team_latency(const struct bench_cfg *cfg,
 }
 
 void bench_worker_init(struct bench_worker *w, const struct bench_cfg *cfg,
-		       unsigned int id, unsigned int nr)
+		       unsigned int id)
 {
 	memset(w, 0, sizeof(*w));
 	w->id = id;
-	w->nr = nr;
 	w->cfg = cfg;
 	w->rng = BENCH_SEED * 0x100000001B3ULL + id + 1;
 }
@@ -276,7 +260,6 @@ int bench_team_run(const struct bench_cfg *cfg, unsigned int nr,
 {
 	size_t bytes = nr * sizeof(struct bench_worker);
 	struct bench_team team = { .fn = fn };
-	struct bench_team_arg args[BENCH_MAX_THREADS];
 	pthread_t tids[BENCH_MAX_THREADS];
 	struct bench_worker *ws;
 	uint64_t t0 = UINT64_MAX, t1 = 0;
@@ -285,9 +268,10 @@ int bench_team_run(const struct bench_cfg *cfg, unsigned int nr,
 		return -1;
 	team.nr_cpus = bench_cpus(team.cpus, BENCH_MAX_THREADS);
 	for (unsigned int i = 0; i < nr; i++) {
-		bench_worker_init(&ws[i], cfg, i, nr);
+		bench_worker_init(&ws[i], cfg, i);
 		ws[i].ops = ops_each;
 		ws[i].shared = shared;
+		ws[i].team = &team;
 		for (int k = 0; lat_cap && k < 2; k++) {
 			ws[i].lat[k].v = bench_map(lat_cap * sizeof(uint32_t));
 			ws[i].lat[k].cap = ws[i].lat[k].v ? lat_cap : 0;
@@ -297,9 +281,8 @@ int bench_team_run(const struct bench_cfg *cfg, unsigned int nr,
 	for (unsigned int i = 0; i < nr; i++) {
 		int err;
 
-		args[i] = (struct bench_team_arg){ &team, &ws[i] };
 		err = pthread_create(&tids[i], NULL, bench_team_thread,
-				     &args[i]);
+				     &ws[i]);
 		if (err)	/* the barrier can never open */
 			bench_die("pthread_create: %s", strerror(err));
 	}
