@@ -18,7 +18,8 @@
 
 #define SP_SHM_FLAGS	(O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC)
 
-#define SP_SHM_DIR	"/dev/shm"	/* where glibc's shm_open() puts @name */
+/* where glibc's shm_open() puts @name */
+#define SP_SHM_DIR	"/dev/shm"
 
 int sp_os_shm_create(const char *name, struct stat *in_way)
 {

@@ -40,7 +40,8 @@ int sp_os_membarrier_register(void)
 		return -1;
 	}
 	return (int)syscall(__NR_membarrier,
-			    MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ, 0, 0);
+			    MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ,
+			    0, 0);
 }
 
 int sp_os_membarrier_fence(int cpu)

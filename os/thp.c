@@ -45,7 +45,8 @@ static void sp_smaps_line(const char *line, uintptr_t lo, uintptr_t hi,
 
 	if (!strncmp(line, key, sizeof(key) - 1)) {
 		if (*in)
-			*bytes += strtoull(line + sizeof(key) - 1, NULL, 10) << 10;
+			*bytes += strtoull(line + sizeof(key) - 1, NULL, 10)
+				  << 10;
 		return;
 	}
 	start = strtoull(line, &end, 16);

@@ -21,7 +21,8 @@ size_t sp_alien_bytes(unsigned long nr_slots)
 }
 
 static inline struct sp_alien *sp_alien_of(struct sp_pcpu_cache *pc,
-					   unsigned long slot, unsigned int node)
+					   unsigned long slot,
+					   unsigned int node)
 {
 	return &pc->alien[slot * (unsigned long)sp_topo.nr_nodes + node];
 }
@@ -93,7 +94,8 @@ unsigned int sp_alien_objects(struct sp_pcpu_cache *pc, unsigned long slot)
 	if (!pc->alien)
 		return 0;
 	for (int n = 0; n < sp_topo.nr_nodes; n++)
-		sum += SP_READ_ONCE(sp_alien_of(pc, slot, (unsigned int)n)->count);
+		sum += SP_READ_ONCE(sp_alien_of(pc, slot,
+						 (unsigned int)n)->count);
 	return sum;
 }
 
@@ -105,7 +107,8 @@ uint64_t sp_alien_flushes(struct sp_pcpu_cache *pc)
 		return 0;
 	for (unsigned long i = 0; i < pc->nr_slots; i++)
 		for (int n = 0; n < sp_topo.nr_nodes; n++)
-			sum += SP_READ_ONCE(sp_alien_of(pc, i, (unsigned int)n)->flushes);
+			sum += SP_READ_ONCE(sp_alien_of(pc, i,
+					(unsigned int)n)->flushes);
 	return sum;
 }
 

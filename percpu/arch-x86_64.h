@@ -112,9 +112,10 @@ extern SP_INTERNAL __thread struct sp_rseq_inject sp_rseq_inject;
  * an operation the retry counts again.  Not in the commit either: a 16-byte
  * store of top and counter puts a move from a general register to a vector
  * register on the path from one operation's top to the next one's (it cost
- * 1.3 ns per operation on the hot pair, Documentation/internals/benchmarks.md).  After the
- * commit the add is outside the critical path and happens exactly once per
- * operation; it lands on the slot where the operation took place.  Every
+ * 1.3 ns per operation on the hot pair,
+ * Documentation/internals/benchmarks.md).  After the commit the add is
+ * outside the critical path and happens exactly once per operation; it
+ * lands on the slot where the operation took place.  Every
  * other writer of the counter is also one add instruction (sp_hit_count()),
  * so a thread preempted between its commit and its add cannot split
  * another's update on the same CPU.  The one inexactness left: a thread
@@ -124,8 +125,8 @@ extern SP_INTERNAL __thread struct sp_rseq_inject sp_rseq_inject;
  * lost (no lock prefix on the fast path).
  *
  * Built with CONFIG_SEGPOOL_NO_HIT_STATS (make NO_HIT_STATS=1, a benchmark
- * variant only, see Documentation/internals/benchmarks.md, "What the hit counters cost"),
- * nothing is counted.
+ * variant only, see Documentation/internals/benchmarks.md, "What the hit
+ * counters cost"), nothing is counted.
  */
 #ifdef CONFIG_SEGPOOL_NO_HIT_STATS
 #define SP_RSEQ_HIT_NOTE	", no hit counters"
@@ -167,7 +168,8 @@ static inline bool sp_cas16(uint64_t *word, uint64_t old[2],
 	bool ok;
 
 	__asm__ __volatile__("lock cmpxchg16b %[w]"
-			     : "=@ccz"(ok), [w] "+m"(*(volatile __int128 *)word),
+			     : "=@ccz"(ok),
+			       [w] "+m"(*(volatile __int128 *)word),
 			       "+a"(old[0]), "+d"(old[1])
 			     : "b"(nw[0]), "c"(nw[1])
 			     : "memory");
@@ -252,7 +254,7 @@ sp_rseq_steal(const void *pc, void *busy, unsigned long *slotp)
 		"movq " SP_AT(SP_SLOT_TOP, "%%rax") ", %[res]\n\t"
 		/*
 		 * if old - busy <= SP_MARKER_REMOTE_DELTA (unsigned): return 0
-		 *					(busy, or the remote marker)
+		 *				(busy, or the remote marker)
 		 */
 		"movq %[res], %%rcx\n\t"
 		"subq %[busy], %%rcx\n\t"

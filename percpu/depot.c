@@ -57,7 +57,7 @@ void sp_depot_fork_child(struct sp_depot *d)
 	d->spin = 0;
 }
 
-/* --- the stacks ------------------------------------------------------------------ */
+/* --- the stacks ----------------------------------------------------------- */
 
 /*
  * The link of a magazine that was on top a moment ago (lock-free pops
@@ -96,7 +96,10 @@ static void sp_depot_spin_unlock(struct sp_depot *d)
 	__atomic_store_n(&d->spin, 0, __ATOMIC_RELEASE);
 }
 
-/* One stack word replaced by @nw, if it still is @old (locked builds: it is). */
+/*
+ * One stack word replaced by @nw, if it still is @old (locked builds: it
+ * is).
+ */
 static inline bool sp_stack_cas(union sp_mag_stack *s, union sp_mag_stack *old,
 				const union sp_mag_stack *nw)
 {
@@ -184,7 +187,7 @@ static inline void sp_low_water(uint32_t *min, uint32_t nr)
 		__atomic_store_n(min, nr, __ATOMIC_RELAXED);
 }
 
-/* --- magazines out of the depot ------------------------------------------------------ */
+/* --- magazines out of the depot ------------------------------------------- */
 
 void sp_mag_flush(struct sp_pcpu_cache *pc, struct sp_mag *m)
 {
@@ -233,7 +236,7 @@ static uint32_t sp_stack_take(struct sp_depot *d, union sp_mag_stack *s,
 	return got;
 }
 
-/* --- the sizing window --------------------------------------------------------------- */
+/* --- the sizing window ---------------------------------------------------- */
 
 static inline uint32_t sp_depot_ops(struct sp_depot *d)
 {
@@ -290,7 +293,7 @@ static inline void sp_depot_after(struct sp_pcpu_cache *pc, struct sp_depot *d,
 		sp_depot_window(pc, d);
 }
 
-/* --- exchange ------------------------------------------------------------------------ */
+/* --- exchange ------------------------------------------------------------- */
 
 struct sp_mag *sp_depot_exchange(struct sp_pcpu_cache *pc,
 				 struct sp_pcpu_slot *slot,
@@ -354,7 +357,7 @@ struct sp_mag *sp_depot_exchange(struct sp_pcpu_cache *pc,
 	return got;
 }
 
-/* --- drains and statistics ------------------------------------------------------------ */
+/* --- drains and statistics ------------------------------------------------ */
 
 void sp_depot_drain(struct sp_pcpu_cache *pc, int n)
 {

@@ -64,17 +64,21 @@ struct sp_depot {
 	union sp_mag_stack full;	/* 0: full magazines */
 	union sp_mag_stack empty;	/* 16: empty magazines */
 	int64_t objs;			/* 32: rounds in the full ones (atomic
-					 * adds; may dip below 0 for a moment) */
-	uint64_t contended;		/* 40: retried compare-and-swaps (atomic) */
+					 * adds; may dip below 0 for a
+					 * moment) */
+	uint64_t contended;		/* 40: retried compare-and-swaps
+					 * (atomic) */
 	uint32_t min_full;		/* 48: low-water marks since the last */
-	uint32_t min_empty;		/* 52:   window: Bonwick's working set */
+	uint32_t min_empty;		/* 52:   window: Bonwick's working
+					 *       set */
 	uint32_t spin;			/* 56: the stacks' lock without cas16 */
 	uint32_t pad0;			/* 60 */
 	/* --- line 1: the window, drains (under @lock) --- */
 	pthread_mutex_t lock __sp_cacheline_aligned;
 	uint64_t reaped;		/* magazines reaped back to slabs */
 	uint64_t win_contended;		/* @contended at the window's start */
-	uint32_t win_ops;		/* both generations at the window's start */
+	uint32_t win_ops;		/* both generations at the window's
+					 * start */
 	uint32_t quiet;			/* windows without contention since the
 					 * last contended one (>1/16) */
 } __sp_cacheline_aligned;
@@ -108,7 +112,8 @@ SP_INTERNAL void sp_depot_fork_child(struct sp_depot *d);
  */
 SP_INTERNAL struct sp_mag *sp_depot_exchange(struct sp_pcpu_cache *pc,
 					     struct sp_pcpu_slot *slot,
-					     struct sp_mag *give, bool want_full);
+					     struct sp_mag *give,
+					     bool want_full);
 
 /* Empty every magazine of node @n's depot into the slabs and free them. */
 SP_INTERNAL void sp_depot_drain(struct sp_pcpu_cache *pc, int n);

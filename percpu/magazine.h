@@ -4,7 +4,7 @@
  *
  * A magazine of capacity cap is laid out as
  *
- *   next | cap,count | slot[0]=GUARD | slot[1..cap] = rounds | slot[cap+1]=GUARD
+ *   next | cap,count | slot[0]=GUARD | slot[1..cap]=rounds | slot[cap+1]=GUARD
  *
  * A CPU slot points "top" at the first free round slot.  The two odd guard
  * words make both fast-path tests one load each: the word below top is the

@@ -45,7 +45,8 @@ void *sp_pcpu_nil_slots(void)
 /* The always-missing slots of caches without a layer (sp_pcpu_nil_slots). */
 static int sp_nil_slots_init(void)
 {
-	size_t bytes = SP_ALIGN((size_t)sp_nr_slots << SP_PCPU_SHIFT, SP_PAGE_SIZE);
+	size_t bytes = SP_ALIGN((size_t)sp_nr_slots << SP_PCPU_SHIFT,
+				SP_PAGE_SIZE);
 	struct sp_pcpu_slot *s;
 
 	if (sp_nil_slots)
@@ -55,7 +56,8 @@ static int sp_nil_slots_init(void)
 		return -ENOMEM;
 	for (unsigned long i = 0; i < sp_nr_slots; i++) {
 		s[i].top = sp_mag_top_none;	/* empty and full at once */
-		s[i].expect = 0;		/* no page has tag 0 as its owner */
+		s[i].expect = 0;		/* no page has tag 0 as its
+						 * owner */
 	}
 	/* never written again: a stray write faults instead of hiding */
 	sp_os_protect_ro(s, bytes);
@@ -83,7 +85,7 @@ int sp_pcpu_init(void)
 	/* the hit paths open at the end of start-up (core/init.c) */
 	return ret;
 }
-/* --- drains ---------------------------------------------------------------------------------- */
+/* --- drains --------------------------------------------------------------- */
 
 static void sp_slot_drain(struct sp_pcpu_cache *pc, unsigned long i)
 {
@@ -119,7 +121,7 @@ void sp_pcpu_drain(struct sp_pcpu_cache *pc)
 	pthread_mutex_unlock(&pc->drain_lock);
 }
 
-/* --- create, destroy, tune ----------------------------------------------------------- */
+/* --- create, destroy, tune ------------------------------------------------ */
 
 /*
  * Magazine sizes by object size: a magazine of large objects pins a lot of
@@ -170,7 +172,8 @@ struct sp_pcpu_cache *sp_pcpu_cache_create(struct segpool_cache *c)
 	pc = (struct sp_pcpu_cache *)p;
 	pc->map_size = bytes;
 	pc->cache = c;
-	pc->depot = (struct sp_depot *)(p + SP_ALIGN(sizeof(*pc), SP_CACHE_LINE));
+	pc->depot = (struct sp_depot *)(p + SP_ALIGN(sizeof(*pc),
+						     SP_CACHE_LINE));
 	pc->slots = (struct sp_pcpu_slot *)((char *)pc->depot + depot_bytes);
 	pc->nr_slots = sp_nr_slots;
 	pc->alien = alien_bytes ? (struct sp_alien *)((char *)pc->slots +
@@ -235,7 +238,8 @@ void sp_pcpu_fork_child(struct sp_pcpu_cache *pc)
 
 		if (sp_mag_top_is_busy(slot->top) || slot->lock) {
 			/* given up: balance the occupancy counters */
-			slot->stat[SP_STAT_FLUSH_OBJS] += sp_pcpu_slot_objects(pc, i);
+			slot->stat[SP_STAT_FLUSH_OBJS] +=
+				sp_pcpu_slot_objects(pc, i);
 			sp_alien_forget(pc, i);
 			slot->loaded = NULL;
 			slot->prev = NULL;
@@ -267,7 +271,7 @@ int sp_pcpu_set_tunables(struct sp_pcpu_cache *pc, unsigned int mag_size,
 	return 0;
 }
 
-/* --- statistics ------------------------------------------------------------------------------ */
+/* --- statistics ----------------------------------------------------------- */
 
 /*
  * Objects in minus objects out of a slot, as counted (signed: read while

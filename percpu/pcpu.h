@@ -59,7 +59,8 @@ enum sp_pcpu_stat {
 struct sp_pcpu_slot {
 	/* --- line 0: fast path --- */
 	uint64_t free_hits;		/* 0: frees served by the magazine */
-	void **top;			/* 8: next free round of the loaded magazine */
+	void **top;			/* 8: next free round of the loaded
+					 * magazine */
 	uint64_t alloc_hits;		/* 16: allocs served by the magazine */
 	uintptr_t expect;		/* 24: page tag of the objects this slot
 					 * takes: cache | node index of its CPU
@@ -75,14 +76,19 @@ struct sp_pcpu_slot {
 					 * trip (use-driven sizing, pcpu.c) */
 	uint32_t hot_trips;		/* trips in a row that came too soon */
 	uint32_t cold_trips;		/* trips in a row that came late */
-	uint64_t pad1[((1UL << SP_PCPU_SHIFT) - SP_CACHE_LINE) / 8 - SP_STAT_NR - 2];
+	uint64_t pad1[((1UL << SP_PCPU_SHIFT) - SP_CACHE_LINE) / 8 -
+		      SP_STAT_NR - 2];
 };
 
-_Static_assert(offsetof(struct sp_pcpu_slot, free_hits) == SP_SLOT_FREE_HITS, "asm: free_hits");
+_Static_assert(offsetof(struct sp_pcpu_slot, free_hits) == SP_SLOT_FREE_HITS,
+	       "asm: free_hits");
 _Static_assert(offsetof(struct sp_pcpu_slot, top) == SP_SLOT_TOP, "asm: top");
-_Static_assert(offsetof(struct sp_pcpu_slot, alloc_hits) == SP_SLOT_ALLOC_HITS, "asm: alloc_hits");
-_Static_assert(offsetof(struct sp_pcpu_slot, expect) == SP_SLOT_EXPECT, "asm: expect");
-_Static_assert(offsetof(struct rseq, rseq_cs) == SP_RSEQ_CS_OFF, "asm: rseq_cs");
+_Static_assert(offsetof(struct sp_pcpu_slot, alloc_hits) == SP_SLOT_ALLOC_HITS,
+	       "asm: alloc_hits");
+_Static_assert(offsetof(struct sp_pcpu_slot, expect) == SP_SLOT_EXPECT,
+	       "asm: expect");
+_Static_assert(offsetof(struct rseq, rseq_cs) == SP_RSEQ_CS_OFF,
+	       "asm: rseq_cs");
 /* sp_mag_top_remote is the word after sp_mag_top_busy (percpu/magazine.h) */
 _Static_assert(sizeof(void *) == SP_MARKER_REMOTE_DELTA, "asm: remote marker");
 _Static_assert(sizeof(struct sp_pcpu_slot) == (1UL << SP_PCPU_SHIFT),
@@ -96,7 +102,8 @@ struct sp_pcpu_cache {
 	/* --- read by the critical sections: offsets baked into the asm --- */
 	struct sp_pcpu_slot *slots;	/* 0: [nr_slots] */
 	unsigned long nr_slots;		/* 8 */
-	long rseq_off;			/* 16: struct rseq from the thread pointer */
+	long rseq_off;			/* 16: struct rseq from the thread
+					 * pointer */
 	long id_off;			/* 24: its cpu_id or mm_cid field */
 	/* --- the rest --- */
 	struct segpool_cache *cache;	/* the slab cache behind it */
@@ -105,18 +112,24 @@ struct sp_pcpu_cache {
 	uint32_t cls;			/* magazine class new magazines get */
 	uint32_t max_cls;		/* tunable: largest class allowed */
 	uint32_t base_cls;		/* class sizing shrinks back to */
-	uint32_t depot_max;		/* tunable: full magazines kept per node */
-	uint64_t bypass;		/* slow paths that found the slot owned */
+	uint32_t depot_max;		/* tunable: full magazines kept per
+					 * node */
+	uint64_t bypass;		/* slow paths that found the slot
+					 * owned */
 	pthread_mutex_t drain_lock;	/* one remote drainer at a time */
 	struct sp_alien *alien;		/* [nr_slots][nr_nodes] remote-free
 					 * batches (percpu/alien.h); NULL on
 					 * one node */
 };
 
-_Static_assert(offsetof(struct sp_pcpu_cache, slots) == SP_PC_SLOTS, "asm: slots");
-_Static_assert(offsetof(struct sp_pcpu_cache, nr_slots) == SP_PC_NR_SLOTS, "asm: nr_slots");
-_Static_assert(offsetof(struct sp_pcpu_cache, rseq_off) == SP_PC_RSEQ_OFF, "asm: rseq_off");
-_Static_assert(offsetof(struct sp_pcpu_cache, id_off) == SP_PC_ID_OFF, "asm: id_off");
+_Static_assert(offsetof(struct sp_pcpu_cache, slots) == SP_PC_SLOTS,
+	       "asm: slots");
+_Static_assert(offsetof(struct sp_pcpu_cache, nr_slots) == SP_PC_NR_SLOTS,
+	       "asm: nr_slots");
+_Static_assert(offsetof(struct sp_pcpu_cache, rseq_off) == SP_PC_RSEQ_OFF,
+	       "asm: rseq_off");
+_Static_assert(offsetof(struct sp_pcpu_cache, id_off) == SP_PC_ID_OFF,
+	       "asm: id_off");
 
 /* --- percpu/pcpu.c, and the slow paths of percpu/magazine.c --- */
 SP_INTERNAL int sp_pcpu_init(void);
@@ -135,7 +148,8 @@ SP_INTERNAL void *sp_pcpu_alloc_slow(struct sp_pcpu_cache *pc);
 SP_INTERNAL void sp_pcpu_free_slow(struct sp_pcpu_cache *pc, void *obj,
 				   unsigned int node);
 SP_INTERNAL int sp_pcpu_set_tunables(struct sp_pcpu_cache *pc,
-				     unsigned int mag_size, unsigned int depot_max);
+				     unsigned int mag_size,
+				     unsigned int depot_max);
 
 /* A slot's own counters (owner only: plain adds, read racily by stats). */
 static inline void sp_stat_add(struct sp_pcpu_slot *slot, enum sp_pcpu_stat s,
@@ -182,9 +196,11 @@ SP_INTERNAL unsigned int sp_pcpu_slot_objects(struct sp_pcpu_cache *pc,
  * the same slot itself.
  */
 enum sp_pcpu_hook_point {
-	SP_HOOK_SLOT_OWNED,	/* a slow path owns its slot, before any change */
+	SP_HOOK_SLOT_OWNED,	/* a slow path owns its slot, before any
+				 * change */
 	SP_HOOK_SLOT_RELEASE,	/* it is about to publish the slot's new top */
-	SP_HOOK_DRAIN_XCHG,	/* a drainer swapped a slot's top, before fencing */
+	SP_HOOK_DRAIN_XCHG,	/* a drainer swapped a slot's top, before
+				 * fencing */
 };
 extern SP_INTERNAL void (*sp_pcpu_test_hook)(enum sp_pcpu_hook_point point,
 					     unsigned long slot);
@@ -262,7 +278,8 @@ SP_INTERNAL void *sp_pcpu_nil_slots(void);
 	sp_rseq_push_fast(slots, __rseq_offset, sp_pcpu_fast.id_delta,	\
 			  nr, obj, tag, mark, (unsigned long)(koff), miss)
 #else
-#define sp_pcpu_pop(slots, miss)	({ (void)(slots); goto miss; (void *)0; })
+#define sp_pcpu_pop(slots, miss)					\
+	({ (void)(slots); goto miss; (void *)0; })
 #define sp_pcpu_pop_nr(slots, nr, miss)					\
 	({ (void)(slots); (void)(nr); goto miss; (void *)0; })
 #define sp_pcpu_push_nr(slots, nr, obj, tag, mark, koff, miss)		\

@@ -29,9 +29,11 @@ enum sp_pcpu_mode_id {
 };
 
 extern SP_INTERNAL enum sp_pcpu_mode_id sp_pcpu_mode;
-extern SP_INTERNAL long sp_rseq_off;		/* struct rseq from thread pointer */
+extern SP_INTERNAL long sp_rseq_off;		/* struct rseq from thread
+						 * pointer */
 extern SP_INTERNAL long sp_rseq_id_off;		/* its cpu_id or mm_cid field */
-extern SP_INTERNAL bool sp_rseq_own;		/* segpool registered the area */
+extern SP_INTERNAL bool sp_rseq_own;		/* segpool registered the
+						 * area */
 extern SP_INTERNAL bool sp_pcpu_use_mm_cid;
 extern SP_INTERNAL char sp_pcpu_reason[128];	/* why this mode, for stats */
 

@@ -8,7 +8,7 @@
  *
  * Usage: gen-counters-doc < page.md > page.md.new
  * Copies its input, replacing what lies between each pair of marker lines
- *	<!-- generated:counters begin -->	... end -->	(reference/stats-keys.md)
+ *	<!-- generated:counters begin -->	... end -->	(stats-keys.md)
  *	<!-- generated:counters-json begin -->	... end -->	(stats-json.md)
  * with the table of that name.  An input with no marker pair, or with one
  * left open, is an error.
@@ -29,7 +29,8 @@ struct ctr {
 #define CTR_EXPORTED_SEGPOOL_CTR_INFO		1
 #define CTR_EXPORTED_SEGPOOL_CTR_EXPORT		1
 #define CTR_EXPORTED_SEGPOOL_CTR_LIBRARY	0
-#define CTR(key, id, class, unit, doc)	{ #key, unit, doc, CTR_EXPORTED_##class },
+#define CTR(key, id, class, unit, doc)					\
+	{ #key, unit, doc, CTR_EXPORTED_##class },
 static const struct ctr ctrs[] = {
 	SEGPOOL_PCPU_COUNTERS(CTR)
 };
@@ -72,7 +73,8 @@ static int begin_of(const char *line)
 	char m[96];
 
 	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
-		snprintf(m, sizeof(m), "<!-- generated:%s begin", tables[i].name);
+		snprintf(m, sizeof(m), "<!-- generated:%s begin",
+			 tables[i].name);
 		if (!strncmp(line, m, strlen(m)) &&
 		    (line[strlen(m)] == ' ' || line[strlen(m)] == '-'))
 			return (int)i;
@@ -93,7 +95,8 @@ int main(void)
 			if (t >= 0) {
 				open = t;
 				tables[t].print();
-				snprintf(end, sizeof(end), "<!-- generated:%s end",
+				snprintf(end, sizeof(end),
+					 "<!-- generated:%s end",
 					 tables[t].name);
 			}
 		} else if (!strncmp(line, end, strlen(end))) {
@@ -108,7 +111,8 @@ int main(void)
 		return 1;
 	}
 	if (!done) {
-		fprintf(stderr, "gen-counters-doc: no generated:counters markers in the input\n");
+		fprintf(stderr, "gen-counters-doc: no generated:counters "
+			"markers in the input\n");
 		return 1;
 	}
 	return 0;

@@ -43,8 +43,10 @@ static void cell(const char *s)
 static void table(void)
 {
 	puts(BEGIN);
-	puts("| Variable | Kind | Accepts | Default | A bad value gives | Effect |");
-	puts("|----------|------|---------|---------|------------------|--------|");
+	puts("| Variable | Kind | Accepts | Default | A bad value gives "
+	     "| Effect |");
+	puts("|----------|------|---------|---------|------------------"
+	     "|--------|");
 	for (int i = 0; i < SP_ENV_NR; i++) {
 		const struct sp_env_var *v = &sp_env_table[i];
 
@@ -78,7 +80,9 @@ int main(void)
 		}
 	}
 	if (state != 2) {
-		fprintf(stderr, "gen-env-doc: no '%s' ... '%s' lines in the input\n", BEGIN, END);
+		fprintf(stderr,
+			"gen-env-doc: no '%s' ... '%s' lines in the input\n",
+			BEGIN, END);
 		return 1;
 	}
 	return 0;

@@ -6,7 +6,7 @@
  * with ENOMEM so that a program's out-of-memory paths run in its tests.
  * Set from the environment before the program starts,
  *
- *   SEGPOOL_FAILSLAB=probability=10,interval=100,times=5,space=0,cache=conn_cache,verbose=1,seed=7
+ *   SEGPOOL_FAILSLAB=probability=10,interval=100,times=5,cache=conn_cache
  *
  * (any subset of the keys, in any order; or the kernel's boot form
  * "<interval>,<probability>,<space>,<times>"), or at run time with

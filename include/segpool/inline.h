@@ -20,8 +20,9 @@
  * version: the library sets it only once it is started and only in builds
  * whose hit path is the one below (not in AddressSanitizer builds, whose
  * hit path holds the sanitizer's hooks, nor under valgrind); while it
- * differs, every inline call is the library's call.  Inline hit paths exist on x86-64 with glibc 2.35 or
- * later (its rseq area); elsewhere the inline functions are the calls.
+ * differs, every inline call is the library's call.  Inline hit paths
+ * exist on x86-64 with glibc 2.35 or later (its rseq area); elsewhere the
+ * inline functions are the calls.
  *
  * Nothing here is API beyond the four functions: the structs say what the
  * inline code reads, for the library to assert (core/inline_abi.c), and
@@ -139,7 +140,8 @@ SEGPOOL_END_DECLS
 #ifdef CONFIG_SEGPOOL_NO_HIT_STATS
 #define __SEGPOOL_RSEQ_HIT(off, r)	""
 #else
-#define __SEGPOOL_RSEQ_HIT(off, r)	"addq $1, " __SEGPOOL_S(off) "(%%" r ")\n\t"
+#define __SEGPOOL_RSEQ_HIT(off, r)					\
+	"addq $1, " __SEGPOOL_S(off) "(%%" r ")\n\t"
 #endif
 
 #define __SEGPOOL_RSEQ_DESC						\
@@ -175,7 +177,8 @@ SEGPOOL_END_DECLS
 		__SEGPOOL_RSEQ_DESC					\
 		/* arm: the thread's rseq_cs = this sequence's descriptor */ \
 		"leaq 99b(%%rip), %%rcx\n\t"				\
-		"movq %%rcx, %%fs:" __SEGPOOL_S(SEGPOOL_ABI_RSEQ_CS) "(%[base])\n\t" \
+		"movq %%rcx, %%fs:" __SEGPOOL_S(SEGPOOL_ABI_RSEQ_CS)	\
+		"(%[base])\n\t"						\
 		"1:\n\t"		/* start */			\
 		"movl %%fs:(%[base],%[delta]), %%ecx\n\t" /* id */	\
 		__SEGPOOL_RSEQ_SLOT("rcx", "ecx")			\
@@ -211,13 +214,15 @@ SEGPOOL_END_DECLS
 		/* arm: the thread's rseq_cs = this sequence's descriptor */ \
 		"movq %[base], %%rax\n\t"				\
 		"leaq 99b(%%rip), %%rdx\n\t"				\
-		"movq %%rdx, %%fs:" __SEGPOOL_S(SEGPOOL_ABI_RSEQ_CS) "(%%rax)\n\t" \
+		"movq %%rdx, %%fs:" __SEGPOOL_S(SEGPOOL_ABI_RSEQ_CS)	\
+		"(%%rax)\n\t"						\
 		"1:\n\t"		/* start */			\
 		"addq %[delta], %%rax\n\t"				\
 		"movl %%fs:(%%rax), %%eax\n\t"	/* id */		\
 		__SEGPOOL_RSEQ_SLOT("rax", "eax")			\
 		/* if s->expect != tag: goto miss (other cache or node) */ \
-		"cmpq %[tag], " __SEGPOOL_S(SEGPOOL_ABI_SLOT_EXPECT) "(%%rax)\n\t" \
+		"cmpq %[tag], " __SEGPOOL_S(SEGPOOL_ABI_SLOT_EXPECT)	\
+		"(%%rax)\n\t"						\
 		"jne %l[miss]\n\t"					\
 		"movq " __SEGPOOL_S(SEGPOOL_ABI_SLOT_TOP) "(%%rax), %%rdx\n\t" \
 		"testb $1, (%%rdx)\n\t"		/* if *top is odd: */	\
@@ -265,7 +270,8 @@ SEGPOOL_END_DECLS
 #define SEGPOOL_INLINE_HIT	0
 #endif
 
-#define __segpool_inline	static __inline__ __attribute__((always_inline, unused))
+#define __segpool_inline						\
+	static __inline__ __attribute__((always_inline, unused))
 #define __segpool_likely(x)	__builtin_expect(!!(x), 1)
 #define __segpool_unlikely(x)	__builtin_expect(!!(x), 0)
 
@@ -336,8 +342,9 @@ miss:
 
 #if SEGPOOL_INLINE_HIT
 /* The free's hit on @ic with @obj of page tag @tag; 0 when it missed. */
-__segpool_inline int __segpool_inline_push(const struct segpool_inline_cache *ic,
-					   void *obj, uintptr_t tag)
+__segpool_inline int
+__segpool_inline_push(const struct segpool_inline_cache *ic, void *obj,
+		      uintptr_t tag)
 {
 	uint32_t off = (uint32_t)(uintptr_t)obj & ic->slab_mask;
 	uint32_t q = off * ic->stride_inv;
