@@ -23,6 +23,9 @@
 #                        (tools/check/style.sh); part of check
 #   make check-numa      the NUMA selftests on emulated multi-node machines
 #                        (qemu; RIG_ARGS=...; see tools/numa-rig/)
+#   make check-arm64     the arm64 cross build's unit and API selftests on
+#                        emulated arm64 machines with 2 nodes, in rseq mode
+#                        (qemu; ARM64_RIG_ARGS=...; see tools/arm64-rig/)
 #   make check-preload   real programs (python3, gcc, git, sort, a C++
 #                        program, a forking one) under LD_PRELOAD of
 #                        libsegpool-malloc.so against their glibc run
@@ -57,8 +60,10 @@
 #   make examples        build examples/ (make demo runs one)
 #   make tools, segpool-top, bench-tools   build every tool, the viewer,
 #                        the benchmark
-#   make bench-deps, numa-deps   install what bench and check-numa need
-#                        (the peer allocators and gnuplot; qemu)
+#   make bench-deps, numa-deps, arm64-deps   install what bench,
+#                        check-numa and check-arm64 need
+#                        (the peer allocators and gnuplot; qemu; the cross
+#                        compilers and arm64 libraries)
 #   make bench-smoke, bench-pmr-smoke   the benchmarks' smoke runs (part
 #                        of check)
 #   make bench-stats-cost  segpool against the same code without fast-path
@@ -307,6 +312,7 @@ include $(srctree)/examples/Kbuild
 -include $(srctree)/tools/Makefile.inc
 -include $(srctree)/tools/segpool-top/Makefile.inc
 -include $(srctree)/tools/numa-rig/Makefile.inc
+-include $(srctree)/tools/arm64-rig/Makefile.inc
 -include $(srctree)/tools/check/Makefile.inc
 -include $(srctree)/tools/bench-pmr/Makefile.inc
 # the benchmark's smoke mode runs with the unit and API tiers
