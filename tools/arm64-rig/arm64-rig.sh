@@ -49,7 +49,7 @@
 #   -k FILE   kernel image (default: the downloaded one; or
 #             $SEGPOOL_ARM64_KERNEL)
 #   -b FILE   static arm64 busybox (default: the downloaded one)
-#   -t SECS   time limit of one boot, outer timeout (default 600)
+#   -t SECS   time limit of one boot, outer timeout (default 900)
 #   -l        keep the serial logs and initramfs in $TMPDIR (path printed)
 #   -v        print the whole serial log, not only the test output
 #
@@ -68,7 +68,7 @@ configs=2cpu,4cpu
 only=
 kernel=${SEGPOOL_ARM64_KERNEL:-}
 busybox=
-limit=600
+limit=900
 prog_limit=300		# seconds one program may run in the guest
 keep=0
 verbose=0
