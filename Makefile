@@ -23,6 +23,9 @@
 #                        (tools/check/style.sh); part of check
 #   make check-numa      the NUMA selftests on emulated multi-node machines
 #                        (qemu; RIG_ARGS=...; see tools/numa-rig/)
+#   make check-arm64     the arm64 cross build's unit and API selftests on
+#                        emulated arm64 machines with 2 nodes, in rseq mode
+#                        (qemu; ARM64_RIG_ARGS=...; see tools/arm64-rig/)
 #   make check-preload   real programs (python3, gcc, git, sort, perl,
 #                        sqlite3, a C++ program: tools/bench/programs.sh;
 #                        a forking one) under LD_PRELOAD of
@@ -58,8 +61,10 @@
 #   make examples        build examples/ (make demo runs one)
 #   make tools, segpool-top, bench-tools   build every tool, the viewer,
 #                        the benchmark
-#   make bench-deps, numa-deps   install what bench and check-numa need
-#                        (the peer allocators and gnuplot; qemu)
+#   make bench-deps, numa-deps, arm64-deps   install what bench,
+#                        check-numa and check-arm64 need
+#                        (the peer allocators and gnuplot; qemu; the cross
+#                        compilers and arm64 libraries)
 #   make bench-smoke, bench-pmr-smoke   the benchmarks' smoke runs (part
 #                        of check)
 #   make bench-stats-cost  segpool against the same code without fast-path
@@ -77,6 +82,10 @@
 #                        (combine: W=1e)
 #   SANITIZE=address,undefined | thread    sanitized build (use with O=)
 #   CC=clang             any C11 compiler with GNU extensions
+#   CROSS_COMPILE=aarch64-linux-gnu-   a cross build for arm64 (use with
+#                        O=, e.g. O=build-arm64; scripts/install-deps.sh
+#                        arm64 brings the compiler and libraries); HOSTCC
+#                        (default cc) builds the documentation generators
 #   CXX=clang++          the C++17 compiler of the C++ parts (default: g++,
 #                        clang++ with CC=clang); -std=c++17
 #   NODEPS=1             do not run scripts/install-deps.sh before demo
@@ -135,11 +144,22 @@ endif
 # The leading "+" is dropped by make -n; keep $(Q) before real commands only.
 
 # --- compiler and flags -----------------------------------------------------
+# CROSS_COMPILE=aarch64-linux-gnu- builds for another machine with the
+# prefixed tools (gcc, g++, ar, objdump, nm), the libraries found through
+# dpkg multiarch (scripts/install-deps.sh arm64); what runs on the build
+# machine while building (the documentation generators) is built by HOSTCC.
+CROSS_COMPILE ?=
 CC      ?= cc
 AR      ?= ar
 ifeq ($(origin CC),default)
-CC := cc
+CC := $(if $(CROSS_COMPILE),$(CROSS_COMPILE)gcc,cc)
 endif
+ifeq ($(origin AR),default)
+AR := $(CROSS_COMPILE)ar
+endif
+HOSTCC  ?= $(if $(CROSS_COMPILE),cc,$(CC))
+OBJDUMP ?= $(CROSS_COMPILE)objdump
+NM      ?= $(CROSS_COMPILE)nm
 
 # C++: header-only parts of the API (include/segpool/pmr.hpp), their tests,
 # examples and benchmarks.  CXX follows CC's compiler family unless set.
@@ -147,7 +167,7 @@ ifeq ($(origin CXX),default)
 ifneq ($(findstring clang,$(CC)),)
 CXX := clang++
 else
-CXX := g++
+CXX := $(CROSS_COMPILE)g++
 endif
 endif
 CXXSTD := -std=c++17
@@ -269,7 +289,7 @@ test-missing-names := $(foreach m,$(test-missing),$(firstword $(subst =, ,$(m)))
 drop-missing = $(filter-out $(addprefix %/,$(test-missing-names)),$(1))
 
 cxx-tests := $(foreach d,$(test-check-dirs) $(test-stress-dirs),$(cxx-tests-$(d)))
-ifeq ($(SANITIZE)$(findstring clang,$(CXX)),)
+ifeq ($(SANITIZE)$(CROSS_COMPILE)$(findstring clang,$(CXX)),)
 ifneq ($(shell command -v $(CLANGXX) 2>/dev/null),)
 clangxx-tests := $(addsuffix _clang,$(call drop-missing,$(cxx-tests)))
 endif
@@ -293,6 +313,7 @@ include $(srctree)/examples/Kbuild
 -include $(srctree)/tools/Makefile.inc
 -include $(srctree)/tools/segpool-top/Makefile.inc
 -include $(srctree)/tools/numa-rig/Makefile.inc
+-include $(srctree)/tools/arm64-rig/Makefile.inc
 -include $(srctree)/tools/check/Makefile.inc
 -include $(srctree)/tools/bench-pmr/Makefile.inc
 # the benchmark's smoke mode runs with the unit and API tiers
@@ -353,7 +374,7 @@ $(gen-env-doc): $(srctree)/scripts/gen-env-doc.c $(srctree)/internal/env_table.c
 		$(srctree)/internal/env.h $(srctree)/include/segpool/export.h
 	$(quiet) HOSTCC $(patsubst $(objtree)/%,%,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) -std=gnu11 -O1 -I$(srctree) -I$(srctree)/include -o $@ \
+	$(Q)$(HOSTCC) -std=gnu11 -O1 -I$(srctree) -I$(srctree)/include -o $@ \
 		$(srctree)/scripts/gen-env-doc.c $(srctree)/internal/env_table.c
 
 # The generated pages of Documentation/ (Documentation/README.md lists
@@ -370,7 +391,7 @@ $(gen-counters-doc): $(srctree)/scripts/gen-counters-doc.c \
 		$(srctree)/include/segpool/counters.h
 	$(quiet) HOSTCC $(patsubst $(objtree)/%,%,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) -std=gnu11 -O1 -I$(srctree)/include -o $@ $<
+	$(Q)$(HOSTCC) -std=gnu11 -O1 -I$(srctree)/include -o $@ $<
 
 docs: $(gen-env-doc) $(gen-counters-doc)
 	$(quiet) GEN Documentation/reference/api.md

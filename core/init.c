@@ -195,6 +195,16 @@ static void sp_init_settings(void)
 /* One try; the name of the step that failed, or NULL. */
 static const char *sp_init_try(void)
 {
+	/*
+	 * segpool's page (SP_PAGE_SIZE) is the unit of every mapping call it
+	 * makes: a kernel with larger pages (arm64 with 16 or 64 KiB pages)
+	 * would refuse them one by one, deep inside.  Refused here, clearly.
+	 */
+	if (sp_os_page_size() > SP_PAGE_SIZE) {
+		errno = EOPNOTSUPP;
+		return "checking the page size: the kernel's pages are larger "
+		       "than segpool's 4 KiB page, which this build needs";
+	}
 	if (sp_space_init())
 		return "reserving the space";
 	sp_inline_abi_space();	/* before any object: the frees' tag lookup */

@@ -127,12 +127,50 @@ static void sp_guard_chain(int sig, siginfo_t *si, void *uc)
 	sp_os_fault_default(si->si_code <= 0);
 }
 
+/*
+ * sp_guard_fault_is_write() - was the fault of the context @ucv a write?
+ * x86-64: bit 1 of the page fault's error code.  arm64: the WnR bit of the
+ * exception syndrome of a data abort, which the kernel passes in an
+ * esr_context record of the signal frame (the records of <asm/sigcontext.h>:
+ * a magic word, a size, then the record's fields).  False when unknown.
+ */
+static bool sp_guard_fault_is_write(void *ucv)
+{
+#if defined(__x86_64__) && defined(REG_ERR)
+	return ((ucontext_t *)ucv)->uc_mcontext.gregs[REG_ERR] & 2;
+#elif defined(__aarch64__)
+	const unsigned char *r = ((ucontext_t *)ucv)->uc_mcontext.__reserved;
+	const unsigned char *end = r + sizeof(((ucontext_t *)ucv)->uc_mcontext
+					      .__reserved);
+	uint32_t magic, size;
+	uint64_t esr, ec;
+
+	while (r + 8 <= end) {
+		memcpy(&magic, r, 4);
+		memcpy(&size, r + 4, 4);
+		if (!magic || size < 8 || size > (size_t)(end - r))
+			break;
+		if (magic == 0x45535201 && size >= 16) {	/* ESR_MAGIC */
+			memcpy(&esr, r + 8, 8);
+			ec = esr >> 26;
+			/* a data abort from a lower or the same level */
+			return (ec == 0x24 || ec == 0x25) && (esr & (1 << 6));
+		}
+		r += size;
+	}
+	return false;
+#else
+	(void)ucv;
+	return false;
+#endif
+}
+
 static void sp_guard_on_fault(int sig, void *info, void *ucv)
 {
 	siginfo_t *si = info;
 	uintptr_t a = (uintptr_t)si->si_addr, pg, page;
 	struct sp_guard_slot *s;
-	bool write = false, overflow;
+	bool write, overflow;
 	int saved = errno;
 	char what[128];
 	long dist;
@@ -141,9 +179,7 @@ static void sp_guard_on_fault(int sig, void *info, void *ucv)
 		sp_guard_chain(sig, si, ucv);
 		return;
 	}
-#if defined(__x86_64__) && defined(REG_ERR)
-	write = ((ucontext_t *)ucv)->uc_mcontext.gregs[REG_ERR] & 2;
-#endif
+	write = sp_guard_fault_is_write(ucv);
 	pg = (a - sp_guard_range.base) >> SP_PAGE_SHIFT;
 	page = a & ~(uintptr_t)(SP_PAGE_SIZE - 1);
 	if (pg & 1) {

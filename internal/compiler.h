@@ -55,6 +55,8 @@
 /* Busy-wait hint. */
 #if defined(__x86_64__) || defined(__i386__)
 #define sp_cpu_relax()		__builtin_ia32_pause()
+#elif defined(__aarch64__)
+#define sp_cpu_relax()		__asm__ __volatile__("yield" ::: "memory")
 #else
 #define sp_cpu_relax()		__asm__ __volatile__("" ::: "memory")
 #endif

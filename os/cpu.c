@@ -130,3 +130,15 @@ unsigned long sp_os_rseq_feature_size(void)
 {
 	return getauxval(AT_RSEQ_FEATURE_SIZE);
 }
+
+unsigned long sp_os_page_size(void)
+{
+	unsigned long sz = getauxval(AT_PAGESZ);
+
+	return sz ? sz : (unsigned long)sysconf(_SC_PAGESIZE);
+}
+
+unsigned long sp_os_hwcap(void)
+{
+	return getauxval(AT_HWCAP);
+}

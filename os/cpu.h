@@ -112,5 +112,16 @@ SP_INTERNAL bool sp_os_cpu_allowed(int cpu);
 SP_INTERNAL int sp_os_thread_set_affinity(const cpu_set_t *set, size_t size);
 /* sp_os_rseq_feature_size() - getauxval(AT_RSEQ_FEATURE_SIZE): 0 if none. */
 SP_INTERNAL unsigned long sp_os_rseq_feature_size(void);
+/*
+ * sp_os_page_size() - the kernel's page size (getauxval(AT_PAGESZ)): the
+ * granularity of every mapping, protection and advice call.  segpool's own
+ * page (SP_PAGE_SIZE, internal/compiler.h) must be a multiple of it.
+ */
+SP_INTERNAL unsigned long sp_os_page_size(void);
+/*
+ * sp_os_hwcap() - the kernel's word of CPU features (getauxval(AT_HWCAP));
+ * its bits are the architecture's (the arch headers of percpu/ read them).
+ */
+SP_INTERNAL unsigned long sp_os_hwcap(void);
 
 #endif /* SP_OS_CPU_H */

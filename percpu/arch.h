@@ -17,6 +17,8 @@
 #define SP_PERCPU_ARCH_H_INSIDE
 #if defined(__x86_64__)
 #include "percpu/arch-x86_64.h"
+#elif defined(__aarch64__)
+#include "percpu/arch-arm64.h"
 #else
 #define SP_RSEQ_ARCH 0
 #endif

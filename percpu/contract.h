@@ -50,7 +50,10 @@
  *	return obj
  *     abort: goto miss.  @base is __rseq_offset, @delta the id field's offset
  *     in the area, @nr the slot bound (sp_pcpu_fast.nr: 0 closes every hit
- *     path).  The hit count is one add instruction outside the section.
+ *     path).  The hit count is one add instruction outside the section,
+ *     or, where an add to memory would have to be atomic, part of the
+ *     commit: one store of the pair top and counter (percpu/arch-arm64.h),
+ *     which an abort leaves unmade.
  *
  *   sp_rseq_push_fast(slots, base, delta, nr, obj, tag, mark, koff, miss)
  *	id and s as above
@@ -79,7 +82,8 @@
  *
  * None of them may take a lock, make a call, use the stack or loop; the hit
  * paths (pop and push) state their instruction budget beside their code,
- * and tools/check/hotpath.sh checks the x86-64 ones in the built library.
+ * and tools/check/hotpath.sh checks them in the built library (x86-64, and
+ * arm64 in a cross build).
  *
  * --- What an arch header defines ---
  *

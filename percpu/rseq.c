@@ -20,8 +20,17 @@
 #include "percpu/pcpu.h"
 #include "percpu/rseq.h"
 
-#ifndef RSEQ_SIG
-#define RSEQ_SIG 0x53053053
+/*
+ * The signature of an area segpool registers itself: the one its sequences
+ * place before their abort handlers (SP_RSEQ_SIG, percpu/arch-*.h), which
+ * must also be glibc's, since glibc's area is the one the hit paths use
+ * when glibc registered it.
+ */
+#if SP_RSEQ_ARCH
+#if defined(RSEQ_SIG)
+_Static_assert(SP_RSEQ_SIG == RSEQ_SIG, "the abort signature is glibc's");
+#endif
+#define SP_OWN_RSEQ_SIG	SP_RSEQ_SIG
 #endif
 
 #if defined(CONFIG_SEGPOOL_DEBUG) && SP_RSEQ_ARCH
@@ -55,7 +64,8 @@ static __thread struct sp_own_rseq {
 	uint32_t node_id;
 	uint32_t mm_cid;
 	uint32_t pad;
-} sp_own_rseq __attribute__((aligned(32), tls_model("initial-exec"))) = {
+} sp_own_rseq __sp_unused
+	__attribute__((aligned(32), tls_model("initial-exec"))) = {
 	.cpu_id = UINT32_MAX,		/* RSEQ_CPU_ID_UNINITIALIZED */
 };
 #define SP_RSEQ_AREA()	(&sp_own_rseq)
@@ -74,17 +84,19 @@ extern SP_INTERNAL const struct segpool_inline_layout sp_pcpu_fast_tag
 	__attribute__((alias("sp_pcpu_fast")));
 
 static __thread long sp_test_slot = -1;
+
+#if SP_RSEQ_ARCH
 static pthread_key_t sp_rseq_key;
 
 static void sp_rseq_thread_exit(void *arg)
 {
 	(void)arg;
-	sp_os_rseq_unregister(SP_RSEQ_AREA(), SP_RSEQ_LEN, RSEQ_SIG);
+	sp_os_rseq_unregister(SP_RSEQ_AREA(), SP_RSEQ_LEN, SP_OWN_RSEQ_SIG);
 }
 
 static bool sp_rseq_register_self(void)
 {
-	if (sp_os_rseq_register(SP_RSEQ_AREA(), SP_RSEQ_LEN, RSEQ_SIG))
+	if (sp_os_rseq_register(SP_RSEQ_AREA(), SP_RSEQ_LEN, SP_OWN_RSEQ_SIG))
 		return false;
 	/* unregister before the TLS block goes away */
 	pthread_setspecific(sp_rseq_key, (void *)1);
@@ -99,6 +111,12 @@ bool sp_rseq_thread_ensure(void)
 		return true;
 	return sp_rseq_register_self();
 }
+#else
+bool sp_rseq_thread_ensure(void)
+{
+	return true;	/* no sequence ever runs: lock mode */
+}
+#endif
 
 static __sp_printf(1, 2) void sp_set_reason(const char *fmt, ...)
 {

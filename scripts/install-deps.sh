@@ -26,7 +26,15 @@
 #             the emulated multi-node machine of `make check-numa`.
 #   deb       dpkg-dev debhelper lintian: building the Debian packages
 #             (dpkg-buildpackage -us -uc -b) and checking them.
-#   all       every group above.
+#   arm64     gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libnuma-dev:arm64
+#             liburcu-dev:arm64 libcmocka-dev:arm64 qemu-system-arm cpio:
+#             the cross build (make CROSS_COMPILE=aarch64-linux-gnu-)
+#             and the emulated arm64 machine of `make check-arm64`; adds
+#             the dpkg architecture arm64 first (multiarch).  The guest's
+#             kernel and busybox are not installed: the rig of
+#             check-arm64 fetches them with apt-get download.
+#   all       every group above but arm64 (which adds an architecture
+#             to dpkg: asked for by name only).
 #
 # Only packages that are not installed are installed: `apt-get update`, then
 # `apt-get install -y --no-install-recommends`, through sudo when not root.
@@ -42,7 +50,7 @@ set -euo pipefail
 prog=${0##*/}
 
 usage() {
-	sed -n '4,35p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '4,46p' "$0" | sed 's/^# \{0,1\}//'
 }
 
 group_packages() {
@@ -69,6 +77,10 @@ group_packages() {
 		;;
 	deb)
 		echo dpkg-dev debhelper lintian
+		;;
+	arm64)
+		echo gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libnuma-dev:arm64 \
+			liburcu-dev:arm64 libcmocka-dev:arm64 qemu-system-arm cpio
 		;;
 	all)
 		group_packages base
@@ -103,7 +115,7 @@ for arg in "$@"; do
 		;;
 	*)
 		if ! group_packages "$arg" >/dev/null; then
-			echo "$prog: unknown group '$arg' (base, valgrind, clang, bench, preload, numa, deb, all)" >&2
+			echo "$prog: unknown group '$arg' (base, valgrind, clang, bench, preload, numa, deb, arm64, all)" >&2
 			exit 2
 		fi
 		groups+=("$arg")
@@ -127,12 +139,21 @@ if ! command -v dpkg-query >/dev/null 2>&1; then
 	exit 0
 fi
 
+# is_installed PKG: PKG is installed; a name without ":arch" means the
+# machine's own architecture (or "all"), since with dpkg multiarch the bare
+# name also matches another architecture's instance (libnuma-dev:arm64).
+native=$(dpkg --print-architecture)
+is_installed() {
+	local want="$native|all"
+
+	[[ $1 == *:* ]] && want=${1#*:}
+	dpkg-query -W -f='${Status} ${Architecture}\n' "$1" 2>/dev/null |
+		grep -qE "^install ok installed ($want)\$"
+}
+
 missing=()
 for pkg in "${wanted[@]}"; do
-	status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
-	if [[ "$status" != "install ok installed" ]]; then
-		missing+=("$pkg")
-	fi
+	is_installed "$pkg" || missing+=("$pkg")
 done
 
 if [[ ${#missing[@]} -eq 0 ]]; then
@@ -163,6 +184,18 @@ fi
 apt_env=(env DEBIAN_FRONTEND=noninteractive)
 apt_opts=(-o DPkg::Lock::Timeout=300 -o Dpkg::Use-Pty=0)
 
+# A package of another architecture (name:arch) needs that architecture
+# known to dpkg before apt-get update reads its lists.
+for pkg in "${missing[@]}"; do
+	arch=${pkg#*:}
+	[[ $arch != "$pkg" ]] || continue
+	if [[ $arch != "$native" ]] &&
+	   ! dpkg --print-foreign-architectures | grep -qx -- "$arch"; then
+		echo "deps: dpkg --add-architecture $arch"
+		"${sudo_cmd[@]}" dpkg --add-architecture "$arch"
+	fi
+done
+
 echo "deps: apt-get update"
 "${sudo_cmd[@]}" "${apt_env[@]}" apt-get "${apt_opts[@]}" -q update
 echo "deps: apt-get install ${missing[*]}"
@@ -172,8 +205,7 @@ echo "deps: apt-get install ${missing[*]}"
 # Say so plainly if apt-get claimed success but something is still absent.
 still=()
 for pkg in "${missing[@]}"; do
-	status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
-	[[ "$status" == "install ok installed" ]] || still+=("$pkg")
+	is_installed "$pkg" || still+=("$pkg")
 done
 if [[ ${#still[@]} -ne 0 ]]; then
 	echo "deps: still missing after apt-get: ${still[*]}" >&2

@@ -393,11 +393,14 @@ int sp_test_run(const char *group, const struct CMUnitTest *tests,
 		size_t n, int argc, char **argv)
 {
 	const char *filter = argc > 1 ? argv[1] : getenv("SEGPOOL_TEST_FILTER");
+	const char *skip = getenv("SEGPOOL_TEST_SKIP");
 	const char *base = strrchr(group, '/');
 
 	base = base ? base + 1 : group;
 	if (filter && *filter)
 		cmocka_set_test_filter(filter);
+	if (skip && *skip)
+		cmocka_set_skip_filter(skip);
 	/*
 	 * cmocka returns the number of failed tests: as an exit status, 4 of
 	 * them would read as SP_TEST_SKIP_STATUS and 256 as success.

@@ -5,7 +5,8 @@
  * Each test program defines its cmocka tests and ends with
  *	SP_TEST_MAIN(tests)
  * which gives it a main() that accepts an optional glob pattern
- * (argv[1], or SEGPOOL_TEST_FILTER) selecting the tests to run.
+ * (argv[1], or SEGPOOL_TEST_FILTER) selecting the tests to run, and
+ * leaves out those SEGPOOL_TEST_SKIP's glob matches.
  *
  * Random tests take their seed from sp_test_seed(): SEGPOOL_TEST_SEED when
  * set, a fixed default otherwise; the seed is printed so a run can be

@@ -20,6 +20,17 @@
 # must be the one its "rseq-insns:" line in percpu/arch-x86_64.h states,
 # so the prose cannot go stale.
 #
+# An arm64 library (a cross build, make CROSS_COMPILE=aarch64-linux-gnu-)
+# is disassembled with $OBJDUMP (default aarch64-linux-gnu-objdump) and
+# checked the same way against its own lines: "hotpath-budget-arm64:" in
+# core/hotpath.h, "rseq-insns-arm64:" in percpu/arch-arm64.h (the sequence
+# from the adrp of its descriptor to its commit, the stp, both included),
+# and the "Hit-path instructions on arm64" line of the page.  There a stack
+# operation is a store or load at sp, a call is bl or blr, and besides a
+# call the hit may hold no exclusive pair, LSE atomic or barrier (ldxr,
+# stxr, cas, ldadd, swp, dmb...).  The inline user program is x86-64's
+# alone (on arm64 the inline functions are the calls): not walked there.
+#
 # With INLINE-USER, the program tools/check/inline_user.c built with
 # SEGPOOL_INLINE: the same walk over its four functions (the inline hit
 # paths as they land in a caller), against the budgets stated in
@@ -37,31 +48,59 @@ doc=$src/Documentation/internals/percpu.md
 pass=0
 fail=0
 
-if ! command -v objdump >/dev/null 2>&1; then
-	echo "# objdump not found (binutils): hit-path check skipped"
+# The library's architecture, from its ELF header: each has its objdump,
+# its lines of budgets and counts, and its patterns.
+case "$(LC_ALL=C readelf -h "$lib" 2>/dev/null | sed -n 's/^ *Machine: *//p')" in
+*X86-64*)
+	arch=x86_64 sfx= on=
+	objdump=${OBJDUMP:-objdump}
+	# the store to the rseq area's rseq_cs (%fs:0x8), one after the lea
+	seq_awk='/%fs:0x8\(/ { s = NR - 1 }
+		s && /^addq +\$0x1,/ { print NR - s + 1; exit }'
+	stack_pat='^(push|pop|call|lock|enter|leave)|%rsp'
+	nostack_pat='^(call|lock)'
+	;;
+*AArch64*)
+	arch=arm64 sfx=-arm64 on=" on arm64"
+	objdump=${OBJDUMP:-aarch64-linux-gnu-objdump}
+	user=
+	# the adrp of the descriptor is 2 before the read of tpidr_el0;
+	# the commit is the first stp after it
+	seq_awk='/^mrs[ \t]+x[0-9]+, *tpidr_el0/ && !s { s = NR - 2 }
+		s && /^stp[ \t]/ { print NR - s + 1; exit }'
+	atomics='ld[a]?x[rp]|st[l]?x[rp]|cas|ldadd|ldclr|ldeor|ldset|ldsmax'
+	atomics+='|ldsmin|ldumax|ldumin|stadd|stclr|steor|stset|swp|dmb|dsb|isb'
+	nostack_pat="^(bl|$atomics)[a-z0-9.]*([[:space:]]|\$)"
+	stack_pat="$nostack_pat|[[, ]sp([],]|\$)"
+	;;
+*)
+	echo "# $lib: not an x86-64 or arm64 library: hit-path check skipped"
+	echo "0 passed, 0 failed, 1 skipped"
+	exit 0
+	;;
+esac
+if ! command -v "$objdump" >/dev/null 2>&1; then
+	echo "# $objdump not found (binutils): hit-path check skipped"
 	echo "0 passed, 0 failed, 1 skipped"
 	exit 0
 fi
-if [[ $(uname -m) != x86_64 ]]; then
-	echo "# not x86-64: the budgets are the x86-64 sequences'; skipped"
-	echo "0 passed, 0 failed, 1 skipped"
-	exit 0
-fi
+arch_h=$src/percpu/arch-$arch.h
 
-# The budgets: lines "  hotpath-budget: NAME N" in core/hotpath.h.
+# The budgets: lines "  hotpath-budget: NAME N" in core/hotpath.h
+# ("hotpath-budget-arm64:" for arm64).
 declare -A budget
 while read -r _ _ name n; do
 	budget[$name]=$n
-done < <(grep -hE '^ \* +hotpath-budget: [a-z_0-9]+ [0-9]+$' "$budget_file" \
-	 "$src/include/segpool/inline.h")
+done < <(grep -hE "^ \\* +hotpath-budget$sfx: [a-z_0-9]+ [0-9]+\$" \
+	 "$budget_file" "$src/include/segpool/inline.h")
 
 # The rseq sequences' counts: lines "  rseq-insns: NAME N" in
-# percpu/arch-x86_64.h (NAME the hit path that holds the sequence).
+# percpu/arch-x86_64.h, "rseq-insns-arm64:" in percpu/arch-arm64.h (NAME
+# the hit path that holds the sequence).
 declare -A seq_want
 while read -r _ _ name n _; do
 	seq_want[$name]=$n
-done < <(grep -hE '^ \* +rseq-insns: [a-z_0-9]+ [0-9]+( |$)' \
-	 "$src/percpu/arch-x86_64.h")
+done < <(grep -hE "^ \\* +rseq-insns$sfx: [a-z_0-9]+ [0-9]+( |\$)" "$arch_h")
 declare -A seq_count
 
 # walk FILE FUNCTION... : count each hit path, check it against its budget
@@ -70,7 +109,8 @@ declare -A count
 walk() {
 	local file=$1 dis fn body n bad want pat
 	shift
-	dis=$(objdump -d --no-show-raw-insn "$file") || { echo "objdump failed"; exit 1; }
+	dis=$("$objdump" -d --no-show-raw-insn "$file") ||
+		{ echo "$objdump failed"; exit 1; }
 	for fn in "$@"; do
 		body=$(awk -v f="<$fn>:" '
 			$2 == f { on = 1; next }
@@ -85,11 +125,10 @@ walk() {
 		n=$(grep -c . <<<"$body")
 		count[$fn]=$n
 		if [[ -n ${seq_want[$fn]:-} ]]; then
-			seq_count[$fn]=$(awk '/%fs:0x8\(/ { s = NR - 1 }
-				s && /^addq +\$0x1,/ { print NR - s + 1; exit }' <<<"$body")
+			seq_count[$fn]=$(awk "$seq_awk" <<<"$body")
 		fi
-		pat='^(push|pop|call|lock|enter|leave)|%rsp'
-		[[ -n ${allow_stack:-} ]] && pat='^(call|lock)'
+		pat=$stack_pat
+		[[ -n ${allow_stack:-} ]] && pat=$nostack_pat
 		bad=$(grep -E "$pat" <<<"$body" | head -3 | tr '\n' ';')
 		want=${budget[$fn]:-}
 		if [[ -n $bad ]]; then
@@ -104,6 +143,7 @@ walk() {
 		else
 			local what="frame, call or lock prefix"
 			[[ -n ${allow_stack:-} ]] && what="call or lock prefix"
+			[[ $arch == arm64 ]] && what="frame, call, atomic or barrier"
 			echo "ok $fn: $n instructions to ret (budget $want); no $what"
 			pass=$((pass + 1))
 		fi
@@ -138,23 +178,24 @@ if readelf -p .comment "$lib" 2>/dev/null | grep -q clang; then
 	((fail == 0))
 	exit
 fi
-# The sequences' counts, as percpu/arch-x86_64.h states them.
+# The sequences' counts, as percpu/arch-x86_64.h (or -arm64.h) states them.
+ah=${arch_h#"$src"/}
 for fn in "${!seq_want[@]}"; do
 	got=${seq_count[$fn]:-}
 	if [[ -z $got ]]; then
-		echo "not ok rseq sequence of $fn: not found (no store to %fs:0x8 followed by the count)"
+		echo "not ok rseq sequence of $fn: not found (no arm of the rseq area followed by the count or commit)"
 		fail=$((fail + 1))
 	elif ((got != seq_want[$fn])); then
-		echo "not ok rseq sequence of $fn: $got instructions, percpu/arch-x86_64.h says $((seq_want[$fn])): correct its rseq-insns line"
+		echo "not ok rseq sequence of $fn: $got instructions, $ah says $((seq_want[$fn])): correct its rseq-insns$sfx line"
 		fail=$((fail + 1))
 	else
-		echo "ok rseq sequence of $fn: $got instructions, as percpu/arch-x86_64.h says"
+		echo "ok rseq sequence of $fn: $got instructions, as $ah says"
 		pass=$((pass + 1))
 	fi
 done
-((${#seq_want[@]})) || { echo "not ok percpu/arch-x86_64.h has no rseq-insns line"; fail=$((fail + 1)); }
+((${#seq_want[@]})) || { echo "not ok $ah has no rseq-insns$sfx line"; fail=$((fail + 1)); }
 
-line="Hit-path instructions (tools/check/hotpath.sh): segpool_cache_alloc ${count[segpool_cache_alloc]:-?}, segpool_cache_free ${count[segpool_cache_free]:-?}, segpool_malloc ${count[segpool_malloc]:-?}, segpool_free ${count[segpool_free]:-?}."
+line="Hit-path instructions$on (tools/check/hotpath.sh): segpool_cache_alloc ${count[segpool_cache_alloc]:-?}, segpool_cache_free ${count[segpool_cache_free]:-?}, segpool_malloc ${count[segpool_malloc]:-?}, segpool_free ${count[segpool_free]:-?}."
 if grep -qF -- "$line" "$doc"; then
 	echo "ok Documentation/internals/percpu.md quotes these counts"
 	pass=$((pass + 1))

@@ -1,0 +1,608 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# tools/arm64-rig/arm64-rig.sh - run the cross-built selftests on emulated
+# arm64 machines: Debian's arm64 cloud kernel under qemu-system-aarch64
+# (TCG, -M virt) with two NUMA nodes, in rseq mode.
+#
+#   tools/arm64-rig/arm64-rig.sh [-c CONFIG[,CONFIG...]] [-p PROGRAM[,...]]
+#                                [-k KERNEL] [-b BUSYBOX] [-t SECONDS]
+#                                [-l] [-v] OBJTREE SRCTREE
+#
+# OBJTREE is an arm64 build tree (make CROSS_COMPILE=aarch64-linux-gnu-
+# O=... all tests-check), SRCTREE the source tree.  For each configuration
+# the rig packs an initramfs (busybox-static for arm64, the test programs,
+# the arm64 shared libraries they need and the dynamic loader, the files of
+# both trees the programs name by their absolute paths, an /init script),
+# boots the kernel with it under an outer `timeout` and reads the results
+# back from the serial console, as tools/numa-rig/numa-rig.sh does: every
+# result line carries a random sentinel made for this boot, and a boot that
+# ends without its closing line fails.  The kernel and busybox are Debian's
+# arm64 packages (linux-image-cloud-arm64's kernel, busybox-static), taken
+# with `apt-get download` and dpkg-deb -x into OBJTREE/arm64-rig/ the first
+# time; the cloud kernel has the PL011 console, NUMA and initramfs support
+# built in, so the payload is the initramfs itself and needs no module.
+#
+# Configurations (2 NUMA nodes each, 512 MiB a node):
+#   2cpu   cortex-a72, 2 CPUs, one a node: an ARMv8.0 core without LSE, so
+#          the depot runs on its lock (no casp); the unit and API tiers
+#   4cpu   cortex-a76, 4 CPUs, two a node: LSE, so the depot's stacks are
+#          lock-free through casp; the programs of the per-CPU layer and
+#          what stands on it (4 vCPUs on 2 host cores make every process
+#          start and membarrier fence slow: the whole tiers take over
+#          10 minutes there)
+# Default: both.
+#
+# The programs: the unit and API tiers in rseq mode, but for what cannot
+# run in the guest or takes too long under TCG (the list below says which
+# and why).  A program with variants (selftests/lib/harness.h) runs those
+# in rseq mode (all but the lock and off ones); the others run as they
+# are (rseq is the default mode).
+# Before them the guest prints the per-CPU mode the library chose
+# (SEGPOOL_VERBOSE=1), which must say rseq: otherwise the boot fails; and
+# the depot's stacks test_depot reports must be lock-free (casp) exactly
+# when the CPU has LSE.
+#
+# Options:
+#   -c LIST   configurations to run (comma separated)
+#   -p LIST   only these programs (comma separated names)
+#   -k FILE   kernel image (default: the downloaded one; or
+#             $SEGPOOL_ARM64_KERNEL)
+#   -b FILE   static arm64 busybox (default: the downloaded one)
+#   -t SECS   time limit of one boot, outer timeout (default 900)
+#   -l        keep the serial logs and initramfs in $TMPDIR (path printed)
+#   -v        print the whole serial log, not only the test output
+#
+# Output: the programs' output prefixed by "# ", "# arm64-rig: CONFIG:
+# per-CPU mode ...", one "ok"/"not ok" line per program run and
+# configuration, "arm64-rig: CONFIG: N passed, N failed" per configuration
+# and a last line "N passed, N failed" over all of them.
+# Exit status: 0 when everything passed, 1 when something failed, 2 for a
+# usage error, 4 (kselftest's "skip") when qemu, the kernel or busybox is
+# missing and cannot be fetched.
+
+set -euo pipefail
+
+prog=${0##*/}
+configs=2cpu,4cpu
+only=
+kernel=${SEGPOOL_ARM64_KERNEL:-}
+busybox=
+limit=900
+prog_limit=300		# seconds one program may run in the guest
+keep=0
+verbose=0
+
+usage() {
+	sed -n '4,62p' "$0" | sed 's/^# \{0,1\}//'
+}
+
+while getopts "c:p:k:b:t:lvh" opt; do
+	case "$opt" in
+	c) configs=$OPTARG ;;
+	p) only=$OPTARG ;;
+	k) kernel=$OPTARG ;;
+	b) busybox=$OPTARG ;;
+	t) limit=$OPTARG ;;
+	l) keep=1 ;;
+	v) verbose=1 ;;
+	h) usage; exit 0 ;;
+	*) usage >&2; exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+if [[ $# -ne 2 ]]; then
+	usage >&2
+	exit 2
+fi
+objtree=$(cd "$1" && pwd)
+srctree=$(cd "$2" && pwd)
+
+# The programs run in the guest: name, command line (relative to the
+# program's folder), at most one a line.  Left out:
+#   test_runner        runs scripts/run-selftests.sh: bash and the host's
+#                      tools, not in the guest
+#   test_slab_scale    a scaling measurement of many threads: minutes
+#                      under TCG, and nothing in it is arm64's own
+#   test_reliability   a soak of every path at once: the same
+#   test_pmr_inline    the inline hit path is x86-64's (segpool/inline.h):
+#                      on arm64 it is test_pmr again
+# Tests left out by name (SEGPOOL_TEST_SKIP), since they fail on any
+# machine of two nodes, x86-64 as well (there with
+# SEGPOOL_NUMA_FAKE_NODES=2), or need what the guest has not:
+#   test_startup's test_internal_caches_packed  counts the size classes'
+#                      control blocks two to a page: with two nodes each
+#                      block is larger than half a page
+#   test_percpu_hooks' test_migrate_while_owning  allocates until a slow
+#                      path owns its slot, to move the thread then; with
+#                      the CPUs on two nodes its hook never fires
+#   test_mempool's test_reserves_when_exhausted  its child, filling 16 MiB
+#                      regions to the end, dies of SIGSEGV in about half
+#                      the runs with two nodes (x86-64 too): a bug of its
+#                      own, not the port's
+#   test_malloc's test_preload_*  run busybox's programs under LD_PRELOAD:
+#                      they are static, no preload reaches them
+# test_debug runs on one CPU (taskset): its use-after-free children must
+# find the object their parent freed in their CPU's magazine.
+# test_percpu and test_rcu run at a fifth of their load, test_stats at a
+# twentieth (its churn of caches created and destroyed, each destroy a
+# membarrier fence per CPU, takes minutes under TCG at full load).
+skip="env SEGPOOL_TEST_SKIP"
+programs=(
+	"test_cache_api|./test_cache_api"
+	"test_region|./test_region"
+	"test_pages|./test_pages"
+	"test_decay|./test_decay"
+	"test_os_faults|./test_os_faults"
+	"test_startup|$skip=test_internal_caches_packed ./test_startup"
+	"test_percpu_hooks|$skip=test_migrate_while_owning ./test_percpu_hooks"
+	"test_percpu|env SEGPOOL_TEST_SCALE=0.2 ./test_percpu"
+	"test_sizing|./test_sizing"
+	"test_depot|./test_depot"
+	"test_stats|env SEGPOOL_TEST_SCALE=0.05 ./test_stats"
+	"test_stats_print|./test_stats_print"
+	"test_heap_profile|./test_heap_profile"
+	"test_numa|./test_numa"
+	"test_debug|taskset 1 ./test_debug"
+	"test_debug_build|./test_debug_build"
+	"test_guard|./test_guard"
+	"test_harden|./test_harden"
+	"test_failslab|./test_failslab"
+	"test_sanitizers|./test_sanitizers"
+	"test_rcu|env SEGPOOL_TEST_SCALE=0.2 ./test_rcu"
+	"test_malloc|$skip=test_preload_* ./test_malloc"
+	"test_arena|./test_arena"
+	"test_symbols|./test_symbols"
+	"test_kmalloc|./test_kmalloc"
+	"test_fork|./test_fork"
+	"test_rss|./test_rss"
+	"test_export|./test_export"
+	"test_mempool|$skip=test_reserves_when_exhausted ./test_mempool"
+	"test_inline|./test_inline"
+	"test_pmr|./test_pmr"
+)
+
+# The 4cpu machine's programs (see above), unless -p names others.
+percpu_set=test_cache_api,test_percpu_hooks,test_percpu,test_sizing,test_depot
+percpu_set+=,test_stats,test_numa,test_debug_build,test_guard,test_failslab
+percpu_set+=,test_rcu,test_malloc,test_kmalloc,test_fork,test_mempool
+percpu_set+=,test_inline,test_pmr
+
+# --- what the host needs ------------------------------------------------------
+qemu=$(command -v qemu-system-aarch64 || true)
+if [[ -z "$qemu" ]] || ! command -v cpio >/dev/null 2>&1; then
+	echo "$prog: missing: qemu-system-aarch64 or cpio" \
+		"(scripts/install-deps.sh arm64)" >&2
+	exit 4
+fi
+
+# The guest's kernel and busybox: Debian's arm64 packages, downloaded once.
+cache=$objtree/arm64-rig
+# fetch_deb PACKAGE: unpack the arm64 package PACKAGE into $cache/root
+fetch_deb() {
+	local deb
+
+	mkdir -p "$cache/debs" "$cache/root"
+	deb=$(ls "$cache/debs/${1}_"*_arm64.deb 2>/dev/null | head -n 1 || true)
+	if [[ -z "$deb" ]]; then
+		echo "# arm64-rig: apt-get download $1:arm64"
+		(cd "$cache/debs" &&
+		 apt-get download -q "$1:arm64" >/dev/null 2>&1) || return 1
+		deb=$(ls "$cache/debs/${1}_"*_arm64.deb | head -n 1)
+	fi
+	dpkg-deb -x "$deb" "$cache/root"
+}
+
+if [[ -z "$kernel" ]]; then
+	kernel=$(ls "$cache"/root/boot/vmlinuz-*-arm64 2>/dev/null |
+		 sort -V | tail -n 1 || true)
+	if [[ -z "$kernel" ]]; then
+		# the metapackage names the versioned image it depends on
+		image=$(apt-cache depends linux-image-cloud-arm64:arm64 \
+			2>/dev/null |
+			sed -n 's/^ *Depends: \(linux-image-[^:]*\).*/\1/p' |
+			head -n 1)
+		if [[ -n "$image" ]] && fetch_deb "$image"; then
+			kernel=$(ls "$cache"/root/boot/vmlinuz-*-arm64 |
+				 sort -V | tail -n 1)
+		fi
+	fi
+fi
+if [[ -z "$busybox" ]]; then
+	busybox=$cache/root/bin/busybox
+	[[ -x $busybox ]] || fetch_deb busybox-static || true
+fi
+if [[ -z "$kernel" || ! -r "$kernel" || ! -x "$busybox" ]]; then
+	echo "$prog: no arm64 kernel or busybox (apt-get download" \
+		"linux-image-cloud-arm64:arm64 busybox-static:arm64 failed;" \
+		"dpkg --add-architecture arm64, apt-get update)" >&2
+	exit 4
+fi
+
+# bin_path BIN: where the build tree has program BIN
+bin_dirs=(selftests/unit selftests/api)
+bin_path() {
+	local d
+
+	for d in "${bin_dirs[@]}"; do
+		if [[ -x $objtree/$d/$1 ]]; then
+			echo "$objtree/$d/$1"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# prog_bin ENTRY: the program of a programs[] entry (its word starting "./")
+prog_bin() {
+	local w
+
+	for w in ${1#*|}; do
+		if [[ $w == ./* ]]; then
+			echo "${w#./}"
+			return
+		fi
+	done
+}
+
+# pick LIST: the entries of all_programs named in LIST (comma separated)
+# into programs
+pick() {
+	local p
+
+	programs=()
+	for p in "${all_programs[@]}"; do
+		[[ ",$1," == *",${p%%|*},"* ]] && programs+=("$p")
+	done
+	[[ ${#programs[@]} -ne 0 ]]
+}
+
+all_programs=("${programs[@]}")
+if [[ -n "$only" ]] && ! pick "$only"; then
+	echo "$prog: -p $only names none of the rig's programs" >&2
+	exit 2
+fi
+
+# Programs the build left out (scripts/check-deps.sh --skips) are skipped.
+present=()
+for p in "${programs[@]}"; do
+	if bin_path "$(prog_bin "$p")" >/dev/null; then
+		present+=("$p")
+	else
+		echo "# arm64-rig: $objtree has no $(prog_bin "$p"): skipped"
+	fi
+done
+programs=("${present[@]}")
+all_programs=("${programs[@]}")
+if [[ ${#programs[@]} -eq 0 ]]; then
+	echo "$prog: $objtree has no selftests: build them first" \
+		"(make CROSS_COMPILE=aarch64-linux-gnu- O=... tests-check)" >&2
+	exit 2
+fi
+first=$(bin_path "$(prog_bin "${programs[0]}")")
+if ! LC_ALL=C readelf -h "$first" | grep -q 'Machine: *AArch64'; then
+	echo "$prog: $objtree is not an arm64 build" >&2
+	exit 2
+fi
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/arm64-rig.XXXXXX")
+cleanup() {
+	if [[ $keep -eq 1 ]]; then
+		echo "# arm64-rig: logs and initramfs kept in $work"
+	else
+		rm -rf "$work"
+	fi
+}
+trap cleanup EXIT
+
+# --- the initramfs ------------------------------------------------------------
+root=$work/root
+# the arm64 libraries: dpkg multiarch first, then the cross toolchain's
+lib_dirs=(/lib/aarch64-linux-gnu /usr/lib/aarch64-linux-gnu
+	  /usr/aarch64-linux-gnu/lib)
+
+# copy_lib NAME: the arm64 library NAME and, in turn, what it needs, into
+# the guest's /lib/aarch64-linux-gnu
+copy_lib() {
+	local name=$1 d f need
+
+	[[ -e $root/lib/aarch64-linux-gnu/$name ]] && return 0
+	for d in "${lib_dirs[@]}"; do
+		[[ -e $d/$name ]] && f=$d/$name && break
+	done
+	if [[ -z ${f:-} ]]; then
+		echo "$prog: no arm64 library $name (in ${lib_dirs[*]})" >&2
+		return 1
+	fi
+	cp -L "$f" "$root/lib/aarch64-linux-gnu/$name"
+	for need in $(needed "$f"); do
+		copy_lib "$need"
+	done
+}
+
+# needed FILE: the NEEDED entries of FILE's dynamic section
+needed() {
+	readelf -d "$1" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'
+}
+
+# copy_abs PATH: PATH (file or folder) at the same absolute path in the
+# guest: the programs name the trees' files so (the Makefile passes them)
+copy_abs() {
+	[[ -e $1 ]] || return 0
+	mkdir -p "$root$(dirname "$1")"
+	cp -a -L "$1" "$root$1"
+}
+
+# watch_guest CFG PID LOG TAG START - the guest's progress while it runs
+watch_guest() {
+	local cfg=$1 pid=$2 log=$3 tag=$4 start=$5
+	local booted=0 seen=0 quiet_since=$SECONDS n name
+
+	while kill -0 "$pid" 2>/dev/null; do
+		sleep 2
+		if [[ $booted -eq 0 ]] &&
+		   grep -a -q -F "$tag begin" "$log"; then
+			booted=1
+			quiet_since=$SECONDS
+			echo "# arm64-rig: $cfg: booted after" \
+				"$((SECONDS - start)) s"
+		fi
+		n=$(grep -a -c -F "$tag start " "$log" || true)
+		while [[ $seen -lt $n ]]; do
+			seen=$((seen + 1))
+			name=$(grep -a -F "$tag start " "$log" |
+			       sed -n "${seen}p" | tr -d '\r' |
+			       sed "s/^.*$tag start //")
+			echo "# arm64-rig: $cfg: [$seen] $name" \
+				"($((SECONDS - start)) s)"
+			quiet_since=$SECONDS
+		done
+		if [[ $((SECONDS - quiet_since)) -ge 60 ]]; then
+			state=booting
+			[[ $booted -eq 1 ]] && state=running
+			echo "# arm64-rig: $cfg: $state," \
+				"$((SECONDS - start)) s of at most $limit s"
+			quiet_since=$SECONDS
+		fi
+	done
+}
+
+build_initramfs() {
+	local sentinel=$1 out=$2 p name cmd bin path
+
+	rm -rf "$root"
+	mkdir -p "$root"/{bin,sbin,proc,sys,dev,tmp,rig,usr/bin,usr/sbin} \
+		"$root/lib/aarch64-linux-gnu"
+	cp "$busybox" "$root/bin/busybox"
+	for p in "${programs[@]}"; do
+		path=$(bin_path "$(prog_bin "$p")")
+		cp -L "$path" "$root/rig/"
+		for bin in $(needed "$path"); do
+			copy_lib "$bin"
+		done
+	done
+	# the dynamic loader where the programs look for it
+	ln -s aarch64-linux-gnu/ld-linux-aarch64.so.1 \
+		"$root/lib/ld-linux-aarch64.so.1"
+	# what the programs name by absolute path (the Makefile's -D paths)
+	for path in "$objtree"/libsegpool.so* "$objtree"/libsegpool-malloc.so* \
+		    "$objtree/tools/segpool-top/segpool-top"; do
+		copy_abs "$path"
+	done
+	for bin in $(needed "$objtree/libsegpool-malloc.so"); do
+		copy_lib "$bin"
+	done
+	copy_abs "$srctree/scripts/segpool.map"
+	copy_abs "$srctree/Documentation"
+	# /init: each program's status goes through a file, since a
+	# pipeline's status is its last command's; a program with variants
+	# runs each of its rseq variants (as scripts/run-selftests.sh runs
+	# them: the variant's settings through env(1)).
+	{
+		echo '#!/bin/busybox sh'
+		echo '/bin/busybox --install -s /bin'
+		echo 'export PATH=/bin:/sbin:/usr/bin:/usr/sbin'
+		echo 'export LD_LIBRARY_PATH=/lib/aarch64-linux-gnu'
+		echo 'mount -t proc proc /proc'
+		echo 'mount -t sysfs sysfs /sys'
+		echo 'mount -t devtmpfs devtmpfs /dev 2>/dev/null'
+		echo 'mount -t tmpfs tmpfs /tmp'
+		echo 'mkdir -p /dev/shm && mount -t tmpfs tmpfs /dev/shm'
+		echo 'mkdir -p /dev/pts && mount -t devpts devpts /dev/pts'
+		echo 'exec </dev/console >/dev/console 2>&1'
+		echo "S=RIG-$sentinel"
+		echo 'sys=/sys/devices/system'
+		echo 'page=$(sed -n "s/^KernelPageSize: *//p" \'
+		echo '	/proc/self/smaps | head -n 1)'
+		echo 'echo "$S begin kernel $(uname -r), $(uname -m),' \
+			'nodes $(cat $sys/node/online),' \
+			'cpus $(cat $sys/cpu/online), page $page"'
+		echo 'for n in /sys/devices/system/node/node*; do'
+		echo '	echo "$S node ${n##*node}: cpus [$(cat $n/cpulist)]"'
+		echo 'done'
+		echo 'echo "$S cpu features:' \
+			'$(grep -m1 Features /proc/cpuinfo | cut -d: -f2)"'
+		echo 'cd /rig'
+		echo 'export TMPDIR=/tmp'
+		echo 'export SEGPOOL_TEST_TIMEOUT='"$prog_limit"
+		# the mode the library picks here, as its start-up line says
+		echo "SEGPOOL_VERBOSE=1 ./$(prog_bin "${programs[0]}")" \
+			"--list-variants 2>&1 >/dev/null |"
+		echo '	sed -n "s/^.*\(per-CPU mode .*\)$/$S mode \1/p"'
+		echo 'run() {	# NAME COMMAND...'
+		echo '	n=$1; shift'
+		echo '	echo "$S start $n"'
+		echo '	rm -f /tmp/rc; t0=$(cut -d. -f1 /proc/uptime)'
+		echo "	{ timeout $prog_limit \"\$@\"; echo \$? > /tmp/rc; } \\"
+		echo "		2>&1 |"
+		echo "		sed 's/^/# /'"
+		echo '	t1=$(cut -d. -f1 /proc/uptime)'
+		echo '	echo "$S result $n $(cat /tmp/rc) $((t1 - t0))s"'
+		echo '}'
+		for p in "${programs[@]}"; do
+			name=${p%%|*}
+			cmd=${p#*|}
+			bin=$(prog_bin "$p")
+			if grep -q -a -F SEGPOOL_SELFTEST_HAS_VARIANTS \
+				"$(bin_path "$bin")"; then
+				# the variants in rseq mode (default or said):
+				# not the lock and off ones
+				echo "./$bin --list-variants |"
+				echo "grep -v -E 'SEGPOOL_PERCPU=(lock|off)' |"
+				echo "while read -r v vset; do"
+				echo "	run \"$name [\$v]\" env \$vset" \
+					"SEGPOOL_TEST_VARIANT=\$v $cmd"
+				echo 'done'
+			else
+				echo "run $name $cmd"
+			fi
+		done
+		echo 'echo "$S end"'
+		echo 'poweroff -f'
+	} > "$root/init"
+	chmod 755 "$root/init"
+	if [[ $(id -u) -eq 0 ]]; then
+		mknod -m 600 "$root/dev/console" c 5 1
+		mknod -m 666 "$root/dev/null" c 1 3
+	fi
+	(cd "$root" && find . -print0 | cpio --null -o -H newc --quiet |
+		gzip -1) > "$out"
+}
+
+# --- the machines -----------------------------------------------------------
+qemu_args() {
+	case "$1" in
+	2cpu)
+		echo "-cpu cortex-a72 -m 1024 -smp 2" \
+			"-object memory-backend-ram,id=m0,size=512M" \
+			"-numa node,nodeid=0,cpus=0,memdev=m0" \
+			"-object memory-backend-ram,id=m1,size=512M" \
+			"-numa node,nodeid=1,cpus=1,memdev=m1" \
+			"-numa dist,src=0,dst=1,val=20"
+		;;
+	4cpu)
+		echo "-cpu cortex-a76 -m 1024 -smp 4" \
+			"-object memory-backend-ram,id=m0,size=512M" \
+			"-numa node,nodeid=0,cpus=0-1,memdev=m0" \
+			"-object memory-backend-ram,id=m1,size=512M" \
+			"-numa node,nodeid=1,cpus=2-3,memdev=m1" \
+			"-numa dist,src=0,dst=1,val=20"
+		;;
+	*)
+		return 1
+		;;
+	esac
+}
+
+total_pass=0
+total_fail=0
+rc_all=0
+IFS=, read -r -a config_list <<< "$configs"
+for cfg in "${config_list[@]}"; do
+	if ! args=$(qemu_args "$cfg"); then
+		echo "$prog: unknown configuration '$cfg' (2cpu, 4cpu)" >&2
+		exit 2
+	fi
+	programs=("${all_programs[@]}")
+	if [[ -z "$only" && $cfg == 4cpu ]] && ! pick "$percpu_set"; then
+		echo "$prog: the build has none of the 4cpu programs" >&2
+		exit 2
+	fi
+	sentinel=$(od -An -N8 -tx8 /dev/urandom | tr -d ' \n')
+	initrd=$work/initrd-$cfg.gz
+	log=$work/serial-$cfg.log
+	build_initramfs "$sentinel" "$initrd"
+	echo "# arm64-rig: $cfg: booting $(basename "$kernel")" \
+		"(qemu TCG, $args)" | sed 's/ -object.*)/)/'
+	start=$SECONDS
+	# shellcheck disable=SC2086
+	timeout --kill-after=10 "$limit" "$qemu" -accel tcg -machine virt \
+		$args -nographic -nic none -no-reboot \
+		-kernel "$kernel" -initrd "$initrd" \
+		-append "console=ttyAMA0 quiet panic=-1 loglevel=3" \
+		< /dev/null > "$log" 2>&1 &
+	guest=$!
+	watch_guest "$cfg" "$guest" "$log" "RIG-$sentinel" "$start"
+	wait "$guest" || true
+	# CRLF and terminal escapes off, so the sentinel lines match exactly
+	tr -d '\r' < "$log" |
+		sed 's/\x1b\[[0-9;?]*[A-Za-z]//g; s/\x1b[A-Za-z]//g' \
+		> "$log.txt"
+	tag="RIG-$sentinel"
+	if [[ $verbose -eq 1 ]]; then
+		sed 's/^/# serial: /' "$log.txt"
+	else
+		grep -a -E '^# ' "$log.txt" || true
+	fi
+	grep -a -E "^$tag (begin|node|cpu features)" "$log.txt" |
+		sed "s/^$tag /# arm64-rig: $cfg: /" || true
+	pass=0
+	fail=0
+	mode=$(grep -a -F "$tag mode " "$log.txt" | head -n 1 |
+	       sed "s/^$tag mode //" || true)
+	echo "# arm64-rig: $cfg: ${mode:-per-CPU mode not reported}"
+	if [[ $mode == "per-CPU mode rseq"* ]]; then
+		echo "ok $cfg/mode rseq"
+		pass=$((pass + 1))
+	else
+		echo "not ok $cfg/mode (not rseq: ${mode:-none})"
+		fail=$((fail + 1))
+	fi
+	# The depot's stacks (test_depot says which): lock-free through casp
+	# exactly when the CPU has LSE ("atomics" among its features)
+	depot=$(grep -a -o -m 1 -E '(lock-free|spinlocked) stacks' "$log.txt" ||
+		true)
+	if [[ -n $depot ]]; then
+		want="spinlocked stacks"
+		grep -a -q -E "^$tag cpu features:.* atomics( |\$)" \
+			"$log.txt" && want="lock-free stacks"
+		echo "# arm64-rig: $cfg: depot: $depot"
+		if [[ $depot == "$want" ]]; then
+			echo "ok $cfg/depot $depot, as the CPU's LSE says"
+			pass=$((pass + 1))
+		else
+			echo "not ok $cfg/depot $depot, but the CPU says $want"
+			fail=$((fail + 1))
+		fi
+	fi
+	# one result line a run; a program with variants must have had one
+	while read -r line; do
+		rest=${line#"$tag result "}
+		name=${rest% * *}
+		status=${rest% *}
+		status=${status##* }
+		if [[ $status == 0 ]]; then
+			echo "ok $cfg/$name (${rest##* })"
+			pass=$((pass + 1))
+		elif [[ $status == 4 ]]; then
+			echo "ok $cfg/$name # SKIP"
+			pass=$((pass + 1))
+		else
+			echo "not ok $cfg/$name (exit status $status)"
+			fail=$((fail + 1))
+		fi
+	done < <(grep -a -F "$tag result " "$log.txt" || true)
+	for p in "${programs[@]}"; do
+		name=${p%%|*}
+		if ! grep -a -q -E "^$tag result $name( \[[^]]*\])? " \
+			"$log.txt"; then
+			echo "not ok $cfg/$name (no result: the guest did not" \
+				"get there)"
+			fail=$((fail + 1))
+		fi
+	done
+	if ! grep -a -q -x -F "$tag end" "$log.txt"; then
+		echo "not ok $cfg/boot (no closing line after" \
+			"$((SECONDS - start)) s:" \
+			"panic, hang or timeout; last serial lines:)"
+		tail -n 15 "$log.txt" | sed 's/^/#   /'
+		fail=$((fail + 1))
+	fi
+	echo "arm64-rig: $cfg: $pass passed, $fail failed" \
+		"($((SECONDS - start)) s)"
+	total_pass=$((total_pass + pass))
+	total_fail=$((total_fail + fail))
+	[[ $fail -eq 0 ]] || rc_all=1
+done
+echo "$total_pass passed, $total_fail failed"
+exit $rc_all
