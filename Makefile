@@ -17,9 +17,8 @@
 #                        (scripts/install-deps.sh): `make deps check`
 #   make check-hotpath   the hit paths' structure and instruction budgets
 #   make check-layout    includes point down the folders; OS calls only in os/
-#   make checkstyle      HACKING.md's habits a script checks: 80 columns
-#                        (tools/check/long-lines.txt: counts that only go
-#                        down), every file path named in a comment exists
+#   make checkstyle      HACKING.md's habits a script checks: 80 columns,
+#                        every file path named in a comment exists
 #                        (tools/check/style.sh); part of check
 #   make check-numa      the NUMA selftests on emulated multi-node machines
 #                        (qemu; RIG_ARGS=...; see tools/numa-rig/)

@@ -63,8 +63,9 @@
 
 /*
  * sp_hot_tag() - sp_space_tag() (numa/region.h) read from the layout line
- * (sp_pcpu_fast, by its name sp_pcpu_fast_tag; segpool/inline.h), whose copy of the space's base, size
- * and tag array is set before any object exists and never changes
+ * (sp_pcpu_fast, by its name sp_pcpu_fast_tag; segpool/inline.h), whose
+ * copy of the space's base, size and tag array is set before any object
+ * exists and never changes
  * (core/inline_abi.c).  The sequences read that line anyway (slot bound,
  * id offset): a free's hit then reads one line of process-wide words, not
  * two, which is one miss fewer when its caches went cold (a context

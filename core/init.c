@@ -264,8 +264,8 @@ int sp_init_slow(void)
 	if (sp_lib_leave())
 		sp_lib_drain();
 	if (sp_init_failures)
-		sp_warn("initialised after %lu failed attempt%s", sp_init_failures,
-			sp_init_failures == 1 ? "" : "s");
+		sp_warn("initialised after %lu failed attempt%s",
+			sp_init_failures, sp_init_failures == 1 ? "" : "s");
 	/* after sp_ready: backtrace() may allocate on its first call */
 	sp_guard_init();
 	/* after sp_ready: starting the export calls back into sp_init() */

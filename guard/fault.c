@@ -200,10 +200,11 @@ static void sp_guard_on_fault(int sig, void *info, void *ucv)
 		s = sp_guard_near(pg, a, &overflow, &dist);
 		if (!s) {
 			sp_guard_report("wild access", NULL, a, true, write,
-					"a guard page with no object beside it");
+					"a guard page with no object "
+					"beside it");
 		} else {
-			snprintf(what, sizeof(what), "%ld bytes %s the object%s",
-				 dist,
+			snprintf(what, sizeof(what),
+				 "%ld bytes %s the object%s", dist,
 				 overflow ? "past the end of" : "before",
 				 s->state == SP_GUARD_FREED ? ", freed" : "");
 			sp_guard_report(overflow ? "heap-buffer-overflow" :

@@ -66,7 +66,8 @@
 
 static inline unsigned int sp_ilog2(unsigned long x)
 {
-	return (unsigned int)(8 * sizeof(long) - 1 - (unsigned int)__builtin_clzl(x));
+	return (unsigned int)(8 * sizeof(long) - 1 -
+			      (unsigned int)__builtin_clzl(x));
 }
 
 /* Smallest order such that (1 << order) >= x, for x >= 1. */

@@ -115,7 +115,8 @@
 #define SP_PC_RSEQ_OFF		16
 #define SP_PC_ID_OFF		24
 
-#define SP_RSEQ_CS_OFF		SEGPOOL_ABI_RSEQ_CS /* offsetof(struct rseq, rseq_cs) */
+/* offsetof(struct rseq, rseq_cs) */
+#define SP_RSEQ_CS_OFF		SEGPOOL_ABI_RSEQ_CS
 
 /* The remote drainer's marker is the word after the local busy marker. */
 #define SP_MARKER_REMOTE_DELTA	8

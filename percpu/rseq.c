@@ -71,7 +71,8 @@ static __thread struct sp_own_rseq {
 #define SP_RSEQ_AREA()	(&sp_own_rseq)
 
 struct segpool_inline_layout sp_pcpu_fast = {
-	.version = 0,			/* set at start-up (core/inline_abi.c) */
+	/* set at start-up (core/inline_abi.c) */
+	.version = 0,
 	.nr = 0,			/* no hit path before start-up */
 	.id_delta = SP_RSEQ_CPU_ID_OFF,
 };
@@ -141,7 +142,8 @@ static bool sp_rseq_usable(void)
 		tp_off = (long)((char *)&sp_own_rseq -
 				(char *)__builtin_thread_pointer());
 		if (pthread_key_create(&sp_rseq_key, sp_rseq_thread_exit)) {
-			sp_set_reason("lock (%s)", "no thread key for own rseq");
+			sp_set_reason("lock (%s)",
+				      "no thread key for own rseq");
 			return false;
 		}
 		if (!sp_rseq_register_self()) {
@@ -204,10 +206,13 @@ void sp_pcpu_mode_init(void)
 			sp_rseq_id_off = sp_rseq_off + SP_RSEQ_MM_CID_OFFSET;
 			sp_pcpu_fast.id_delta = SP_RSEQ_MM_CID_OFFSET;
 			strncat(sp_pcpu_reason, ", slots by mm_cid",
-				sizeof(sp_pcpu_reason) - strlen(sp_pcpu_reason) - 1);
+				sizeof(sp_pcpu_reason) -
+				strlen(sp_pcpu_reason) - 1);
 		} else {
-			strncat(sp_pcpu_reason, ", mm_cid not provided: slots by cpu",
-				sizeof(sp_pcpu_reason) - strlen(sp_pcpu_reason) - 1);
+			strncat(sp_pcpu_reason,
+				", mm_cid not provided: slots by cpu",
+				sizeof(sp_pcpu_reason) -
+				strlen(sp_pcpu_reason) - 1);
 		}
 	}
 }
@@ -257,7 +262,8 @@ unsigned long sp_pcpu_current_slot(unsigned long nr_slots)
 	if (slot < 0) {
 		if (sp_pcpu_use_mm_cid && sp_pcpu_mode == SP_PCPU_RSEQ)
 			slot = (long)*(volatile uint32_t *)
-				((char *)__builtin_thread_pointer() + sp_rseq_id_off);
+				((char *)__builtin_thread_pointer() +
+				 sp_rseq_id_off);
 		else
 			slot = sp_thread_cpu();
 	}

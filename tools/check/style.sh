@@ -5,11 +5,7 @@
 # (make checkstyle, part of make check; needs no build).
 #
 #  1. 80 columns: no line of a C or C++ source is wider than 80 columns
-#     (a tab to the next multiple of 8).  The files that were wider when
-#     the check came are listed in tools/check/long-lines.txt with their
-#     count of such lines: a file may not exceed its count, and a file
-#     that has fewer must have its count lowered (the list only shrinks:
-#     style.sh --lower rewrites it so).
+#     (a tab to the next multiple of 8).
 #  2. Paths in comments exist: a file path named in a comment of a C or
 #     C++ source (dir/name.ext) names a file of the tree, from its root,
 #     from include/ (<segpool/...>), from Documentation/ (the pages), from
@@ -24,14 +20,12 @@
 #     the test thread's frame); the thread records what went wrong, and
 #     the test asserts on it after the join (HACKING.md, Tests).
 #
-# Usage: style.sh SRCTREE [--lower].  Prints one TAP-like line per check
+# Usage: style.sh SRCTREE.  Prints one TAP-like line per check
 # and "N passed, N failed"; exit status 1 when one failed.
 set -u
 
-src=${1:?usage: style.sh SRCTREE [--lower]}
-lower=${2:-}
+src=${1:?usage: style.sh SRCTREE}
 cd "$src" || exit 1
-list=tools/check/long-lines.txt
 pass=0
 fail=0
 ok() { pass=$((pass + 1)); echo "ok $*"; }
@@ -47,49 +41,19 @@ else
 fi
 
 # --- 1. 80 columns ------------------------------------------------------------
-declare -A listed now
-while read -r n f; do
-	[[ -n ${f:-} && $n != \#* ]] && listed[$f]=$n
-done < <(grep -v '^#' "$list" 2>/dev/null)
-while read -r n f; do
-	now[$f]=$n
-done < <(awk '{
+wide=$(awk '{
 		w = 0
 		for (i = 1; i <= length($0); i++)
 			w = substr($0, i, 1) == "\t" ? int(w / 8) * 8 + 8 : w + 1
-		if (w > 80) n[FILENAME]++
-	} END { for (f in n) print n[f], f }' "${files[@]}")
-
-if [[ $lower == --lower ]]; then
-	{
-		sed -n '/^#/p' "$list"
-		for f in "${!listed[@]}"; do
-			n=${now[$f]:-0}
-			(( n > listed[$f] )) && n=${listed[$f]}
-			(( n > 0 )) && echo "$n $f"
-		done | sort -k2
-	} > "$list.tmp" && mv "$list.tmp" "$list"
-	echo "# $list lowered"
-	exit 0
+		if (w > 80) { n++; if (n <= 10) print FILENAME ":" FNR ": " w }
+	} END { if (n > 10) print "... and " n - 10 " more" }' "${files[@]}")
+if [[ -n $wide ]]; then
+	while IFS= read -r l; do
+		bad "80 columns: $l columns"
+	done <<<"$wide"
+else
+	ok "80 columns: no line of the ${#files[@]} C and C++ sources is wider"
 fi
-
-wide=0
-for f in "${!now[@]}"; do
-	n=${now[$f]} m=${listed[$f]:-0}
-	if (( n > m )); then
-		bad "80 columns: $f has $n lines wider than 80 columns ($m allowed, $list)"
-		wide=1
-	elif (( n < m )); then
-		bad "80 columns: $f has $n lines wider than 80 columns, $list allows $m: lower it (style.sh --lower)"
-		wide=1
-	fi
-done
-for f in "${!listed[@]}"; do
-	[[ -n ${now[$f]+x} ]] && continue
-	bad "80 columns: $f has no line wider than 80 columns: drop it from $list (style.sh --lower)"
-	wide=1
-done
-(( wide )) || ok "80 columns: no new line is wider (${#listed[@]} files listed in $list)"
 
 # --- 2. paths in comments -----------------------------------------------------
 # comment text per line, "LINE:TEXT", string literals skipped
