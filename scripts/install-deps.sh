@@ -144,11 +144,14 @@ fi
 # name also matches another architecture's instance (libnuma-dev:arm64).
 native=$(dpkg --print-architecture)
 is_installed() {
-	local want="$native|all"
+	local want="$native|all" st
 
 	[[ $1 == *:* ]] && want=${1#*:}
-	dpkg-query -W -f='${Status} ${Architecture}\n' "$1" 2>/dev/null |
-		grep -qE "^install ok installed ($want)\$"
+	# read it whole first: grep -q may stop early, and under pipefail a
+	# writer cut off by SIGPIPE would read as "not installed"
+	st=$(dpkg-query -W -f='${Status} ${Architecture}\n' "$1" 2>/dev/null) ||
+		true
+	grep -qE "^install ok installed ($want)\$" <<<"$st"
 }
 
 missing=()
