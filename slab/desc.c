@@ -57,14 +57,26 @@ static int sp_desc_pool_grow(struct sp_desc_pool *p, int idx)
 	return 0;
 }
 
-struct sp_slab *sp_desc_alloc(int idx)
+/*
+ * The pool of node index @idx, locked, its free list set up on first use
+ * (by an allocation or a free: a node's first descriptor may go back
+ * before the pool ever handed out another).
+ */
+static struct sp_desc_pool *sp_desc_pool_lock(int idx)
 {
 	struct sp_desc_pool *p = &sp_desc_pools[idx];
-	struct sp_slab *s = NULL;
 
 	pthread_mutex_lock(&p->lock);
 	if (!p->free.next)
 		sp_list_init(&p->free);
+	return p;
+}
+
+struct sp_slab *sp_desc_alloc(int idx)
+{
+	struct sp_desc_pool *p = sp_desc_pool_lock(idx);
+	struct sp_slab *s = NULL;
+
 	if (!sp_list_empty(&p->free)) {
 		s = sp_list_first_entry(&p->free, struct sp_slab, lru);
 		sp_list_del(&s->lru);
@@ -74,14 +86,18 @@ struct sp_slab *sp_desc_alloc(int idx)
 		p->nr_free--;
 	}
 	pthread_mutex_unlock(&p->lock);
-	if (!s)
+	if (!s) {
 		errno = ENOMEM;
+		return NULL;
+	}
+	/* the pool it goes back to, whatever fails before the slab is built */
+	s->node = (unsigned short)idx;
 	return s;
 }
 
 void sp_desc_free(struct sp_slab *s)
 {
-	struct sp_desc_pool *p = &sp_desc_pools[s->node];
+	struct sp_desc_pool *p;
 
 	s->cache = NULL;
 	s->freelist = NULL;
@@ -89,7 +105,7 @@ void sp_desc_free(struct sp_slab *s)
 	s->base = NULL;
 	s->inuse = 0;
 	s->list = SP_SLAB_NONE;
-	pthread_mutex_lock(&p->lock);
+	p = sp_desc_pool_lock(s->node);
 	sp_list_add(&s->lru, &p->free);
 	p->nr_free++;
 	pthread_mutex_unlock(&p->lock);

@@ -355,7 +355,9 @@ SP_INTERNAL int sp_geometry_compute(struct segpool_cache *c, size_t size,
 				    size_t align);
 
 /* --- slab/desc.c --- */
+/* A descriptor of node index @idx's pool, its node set to @idx, or NULL. */
 SP_INTERNAL struct sp_slab *sp_desc_alloc(int idx);
+/* Back to the pool of its node (the one it came from). */
 SP_INTERNAL void sp_desc_free(struct sp_slab *s);
 SP_INTERNAL void sp_desc_lock_all(void);
 SP_INTERNAL void sp_desc_unlock_all(void);

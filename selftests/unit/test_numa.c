@@ -47,6 +47,7 @@
 #include "numa/topology.h"
 #include "percpu/alien.h"
 #include "percpu/pcpu.h"
+#include "slab/slab.h"
 #include "stats/export.h"
 #include "selftests/lib/harness.h"
 #include "selftests/lib/json.h"
@@ -794,6 +795,51 @@ static void test_full_node(void **state)
 }
 
 /*
+ * A slab descriptor goes back to the pool of the node it was taken for,
+ * even when it fails before its slab is built (a full region: sp_slab_new()
+ * frees it at once).  It used to go to the pool its node field named, still
+ * 0 in a descriptor never used before: the wrong node's list, or, in a
+ * process that had never taken a descriptor on node 0, an uninitialised
+ * list (a crash in test_mempool on the second of two nodes).  Per node
+ * past the first: descriptors are taken until a fresh one (never on a
+ * list) comes, which is freed last and must be the next one its pool gives.
+ */
+static void test_desc_goes_home(void **state)
+{
+	enum { MAX = 4096 };
+	static struct sp_slab *taken[MAX];
+
+	(void)state;
+	SKIP_IF(sp_space.nr_regions < 2, "needs two nodes or more (variant)");
+	for (int idx = 1; idx < sp_space.nr_regions; idx++) {
+		struct sp_slab *fresh = NULL, *again;
+		size_t n = 0;
+
+		while (!fresh && n < MAX) {
+			struct sp_slab *s = sp_desc_alloc(idx);
+
+			assert_non_null(s);
+			CHECK(s->node == idx, "node index %d: a descriptor of "
+			      "its pool says node %u", idx, s->node);
+			if (!s->lru.next)
+				fresh = s;
+			else
+				taken[n++] = s;
+		}
+		CHECK(fresh, "node index %d: no fresh descriptor in %d", idx,
+		      MAX);
+		while (n)
+			sp_desc_free(taken[--n]);
+		sp_desc_free(fresh);
+		again = sp_desc_alloc(idx);
+		CHECK(again == fresh, "node index %d: the descriptor freed "
+		      "last did not come back first (%p, then %p)", idx,
+		      (void *)fresh, (void *)again);
+		sp_desc_free(again);
+	}
+}
+
+/*
  * The node injection hook steers everything that asks for "the current node".
  */
 static void test_injected_node(void **state)
@@ -826,6 +872,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_stats_match_placement),
 	cmocka_unit_test(test_interleave),
 	cmocka_unit_test(test_full_node),
+	cmocka_unit_test(test_desc_goes_home),
 	cmocka_unit_test(test_injected_node),
 };
 
