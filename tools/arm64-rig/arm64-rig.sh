@@ -116,10 +116,6 @@ srctree=$(cd "$2" && pwd)
 #   test_percpu_hooks' test_migrate_while_owning  allocates until a slow
 #                      path owns its slot, to move the thread then; with
 #                      the CPUs on two nodes its hook never fires
-#   test_mempool's test_reserves_when_exhausted  its child, filling 16 MiB
-#                      regions to the end, dies of SIGSEGV in about half
-#                      the runs with two nodes (x86-64 too): a bug of its
-#                      own, not the port's
 #   test_malloc's test_preload_*  run busybox's programs under LD_PRELOAD:
 #                      they are static, no preload reaches them
 # test_debug runs on one CPU (taskset): its use-after-free children must
@@ -157,7 +153,7 @@ programs=(
 	"test_fork|./test_fork"
 	"test_rss|./test_rss"
 	"test_export|./test_export"
-	"test_mempool|$skip=test_reserves_when_exhausted ./test_mempool"
+	"test_mempool|./test_mempool"
 	"test_inline|./test_inline"
 	"test_pmr|./test_pmr"
 )
