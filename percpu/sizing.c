@@ -154,8 +154,16 @@ void sp_swap_center(struct sp_pcpu_slot *slot, bool alloc, uint64_t since)
 	if (!from || !to || to->count || since >= from->cap / 2)
 		return;
 	k = from->count / 2;
-	if (k > to->cap)
-		k = to->cap;
+	/*
+	 * A free's loaded magazine keeps a round free for the free that
+	 * swapped: @from may be of a larger class than @to (the class shrank
+	 * since it was filled), and a full @to made that free write over its
+	 * end guard and leave top past the magazine (test_sizing's
+	 * test_class_changes).  An allocation's loaded magazine keeps at
+	 * least one round: half of its count, rounded down, leaves it one.
+	 */
+	if (k > to->cap - !alloc)
+		k = to->cap - !alloc;
 	if (!k)
 		return;
 	if (alloc) {
@@ -171,4 +179,6 @@ void sp_swap_center(struct sp_pcpu_slot *slot, bool alloc, uint64_t since)
 	from->count -= k;
 	to->count = k;
 	sp_assert(from->count <= from->cap && to->count <= to->cap);
+	sp_assert(alloc ? slot->loaded->count > 0 :
+			  slot->loaded->count < slot->loaded->cap);
 }

@@ -225,12 +225,108 @@ static void test_swing(void **state)
 	assert_true(sl * 1000 < calls * 3);
 }
 
+/*
+ * Every published top lies within its loaded magazine: at most cap rounds
+ * below it.  A top one past the end guard reads (and then writes) the word
+ * after the magazine, which is another magazine's or another slab's.
+ */
+static void check_tops(struct sp_pcpu_cache *pc, unsigned long step)
+{
+	for (unsigned long i = 0; i < pc->nr_slots; i++) {
+		struct sp_pcpu_slot *slot = &pc->slots[i];
+		void **top = SP_READ_ONCE(slot->top);
+		struct sp_mag *m = slot->loaded;
+
+		if (!m || top == sp_mag_top_none || sp_mag_top_is_busy(top))
+			continue;
+		if (top < sp_mag_base(m) || sp_mag_count_at(m, top) > m->cap)
+			fail_msg("step %lu, slot %lu: top %p is %td rounds "
+				 "into a magazine of %u",
+				 step, i, (void *)top, top - sp_mag_base(m),
+				 m->cap);
+	}
+}
+
+/*
+ * The class changes under full and empty magazines (sizing grows it on hot
+ * trips and shrinks it on cold ones; a tunable lowers it): swaps then meet
+ * magazines of two sizes, and the swap's centring must leave the loaded
+ * magazine room for the free that caused it.  Random bursts of allocations
+ * and frees, the class set anew now and then; after every call each slot's
+ * top is within its magazine, and each object held keeps the words written
+ * into it (an object handed out twice shows).
+ */
+static void test_class_changes(void **state)
+{
+	void **objs = calloc(MAX_OBJS, sizeof(*objs));
+	struct segpool_cache *c =
+		segpool_cache_create("sizing_classes", 64, 0, 0, NULL);
+	uint64_t rnd = sp_test_seed() | 1;
+	int cpu = sp_test_allowed_cpu(0);
+	unsigned long steps = sp_test_scaled(300000, 30000), step = 0;
+	unsigned int held = 0, lo, hi;
+	struct sp_pcpu_cache *pc;
+
+	(void)state;
+	assert_true(objs && c && c->pcpu);
+	if (cpu < 0 || sp_test_pin(cpu)) {
+		free(objs);
+		segpool_cache_destroy(c);
+		skip();
+	}
+	pc = c->pcpu;
+	lo = SP_READ_ONCE(pc->base_cls);
+	hi = SP_READ_ONCE(pc->max_cls);
+	assert_true(hi > lo);
+	while (step < steps) {
+		unsigned int burst = 1 + (unsigned int)(sp_test_rand(&rnd) % 300);
+		bool alloc = held == 0 ||
+			     (held < MAX_OBJS && sp_test_rand(&rnd) % 2);
+
+		if (sp_test_rand(&rnd) % 4 == 0)
+			SP_WRITE_ONCE(pc->cls,
+				      lo + (unsigned int)(sp_test_rand(&rnd) %
+							  (hi - lo + 1)));
+		for (unsigned int k = 0; k < burst; k++, step++) {
+			uint64_t *o;
+
+			if (alloc) {
+				if (held == MAX_OBJS)
+					break;
+				o = segpool_cache_alloc(c, 0);
+				assert_non_null(o);
+				for (int w = 0; w < 8; w++)
+					o[w] = (uintptr_t)o ^ held;
+				objs[held++] = o;
+			} else {
+				if (held == 0)
+					break;
+				o = objs[--held];
+				for (int w = 0; w < 8; w++)
+					if (o[w] != ((uintptr_t)o ^ held))
+						fail_msg("step %lu: object %p "
+							 "was handed out twice",
+							 step, (void *)o);
+				segpool_cache_free(c, o);
+			}
+			check_tops(pc, step);
+		}
+	}
+	while (held)
+		segpool_cache_free(c, objs[--held]);
+	printf("# %lu calls, classes %u..%u\n", step, lo, hi);
+	sp_test_unpin();
+	free(objs);
+	assert_int_equal(segpool_cache_destroy(c), 0);
+}
+
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_batch_sweep),
 	cmocka_unit_test(test_pool_sweep),
 	cmocka_unit_test(test_batch_sweep_one_cache),
 	cmocka_unit_test(test_pool_sweep_one_cache),
 	cmocka_unit_test(test_swing),
+	cmocka_unit_test(test_class_changes),
 };
 
 SP_TEST_MAIN_VARIANTS(tests, variants)
