@@ -279,7 +279,8 @@ static void test_class_changes(void **state)
 	hi = SP_READ_ONCE(pc->max_cls);
 	assert_true(hi > lo);
 	while (step < steps) {
-		unsigned int burst = 1 + (unsigned int)(sp_test_rand(&rnd) % 300);
+		unsigned int burst =
+			1 + (unsigned int)(sp_test_rand(&rnd) % 300);
 		bool alloc = held == 0 ||
 			     (held < MAX_OBJS && sp_test_rand(&rnd) % 2);
 
