@@ -296,6 +296,7 @@ struct run {
 	unsigned long ops;		/* per worker; 0: until @stop */
 	atomic_bool stop;
 	atomic_ulong cross_seen;	/* workers that freed another's */
+	atomic_int running;		/* workers not yet at @done */
 	pthread_barrier_t start, done;
 };
 
@@ -532,6 +533,7 @@ static void *worker_main(void *arg)
 			op_verify(w);
 		}
 	}
+	atomic_fetch_sub(&r->running, 1);
 	/* no hand-offs after this barrier: the inbox empties for good */
 	pthread_barrier_wait(&r->done);
 	op_inbox(w, false);
@@ -573,6 +575,7 @@ static void run_init(struct run *r, const char *what, int nthreads,
 		pthread_mutex_init(&w->inbox_lock, NULL);
 	}
 	atomic_store(&errors, 0);
+	atomic_store(&r->running, nthreads);
 	owners_init();
 	for (int i = 0; i < nthreads; i++)
 		assert_int_equal(pthread_create(&r->w[i].th, NULL, worker_main,
@@ -617,6 +620,38 @@ static void run_finish(struct run *r)
 	free(r->w);
 }
 
+/*
+ * While the workers run, their caches' magazine limit changes under them,
+ * every 50 us, to a class drawn at random: a lower limit shrinks the class
+ * new magazines take while full ones of the larger class are loaded, a
+ * higher one lets the sizing grow it again, so swaps and depot exchanges
+ * meet magazines of two sizes all the time.  (A swap that centred the
+ * rounds of a larger magazine into a smaller one once left a top past the
+ * end of its magazine: logpipe crashed one run in twenty.)
+ */
+static void retune(struct run *r)
+{
+	static const unsigned int caps[] = { 12, 28, 60, 124, 252, 508, 1020 };
+	uint64_t rng = sp_test_seed() ^ 0x7475u;
+	const struct timespec pause = { 0, 50000 };
+	unsigned long n = 0;
+
+	while (atomic_load(&r->running) > 0) {
+		struct segpool_cache_tunables tun = {
+			.mag_size = caps[sp_test_rand(&rng) % 7],
+		};
+		struct segpool_cache *c =
+			r->caches[sp_test_rand(&rng) % NKINDS];
+		int ret = segpool_cache_set_tunables(c, &tun);
+
+		if (ret && !(ret == -ENOTSUP && sp_pcpu_mode == SP_PCPU_OFF))
+			atomic_fetch_add(&errors, 1);
+		n++;
+		nanosleep(&pause, NULL);
+	}
+	print_message("# %lu magazine limits set while the workers ran\n", n);
+}
+
 static void stress(int nthreads, unsigned long total_ops)
 {
 	/* static: workers outlive the frame if an assertion fails */
@@ -627,6 +662,7 @@ static void stress(int nthreads, unsigned long total_ops)
 	run_init(&r, what, nthreads,
 		 sp_test_scaled(total_ops, 2000) / (unsigned long)nthreads);
 	pthread_barrier_wait(&r.start);
+	retune(&r);
 	run_finish(&r);
 }
 
