@@ -274,8 +274,9 @@ extern SP_INTERNAL uint64_t sp_region_limit_exceeded;
  * its first, so a small program stays small): SP_REGION_THP_COMMIT advises
  * them as they are committed, SP_REGION_THP_AGED once they stayed
  * committed SP_REGION_THP_AGE_MS (sp_region_thp_age(), from the decay
- * thread) or at once under a run of a huge page or more, and then as they
- * are committed once the top chunk is (the advised part stays one range,
+ * thread) or at once under a run of a huge page or more or once the region
+ * reaches SP_REGION_THP_EAGER_MB, and then as they are committed once the
+ * top chunk is (the advised part stays one range,
  * one mapping: numa/region.c), SP_REGION_THP_NEVER refuses them, 0 leaves
  * the kernel's default
  * (core/decay.c sets it from SEGPOOL_THP before the first chunk).  With
@@ -289,6 +290,14 @@ enum {
 	SP_REGION_THP_COMMIT = 2,
 };
 #define SP_REGION_THP_AGE_MS	2000
+/*
+ * Under SP_REGION_THP_AGED, a region whose committed memory reaches this
+ * many MiB is advised whole at once, and its later chunks as they are
+ * committed: a heap that size is far beyond what the TLB reaches in small
+ * pages (about 6 MiB here), and a program does not build it to leave it
+ * at once.  Below it, the age decides.
+ */
+#define SP_REGION_THP_EAGER_MB	32
 extern SP_INTERNAL int sp_region_thp;
 
 /*

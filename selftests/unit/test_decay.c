@@ -582,6 +582,63 @@ static void assert_advised_one_mapping(struct sp_region *r)
 }
 
 /*
+ * SEGPOOL_THP=auto: a region that grows to SP_REGION_THP_EAGER_MB is no
+ * short program's: the chunk that reaches it is advised at its commit, and
+ * every chunk below it (but the first) with it, without waiting for their
+ * age; below it nothing is advised before its age.  In a process of its
+ * own, as test_thp_advised_by_age.
+ */
+static void test_thp_eager_when_grown(void **state)
+{
+	static const char *const fresh[] = { "SP_TEST_THP_FRESH=1", NULL };
+	struct sp_region *r = &sp_space.region[0];
+	size_t eager = (size_t)SP_REGION_THP_EAGER_MB << (20 - SP_PAGE_SHIFT);
+	size_t chunk = SP_MAX_BLOCK_PAGES, top;
+	int saved = sp_region_thp, n = 0;
+	void *blk[64];
+
+	(void)state;
+	if (access("/sys/kernel/mm/transparent_hugepage/enabled", R_OK))
+		skip();		/* no THP in this kernel: nothing to advise */
+	if (!getenv("SP_TEST_THP_FRESH")) {
+		assert_int_equal(sp_test_rerun(fresh, __func__), 0);
+		return;
+	}
+	assert_int_equal(segpool_set_decay_ms(SEGPOOL_DECAY_NEVER), 0);
+	sp_region_thp = SP_REGION_THP_AGED;
+	assert_true(region_committed(r) + chunk < eager);
+
+	/* one chunk short of it: nothing advised yet */
+	n = grow_past(r, eager - 2 * chunk, blk, n);
+	top = region_committed(r) - chunk;
+	assert_true(region_committed(r) < eager);
+	assert_false(vma_advised_huge(r->base + (chunk << SP_PAGE_SHIFT)));
+	assert_false(vma_advised_huge(r->base + (top << SP_PAGE_SHIFT)));
+
+	/* the chunk that reaches it: it and those below, at once */
+	top = region_committed(r);
+	n = grow_past(r, top, blk, n);
+	print_message("# %d MiB committed: chunks from page %zu to %zu "
+		      "advised at once\n", SP_REGION_THP_EAGER_MB, chunk,
+		      region_committed(r));
+	assert_true(vma_advised_huge(r->base + (chunk << SP_PAGE_SHIFT)));
+	assert_true(vma_advised_huge(r->base + (top << SP_PAGE_SHIFT)));
+	assert_false(vma_advised_huge(r->base));
+	assert_advised_one_mapping(r);
+
+	/* and the next at its commit */
+	top = region_committed(r);
+	n = grow_past(r, top, blk, n);
+	assert_true(vma_advised_huge(r->base + (top << SP_PAGE_SHIFT)));
+	assert_advised_one_mapping(r);
+
+	while (n--)
+		sp_region_free(blk[n], SP_MAX_ORDER);
+	sp_region_purge(0);
+	sp_region_thp = saved;
+}
+
+/*
  * Under SEGPOOL_THP=auto a run of a huge page or more has its chunks
  * advised when it is taken, not at their age (a growing block would fault
  * each 4 KiB page); once the region's top chunk is advised, a new chunk is
@@ -858,6 +915,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test_setup(test_memory_limit_purges_first, setup),
 	cmocka_unit_test_setup(test_thp_advised_by_age, setup),
 	cmocka_unit_test_setup(test_thp_big_run_at_once, setup),
+	cmocka_unit_test_setup(test_thp_eager_when_grown, setup),
 	cmocka_unit_test_setup(test_fork_child_decays, setup),
 	cmocka_unit_test_setup(test_dirty_cap_valve, setup),
 	cmocka_unit_test_setup(test_idle_shrink_leaves_others, setup),
