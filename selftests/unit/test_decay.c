@@ -488,15 +488,35 @@ static int grow_past(struct sp_region *r, size_t past, void **blk, int n)
 }
 
 /*
+ * Start a huge-page test in a process of its own (once an earlier test's
+ * run of 2 MiB or more advised a region's top chunk, every chunk after it
+ * is advised at its commit): in the test's process rerun @fn so and return
+ * false; in the rerun, with no decay pass looking with the real clock and
+ * SEGPOOL_THP=auto, return true.  Skips where the kernel has no THP.
+ */
+static bool thp_fresh_process(const char *fn)
+{
+	static const char *const fresh[] = { "SP_TEST_THP_FRESH=1", NULL };
+
+	if (access("/sys/kernel/mm/transparent_hugepage/enabled", R_OK))
+		skip();		/* no THP in this kernel: nothing to advise */
+	if (!getenv("SP_TEST_THP_FRESH")) {
+		assert_int_equal(sp_test_rerun(fresh, fn), 0);
+		return false;
+	}
+	assert_int_equal(segpool_set_decay_ms(SEGPOOL_DECAY_NEVER), 0);
+	sp_region_thp = SP_REGION_THP_AGED;
+	return true;
+}
+
+/*
  * SEGPOOL_THP=auto: a chunk is not advised huge pages when it is
  * committed, only once it stayed committed SP_REGION_THP_AGE_MS; one
  * committed after the look that starts its age is not.  In a process of
- * its own: once an earlier test's run of 2 MiB or more advised a region's
- * top chunk, every chunk after it is advised at its commit (by design).
+ * its own (thp_fresh_process()).
  */
 static void test_thp_advised_by_age(void **state)
 {
-	static const char *const fresh[] = { "SP_TEST_THP_FRESH=1", NULL };
 	struct sp_region *r = &sp_space.region[0];
 	int saved = sp_region_thp, n = 0;
 	size_t c1, x, y;
@@ -504,15 +524,8 @@ static void test_thp_advised_by_age(void **state)
 	uint64_t now;
 
 	(void)state;
-	if (access("/sys/kernel/mm/transparent_hugepage/enabled", R_OK))
-		skip();		/* no THP in this kernel: nothing to advise */
-	if (!getenv("SP_TEST_THP_FRESH")) {
-		assert_int_equal(sp_test_rerun(fresh, __func__), 0);
+	if (!thp_fresh_process(__func__))
 		return;
-	}
-	/* no decay pass may look with the real clock meanwhile */
-	assert_int_equal(segpool_set_decay_ms(SEGPOOL_DECAY_NEVER), 0);
-	sp_region_thp = SP_REGION_THP_AGED;
 	pthread_mutex_lock(&r->lock);
 	r->thp_seen_ns = 0;
 	pthread_mutex_unlock(&r->lock);
@@ -586,11 +599,10 @@ static void assert_advised_one_mapping(struct sp_region *r)
  * short program's: the chunk that reaches it is advised at its commit, and
  * every chunk below it (but the first) with it, without waiting for their
  * age; below it nothing is advised before its age.  In a process of its
- * own, as test_thp_advised_by_age.
+ * own (thp_fresh_process()).
  */
 static void test_thp_eager_when_grown(void **state)
 {
-	static const char *const fresh[] = { "SP_TEST_THP_FRESH=1", NULL };
 	struct sp_region *r = &sp_space.region[0];
 	size_t eager = (size_t)SP_REGION_THP_EAGER_MB << (20 - SP_PAGE_SHIFT);
 	size_t chunk = SP_MAX_BLOCK_PAGES, top;
@@ -598,14 +610,8 @@ static void test_thp_eager_when_grown(void **state)
 	void *blk[64];
 
 	(void)state;
-	if (access("/sys/kernel/mm/transparent_hugepage/enabled", R_OK))
-		skip();		/* no THP in this kernel: nothing to advise */
-	if (!getenv("SP_TEST_THP_FRESH")) {
-		assert_int_equal(sp_test_rerun(fresh, __func__), 0);
+	if (!thp_fresh_process(__func__))
 		return;
-	}
-	assert_int_equal(segpool_set_decay_ms(SEGPOOL_DECAY_NEVER), 0);
-	sp_region_thp = SP_REGION_THP_AGED;
 	assert_true(region_committed(r) + chunk < eager);
 
 	/* one chunk short of it: nothing advised yet */

@@ -181,21 +181,34 @@ static void test_pool_sweep(void **state)
 }
 
 /* Batches of 60 to 250 objects, the size drawn anew each round. */
-static void test_swing(void **state)
+/*
+ * A fresh cache of 64-byte objects named @name, with @objs an array of
+ * MAX_OBJS for its objects, and this thread pinned to one CPU, so that
+ * every call lands on one slot; skips (nothing left behind) where no CPU
+ * can be pinned.
+ */
+static struct segpool_cache *pinned_cache(const char *name, void ***objs)
 {
-	void **objs = calloc(MAX_OBJS, sizeof(*objs));
-	struct segpool_cache *c =
-		segpool_cache_create("sizing_swing", 64, 0, 0, NULL);
-	uint64_t rnd = sp_test_seed() | 1, calls = 0, t0 = 0, s0 = 0, t, sl;
+	struct segpool_cache *c = segpool_cache_create(name, 64, 0, 0, NULL);
 	int cpu = sp_test_allowed_cpu(0);
 
-	(void)state;
-	assert_true(objs && c && c->pcpu);
+	*objs = calloc(MAX_OBJS, sizeof(**objs));
+	assert_true(*objs && c && c->pcpu);
 	if (cpu < 0 || sp_test_pin(cpu)) {
-		free(objs);
+		free(*objs);
 		segpool_cache_destroy(c);
 		skip();
 	}
+	return c;
+}
+
+static void test_swing(void **state)
+{
+	void **objs;
+	struct segpool_cache *c = pinned_cache("sizing_swing", &objs);
+	uint64_t rnd = sp_test_seed() | 1, calls = 0, t0 = 0, s0 = 0, t, sl;
+
+	(void)state;
 	unsigned int nrounds = (unsigned int)sp_test_scaled(3000, 200);
 
 	for (unsigned int r = 0; r < nrounds; r++) {
@@ -258,22 +271,14 @@ static void check_tops(struct sp_pcpu_cache *pc, unsigned long step)
  */
 static void test_class_changes(void **state)
 {
-	void **objs = calloc(MAX_OBJS, sizeof(*objs));
-	struct segpool_cache *c =
-		segpool_cache_create("sizing_classes", 64, 0, 0, NULL);
+	void **objs;
+	struct segpool_cache *c = pinned_cache("sizing_classes", &objs);
 	uint64_t rnd = sp_test_seed() | 1;
-	int cpu = sp_test_allowed_cpu(0);
 	unsigned long steps = sp_test_scaled(300000, 30000), step = 0;
 	unsigned int held = 0, lo, hi;
 	struct sp_pcpu_cache *pc;
 
 	(void)state;
-	assert_true(objs && c && c->pcpu);
-	if (cpu < 0 || sp_test_pin(cpu)) {
-		free(objs);
-		segpool_cache_destroy(c);
-		skip();
-	}
 	pc = c->pcpu;
 	lo = SP_READ_ONCE(pc->base_cls);
 	hi = SP_READ_ONCE(pc->max_cls);
