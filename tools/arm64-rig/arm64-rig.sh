@@ -322,9 +322,20 @@ needed() {
 }
 
 # copy_abs PATH: PATH (file or folder) at the same absolute path in the
-# guest: the programs name the trees' files so (the Makefile passes them)
+# guest: the programs name the trees' files so (the Makefile passes them).
+# A missing one, or one the guest would mount over, ends the run here: in
+# the guest it would only show as the failure of a test that reads it.
 copy_abs() {
-	[[ -e $1 ]] || return 0
+	case $1 in
+	/proc/* | /sys/* | /dev/*)
+		echo "$prog: $1: the guest mounts over its folder" >&2
+		exit 2
+		;;
+	esac
+	if [[ ! -e $1 ]]; then
+		echo "$prog: no $1, which the programs name: build it first" >&2
+		exit 2
+	fi
 	mkdir -p "$root$(dirname "$1")"
 	cp -a -L "$1" "$root$1"
 }
@@ -369,6 +380,7 @@ build_initramfs() {
 	rm -rf "$root"
 	mkdir -p "$root"/{bin,sbin,proc,sys,dev,tmp,rig,usr/bin,usr/sbin} \
 		"$root/lib/aarch64-linux-gnu"
+	chmod 1777 "$root/tmp"
 	cp "$busybox" "$root/bin/busybox"
 	for p in "${programs[@]}"; do
 		path=$(bin_path "$(prog_bin "$p")")
@@ -402,7 +414,9 @@ build_initramfs() {
 		echo 'mount -t proc proc /proc'
 		echo 'mount -t sysfs sysfs /sys'
 		echo 'mount -t devtmpfs devtmpfs /dev 2>/dev/null'
-		echo 'mount -t tmpfs tmpfs /tmp'
+		# no tmpfs on /tmp: the root is one already (no root= on the
+		# command line), and a mount there would hide the trees'
+		# files copy_abs put under /tmp, where CI's clones are
 		echo 'mkdir -p /dev/shm && mount -t tmpfs tmpfs /dev/shm'
 		echo 'mkdir -p /dev/pts && mount -t devpts devpts /dev/pts'
 		echo 'exec </dev/console >/dev/console 2>&1'
