@@ -392,6 +392,18 @@ build_initramfs() {
 	# the dynamic loader where the programs look for it
 	ln -s aarch64-linux-gnu/ld-linux-aarch64.so.1 \
 		"$root/lib/ld-linux-aarch64.so.1"
+	# what the programs load by name at run time, which no NEEDED entry
+	# says: libgcc_s for glibc's backtrace() (the call sites of the debug
+	# caches and of the heap profiler), libm and iconv's UTF-16 converter
+	# for test_malloc's test_dlopen (the converter and its configuration
+	# in glibc's gconv folder)
+	copy_lib libgcc_s.so.1
+	copy_lib libm.so.6
+	mkdir -p "$root/usr/lib/aarch64-linux-gnu/gconv"
+	for path in gconv-modules gconv-modules.d UTF-16.so; do
+		cp -a -L "/usr/lib/aarch64-linux-gnu/gconv/$path" \
+			"$root/usr/lib/aarch64-linux-gnu/gconv/"
+	done
 	# what the programs name by absolute path (the Makefile's -D paths)
 	for path in "$objtree"/libsegpool.so* "$objtree"/libsegpool-malloc.so* \
 		    "$objtree/tools/segpool-top/segpool-top"; do
