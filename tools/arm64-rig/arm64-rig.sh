@@ -99,7 +99,8 @@ objtree=$(cd "$1" && pwd)
 srctree=$(cd "$2" && pwd)
 
 # The programs run in the guest: name, command line (relative to the
-# program's folder), at most one a line.  Left out:
+# program's folder), at most one a line.  Left out (a program of the
+# tiers the build has that is in neither list stops the run):
 #   test_runner        runs scripts/run-selftests.sh: bash and the host's
 #                      tools, not in the guest
 #   test_slab_scale    a scaling measurement of many threads: minutes
@@ -107,6 +108,7 @@ srctree=$(cd "$2" && pwd)
 #   test_reliability   a soak of every path at once: the same
 #   test_pmr_inline    the inline hit path is x86-64's (segpool/inline.h):
 #                      on arm64 it is test_pmr again
+left_out=(test_runner test_slab_scale test_reliability test_pmr_inline)
 # Tests left out by name (SEGPOOL_TEST_SKIP), since they fail on any
 # machine of two nodes, x86-64 as well (there with
 # SEGPOOL_NUMA_FAKE_NODES=2), or need what the guest has not:
@@ -137,6 +139,7 @@ programs=(
 	"test_depot|./test_depot"
 	"test_stats|env SEGPOOL_TEST_SCALE=0.05 ./test_stats"
 	"test_stats_print|./test_stats_print"
+	"test_top|./test_top"
 	"test_heap_profile|./test_heap_profile"
 	"test_numa|./test_numa"
 	"test_debug|taskset 1 ./test_debug"
@@ -152,10 +155,13 @@ programs=(
 	"test_kmalloc|./test_kmalloc"
 	"test_fork|./test_fork"
 	"test_rss|./test_rss"
+	"test_json_schema|./test_json_schema"
 	"test_export|./test_export"
 	"test_mempool|./test_mempool"
 	"test_inline|./test_inline"
 	"test_pmr|./test_pmr"
+	"test_kernel_api|./test_kernel_api"
+	"test_kernel_api_installed|./test_kernel_api_installed"
 )
 
 # The 4cpu machine's programs (see above), unless -p names others.
@@ -253,6 +259,21 @@ pick() {
 	[[ ${#programs[@]} -ne 0 ]]
 }
 
+# Every program the build has in the tiers' folders is in the list above
+# or left out by name.
+for d in "${bin_dirs[@]}"; do
+	for f in "$objtree/$d"/test_*; do
+		name=${f##*/}
+		[[ -f $f && -x $f && $name != *.sh ]] || continue
+		for p in "${programs[@]}" "${left_out[@]}"; do
+			[[ ${p%%|*} == "$name" ]] && continue 2
+		done
+		echo "$prog: $d/$name is neither run nor left out:" \
+			"list it in $0" >&2
+		exit 2
+	done
+done
+
 all_programs=("${programs[@]}")
 if [[ -n "$only" ]] && ! pick "$only"; then
 	echo "$prog: -p $only names none of the rig's programs" >&2
@@ -321,6 +342,30 @@ needed() {
 	readelf -d "$1" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'
 }
 
+# runpath FILE: the folders of FILE's RUNPATH, one a line
+runpath() {
+	readelf -d "$1" 2>/dev/null |
+		sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p' | tr ':' '\n'
+}
+
+# copy_needs FILE: the libraries FILE needs: one its RUNPATH finds at the
+# same path in the guest (the installed image test_kernel_api_installed
+# runs against), the others through copy_lib
+copy_needs() {
+	local need dir
+
+	for need in $(needed "$1"); do
+		for dir in $(runpath "$1"); do
+			if [[ -e $dir/$need ]]; then
+				copy_abs "$dir/$need"
+				copy_needs "$dir/$need"
+				continue 2
+			fi
+		done
+		copy_lib "$need"
+	done
+}
+
 # copy_abs PATH: PATH (file or folder) at the same absolute path in the
 # guest: the programs name the trees' files so (the Makefile passes them).
 # A missing one, or one the guest would mount over, ends the run here: in
@@ -385,9 +430,7 @@ build_initramfs() {
 	for p in "${programs[@]}"; do
 		path=$(bin_path "$(prog_bin "$p")")
 		cp -L "$path" "$root/rig/"
-		for bin in $(needed "$path"); do
-			copy_lib "$bin"
-		done
+		copy_needs "$path"
 	done
 	# the dynamic loader where the programs look for it
 	ln -s aarch64-linux-gnu/ld-linux-aarch64.so.1 \
@@ -409,9 +452,7 @@ build_initramfs() {
 		    "$objtree/tools/segpool-top/segpool-top"; do
 		copy_abs "$path"
 	done
-	for bin in $(needed "$objtree/libsegpool-malloc.so"); do
-		copy_lib "$bin"
-	done
+	copy_needs "$objtree/libsegpool-malloc.so"
 	copy_abs "$srctree/scripts/segpool.map"
 	copy_abs "$srctree/Documentation"
 	# /init: each program's status goes through a file, since a
