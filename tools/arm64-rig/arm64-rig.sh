@@ -55,8 +55,10 @@
 #
 # Output: the programs' output prefixed by "# ", "# arm64-rig: CONFIG:
 # per-CPU mode ...", one "ok"/"not ok" line per program run and
-# configuration, "arm64-rig: CONFIG: N passed, N failed" per configuration
-# and a last line "N passed, N failed" over all of them.
+# configuration ("ok ... # SKIP" for a program that exits with status 4),
+# "arm64-rig: CONFIG: N passed, N failed" per configuration, then, over all
+# of them, "# N skipped" (those and the programs the build left out) and a
+# last line "N passed, N failed", as scripts/run-selftests.sh ends.
 # Exit status: 0 when everything passed, 1 when something failed, 2 for a
 # usage error, 4 (kselftest's "skip") when qemu, the kernel or busybox is
 # missing and cannot be fetched.
@@ -74,7 +76,7 @@ keep=0
 verbose=0
 
 usage() {
-	sed -n '4,62p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '4,/^$/s/^# \{0,1\}//p' "$0"
 }
 
 while getopts "c:p:k:b:t:lvh" opt; do
@@ -282,11 +284,13 @@ fi
 
 # Programs the build left out (scripts/check-deps.sh --skips) are skipped.
 present=()
+total_skip=0
 for p in "${programs[@]}"; do
 	if bin_path "$(prog_bin "$p")" >/dev/null; then
 		present+=("$p")
 	else
 		echo "# arm64-rig: $objtree has no $(prog_bin "$p"): skipped"
+		total_skip=$((total_skip + 1))
 	fi
 done
 programs=("${present[@]}")
@@ -639,7 +643,7 @@ for cfg in "${config_list[@]}"; do
 			pass=$((pass + 1))
 		elif [[ $status == 4 ]]; then
 			echo "ok $cfg/$name # SKIP"
-			pass=$((pass + 1))
+			total_skip=$((total_skip + 1))
 		else
 			echo "not ok $cfg/$name (exit status $status)"
 			fail=$((fail + 1))
@@ -667,5 +671,6 @@ for cfg in "${config_list[@]}"; do
 	total_fail=$((total_fail + fail))
 	[[ $fail -eq 0 ]] || rc_all=1
 done
+echo "# $total_skip skipped"
 echo "$total_pass passed, $total_fail failed"
 exit $rc_all
