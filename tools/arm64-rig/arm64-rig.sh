@@ -11,14 +11,16 @@
 #
 # OBJTREE is an arm64 build tree (make CROSS_COMPILE=aarch64-linux-gnu-
 # O=... all tests-check), SRCTREE the source tree.  For each configuration
-# the rig packs an initramfs (busybox-static for arm64, the test programs,
-# the arm64 shared libraries they need and the dynamic loader, the files of
-# both trees the programs name by their absolute paths, an /init script),
+# the rig packs an initramfs (busybox-static and binutils for arm64, the
+# test programs, the arm64 shared libraries they need and the dynamic
+# loader, the files of both trees the programs name by their absolute
+# paths, an /init script),
 # boots the kernel with it under an outer `timeout` and reads the results
 # back from the serial console, as tools/numa-rig/numa-rig.sh does: every
 # result line carries a random sentinel made for this boot, and a boot that
-# ends without its closing line fails.  The kernel and busybox are Debian's
-# arm64 packages (linux-image-cloud-arm64's kernel, busybox-static), taken
+# ends without its closing line fails.  The kernel, busybox and binutils
+# are Debian's arm64 packages (linux-image-cloud-arm64's kernel,
+# busybox-static, binutils-aarch64-linux-gnu and its libraries), taken
 # with `apt-get download` and dpkg-deb -x into OBJTREE/arm64-rig/ the first
 # time; the cloud kernel has the PL011 console, NUMA and initramfs support
 # built in, so the payload is the initramfs itself and needs no module.
@@ -60,8 +62,8 @@
 # of them, "# N skipped" (those and the programs the build left out) and a
 # last line "N passed, N failed", as scripts/run-selftests.sh ends.
 # Exit status: 0 when everything passed, 1 when something failed, 2 for a
-# usage error, 4 (kselftest's "skip") when qemu, the kernel or busybox is
-# missing and cannot be fetched.
+# usage error, 4 (kselftest's "skip") when qemu, the kernel, busybox or
+# binutils is missing and cannot be fetched.
 
 set -euo pipefail
 
@@ -222,6 +224,20 @@ if [[ -z "$kernel" || ! -r "$kernel" || ! -x "$busybox" ]]; then
 		"dpkg --add-architecture arm64, apt-get update)" >&2
 	exit 4
 fi
+# The guest's binutils, which test_symbols runs on the arm64 libsegpool.so
+# (nm, and objdump or readelf): Debian's native arm64 build and the
+# packages of the libraries it needs.
+tools=(nm objdump readelf)
+if [[ ! -x $cache/root/usr/bin/aarch64-linux-gnu-nm ]]; then
+	for p in binutils-aarch64-linux-gnu libbinutils libctf0 \
+		 libctf-nobfd0 zlib1g libzstd1; do
+		if ! fetch_deb "$p"; then
+			echo "$prog: no arm64 binutils (apt-get download" \
+				"$p:arm64 failed)" >&2
+			exit 4
+		fi
+	done
+fi
 
 # bin_path BIN: where the build tree has program BIN
 bin_dirs=(selftests/unit selftests/api)
@@ -318,9 +334,12 @@ trap cleanup EXIT
 
 # --- the initramfs ------------------------------------------------------------
 root=$work/root
-# the arm64 libraries: dpkg multiarch first, then the cross toolchain's
+# the arm64 libraries: dpkg multiarch first, then the cross toolchain's,
+# then those unpacked with the guest's binutils
 lib_dirs=(/lib/aarch64-linux-gnu /usr/lib/aarch64-linux-gnu
-	  /usr/aarch64-linux-gnu/lib)
+	  /usr/aarch64-linux-gnu/lib
+	  "$cache/root/lib/aarch64-linux-gnu"
+	  "$cache/root/usr/lib/aarch64-linux-gnu")
 
 # copy_lib NAME: the arm64 library NAME and, in turn, what it needs, into
 # the guest's /lib/aarch64-linux-gnu
@@ -457,7 +476,14 @@ build_initramfs() {
 		copy_abs "$path"
 	done
 	copy_needs "$objtree/libsegpool-malloc.so"
+	for path in "${tools[@]}"; do
+		cp "$cache/root/usr/bin/aarch64-linux-gnu-$path" \
+			"$root/usr/bin/$path"
+		copy_needs "$root/usr/bin/$path"
+	done
 	copy_abs "$srctree/scripts/segpool.map"
+	# (and test_symbols reads the public headers beside the map file)
+	copy_abs "$srctree/include/segpool"
 	copy_abs "$srctree/Documentation"
 	# /init: each program's status goes through a file, since a
 	# pipeline's status is its last command's; a program with variants
