@@ -11,7 +11,7 @@
 #
 # OBJTREE is an arm64 build tree (make CROSS_COMPILE=aarch64-linux-gnu-
 # O=... all tests-check), SRCTREE the source tree.  For each configuration
-# the rig packs an initramfs (busybox-static and binutils for arm64, the
+# the rig packs an initramfs (busybox and binutils for arm64, the
 # test programs, the arm64 shared libraries they need and the dynamic
 # loader, the files of both trees the programs name by their absolute
 # paths, an /init script),
@@ -20,7 +20,7 @@
 # result line carries a random sentinel made for this boot, and a boot that
 # ends without its closing line fails.  The kernel, busybox and binutils
 # are Debian's arm64 packages (linux-image-cloud-arm64's kernel,
-# busybox-static, binutils-aarch64-linux-gnu and its libraries), taken
+# busybox, binutils-aarch64-linux-gnu and the libraries of both), taken
 # with `apt-get download` and dpkg-deb -x into OBJTREE/arm64-rig/ the first
 # time; the cloud kernel has the PL011 console, NUMA and initramfs support
 # built in, so the payload is the initramfs itself and needs no module.
@@ -50,7 +50,8 @@
 #   -p LIST   only these programs (comma separated names)
 #   -k FILE   kernel image (default: the downloaded one; or
 #             $SEGPOOL_ARM64_KERNEL)
-#   -b FILE   static arm64 busybox (default: the downloaded one)
+#   -b FILE   arm64 busybox, dynamically linked, so that LD_PRELOAD
+#             reaches its programs (default: the downloaded one)
 #   -t SECS   time limit of one boot, outer timeout (default 900)
 #   -l        keep the serial logs and initramfs in $TMPDIR (path printed)
 #   -v        print the whole serial log, not only the test output
@@ -115,15 +116,13 @@ srctree=$(cd "$2" && pwd)
 left_out=(test_runner test_slab_scale test_reliability test_pmr_inline)
 # Tests left out by name (SEGPOOL_TEST_SKIP), since they fail on any
 # machine of two nodes, x86-64 as well (there with
-# SEGPOOL_NUMA_FAKE_NODES=2), or need what the guest has not:
+# SEGPOOL_NUMA_FAKE_NODES=2):
 #   test_startup's test_internal_caches_packed  counts the size classes'
 #                      control blocks two to a page: with two nodes each
 #                      block is larger than half a page
 #   test_percpu_hooks' test_migrate_while_owning  allocates until a slow
 #                      path owns its slot, to move the thread then; with
 #                      the CPUs on two nodes its hook never fires
-#   test_malloc's test_preload_*  run busybox's programs under LD_PRELOAD:
-#                      they are static, no preload reaches them
 # test_debug runs on one CPU (taskset): its use-after-free children must
 # find the object their parent freed in their CPU's magazine.
 # test_percpu and test_rcu run at a fifth of their load, test_stats at a
@@ -153,7 +152,7 @@ programs=(
 	"test_failslab|./test_failslab"
 	"test_sanitizers|./test_sanitizers"
 	"test_rcu|env SEGPOOL_TEST_SCALE=0.2 ./test_rcu"
-	"test_malloc|$skip=test_preload_* ./test_malloc"
+	"test_malloc|./test_malloc"
 	"test_arena|./test_arena"
 	"test_symbols|./test_symbols"
 	"test_kmalloc|./test_kmalloc"
@@ -214,13 +213,18 @@ if [[ -z "$kernel" ]]; then
 		fi
 	fi
 fi
+# busybox, not busybox-static: test_malloc's test_preload_* run its
+# programs under LD_PRELOAD, which a static program ignores
 if [[ -z "$busybox" ]]; then
 	busybox=$cache/root/bin/busybox
-	[[ -x $busybox ]] || fetch_deb busybox-static || true
+	if [[ ! -x $busybox ]] ||
+	   ! readelf -d "$busybox" 2>/dev/null | grep -q NEEDED; then
+		fetch_deb busybox || true
+	fi
 fi
 if [[ -z "$kernel" || ! -r "$kernel" || ! -x "$busybox" ]]; then
 	echo "$prog: no arm64 kernel or busybox (apt-get download" \
-		"linux-image-cloud-arm64:arm64 busybox-static:arm64 failed;" \
+		"linux-image-cloud-arm64:arm64 busybox:arm64 failed;" \
 		"dpkg --add-architecture arm64, apt-get update)" >&2
 	exit 4
 fi
@@ -450,6 +454,7 @@ build_initramfs() {
 		"$root/lib/aarch64-linux-gnu"
 	chmod 1777 "$root/tmp"
 	cp "$busybox" "$root/bin/busybox"
+	copy_needs "$busybox"
 	for p in "${programs[@]}"; do
 		path=$(bin_path "$(prog_bin "$p")")
 		cp -L "$path" "$root/rig/"
