@@ -123,6 +123,14 @@ left_out=(test_runner test_slab_scale test_reliability test_pmr_inline)
 #   test_percpu_hooks' test_migrate_while_owning  allocates until a slow
 #                      path owns its slot, to move the thread then; with
 #                      the CPUs on two nodes its hook never fires
+# What the programs skip themselves in the guest, each with its reason
+# printed: the tests of other variants than the one running (the lock
+# mode's among them), of a sanitizer build, child halves run alone, and
+# what needs a program the guest has not: test_sanitizers' valgrind
+# tests (valgrind's arm64 build wants glibc's debug symbols beside it;
+# CI's valgrind step runs them on x86-64), the python3 half of
+# test_malloc's test_preload_small_limit, test_heap_profile's test_pprof
+# (google-pprof, which no CI step installs).
 # test_debug runs on one CPU (taskset): its use-after-free children must
 # find the object their parent freed in their CPU's magazine.
 # test_percpu and test_rcu run at a fifth of their load, test_stats at a
