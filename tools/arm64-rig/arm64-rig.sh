@@ -114,15 +114,6 @@ srctree=$(cd "$2" && pwd)
 #   test_pmr_inline    the inline hit path is x86-64's (segpool/inline.h):
 #                      on arm64 it is test_pmr again
 left_out=(test_runner test_slab_scale test_reliability test_pmr_inline)
-# Tests left out by name (SEGPOOL_TEST_SKIP), since they fail on any
-# machine of two nodes, x86-64 as well (there with
-# SEGPOOL_NUMA_FAKE_NODES=2):
-#   test_startup's test_internal_caches_packed  counts the size classes'
-#                      control blocks two to a page: with two nodes each
-#                      block is larger than half a page
-#   test_percpu_hooks' test_migrate_while_owning  allocates until a slow
-#                      path owns its slot, to move the thread then; with
-#                      the CPUs on two nodes its hook never fires
 # What the programs skip themselves in the guest, each with its reason
 # printed: the tests of other variants than the one running (the lock
 # mode's among them), of a sanitizer build, child halves run alone, and
@@ -136,15 +127,14 @@ left_out=(test_runner test_slab_scale test_reliability test_pmr_inline)
 # test_percpu and test_rcu run at a fifth of their load, test_stats at a
 # twentieth (its churn of caches created and destroyed, each destroy a
 # membarrier fence per CPU, takes minutes under TCG at full load).
-skip="env SEGPOOL_TEST_SKIP"
 programs=(
 	"test_cache_api|./test_cache_api"
 	"test_region|./test_region"
 	"test_pages|./test_pages"
 	"test_decay|./test_decay"
 	"test_os_faults|./test_os_faults"
-	"test_startup|$skip=test_internal_caches_packed ./test_startup"
-	"test_percpu_hooks|$skip=test_migrate_while_owning ./test_percpu_hooks"
+	"test_startup|./test_startup"
+	"test_percpu_hooks|./test_percpu_hooks"
 	"test_percpu|env SEGPOOL_TEST_SCALE=0.2 ./test_percpu"
 	"test_sizing|./test_sizing"
 	"test_depot|./test_depot"
