@@ -353,9 +353,10 @@ static bool sp_thp_top_advised(const struct sp_region *r)
  * SP_REGION_THP_EAGER_MB: its chunks up to the top (not the first, unless
  * a large run advised it) are advised now, as their age would have
  * advised them later, so that the new chunk is advised at its commit and
- * the advised part stays one range.  A heap built that fast is walked:
- * 10^7 objects of 64 bytes built in a second were freed in scattered
- * order at 105 ns an object in small pages, 81 in huge ones.  Lock held.
+ * the advised part stays one range.  A heap built that fast is walked,
+ * in small pages until khugepaged comes minutes later: the scattered
+ * frees of a large live set paid a TLB miss each (the figures:
+ * Documentation/guide/tuning.md).  Lock held.
  */
 static void sp_thp_grown_locked(struct sp_region *r)
 {

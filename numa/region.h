@@ -294,8 +294,8 @@ enum {
  * Under SP_REGION_THP_AGED, a region whose committed memory reaches this
  * many MiB is advised whole at once, and its later chunks as they are
  * committed: a heap that size is far beyond what the TLB reaches in small
- * pages (about 6 MiB here), and a program does not build it to leave it
- * at once.  Below it, the age decides.
+ * pages, and a program does not build it to leave it at once.  Below it,
+ * the age decides.
  */
 #define SP_REGION_THP_EAGER_MB	32
 extern SP_INTERNAL int sp_region_thp;

@@ -622,12 +622,12 @@ static void run_finish(struct run *r)
 
 /*
  * While the workers run, their caches' magazine limit changes under them,
- * every 50 us, to a class drawn at random: a lower limit shrinks the class
+ * again and again, to a class drawn at random: a lower limit shrinks the class
  * new magazines take while full ones of the larger class are loaded, a
  * higher one lets the sizing grow it again, so swaps and depot exchanges
  * meet magazines of two sizes all the time.  (A swap that centred the
  * rounds of a larger magazine into a smaller one once left a top past the
- * end of its magazine: logpipe crashed one run in twenty.)
+ * end of its magazine, and the demo crashed now and then.)
  */
 static void retune(struct run *r)
 {
