@@ -150,6 +150,29 @@ extern SP_INTERNAL __thread struct sp_rseq_inject sp_rseq_inject;
 #endif
 
 /*
+ * The pop's and the push's common start, with percpu/contract.h's
+ * pseudocode beside each step: arm the thread's rseq_cs with the
+ * sequence's descriptor, read the slot id, check it against the bound and
+ * find the slot.  Its operands are the sequences' own: s, top, cnt, slots,
+ * base, delta, nr and the label miss.
+ */
+#define SP_A64_SLOT_ENTER						\
+	/* arm: the thread's rseq_cs = this sequence's descriptor */	\
+	SP_RSEQ_DESC_ADDR("%[s]")					\
+	"mrs %[top], tpidr_el0\n\t"					\
+	"add %[top], %[top], %[base]\n\t"				\
+	"str %[s], [%[top], #" SP_STR(SP_RSEQ_CS_OFF) "]\n\t"		\
+	"1:\n\t"							\
+	/* id = *(u32 *)(tp + base + delta) */				\
+	"ldr %w[s], [%[top], %[delta]]\n\t"				\
+	"ldr %w[cnt], %[nr]\n\t"					\
+	/* if id >= nr: goto miss */					\
+	"cmp %w[s], %w[cnt]\n\t"					\
+	"b.hs %l[miss]\n\t"						\
+	/* s = slots + (id << SP_PCPU_SHIFT) */				\
+	"add %[s], %[slots], %[s], lsl #" SP_STR(SP_PCPU_SHIFT) "\n\t"
+
+/*
  * The hit paths' sequences (core/hotpath.h reaches them through
  * percpu/pcpu.h).  On arm64 they are the library's only: the opt-in inline
  * hit path of segpool/inline.h is x86-64's, and a SEGPOOL_INLINE program
@@ -178,21 +201,7 @@ extern SP_INTERNAL __thread struct sp_rseq_inject sp_rseq_inject;
 	uintptr_t __s, __top, __cnt __sp_unused;			\
 	__asm__ __volatile__ goto(					\
 		SP_RSEQ_CS_DESC(1, 2, 4)				\
-		/* arm: the thread's rseq_cs = this sequence's descriptor */ \
-		SP_RSEQ_DESC_ADDR("%[s]")				\
-		"mrs %[top], tpidr_el0\n\t"				\
-		"add %[top], %[top], %[base]\n\t"			\
-		"str %[s], [%[top], #" SP_STR(SP_RSEQ_CS_OFF) "]\n\t"	\
-		"1:\n\t"						\
-		/* id = *(u32 *)(tp + base + delta) */			\
-		"ldr %w[s], [%[top], %[delta]]\n\t"			\
-		"ldr %w[cnt], %[nr]\n\t"				\
-		/* if id >= nr: goto miss */				\
-		"cmp %w[s], %w[cnt]\n\t"				\
-		"b.hs %l[miss]\n\t"					\
-		/* s = slots + (id << SP_PCPU_SHIFT) */			\
-		"add %[s], %[slots], %[s], lsl #"			\
-		SP_STR(SP_PCPU_SHIFT) "\n\t"				\
+		SP_A64_SLOT_ENTER					\
 		/* top = s->top */					\
 		SP_A64_POP_LOAD						\
 		/* obj = top[-1] */					\
@@ -227,21 +236,7 @@ extern SP_INTERNAL __thread struct sp_rseq_inject sp_rseq_inject;
 	uintptr_t __s, __top, __cnt, __w;				\
 	__asm__ __volatile__ goto(					\
 		SP_RSEQ_CS_DESC(1, 2, 4)				\
-		/* arm: the thread's rseq_cs = this sequence's descriptor */ \
-		SP_RSEQ_DESC_ADDR("%[s]")				\
-		"mrs %[top], tpidr_el0\n\t"				\
-		"add %[top], %[top], %[base]\n\t"			\
-		"str %[s], [%[top], #" SP_STR(SP_RSEQ_CS_OFF) "]\n\t"	\
-		"1:\n\t"						\
-		/* id = *(u32 *)(tp + base + delta) */			\
-		"ldr %w[s], [%[top], %[delta]]\n\t"			\
-		"ldr %w[cnt], %[nr]\n\t"				\
-		/* if id >= nr: goto miss */				\
-		"cmp %w[s], %w[cnt]\n\t"				\
-		"b.hs %l[miss]\n\t"					\
-		/* s = slots + (id << SP_PCPU_SHIFT) */			\
-		"add %[s], %[slots], %[s], lsl #"			\
-		SP_STR(SP_PCPU_SHIFT) "\n\t"				\
+		SP_A64_SLOT_ENTER					\
 		/* if s->expect != tag: goto miss (other cache or node) */ \
 		"ldr %[w], [%[s], #" SP_STR(SP_SLOT_EXPECT) "]\n\t"	\
 		"cmp %[w], %[tag]\n\t"					\
