@@ -658,29 +658,39 @@ __sp_libframe void sp_slab_free_one(struct segpool_cache *c, struct sp_slab *s,
  * The flush pipeline.  A magazine flushed after scattered frees holds
  * objects of as many slabs as it has rounds, each slab's descriptor and
  * pagemap entry a cache miss when the heap is large; put back one after
- * the other, the flush waited on each in turn (0.1: 70% of a 10^7-object
- * scattered free's flush time on one load).  So the flush looks ahead:
+ * the other, the flush would wait on each in turn.  So it looks ahead:
  *
  *   object i + SP_FLUSH_MAP:  its pagemap entry is prefetched;
  *   object i + SP_FLUSH_DESC: its slab is read from that entry (in the
  *                             cache by now), and the descriptor is
  *                             prefetched for writing;
- *   object i + SP_FLUSH_NBR:  when its slab is about to go empty (it has
- *                             so few objects out that this batch may take
- *                             the last), its partial-list neighbours,
- *                             which the unlink writes, are prefetched;
- *   object i:                 linked onto its slab, everything it touches
- *                             in the cache.
+ *   object i + SP_FLUSH_NBR:  when its slab is about to go empty, its
+ *                             partial-list neighbours, which the unlink
+ *                             writes, are prefetched;
+ *   object i:                 put on its slab, everything it touches in
+ *                             the cache.
  *
- * Consecutive objects of one slab form a run, whose list move, counters
- * and reserve test are paid once; the node lock is taken once per run of
- * one node (a magazine holds one node's objects: once per flush).  Not
- * sorted: a sort of 1000 rounds would cost some 10^4 compares, more (by
- * estimate) than the list work it would merge while the misses overlap
- * already, and a magazine freed in allocation order holds its slabs' runs
- * side by side anyway.  The object lines the links go into are not
- * prefetched: three prefetched lines an object fill the core's miss
- * buffers, and the flush measured slower.
+ * In the last SP_FLUSH_MAP objects the look-ahead index is clamped to the
+ * last object (each stage repeats the last object's work, which is
+ * harmless); before them it needs no test at all.
+ *
+ * Every object is put on its slab in memory, one at a time: a scattered
+ * flush (the case that costs) has a slab per object, so caching a run's
+ * freelist in registers saved nothing there and cost a run test per
+ * object.  The node's counters move once per flush, and a slab goes
+ * through the list code only when it changes list: when it leaves the
+ * full state (its first object back) or goes empty.  A slab whose count
+ * lands anywhere else was on the partial list and stays there.  Every
+ * object a program frees passes this loop once when its heap is larger
+ * than the magazines and depot, so its instructions per object are a
+ * share of every free: the geometry is loaded once (struct
+ * sp_flush_geo), and the object's index comes from one multiply and one
+ * rotate.
+ * The node lock is taken once per run of one node's objects (a magazine
+ * holds one node's: once per flush).  Not sorted: a sort of 1000 rounds
+ * would cost some 10^4 compares, more than the list work it would merge.
+ * The object lines are not prefetched: three prefetched lines an object
+ * fill the core's miss buffers.
  */
 #define SP_FLUSH_MAP	48
 #define SP_FLUSH_DESC	24
@@ -727,103 +737,202 @@ static __sp_always_inline void sp_flush_near_empty(struct sp_slab *s)
 }
 
 /*
- * The run of slab @s ends (node lock held): @head is its new freelist (or
- * @map its new map, in a map cache), @k objects went back.  Return the
- * slab to release, or NULL.
+ * What the flush loop reads for every object, loaded once: the compiler
+ * cannot keep the cache's and the space's fields in registers across the
+ * loop's stores (they might alias), and reloaded they are a third of it.
  */
-static struct sp_slab *sp_run_end(struct segpool_cache *c,
-				  struct sp_cache_node *n, struct sp_slab *s,
-				  void *head, uint64_t map, size_t k, bool xfer)
+struct sp_flush_geo {
+	const char *base;		/* sp_space.base */
+	struct sp_page *map;		/* sp_space.map */
+	unsigned int stride_shift;
+	unsigned int stride_inv;
+	unsigned int per_slab;		/* objs_per_slab */
+};
+
+static __sp_always_inline struct sp_page *
+sp_flush_geo_page(const struct sp_flush_geo *g, const void *obj)
 {
-	if (c->flags & SP_CACHE_FREEMAP)
-		s->freemap = map;
-	else
-		s->freelist = head;
+	return &g->map[((uintptr_t)obj - (uintptr_t)g->base) >> SP_PAGE_SHIFT];
+}
+
+/*
+ * The stages for object @i of @cnt; @tail: near the end, where the
+ * look-ahead indices are clamped to the last object (each stage repeats
+ * its work on it, which is harmless).  Out of the tail the loop has no
+ * test per stage.
+ */
+static __sp_always_inline void sp_flush_stages(const struct sp_flush_geo *g,
+					       struct sp_slab **ring,
+					       void **objs, size_t i,
+					       size_t cnt, bool tail)
+{
+	size_t m = i + SP_FLUSH_MAP, d = i + SP_FLUSH_DESC;
+	size_t b = i + SP_FLUSH_NBR;
+	struct sp_slab *s;
+
+	if (tail) {
+		m = m < cnt ? m : cnt - 1;
+		d = d < cnt ? d : cnt - 1;
+		b = b < cnt ? b : cnt - 1;
+	}
+	__builtin_prefetch(sp_flush_geo_page(g, objs[m]), 0, 3);
+	/* d > i until the clamp, then d's entry is d's own slab */
+	s = (struct sp_slab *)SP_READ_ONCE(sp_flush_geo_page(g, objs[d])->info);
+	__builtin_prefetch(s, 1, 3);
+	ring[d % SP_FLUSH_RING] = s;
+	sp_flush_near_empty(ring[b % SP_FLUSH_RING]);
+}
+
+/*
+ * Put @obj on @s (node @n locked).  Return true when @s changes list: it
+ * was full, or it is empty now.  @bitmap is constant in each caller.
+ */
+static __sp_always_inline bool sp_flush_put(struct segpool_cache *c,
+					    const struct sp_flush_geo *g,
+					    struct sp_cache_node *n,
+					    struct sp_slab *s, void *obj,
+					    bool bitmap)
+{
+	unsigned int inuse = s->inuse;
+
+	if (bitmap) {
+		/*
+		 * The bit is in the descriptor: no object line touched.  The
+		 * index as sp_obj_at_boundary() finds it: a multiply by the
+		 * stride's odd part's inverse, rotated by its power of two,
+		 * is below the count only at an object boundary.
+		 */
+		uint32_t off = (uint32_t)((uintptr_t)obj - (uintptr_t)s->base);
+		uint32_t idx = off * g->stride_inv;
+		uint64_t map = s->freemap, bit;
+
+		idx = (idx >> g->stride_shift) |
+		      (idx << ((32 - g->stride_shift) & 31));
+		if (unlikely(idx >= g->per_slab))
+			sp_freemap_bad(c, n, obj, 0);
+		bit = 1ULL << idx;
+		if (unlikely(inuse == 0 || (map & bit)))
+			sp_freemap_bad(c, n, obj, bit);
+		s->freemap = map | bit;
+	} else {
+		void *head = s->freelist;
+
+		if (unlikely(inuse == 0 || obj == head)) {
+			pthread_mutex_unlock(&n->lock);
+			sp_report_bad_free("double free", obj, c->name);
+		}
+		sp_set_freeptr(c, obj, head);
+		s->freelist = obj;
+	}
+	s->inuse = --inuse;
+	return unlikely(inuse == 0 || inuse + 1 == g->per_slab);
+}
+
+/* The node's counters for @k objects back (node lock held). */
+static inline void sp_flush_count(struct sp_cache_node *n, size_t k,
+				  bool xfer)
+{
 	n->active_objs -= k;
 	if (xfer)
 		n->xfer_frees += k;
 	else
 		n->frees += k;
-	return sp_slab_after_free(c, n, s);
+}
+
+/*
+ * @s changed list (node @n locked): an empty slab past the node's reserve
+ * goes on @victims, to be released once the lock is dropped.
+ */
+static __sp_noinline void sp_flush_relist(struct segpool_cache *c,
+					  struct sp_cache_node *n,
+					  struct sp_slab *s,
+					  struct sp_list_head *victims)
+{
+	struct sp_slab *v;
+
+	if (s->inuse == 0)
+		sp_slab_reset(c, s);
+	v = sp_node_victim(c, n, s);
+	if (v)
+		sp_list_add(&v->lru, victims);
+	else
+		sp_slab_relist(c, n, s);
+}
+
+/* Objects [@i, @end) of the flush; the node run so far in *@n, *@from. */
+static __sp_always_inline size_t
+sp_flush_span(struct segpool_cache *c, const struct sp_flush_geo *g,
+	      struct sp_slab **ring, void **objs, size_t i, size_t end,
+	      size_t cnt, struct sp_cache_node **np, size_t *from, bool xfer,
+	      struct sp_list_head *victims, bool bitmap, bool tail)
+{
+	struct sp_cache_node *n = *np;
+	unsigned int node = n ? (unsigned int)(n - c->node) : ~0U;
+
+	for (; i < end; i++) {
+		struct sp_slab *s = ring[i % SP_FLUSH_RING];
+
+		sp_flush_stages(g, ring, objs, i, cnt, tail);
+		if (unlikely(s->node != node)) {
+			if (n) {
+				sp_flush_count(n, i - *from, xfer);
+				pthread_mutex_unlock(&n->lock);
+			}
+			node = s->node;
+			n = &c->node[node];
+			pthread_mutex_lock(&n->lock);
+			*from = i;
+		}
+		if (sp_flush_put(c, g, n, s, objs[i], bitmap))
+			sp_flush_relist(c, n, s, victims);
+	}
+	*np = n;
+	return i;
+}
+
+static __sp_always_inline void
+sp_slab_put_loop(struct segpool_cache *c, size_t cnt, void **objs, bool xfer,
+		 struct sp_list_head *victims, bool bitmap)
+{
+	struct sp_flush_geo g = {
+		.base = sp_space.base,
+		.map = sp_space.map,
+		.stride_shift = c->stride_shift,
+		.stride_inv = c->stride_inv,
+		.per_slab = c->objs_per_slab,
+	};
+	struct sp_slab *ring[SP_FLUSH_RING];
+	struct sp_cache_node *n = NULL;
+	size_t i, from = 0;
+	size_t body = cnt > SP_FLUSH_MAP ? cnt - SP_FLUSH_MAP : 0;
+
+	for (i = 0; i < SP_FLUSH_MAP; i++)
+		__builtin_prefetch(
+			sp_flush_geo_page(&g, objs[i < cnt ? i : cnt - 1]),
+			0, 3);
+	for (i = 0; i < SP_FLUSH_DESC; i++)
+		ring[i] = sp_flush_lookup(objs[i < cnt ? i : cnt - 1]);
+
+	i = sp_flush_span(c, &g, ring, objs, 0, body, cnt, &n, &from, xfer,
+			  victims, bitmap, false);
+	sp_flush_span(c, &g, ring, objs, i, cnt, cnt, &n, &from, xfer,
+		      victims, bitmap, true);
+	if (n) {
+		sp_flush_count(n, cnt - from, xfer);
+		pthread_mutex_unlock(&n->lock);
+	}
 }
 
 static __sp_libframe void sp_slab_put_fast(struct segpool_cache *c, size_t cnt,
 					   void **objs, bool xfer,
 					   struct sp_list_head *victims)
 {
-	struct sp_slab *ring[SP_FLUSH_RING];
-	struct sp_cache_node *n = NULL;
-	struct sp_slab *s = NULL, *v;
-	bool bitmap = c->flags & SP_CACHE_FREEMAP;
-	void *head = NULL;
-	uint64_t map = 0;
-	size_t i, k = 0;
-
-	for (i = 0; i < cnt && i < SP_FLUSH_MAP; i++)
-		__builtin_prefetch(sp_flush_page(objs[i]), 0, 3);
-	for (i = 0; i < cnt && i < SP_FLUSH_DESC; i++)
-		ring[i] = sp_flush_lookup(objs[i]);
-
-	for (i = 0; i < cnt; i++) {
-		void *obj = objs[i];
-		struct sp_slab *t = ring[i % SP_FLUSH_RING];
-
-		if (i + SP_FLUSH_MAP < cnt)
-			__builtin_prefetch(
-				sp_flush_page(objs[i + SP_FLUSH_MAP]), 0, 3);
-		if (i + SP_FLUSH_DESC < cnt)
-			ring[(i + SP_FLUSH_DESC) % SP_FLUSH_RING] =
-				sp_flush_lookup(objs[i + SP_FLUSH_DESC]);
-		if (i + SP_FLUSH_NBR < cnt)
-			sp_flush_near_empty(ring[(i + SP_FLUSH_NBR) %
-						 SP_FLUSH_RING]);
-
-		if (t != s) {
-			if (s) {
-				v = sp_run_end(c, n, s, head, map, k, xfer);
-				if (v)
-					sp_list_add(&v->lru, victims);
-			}
-			if (n != &c->node[t->node]) {
-				if (n)
-					pthread_mutex_unlock(&n->lock);
-				n = &c->node[t->node];
-				pthread_mutex_lock(&n->lock);
-			}
-			s = t;
-			head = s->freelist;
-			map = s->freemap;
-			k = 0;
-		}
-		if (bitmap) {
-			/*
-			 * the bit is in the descriptor: no object line touched
-			 */
-			uint64_t bit = sp_freemap_bit(c, s, obj);
-
-			if (unlikely(!bit || s->inuse == 0 || (map & bit))) {
-				s->freemap = map;
-				sp_freemap_bad(c, n, obj, bit);
-			}
-			map |= bit;
-		} else {
-			if (unlikely(s->inuse == 0 || obj == head)) {
-				s->freelist = head;
-				pthread_mutex_unlock(&n->lock);
-				sp_report_bad_free("double free", obj, c->name);
-			}
-			sp_set_freeptr(c, obj, head);
-			head = obj;
-		}
-		s->inuse--;
-		k++;
-	}
-	if (s) {
-		v = sp_run_end(c, n, s, head, map, k, xfer);
-		if (v)
-			sp_list_add(&v->lru, victims);
-		pthread_mutex_unlock(&n->lock);
-	}
+	if (!cnt)
+		return;
+	if (c->flags & SP_CACHE_FREEMAP)
+		sp_slab_put_loop(c, cnt, objs, xfer, victims, true);
+	else
+		sp_slab_put_loop(c, cnt, objs, xfer, victims, false);
 }
 
 /* Debug caches: one object at a time, each through the debug hook. */

@@ -51,9 +51,18 @@ static void take(struct segpool_cache *c, size_t n, void **objs)
 	}
 }
 
+/*
+ * Batches of every length from 1 up, then of 1000: the flush's look-ahead
+ * is clamped near a batch's end (slab/slab.c), so short batches and every
+ * tail length must leave the same counts as long ones.
+ */
 static void give(struct segpool_cache *c, size_t n, void **objs)
 {
-	for (size_t i = 0; i < n; i += 1000)
+	size_t i = 0;
+
+	for (size_t k = 1; k < 100 && i + k <= n; i += k, k++)
+		sp_slab_free_bulk(c, k, objs + i);
+	for (; i < n; i += 1000)
 		sp_slab_free_bulk(c, SP_MIN((size_t)1000, n - i), objs + i);
 }
 
