@@ -52,7 +52,8 @@ SEGPOOL_API int segpool_obj_node(const void *ptr)
 	}
 	idx = sp_space_idx_of(ptr);
 	if (idx >= 0) {
-		if (!sp_space_owner(ptr)) {
+		/* a run's pages but its head and anchors have no token */
+		if (!sp_space_owner(ptr) && !sp_run_head_of(ptr)) {
 			errno = EINVAL;
 			return -EINVAL;
 		}

@@ -672,24 +672,73 @@ static void sp_free_merge_range(struct sp_region *r, uint32_t page,
 	}
 }
 
-/* Write the run tokens of pages [@from, @to) of the run at @page. */
+/*
+ * Write the anchors of pages [@from, @to) of the run at @page (1 <= @from):
+ * a run marks its head and every page of it whose index is a multiple of
+ * SP_RUN_ANCHOR_PAGES, not every page, so a run of n pages costs n / 64
+ * pagemap stores to take and to give back instead of n (a 2 MiB block
+ * wrote 8 KiB of pagemap each way).  sp_run_head_of() finds the head
+ * from any page all the same.
+ */
 static void sp_run_mark(struct sp_region *r, uint32_t page, uint32_t from,
 			uint32_t to)
 {
-	for (uint32_t k = from; k < to; k++)
-		SP_WRITE_ONCE(r->map[page + k].info,
-			      ((uintptr_t)k << SP_RUN_SHIFT) |
+	uint32_t a = SP_ALIGN(page + from, (uint32_t)SP_RUN_ANCHOR_PAGES);
+
+	for (; a < page + to; a += SP_RUN_ANCHOR_PAGES)
+		SP_WRITE_ONCE(r->map[a].info,
+			      ((uintptr_t)(a - page) << SP_RUN_SHIFT) |
 				      SP_OWNER_RUN_BODY);
 }
 
-/* Pages [@from, @to) of the run at @page leave it: entries 0, uncounted. */
+/*
+ * Pages [@from, @to) of the run at @page leave it: their entries 0 (the
+ * head and the anchors: no other page of a run has one), uncounted.
+ */
 static void sp_run_unmark(struct sp_region *r, uint32_t page, size_t from,
 			  size_t to)
 {
-	for (size_t k = from; k < to; k++)
-		SP_WRITE_ONCE(r->map[page + k].info, 0);
+	size_t a = SP_ALIGN((size_t)page + from, (size_t)SP_RUN_ANCHOR_PAGES);
+
+	if (from == 0)
+		SP_WRITE_ONCE(r->map[page].info, 0);
+	for (; a < page + to; a += SP_RUN_ANCHOR_PAGES)
+		SP_WRITE_ONCE(r->map[a].info, 0);
 	r->pages_used -= to - from;
 	r->run_pages -= to - from;
+}
+
+const void *sp_run_head_of(const void *addr)
+{
+	struct sp_page *pg = sp_space_page(addr);
+	size_t q, h, a;
+	uintptr_t info;
+
+	if (!pg)
+		return NULL;
+	q = (size_t)(pg - sp_space.map);
+	a = q & ~(size_t)(SP_RUN_ANCHOR_PAGES - 1);
+	for (h = q;; h--) {
+		info = SP_READ_ONCE(sp_space.map[h].info);
+		if ((info & SP_OWNER_KIND_MASK) == SP_OWNER_RUN)
+			break;
+		if (h == a) {
+			/* an anchor says how far back its head is */
+			if ((info & SP_OWNER_KIND_MASK) != SP_OWNER_RUN_BODY ||
+			    (info >> SP_RUN_SHIFT) > h)
+				return NULL;
+			h -= info >> SP_RUN_SHIFT;
+			info = SP_READ_ONCE(sp_space.map[h].info);
+			if ((info & SP_OWNER_KIND_MASK) != SP_OWNER_RUN)
+				return NULL;
+			break;
+		}
+		if (info)	/* another owner's page, or a free block */
+			return NULL;
+	}
+	if (q >= h + (info >> SP_RUN_SHIFT))
+		return NULL;	/* past the end of the run before it */
+	return sp_space.base + (h << SP_PAGE_SHIFT);
 }
 
 static void sp_run_set_head(struct sp_region *r, uint32_t page, size_t pages)

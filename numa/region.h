@@ -22,9 +22,15 @@
  *   (n << 6) | SP_OWNER_RUN head page of a page run of n pages (a block
  *                           above the size classes, sp_region_alloc_pages())
  *   (k << 6) | SP_OWNER_RUN_BODY
- *                           page k (1 .. n - 1) of such a run
+ *                           page k (1 .. n - 1) of such a run, when its
+ *                           index in the space is a multiple of
+ *                           SP_RUN_ANCHOR_PAGES (an anchor); the other
+ *                           pages of a run are 0
  *
- * so any address maps to its owner in O(1): no search, no hash.
+ * so any address maps to its owner in O(1), no search, no hash; an address
+ * inside a run past its first SP_RUN_ANCHOR_PAGES pages maps to its anchor,
+ * and sp_run_head_of() finds any page's run in at most SP_RUN_ANCHOR_PAGES
+ * reads.
  */
 #ifndef SP_NUMA_REGION_H
 #define SP_NUMA_REGION_H
@@ -334,6 +340,8 @@ SP_INTERNAL void sp_region_set_owner(void *addr, unsigned int order,
 #define SP_OWNER_RUN_LOST	((uintptr_t)24)	/* moved out, not
 						 * mapped again */
 #define SP_RUN_SHIFT		6
+/* One body page in this many is marked (a power of two, in pages). */
+#define SP_RUN_ANCHOR_PAGES	64
 /* The largest run: sizes from here up are mappings of their own. */
 #define SP_RUN_MAX_SIZE		(64UL << 20)
 #define SP_RUN_MAX_PAGES	(SP_RUN_MAX_SIZE >> SP_PAGE_SHIFT)
@@ -360,13 +368,20 @@ static inline size_t sp_run_pages(const void *addr)
 	return info >> SP_RUN_SHIFT;
 }
 
+/*
+ * sp_run_head_of() - the first byte of the live run holding @addr (its head
+ * page's address), or NULL when @addr lies in none.  No lock: for reports
+ * and segpool_obj_node(), on an address the caller says is live.  At most
+ * SP_RUN_ANCHOR_PAGES pagemap reads.
+ */
+SP_INTERNAL const void *sp_run_head_of(const void *addr);
+
 /* sp_run_interior() - does @addr lie inside a live run, past its start? */
 static inline bool sp_run_interior(const void *addr)
 {
-	uintptr_t kind = sp_space_owner(addr) & SP_OWNER_KIND_MASK;
+	const void *head = sp_run_head_of(addr);
 
-	return kind == SP_OWNER_RUN_BODY ||
-	       (kind == SP_OWNER_RUN && ((uintptr_t)addr & (SP_PAGE_SIZE - 1)));
+	return head && head != addr;
 }
 
 /*

@@ -29,6 +29,12 @@
 
 static void *volatile sink;
 
+#define CHECK(cond, fmt, ...)						\
+	do {								\
+		if (!(cond))						\
+			fail_msg("%s: " fmt, #cond, ##__VA_ARGS__);	\
+	} while (0)
+
 /* A size the compiler cannot see (no -Walloc-size-larger-than). */
 static size_t opaque(size_t v)
 {
@@ -116,6 +122,77 @@ static void test_split_merge(void **state)
 	assert_int_equal(used1, used0);
 	assert_int_equal(runs1, runs0);
 	assert_memory_equal(after, before, sizeof(before));
+}
+
+/*
+ * Every page of run @p (@pages long) and a byte inside it map to @p's head,
+ * segpool_obj_node() answers for each; the page after it maps elsewhere.
+ */
+static void check_run_pages(char *p, size_t pages)
+{
+	for (size_t k = 0; k < pages; k++) {
+		char *a = p + (k << SP_PAGE_SHIFT);
+
+		CHECK(sp_run_head_of(a) == p, "page %zu of a run of %zu: "
+		      "head %p, not %p", k, pages, sp_run_head_of(a),
+		      (void *)p);
+		CHECK(sp_run_head_of(a + 123) == p, "byte in page %zu", k);
+		CHECK(sp_run_interior(a + 1), "page %zu + 1 not interior", k);
+		CHECK(k == 0 || sp_run_interior(a), "page %zu", k);
+		CHECK(segpool_obj_node(a + 8) >= 0, "node of page %zu", k);
+	}
+	CHECK(!sp_run_interior(p), "a run's head is not interior");
+	CHECK(sp_run_head_of(p + (pages << SP_PAGE_SHIFT)) != p,
+	      "the page after a run of %zu is not in it", pages);
+}
+
+/*
+ * A run marks its head and one page in SP_RUN_ANCHOR_PAGES (numa/region.c),
+ * yet every one of its pages finds the head, through runs of every length
+ * around the anchor spacing, runs grown and shrunk in place, and nothing
+ * is found once the run is gone or in pages no run holds.
+ */
+static void test_run_anchors(void **state)
+{
+	static const size_t len[] = {
+		1, 2, 63, 64, 65, 127, 128, 129, 300, 1024, 1025, 3000,
+	};
+	enum { N = sizeof(len) / sizeof(len[0]) };
+	uint64_t seed = sp_test_seed();
+	char *run[N];
+	bool dirty;
+
+	(void)state;
+	for (int i = 0; i < N; i++) {
+		run[i] = sp_region_alloc_pages(0, len[i], SP_PAGE_SIZE,
+					       &dirty);
+		assert_non_null(run[i]);
+		check_run_pages(run[i], len[i]);
+	}
+	for (int i = 0; i < N; i++) {
+		size_t to = 1 + (size_t)(sp_test_rand(&seed) % 700);
+
+		if (sp_region_resize_pages(run[i], to)) {
+			check_run_pages(run[i], to);
+			assert_int_equal(sp_run_pages(run[i]), to);
+		} else {
+			check_run_pages(run[i], len[i]);
+		}
+	}
+	for (int i = 0; i < N; i++) {
+		size_t n = sp_run_pages(run[i]);
+
+		assert_true(sp_region_free_pages(run[i]));
+		for (size_t k = 0; k < n; k++)
+			CHECK(sp_run_head_of(run[i] + (k << SP_PAGE_SHIFT)) !=
+				      run[i],
+			      "page %zu of a freed run", k);
+	}
+	/* a slab's page, and the space's last page (never handed out) */
+	sink = segpool_malloc(opaque(64));
+	assert_null(sp_run_head_of(sink));
+	segpool_free(sink);
+	assert_null(sp_run_head_of(sp_space.base + sp_space.size - 1));
 }
 
 /* segpool_malloc() above the classes costs whole pages, no more. */
@@ -639,6 +716,7 @@ static void test_threads_cross_free(void **state)
 
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test_setup(test_split_merge, setup),
+	cmocka_unit_test_setup(test_run_anchors, setup),
 	cmocka_unit_test_setup(test_exact_pages, setup),
 	cmocka_unit_test_setup(test_alignment, setup),
 	cmocka_unit_test_setup(test_node_placement, setup),
