@@ -216,6 +216,7 @@ static void *sp_decay_thread(void *arg)
 	struct timespec next;
 
 	(void)arg;
+	sp_os_name_thread("segpool-decay");
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	pthread_mutex_lock(&sp_decay.lock);
 	for (;;) {
@@ -283,7 +284,6 @@ static int sp_decay_spawn_locked(void)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err)
 		return err;
-	pthread_setname_np(sp_decay.thread, "segpool-decay");
 	sp_decay.running = true;
 	sp_decay.stopping = false;
 	return 0;

@@ -11,11 +11,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "os/os.h"
+
+void sp_os_name_thread(const char *name)
+{
+	(void)prctl(PR_SET_NAME, (unsigned long)name, 0UL, 0UL, 0UL);
+}
 
 bool sp_os_alone(void)
 {

@@ -492,6 +492,7 @@ static void *sp_export_thread(void *arg)
 	struct timespec next, now;
 
 	(void)arg;
+	sp_os_name_thread("segpool-export");
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	pthread_mutex_lock(&sp_exp.lock);
 	for (;;) {
@@ -552,8 +553,6 @@ static int sp_export_spawn(void)
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	err = pthread_create(&sp_exp.thread, NULL, sp_export_thread, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (!err)
-		pthread_setname_np(sp_exp.thread, "segpool-export");
 	return -err;
 }
 
