@@ -62,8 +62,9 @@ _Static_assert(SEGPOOL_DECAY_MS_MAX == SP_ENV_DECAY_MS_MAX,
 	       "SEGPOOL_DECAY_MS: the table's bound");
 _Static_assert(SP_REGION_THP_AGE_MS == 2000,
 	       "SEGPOOL_THP: the option table's help and tuning.md say 2 s");
-_Static_assert(SP_REGION_THP_EAGER_MB == 32,
-	       "SEGPOOL_THP: the option table's help and tuning.md say 32 MiB");
+_Static_assert(SP_REGION_THP_EAGER_MB == 256 && SP_REGION_THP_RUN_MB == 16,
+	       "SEGPOOL_THP: the option table's help and tuning.md say "
+	       "256 MiB and 16 MiB");
 
 #define SP_DECAY_TICK_MIN_MS	10
 #define SP_DECAY_TICK_MAX_MS	1000

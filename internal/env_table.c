@@ -234,8 +234,8 @@ const struct sp_env_var sp_env_table[SP_ENV_NR] = {
 		.help = "transparent huge pages for the regions' slab memory: "
 			"auto advises them (MADV_HUGEPAGE) when the kernel's "
 			"mode is madvise, for memory that stayed committed 2 s "
-			"or under a block of 2 MiB or more, and for all of a "
-			"node's region once it reaches 32 MiB (at once with "
+			"or under a block of 16 MiB or more, and for all of a "
+			"node's region once it reaches 256 MiB (at once with "
 			"SEGPOOL_DECAY_MS=-1), always at once whatever the "
 			"mode, never refuses them (MADV_NOHUGEPAGE) "
 			"(guide/tuning.md)",

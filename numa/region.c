@@ -298,14 +298,15 @@ size_t sp_region_thp_age(int idx, uint64_t now_ns)
 }
 
 /*
- * A run of a huge page or more is memory a program keeps and walks: under
- * SP_REGION_THP_AGED the chunks up to its end are advised now rather than
- * at their age, or every 4 KiB page of a growing block faults (a realloc
- * from 40 KiB to 64 MiB took twice as long).  A region's first chunk, left
- * alone so that a small program stays small, is advised too once such a
- * run starts in it, in either mode that advises: the advised part of a
- * region is then one range, one mapping, and a run that moves out with
- * mremap lies inside one (mremap refuses a range across two mappings).
+ * A run of SP_REGION_THP_RUN_MB or more is memory a program keeps and
+ * walks: under SP_REGION_THP_AGED the chunks up to its end are advised now
+ * rather than at their age, or every 4 KiB page of a growing block faults
+ * (a realloc from 40 KiB to 64 MiB took twice as long).  A region's first
+ * chunk, left alone so that a small program stays small, is advised too
+ * once such a run starts in it, in either mode that advises: the advised
+ * part of a region is then one range, one mapping, and a run that moves
+ * out with mremap lies inside one (mremap refuses a range across two
+ * mappings).
  * Lock held, and the advice given under it, as every change of the
  * region's advice is (sp_region_grow() reads it to advise a new chunk).
  */
@@ -315,7 +316,7 @@ static void sp_thp_promote_locked(struct sp_region *r, uint32_t page,
 	int thp = SP_READ_ONCE(sp_region_thp);
 	size_t end = SP_ALIGN(page + pages, SP_MAX_BLOCK_PAGES), from, to;
 
-	if (pages < (1UL << SP_HUGE_ORDER) ||
+	if (pages < ((size_t)SP_REGION_THP_RUN_MB << (20 - SP_PAGE_SHIFT)) ||
 	    (thp != SP_REGION_THP_AGED && thp != SP_REGION_THP_COMMIT))
 		return;
 	from = SP_MAX(r->thp_done, (size_t)SP_MAX_BLOCK_PAGES);

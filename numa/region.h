@@ -280,8 +280,9 @@ extern SP_INTERNAL uint64_t sp_region_limit_exceeded;
  * its first, so a small program stays small): SP_REGION_THP_COMMIT advises
  * them as they are committed, SP_REGION_THP_AGED once they stayed
  * committed SP_REGION_THP_AGE_MS (sp_region_thp_age(), from the decay
- * thread) or at once under a run of a huge page or more or once the region
- * reaches SP_REGION_THP_EAGER_MB, and then as they are committed once the
+ * thread) or at once under a run of SP_REGION_THP_RUN_MB or more or once
+ * the region reaches SP_REGION_THP_EAGER_MB, and then as they are committed
+ * once the
  * top chunk is (the advised part stays one range,
  * one mapping: numa/region.c), SP_REGION_THP_NEVER refuses them, 0 leaves
  * the kernel's default
@@ -303,7 +304,17 @@ enum {
  * pages, and a program does not build it to leave it at once.  Below it,
  * the age decides.
  */
-#define SP_REGION_THP_EAGER_MB	32
+#define SP_REGION_THP_EAGER_MB	256
+/*
+ * A run this many MiB long or more has its chunks advised at once (and the
+ * region's later chunks at their commit).  A huge page's first fault pays
+ * the kernel's defrag=madvise compaction when no free 2 MiB page is
+ * ready, far more than its 512 small faults on a virtual machine: with a
+ * huge page as the bound, the hash arrays of perl and python advised
+ * every later chunk of theirs, and their system time grew to several
+ * times glibc's (Documentation/guide/tuning.md).
+ */
+#define SP_REGION_THP_RUN_MB	16
 extern SP_INTERNAL int sp_region_thp;
 
 /*

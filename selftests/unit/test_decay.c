@@ -486,11 +486,14 @@ static size_t region_committed(struct sp_region *r)
 	return REGION_READ(r, committed);
 }
 
+/* Blocks a test may take with grow_past(): past SP_REGION_THP_EAGER_MB. */
+#define GROW_MAX	((SP_REGION_THP_EAGER_MB >> 2) + 16)
+
 /* Take top-level blocks until the region has committed past @past. */
 static int grow_past(struct sp_region *r, size_t past, void **blk, int n)
 {
 	while (region_committed(r) <= past) {
-		assert_true(n < 64);
+		assert_true(n < GROW_MAX);
 		blk[n] = sp_region_alloc(0, SP_MAX_ORDER, 0x1000);
 		assert_non_null(blk[n]);
 		n++;
@@ -531,7 +534,7 @@ static void test_thp_advised_by_age(void **state)
 	struct sp_region *r = &sp_space.region[0];
 	int saved = sp_region_thp, n = 0;
 	size_t c1, x, y;
-	void *blk[64];
+	void *blk[GROW_MAX];
 	uint64_t now;
 
 	(void)state;
@@ -618,7 +621,7 @@ static void test_thp_eager_when_grown(void **state)
 	size_t eager = (size_t)SP_REGION_THP_EAGER_MB << (20 - SP_PAGE_SHIFT);
 	size_t chunk = SP_MAX_BLOCK_PAGES, top;
 	int saved = sp_region_thp, n = 0;
-	void *blk[64];
+	void *blk[GROW_MAX];
 
 	(void)state;
 	if (!thp_fresh_process(__func__))
@@ -656,27 +659,36 @@ static void test_thp_eager_when_grown(void **state)
 }
 
 /*
- * Under SEGPOOL_THP=auto a run of a huge page or more has its chunks
- * advised when it is taken, not at their age (a growing block would fault
- * each 4 KiB page); once the region's top chunk is advised, a new chunk is
- * advised at its commit.  Either way the advised part stays one mapping,
- * so that a run can move out of it with mremap.
+ * Under SEGPOOL_THP=auto a run of SP_REGION_THP_RUN_MB or more has its
+ * chunks advised when it is taken, not at their age (a growing block would
+ * fault each 4 KiB page); a shorter one, a huge page say, waits for the
+ * age like any memory (its first faults would pay for compaction); once
+ * the region's top chunk is advised, a new chunk is advised at its commit.
+ * Either way the advised part stays one mapping, so that a run can move
+ * out of it with mremap.
  */
 static void test_thp_big_run_at_once(void **state)
 {
 	struct sp_region *r = &sp_space.region[0];
-	size_t pages = 1UL << SP_HUGE_ORDER, top;
+	size_t pages = (size_t)SP_REGION_THP_RUN_MB << (20 - SP_PAGE_SHIFT);
 	int saved = sp_region_thp, n = 0;
-	void *blk[64];
+	void *blk[GROW_MAX];
+	size_t top;
 	uint64_t now;
 	bool dirty;
-	char *run;
+	char *run, *small;
 
 	(void)state;
-	if (access("/sys/kernel/mm/transparent_hugepage/enabled", R_OK))
-		skip();		/* no THP in this kernel: nothing to advise */
-	assert_int_equal(segpool_set_decay_ms(SEGPOOL_DECAY_NEVER), 0);
-	sp_region_thp = SP_REGION_THP_AGED;
+	if (!thp_fresh_process(__func__))
+		return;
+
+	/* a huge page's run, past the first chunk: left to the age */
+	n = grow_past(r, SP_MAX_BLOCK_PAGES, blk, n);
+	small = sp_region_alloc_pages(0, pages >> 3, SP_PAGE_SIZE, &dirty);
+	assert_non_null(small);
+	assert_true(small >= r->base + SP_MAX_BLOCK_SIZE);
+	assert_false(vma_advised_huge(small));
+	assert_true(sp_region_free_pages(small));
 
 	run = sp_region_alloc_pages(0, pages, SP_PAGE_SIZE, &dirty);
 	assert_non_null(run);
