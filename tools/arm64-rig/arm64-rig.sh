@@ -3,7 +3,8 @@
 #
 # tools/arm64-rig/arm64-rig.sh - run the cross-built selftests on emulated
 # arm64 machines: Debian's arm64 cloud kernel under qemu-system-aarch64
-# (TCG, -M virt) with two NUMA nodes, in rseq mode.
+# (TCG, -M virt) with two NUMA nodes, in rseq mode, and the ownership
+# stress of the per-CPU layer in every per-CPU mode.
 #
 #   tools/arm64-rig/arm64-rig.sh [-c CONFIG[,CONFIG...]] [-p PROGRAM[,...]]
 #                                [-k KERNEL] [-b BUSYBOX] [-t SECONDS]
@@ -30,20 +31,26 @@
 #          the depot runs on its lock (no casp); the unit and API tiers
 #   4cpu   cortex-a76, 4 CPUs, two a node: LSE, so the depot's stacks are
 #          lock-free through casp; the programs of the per-CPU layer and
-#          what stands on it (4 vCPUs on 2 host cores make every process
-#          start and membarrier fence slow: the whole tiers take over
-#          10 minutes there)
+#          what stands on it, the ownership stress among them (4 vCPUs
+#          on 2 host cores make every process start and membarrier fence
+#          slow: the whole tiers take over 10 minutes there)
 # Default: both.
 #
 # The programs: the unit and API tiers in rseq mode, but for what cannot
 # run in the guest or takes too long under TCG (the list below says which
 # and why).  A program with variants (selftests/lib/harness.h) runs those
 # in rseq mode (all but the lock and off ones); the others run as they
-# are (rseq is the default mode).
-# Before them the guest prints the per-CPU mode the library chose
-# (SEGPOOL_VERBOSE=1), which must say rseq: otherwise the boot fails; and
-# the depot's stacks test_depot reports must be lock-free (casp) exactly
-# when the CPU has LSE.
+# are (rseq is the default mode).  The ownership stress of the stress
+# tier (test_percpu_stress and test_stress: every object checked against
+# an ownership map and a pattern while threads hand objects across CPUs,
+# and drains steal magazines under them) runs in every per-CPU mode:
+# test_percpu_stress's variants all, test_stress once with each
+# SEGPOOL_PERCPU=rseq, lock and off, at a small load.
+# Before them the guest prints the per-CPU mode the library chooses
+# (SEGPOOL_VERBOSE=1) by default and with SEGPOOL_PERCPU=lock and off:
+# the first must say rseq (otherwise the boot fails), the others lock and
+# off; and the depot's stacks test_depot reports must be lock-free (casp)
+# exactly when the CPU has LSE.
 #
 # Options:
 #   -c LIST   configurations to run (comma separated)
@@ -113,7 +120,10 @@ srctree=$(cd "$2" && pwd)
 #   test_reliability   a soak of every path at once: the same
 #   test_pmr_inline    the inline hit path is x86-64's (segpool/inline.h):
 #                      on arm64 it is test_pmr again
-left_out=(test_runner test_slab_scale test_reliability test_pmr_inline)
+#   test_rcu_stress    the statistics dump racing cache destruction: RCU's,
+#                      nothing of the per-CPU layer's or of arm64's
+left_out=(test_runner test_slab_scale test_reliability test_pmr_inline
+	  test_rcu_stress)
 # What the programs skip themselves in the guest, each with its reason
 # printed: the tests of other variants than the one running (the lock
 # mode's among them), of a sanitizer build, child halves run alone, and
@@ -127,6 +137,8 @@ left_out=(test_runner test_slab_scale test_reliability test_pmr_inline)
 # test_percpu and test_rcu run at a fifth of their load, test_stats at a
 # twentieth (its churn of caches created and destroyed, each destroy a
 # membarrier fence per CPU, takes minutes under TCG at full load).
+# test_percpu_stress and test_stress run at a fiftieth of their load
+# (SEGPOOL_TEST_SCALE), in every per-CPU mode (modes_all below).
 programs=(
 	"test_cache_api|./test_cache_api"
 	"test_region|./test_region"
@@ -163,13 +175,21 @@ programs=(
 	"test_pmr|./test_pmr"
 	"test_kernel_api|./test_kernel_api"
 	"test_kernel_api_installed|./test_kernel_api_installed"
+	"test_percpu_stress|env SEGPOOL_TEST_SCALE=0.1 ./test_percpu_stress"
+	"test_stress|env SEGPOOL_TEST_SCALE=0.1 ./test_stress"
 )
+# The programs run in every per-CPU mode, not in rseq mode alone: all
+# their variants, or, for one without variants, once with each of
+# SEGPOOL_PERCPU=rseq, lock and off.
+modes_all=test_percpu_stress,test_stress
+# the per-CPU modes, as SEGPOOL_PERCPU names them
+modes=(rseq lock off)
 
 # The 4cpu machine's programs (see above), unless -p names others.
 percpu_set=test_cache_api,test_percpu_hooks,test_percpu,test_sizing,test_depot
 percpu_set+=,test_stats,test_numa,test_debug_build,test_guard,test_failslab
 percpu_set+=,test_rcu,test_malloc,test_kmalloc,test_fork,test_mempool
-percpu_set+=,test_inline,test_pmr
+percpu_set+=,test_inline,test_pmr,test_percpu_stress,test_stress
 
 # --- what the host needs ------------------------------------------------------
 qemu=$(command -v qemu-system-aarch64 || true)
@@ -242,7 +262,7 @@ if [[ ! -x $cache/root/usr/bin/aarch64-linux-gnu-nm ]]; then
 fi
 
 # bin_path BIN: where the build tree has program BIN
-bin_dirs=(selftests/unit selftests/api)
+bin_dirs=(selftests/unit selftests/api selftests/stress)
 bin_path() {
 	local d
 
@@ -521,10 +541,16 @@ build_initramfs() {
 		echo 'cd /rig'
 		echo 'export TMPDIR=/tmp'
 		echo 'export SEGPOOL_TEST_TIMEOUT='"$prog_limit"
-		# the mode the library picks here, as its start-up line says
-		echo "SEGPOOL_VERBOSE=1 ./$(prog_bin "${programs[0]}")" \
-			"--list-variants 2>&1 >/dev/null |"
-		echo '	sed -n "s/^.*\(per-CPU mode .*\)$/$S mode \1/p"'
+		# the mode the library picks here, as its start-up line says,
+		# by default and in each mode asked for
+		for m in default "${modes[@]:1}"; do
+			echo -n "SEGPOOL_VERBOSE=1 "
+			[[ $m == default ]] || echo -n "SEGPOOL_PERCPU=$m "
+			echo "./$(prog_bin "${programs[0]}")" \
+				"--list-variants 2>&1 >/dev/null |"
+			echo '	sed -n "s/^.*\(per-CPU mode .*\)$/$S' \
+				"mode $m"' \1/p"'
+		done
 		echo 'run() {	# NAME COMMAND...'
 		echo '	n=$1; shift'
 		echo '	echo "$S start $n"'
@@ -539,7 +565,21 @@ build_initramfs() {
 			name=${p%%|*}
 			cmd=${p#*|}
 			bin=$(prog_bin "$p")
-			if grep -q -a -F SEGPOOL_SELFTEST_HAS_VARIANTS \
+			if [[ ",$modes_all," == *",$name,"* ]] &&
+			   grep -q -a -F SEGPOOL_SELFTEST_HAS_VARIANTS \
+				"$(bin_path "$bin")"; then
+				# every variant, every mode
+				echo "./$bin --list-variants |"
+				echo "while read -r v vset; do"
+				echo "	run \"$name [\$v]\" env \$vset" \
+					"SEGPOOL_TEST_VARIANT=\$v $cmd"
+				echo 'done'
+			elif [[ ",$modes_all," == *",$name,"* ]]; then
+				for m in "${modes[@]}"; do
+					echo "run \"$name [mode=$m]\"" \
+						"env SEGPOOL_PERCPU=$m $cmd"
+				done
+			elif grep -q -a -F SEGPOOL_SELFTEST_HAS_VARIANTS \
 				"$(bin_path "$bin")"; then
 				# the variants in rseq mode (default or said):
 				# not the lock and off ones
@@ -634,16 +674,27 @@ for cfg in "${config_list[@]}"; do
 		sed "s/^$tag /# arm64-rig: $cfg: /" || true
 	pass=0
 	fail=0
-	mode=$(grep -a -F "$tag mode " "$log.txt" | head -n 1 |
-	       sed "s/^$tag mode //" || true)
-	echo "# arm64-rig: $cfg: ${mode:-per-CPU mode not reported}"
-	if [[ $mode == "per-CPU mode rseq"* ]]; then
-		echo "ok $cfg/mode rseq"
-		pass=$((pass + 1))
-	else
-		echo "not ok $cfg/mode (not rseq: ${mode:-none})"
-		fail=$((fail + 1))
-	fi
+	# the mode by default, which must be rseq, and as asked for
+	for m in default "${modes[@]:1}"; do
+		want=$m
+		how="SEGPOOL_PERCPU=$m"
+		if [[ $m == default ]]; then
+			want=rseq
+			how="by default"
+		fi
+		mode=$(grep -a -F "$tag mode $m " "$log.txt" | head -n 1 |
+		       sed "s/^$tag mode $m //" || true)
+		echo "# arm64-rig: $cfg: $how:" \
+			"${mode:-per-CPU mode not reported}"
+		if [[ $mode == "per-CPU mode $want"* ]]; then
+			echo "ok $cfg/mode $want ($how)"
+			pass=$((pass + 1))
+		else
+			echo "not ok $cfg/mode ($how: not $want:" \
+				"${mode:-none})"
+			fail=$((fail + 1))
+		fi
+	done
 	# The depot's stacks (test_depot says which): lock-free through casp
 	# exactly when the CPU has LSE ("atomics" among its features)
 	depot=$(grep -a -o -m 1 -E '(lock-free|spinlocked) stacks' "$log.txt" ||
