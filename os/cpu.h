@@ -119,6 +119,11 @@ SP_INTERNAL unsigned long sp_os_rseq_feature_size(void);
  */
 SP_INTERNAL unsigned long sp_os_page_size(void);
 /*
+ * sp_os_kernel_page() - the same, read once: for the OS door's own
+ * alignment of mappings to segpool's page, which may be larger.
+ */
+SP_INTERNAL unsigned long sp_os_kernel_page(void);
+/*
  * sp_os_hwcap() - the kernel's word of CPU features (getauxval(AT_HWCAP));
  * its bits are the architecture's (the arch headers of percpu/ read them).
  */
