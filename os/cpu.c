@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "os/cpu.h"
+#include "os/faultpoint.h"
 
 /*
  * libnuma sets itself up in a constructor of its own, numa_init(), and
@@ -147,6 +148,9 @@ unsigned long sp_os_kernel_page(void)
 
 unsigned long sp_os_page_size(void)
 {
+	/* as a kernel with pages larger than segpool's would say */
+	if (sp_fault_should_fail(SP_FAULT_PAGE_SIZE))
+		return SP_PAGE_SIZE << 4;
 	return sp_os_kernel_page();
 }
 
