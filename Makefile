@@ -23,8 +23,11 @@
 #   make check-numa      the NUMA selftests on emulated multi-node machines
 #                        (qemu; RIG_ARGS=...; see tools/numa-rig/)
 #   make check-arm64     the arm64 cross build's unit and API selftests on
-#                        emulated arm64 machines with 2 nodes, in rseq mode
+#                        emulated arm64 machines with 2 nodes, in rseq mode,
+#                        the ownership stress in every per-CPU mode
 #                        (qemu; ARM64_RIG_ARGS=...; see tools/arm64-rig/)
+#   make check-arm64-16k a build of 64 KiB pages (PAGE_SHIFT=16), its unit
+#                        tier on an arm64 kernel with 16 KiB pages
 #   make check-preload   real programs (python3, gcc, git, sort, perl,
 #                        sqlite3, a C++ program: tools/bench/programs.sh;
 #                        a forking one) under LD_PRELOAD of

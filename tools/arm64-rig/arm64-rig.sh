@@ -7,7 +7,8 @@
 # stress of the per-CPU layer in every per-CPU mode.
 #
 #   tools/arm64-rig/arm64-rig.sh [-c CONFIG[,CONFIG...]] [-p PROGRAM[,...]]
-#                                [-k KERNEL] [-b BUSYBOX] [-t SECONDS]
+#                                [-k KERNEL] [-K KERNEL] [-b BUSYBOX]
+#                                [-t SECONDS]
 #                                [-l] [-v] OBJTREE SRCTREE
 #
 # OBJTREE is an arm64 build tree (make CROSS_COMPILE=aarch64-linux-gnu-
@@ -34,7 +35,13 @@
 #          what stands on it, the ownership stress among them (4 vCPUs
 #          on 2 host cores make every process start and membarrier fence
 #          slow: the whole tiers take over 10 minutes there)
-# Default: both.
+#   16k    cortex-a76, 2 CPUs, one a node, booting Debian's arm64 kernel
+#          with 16 KiB pages (linux-image-6.12-arm64-16k) instead: with a
+#          build whose page is at least as large (make PAGE_SHIFT=14 or
+#          16; make check-arm64-16k) the unit tier; with a build of
+#          smaller pages only the refusal: start-up must fail with its
+#          message naming both page sizes (one result)
+# Default: 2cpu and 4cpu.
 #
 # The programs: the unit and API tiers in rseq mode, but for what cannot
 # run in the guest or takes too long under TCG (the list below says which
@@ -57,6 +64,8 @@
 #   -p LIST   only these programs (comma separated names)
 #   -k FILE   kernel image (default: the downloaded one; or
 #             $SEGPOOL_ARM64_KERNEL)
+#   -K FILE   kernel image with 16 KiB pages, for 16k (default: the
+#             downloaded one; or $SEGPOOL_ARM64_KERNEL_16K)
 #   -b FILE   arm64 busybox, dynamically linked, so that LD_PRELOAD
 #             reaches its programs (default: the downloaded one)
 #   -t SECS   time limit of one boot, outer timeout (default 900)
@@ -79,6 +88,7 @@ prog=${0##*/}
 configs=2cpu,4cpu
 only=
 kernel=${SEGPOOL_ARM64_KERNEL:-}
+kernel16k=${SEGPOOL_ARM64_KERNEL_16K:-}
 busybox=
 limit=900
 prog_limit=300		# seconds one program may run in the guest
@@ -89,11 +99,12 @@ usage() {
 	sed -n '4,/^$/s/^# \{0,1\}//p' "$0"
 }
 
-while getopts "c:p:k:b:t:lvh" opt; do
+while getopts "c:p:k:K:b:t:lvh" opt; do
 	case "$opt" in
 	c) configs=$OPTARG ;;
 	p) only=$OPTARG ;;
 	k) kernel=$OPTARG ;;
+	K) kernel16k=$OPTARG ;;
 	b) busybox=$OPTARG ;;
 	t) limit=$OPTARG ;;
 	l) keep=1 ;;
@@ -229,6 +240,43 @@ if [[ -z "$kernel" ]]; then
 			kernel=$(ls "$cache"/root/boot/vmlinuz-*-arm64 |
 				 sort -V | tail -n 1)
 		fi
+	fi
+fi
+# The kernel with 16 KiB pages, when a configuration wants it: only its
+# boot folder is unpacked (the package's modules are not needed).
+if [[ ",$configs," == *,16k,* && -z "$kernel16k" ]]; then
+	kernel16k=$(ls "$cache"/root-16k/boot/vmlinuz-*-arm64-16k \
+		    2>/dev/null | sort -V | tail -n 1 || true)
+	image=
+	if [[ -z "$kernel16k" ]]; then
+		image=$(apt-cache depends linux-image-6.12-arm64-16k:arm64 \
+			2>/dev/null |
+			sed -n 's/^ *Depends: \(linux-image-[^:]*\).*/\1/p' |
+			head -n 1)
+	fi
+	if [[ -n "$image" ]]; then
+		mkdir -p "$cache/debs" "$cache/root-16k"
+		deb=$(ls "$cache/debs/${image}_"*_arm64.deb 2>/dev/null |
+		      head -n 1 || true)
+		if [[ -z "$deb" ]]; then
+			echo "# arm64-rig: apt-get download $image:arm64"
+			(cd "$cache/debs" &&
+			 apt-get download -q "$image:arm64" >/dev/null 2>&1) ||
+				true
+			deb=$(ls "$cache/debs/${image}_"*_arm64.deb \
+			      2>/dev/null | head -n 1 || true)
+		fi
+		if [[ -n "$deb" ]]; then
+			dpkg-deb --fsys-tarfile "$deb" |
+				tar -x -C "$cache/root-16k" ./boot
+			kernel16k=$(ls "$cache"/root-16k/boot/vmlinuz-*-16k |
+				    sort -V | tail -n 1)
+		fi
+	fi
+	if [[ -z "$kernel16k" || ! -r "$kernel16k" ]]; then
+		echo "$prog: no arm64 kernel with 16 KiB pages (apt-get" \
+			"download linux-image-6.12-arm64-16k's image failed)" >&2
+		exit 4
 	fi
 fi
 # busybox, not busybox-static: test_malloc's test_preload_* run its
@@ -551,6 +599,14 @@ build_initramfs() {
 			echo '	sed -n "s/^.*\(per-CPU mode .*\)$/$S' \
 				"mode $m"' \1/p"'
 		done
+		# the kernel's pages larger than the build's: its refusal
+		if [[ $probe_only -eq 1 ]]; then
+			echo "./$(prog_bin "${programs[0]}") --list-variants" \
+				"2>&1 >/dev/null |"
+			echo '	sed -n "s/^segpool: \(cannot initialise' \
+				'.*\)$/$S refused \1/p"'
+			programs=()
+		fi
 		echo 'run() {	# NAME COMMAND...'
 		echo '	n=$1; shift'
 		echo '	echo "$S start $n"'
@@ -561,7 +617,7 @@ build_initramfs() {
 		echo '	t1=$(cut -d. -f1 /proc/uptime)'
 		echo '	echo "$S result $n $(cat /tmp/rc) $((t1 - t0))s"'
 		echo '}'
-		for p in "${programs[@]}"; do
+		for p in ${programs[@]+"${programs[@]}"}; do
 			name=${p%%|*}
 			cmd=${p#*|}
 			bin=$(prog_bin "$p")
@@ -624,11 +680,24 @@ qemu_args() {
 			"-numa node,nodeid=1,cpus=2-3,memdev=m1" \
 			"-numa dist,src=0,dst=1,val=20"
 		;;
+	16k)
+		echo "-cpu cortex-a76 -m 1024 -smp 2" \
+			"-object memory-backend-ram,id=m0,size=512M" \
+			"-numa node,nodeid=0,cpus=0,memdev=m0" \
+			"-object memory-backend-ram,id=m1,size=512M" \
+			"-numa node,nodeid=1,cpus=1,memdev=m1" \
+			"-numa dist,src=0,dst=1,val=20"
+		;;
 	*)
 		return 1
 		;;
 	esac
 }
+
+# The build's page (make PAGE_SHIFT=), as its config header says
+page_shift=$(sed -n 's/^#define CONFIG_SEGPOOL_PAGE_SHIFT //p' \
+	     "$objtree/include/generated/segpool_config.h" 2>/dev/null)
+page_shift=${page_shift:-12}
 
 total_pass=0
 total_fail=0
@@ -636,7 +705,8 @@ rc_all=0
 IFS=, read -r -a config_list <<< "$configs"
 for cfg in "${config_list[@]}"; do
 	if ! args=$(qemu_args "$cfg"); then
-		echo "$prog: unknown configuration '$cfg' (2cpu, 4cpu)" >&2
+		echo "$prog: unknown configuration '$cfg' (2cpu, 4cpu," \
+			"16k)" >&2
 		exit 2
 	fi
 	programs=("${all_programs[@]}")
@@ -644,17 +714,34 @@ for cfg in "${config_list[@]}"; do
 		echo "$prog: the build has none of the 4cpu programs" >&2
 		exit 2
 	fi
+	boot_kernel=$kernel
+	probe_only=0
+	if [[ $cfg == 16k ]]; then
+		boot_kernel=$kernel16k
+		if [[ $page_shift -lt 14 ]]; then
+			probe_only=1
+			programs=("${programs[0]}")
+		elif [[ -z "$only" ]]; then
+			# the unit tier
+			unit=
+			for p in "${all_programs[@]}"; do
+				[[ -x $objtree/selftests/unit/$(prog_bin "$p") ]] &&
+					unit+=,${p%%|*}
+			done
+			pick "$unit"
+		fi
+	fi
 	sentinel=$(od -An -N8 -tx8 /dev/urandom | tr -d ' \n')
 	initrd=$work/initrd-$cfg.gz
 	log=$work/serial-$cfg.log
 	build_initramfs "$sentinel" "$initrd"
-	echo "# arm64-rig: $cfg: booting $(basename "$kernel")" \
+	echo "# arm64-rig: $cfg: booting $(basename "$boot_kernel")" \
 		"(qemu TCG, $args)" | sed 's/ -object.*)/)/'
 	start=$SECONDS
 	# shellcheck disable=SC2086
 	timeout --kill-after=10 "$limit" "$qemu" -accel tcg -machine virt \
 		$args -nographic -nic none -no-reboot \
-		-kernel "$kernel" -initrd "$initrd" \
+		-kernel "$boot_kernel" -initrd "$initrd" \
 		-append "console=ttyAMA0 quiet panic=-1 loglevel=3" \
 		< /dev/null > "$log" 2>&1 &
 	guest=$!
@@ -674,8 +761,35 @@ for cfg in "${config_list[@]}"; do
 		sed "s/^$tag /# arm64-rig: $cfg: /" || true
 	pass=0
 	fail=0
+	# 16k: the kernel's pages are 16 KiB, as the guest's smaps says
+	if [[ $cfg == 16k ]]; then
+		if grep -a -q -E "^$tag begin .*, page 16 kB\$" "$log.txt"
+		then
+			echo "ok $cfg/kernel page 16 kB"
+			pass=$((pass + 1))
+		else
+			echo "not ok $cfg/kernel page (not 16 kB)"
+			fail=$((fail + 1))
+		fi
+	fi
+	# a build of smaller pages: start-up refuses, and says why
+	if [[ $probe_only -eq 1 ]]; then
+		refused=$(grep -a -F "$tag refused " "$log.txt" |
+			  head -n 1 | sed "s/^$tag refused //" || true)
+		echo "# arm64-rig: $cfg: ${refused:-no refusal reported}"
+		want="the kernel's pages are 16 KiB, larger than this"
+		want+=" build's $((1 << (page_shift - 10))) KiB"
+		if [[ $refused == *"$want"* ]]; then
+			echo "ok $cfg/refused: the build's pages are smaller"
+			pass=$((pass + 1))
+		else
+			echo "not ok $cfg/refused (no \"$want\")"
+			fail=$((fail + 1))
+		fi
+	fi
 	# the mode by default, which must be rseq, and as asked for
 	for m in default "${modes[@]:1}"; do
+		[[ $probe_only -eq 1 ]] && break
 		want=$m
 		how="SEGPOOL_PERCPU=$m"
 		if [[ $m == default ]]; then
@@ -729,7 +843,7 @@ for cfg in "${config_list[@]}"; do
 			fail=$((fail + 1))
 		fi
 	done < <(grep -a -F "$tag result " "$log.txt" || true)
-	for p in "${programs[@]}"; do
+	for p in ${programs[@]+"${programs[@]}"}; do
 		name=${p%%|*}
 		if ! grep -a -q -E "^$tag result $name( \[[^]]*\])? " \
 			"$log.txt"; then
