@@ -74,6 +74,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <segpool/segpool.h>
@@ -197,13 +198,27 @@ static const char *sp_init_try(void)
 {
 	/*
 	 * segpool's page (SP_PAGE_SIZE) is the unit of every mapping call it
-	 * makes: a kernel with larger pages (arm64 with 16 or 64 KiB pages)
-	 * would refuse them one by one, deep inside.  Refused here, clearly.
+	 * makes: a kernel with larger pages (arm64 with 16 or 64 KiB pages,
+	 * under a build for 4 KiB) would refuse them one by one, deep inside.
+	 * Refused here, clearly, with the build that would serve.
 	 */
-	if (sp_os_page_size() > SP_PAGE_SIZE) {
+	static char page_msg[160];
+	unsigned long kpage = sp_os_page_size();
+	int kshift = __builtin_ctzl(kpage);
+	int n;
+
+	if (kpage > SP_PAGE_SIZE) {
+		n = snprintf(page_msg, sizeof(page_msg),
+			     "checking the page size: the kernel's pages are "
+			     "%lu KiB, larger than this build's %lu KiB",
+			     kpage >> 10, SP_PAGE_SIZE >> 10);
+		if (n > 0 && (size_t)n < sizeof(page_msg) &&
+		    kshift <= SP_PAGE_SHIFT_MAX)
+			snprintf(page_msg + n, sizeof(page_msg) - (size_t)n,
+				 " (a build with make PAGE_SHIFT=%d serves "
+				 "them)", kshift);
 		errno = EOPNOTSUPP;
-		return "checking the page size: the kernel's pages are larger "
-		       "than segpool's 4 KiB page, which this build needs";
+		return page_msg;
 	}
 	if (sp_space_init())
 		return "reserving the space";

@@ -41,8 +41,11 @@ _Static_assert(sizeof(((struct segpool_cache *)0)->stride_shift) == 1 &&
 _Static_assert(offsetof(struct segpool_inline_layout, version) == 0,
 	       "inline ABI: the version word leads, in every version");
 _Static_assert(SEGPOOL_ABI_CACHE_MAGIC == SP_CACHE_MAGIC, "inline ABI: magic");
+#ifdef SEGPOOL_INLINE_ARCH	/* where the inline hit path reads the tags */
 _Static_assert(SEGPOOL_ABI_PAGE_SHIFT == SP_PAGE_SHIFT,
-	       "inline ABI: tag per page");
+	       "inline ABI: tag per page (make PAGE_SHIFT= is for the "
+	       "architectures without the inline hit path)");
+#endif
 _Static_assert(SEGPOOL_ABI_TAG_NODE_MASK == SP_CACHE_LINE - 1,
 	       "inline ABI: a tag's node bits (slab/slab.h sp_tag_cache())");
 _Static_assert(SEGPOOL_ABI_BY8_MAX == SP_KMALLOC_BY8_MAX,

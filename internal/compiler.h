@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "segpool_config.h"
+
 #define likely(x)	__builtin_expect(!!(x), 1)
 #define unlikely(x)	__builtin_expect(!!(x), 0)
 
@@ -35,8 +37,19 @@
 #define SP_CACHE_LINE		64
 #define __sp_cacheline_aligned	__attribute__((aligned(SP_CACHE_LINE)))
 
+/*
+ * SP_PAGE_SIZE - segpool's page: the unit of the space's page map, of slabs
+ * and of every mapping call it makes; the build's (make PAGE_SHIFT=).  The
+ * kernel's page must divide it: start-up refuses a kernel with larger
+ * pages (core/init.c).
+ */
+#ifdef CONFIG_SEGPOOL_PAGE_SHIFT
+#define SP_PAGE_SHIFT		CONFIG_SEGPOOL_PAGE_SHIFT
+#else
 #define SP_PAGE_SHIFT		12
+#endif
 #define SP_PAGE_SIZE		(1UL << SP_PAGE_SHIFT)
+#define SP_PAGE_SHIFT_MAX	16	/* the Makefile's largest PAGE_SHIFT */
 
 #define SP_ALIGN(x, a)		(((x) + ((a) - 1)) & ~((__typeof__(x))(a) - 1))
 #define SP_ALIGN_DOWN(x, a)	((x) & ~((__typeof__(x))(a) - 1))

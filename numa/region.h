@@ -43,11 +43,12 @@
 #include "internal/compiler.h"
 #include "numa/topology.h"
 
-#define SP_MAX_ORDER		10	/* largest block: 4 MiB */
+/* the largest block is 4 MiB and a huge page 2 MiB, whatever the page */
+#define SP_MAX_ORDER		(22 - SP_PAGE_SHIFT)
 #define SP_MAX_BLOCK_PAGES	(1UL << SP_MAX_ORDER)
 #define SP_MAX_BLOCK_SIZE	(SP_MAX_BLOCK_PAGES << SP_PAGE_SHIFT)
 #define SP_PAGE_NONE		UINT32_MAX
-#define SP_HUGE_ORDER		9	/* a huge page: SP_OS_HUGE_SIZE */
+#define SP_HUGE_ORDER		(21 - SP_PAGE_SHIFT)	/* SP_OS_HUGE_SIZE */
 
 #define SP_PAGE_FREE_BIT	1UL
 #define SP_PAGE_FREE_TAG(o)	(((uintptr_t)(o) << 1) | SP_PAGE_FREE_BIT)

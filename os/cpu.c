@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "os/cpu.h"
+#include "os/faultpoint.h"
 
 /*
  * libnuma sets itself up in a constructor of its own, numa_init(), and
@@ -131,11 +132,26 @@ unsigned long sp_os_rseq_feature_size(void)
 	return getauxval(AT_RSEQ_FEATURE_SIZE);
 }
 
+unsigned long sp_os_kernel_page(void)
+{
+	static unsigned long cached;	/* 0 until read; the same for all */
+	unsigned long sz = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+
+	if (!sz) {
+		sz = getauxval(AT_PAGESZ);
+		if (!sz)
+			sz = (unsigned long)sysconf(_SC_PAGESIZE);
+		__atomic_store_n(&cached, sz, __ATOMIC_RELAXED);
+	}
+	return sz;
+}
+
 unsigned long sp_os_page_size(void)
 {
-	unsigned long sz = getauxval(AT_PAGESZ);
-
-	return sz ? sz : (unsigned long)sysconf(_SC_PAGESIZE);
+	/* as a kernel with pages larger than segpool's would say */
+	if (sp_fault_should_fail(SP_FAULT_PAGE_SIZE))
+		return SP_PAGE_SIZE << 4;
+	return sp_os_kernel_page();
 }
 
 unsigned long sp_os_hwcap(void)

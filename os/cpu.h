@@ -116,8 +116,15 @@ SP_INTERNAL unsigned long sp_os_rseq_feature_size(void);
  * sp_os_page_size() - the kernel's page size (getauxval(AT_PAGESZ)): the
  * granularity of every mapping, protection and advice call.  segpool's own
  * page (SP_PAGE_SIZE, internal/compiler.h) must be a multiple of it.
+ * Fault point SP_FAULT_PAGE_SIZE (a size larger than segpool's page).
  */
 SP_INTERNAL unsigned long sp_os_page_size(void);
+/*
+ * sp_os_kernel_page() - the same, read once, without the fault point: for
+ * the OS door's own alignment, which must stay true while a test fakes
+ * the size start-up checks.
+ */
+SP_INTERNAL unsigned long sp_os_kernel_page(void);
 /*
  * sp_os_hwcap() - the kernel's word of CPU features (getauxval(AT_HWCAP));
  * its bits are the architecture's (the arch headers of percpu/ read them).

@@ -26,6 +26,8 @@ enum sp_fault_point {
 	SP_FAULT_MAP_SHARED,	/* mapping a shared-memory segment */
 	SP_FAULT_RSEQ,		/* registering an rseq area */
 	SP_FAULT_MEMBARRIER,	/* membarrier registration and fences */
+	SP_FAULT_PAGE_SIZE,	/* the kernel's page size: reported larger
+				 * than segpool's page */
 	SP_FAULT_NR,
 };
 

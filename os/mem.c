@@ -13,13 +13,17 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "os/cpu.h"
 #include "os/faultpoint.h"
 #include "os/os.h"
 
-/* mmap @size bytes aligned to @align by over-mapping and trimming. */
+/*
+ * mmap @size bytes aligned to @align by over-mapping and trimming; the
+ * kernel aligns to its own page, which may be smaller than segpool's.
+ */
 static void *sp_os_mmap_aligned(size_t size, size_t align, int prot, int flags)
 {
-	size_t len = align > SP_PAGE_SIZE ? size + align : size;
+	size_t len = align > sp_os_kernel_page() ? size + align : size;
 	char *p, *a;
 
 	if (sp_fault_should_fail(SP_FAULT_MMAP) || len < size) {

@@ -20,7 +20,7 @@
 #include "internal/debug.h"
 #include "slab/slab.h"
 
-#define SP_DESC_BLOCK_ORDER	4	/* 64 KiB: 1024 descriptors */
+#define SP_DESC_BLOCK_ORDER	(16 - SP_PAGE_SHIFT)	/* 64 KiB a block */
 
 struct sp_desc_pool {
 	pthread_mutex_t lock;

@@ -23,7 +23,7 @@ struct segpool_cache;
  *                  padding and the out-of-object free-list link, if any).
  * @align:          the alignment every object has.
  * @objs_per_slab:  objects in one slab.
- * @pages_per_slab: pages (of 4 KiB) in one slab.
+ * @pages_per_slab: pages (segpool's: 4 KiB, or as built) in one slab.
  * @active_objs:    objects currently allocated.
  * @total_objs:     object slots in all slabs of the cache.
  * @active_slabs:   slabs holding at least one allocated object.

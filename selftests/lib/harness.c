@@ -12,9 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "segpool_config.h"
+#include "internal/compiler.h"
 #include "os/faultpoint.h"
 #include "selftests/lib/harness.h"
 
@@ -406,4 +408,34 @@ int sp_test_run(const char *group, const struct CMUnitTest *tests,
 	 * them would read as SP_TEST_SKIP_STATUS and 256 as success.
 	 */
 	return _cmocka_run_group_tests(base, tests, n, NULL, NULL) ? 1 : 0;
+}
+
+/* --- residency by segpool's page ------------------------------------------ */
+
+int sp_test_mincore(void *addr, size_t len, unsigned char *vec)
+{
+	size_t kpage = (size_t)sysconf(_SC_PAGESIZE);
+	size_t per = kpage < SP_PAGE_SIZE ? SP_PAGE_SIZE / kpage : 1;
+	unsigned char kvec[256];
+	size_t done = 0;
+
+	if (per == 1)
+		return mincore(addr, len, vec);
+	/* a whole number of segpool pages per call, one byte a kernel page */
+	while (done < len) {
+		size_t n = SP_MIN(len - done,
+				  sizeof(kvec) / per * SP_PAGE_SIZE);
+
+		if (mincore((char *)addr + done, n, kvec))
+			return -1;
+		for (size_t i = 0; i < n / SP_PAGE_SIZE; i++) {
+			unsigned char any = 0;
+
+			for (size_t k = 0; k < per; k++)
+				any |= kvec[i * per + k] & 1;
+			vec[done / SP_PAGE_SIZE + i] = any;
+		}
+		done += n;
+	}
+	return 0;
 }

@@ -236,6 +236,16 @@ int sp_test_filler_fill(struct sp_test_filler *f, const char *name,
  */
 void sp_test_filler_done(struct sp_test_filler *f);
 
+/*
+ * sp_test_mincore() - mincore(2) by segpool's page (SP_PAGE_SIZE): bit 0 of
+ * @vec[i] is set when any of the kernel's pages in the i-th segpool page
+ * of [@addr, + @len) is resident.  The kernel's page may be smaller than
+ * segpool's (make PAGE_SHIFT=), and mincore() writes one byte for each of
+ * its own pages.  @addr and @len are multiples of segpool's page.
+ * Return: mincore()'s (0, or -1 with errno set).
+ */
+int sp_test_mincore(void *addr, size_t len, unsigned char *vec);
+
 #include "selftests/lib/child.h"
 
 #endif /* SP_SELFTESTS_LIB_HARNESS_H */

@@ -12,6 +12,7 @@
 
 #include <segpool/segpool.h>
 
+#include "internal/compiler.h"
 #include "selftests/lib/harness.h"
 #include "selftests/lib/stats_parse.h"
 
@@ -97,7 +98,7 @@ int sp_slabinfo_check(char *text, const char *name,
 		CHECK(r.active_slabs <= r.slabs,
 		      "active_slabs > num_slabs: '%s'", line);
 		CHECK(r.perslab >= 1 && r.pages >= 1 &&
-		      r.objsize * r.perslab <= r.pages * 4096,
+		      r.objsize * r.perslab <= r.pages * SP_PAGE_SIZE,
 		      "geometry does not fit the slab: '%s'", line);
 		CHECK(r.limit == 2 * r.batch, "limit != 2 * batchcount: '%s'",
 		      line);

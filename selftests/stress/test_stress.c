@@ -20,6 +20,11 @@
  *
  * Ctor objects are additionally checked to be in constructed state when they
  * come out of the cache, and are put back in that state before their free.
+ *
+ * The program runs in whatever per-CPU mode its environment asks for
+ * (SEGPOOL_PERCPU; tools/arm64-rig/arm64-rig.sh runs it in each).  Loads
+ * shrink under valgrind and the sanitizers, or by SEGPOOL_TEST_SCALE
+ * (sp_test_scaled()).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -554,8 +559,7 @@ static void run_stress(int nthreads, unsigned long total_ops, bool migrate)
 
 	memset(&st, 0, sizeof(st));
 	st.nthreads = nthreads;
-	if (sp_test_under_valgrind())
-		total_ops /= 10;
+	total_ops = sp_test_scaled(total_ops, 1000UL * (unsigned long)nthreads);
 	st.ops = total_ops / (unsigned long)nthreads;
 	st.migrate = migrate;
 	atomic_store(&errors, 0);

@@ -412,7 +412,7 @@ static void test_alignment(void **state)
 		CHECK(info.stride >= size, "%s: stride %zu", name, info.stride);
 		CHECK(info.objs_per_slab >= 1, "%s: objs_per_slab %u", name,
 		      info.objs_per_slab);
-		CHECK((uint64_t)info.pages_per_slab * 4096 >=
+		CHECK((uint64_t)info.pages_per_slab * SP_PAGE_SIZE >=
 		      (uint64_t)info.objs_per_slab * size,
 		      "%s: %u objs of %zu in %u pages", name,
 		      info.objs_per_slab, size, info.pages_per_slab);
@@ -1091,7 +1091,8 @@ static void check_info_consistent(const struct segpool_cache_info *i,
 	      "total_objs %llu != %llu slabs * %u",
 	      (unsigned long long)i->total_objs,
 	      (unsigned long long)i->total_slabs, i->objs_per_slab);
-	CHECK(i->slab_bytes == i->total_slabs * i->pages_per_slab * 4096ULL,
+	CHECK(i->slab_bytes ==
+		      i->total_slabs * i->pages_per_slab * SP_PAGE_SIZE,
 	      "slab_bytes %llu for %llu slabs of %u pages",
 	      (unsigned long long)i->slab_bytes,
 	      (unsigned long long)i->total_slabs, i->pages_per_slab);

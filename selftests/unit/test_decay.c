@@ -6,10 +6,11 @@
  * -1, segpool_shrink_all(), the soft memory limit, a fork child's thread,
  * and bad settings.
  *
- * Residency is read with mincore() over the regions' committed memory (the
- * RSS of segpool's own ranges), so sanitizer shadow and the test's own
- * heap do not blur it.  Waits poll up to a generous bound, many times the
- * delay: a correctness bound, not a timing threshold.
+ * Residency is read with mincore() (sp_test_mincore()) over the regions'
+ * committed memory (the RSS of segpool's own ranges), so sanitizer shadow
+ * and the test's own heap do not blur it.  Waits poll up to a generous
+ * bound, many times the delay: a correctness bound, not a timing
+ * threshold.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -61,7 +62,8 @@ static size_t arena_resident(void)
 
 			if (len > sizeof(vec) * SP_PAGE_SIZE)
 				len = sizeof(vec) * SP_PAGE_SIZE;
-			assert_int_equal(mincore(r->base + off, len, vec), 0);
+			assert_int_equal(
+				sp_test_mincore(r->base + off, len, vec), 0);
 			for (size_t p = 0; p < len / SP_PAGE_SIZE; p++)
 				bytes += (vec[p] & 1) * SP_PAGE_SIZE;
 			off += len;
@@ -195,17 +197,17 @@ static void test_region_decay_by_age(void **state)
 	assert_non_null(p);
 	memset(p, 1, 16 * SP_PAGE_SIZE);
 	sp_region_free(p, 4);
-	assert_int_equal(mincore(p, 16 * SP_PAGE_SIZE, vec), 0);
+	assert_int_equal(sp_test_mincore(p, 16 * SP_PAGE_SIZE, vec), 0);
 	assert_true(vec[0] & 1);	/* kept: the delay has not passed */
 	now = sp_region_now_ns();
 	/* not older than a second: nothing of it goes */
 	sp_region_decay(0, now, 1000000000ULL);
-	assert_int_equal(mincore(p, 16 * SP_PAGE_SIZE, vec), 0);
+	assert_int_equal(sp_test_mincore(p, 16 * SP_PAGE_SIZE, vec), 0);
 	assert_true(vec[0] & 1);
 	/* two seconds later it is */
 	assert_true(sp_region_decay(0, now + 2000000000ULL, 1000000000ULL) >=
 		    16);
-	assert_int_equal(mincore(p, 16 * SP_PAGE_SIZE, vec), 0);
+	assert_int_equal(sp_test_mincore(p, 16 * SP_PAGE_SIZE, vec), 0);
 	for (int i = 0; i < 16; i++)
 		assert_false(vec[i] & 1);
 }
@@ -407,7 +409,7 @@ static void test_zero_purges_at_once(void **state)
 	assert_non_null(p);
 	memset(p, 1, 16 * SP_PAGE_SIZE);
 	sp_region_free(p, 4);
-	assert_int_equal(mincore(p, 16 * SP_PAGE_SIZE, vec), 0);
+	assert_int_equal(sp_test_mincore(p, 16 * SP_PAGE_SIZE, vec), 0);
 	for (int i = 0; i < 16; i++)
 		assert_false(vec[i] & 1);
 	assert_int_equal(segpool_set_decay_ms(SEGPOOL_DECAY_NEVER), 0);
@@ -741,7 +743,7 @@ static void test_fork_child_decays(void **state)
 		memset(p, 1, 16 * SP_PAGE_SIZE);
 		sp_region_free(p, 4);
 		for (t = 0; t < WAIT_BOUND_MS / 20; t++) {
-			if (mincore(p, 16 * SP_PAGE_SIZE, vec))
+			if (sp_test_mincore(p, 16 * SP_PAGE_SIZE, vec))
 				_exit(3);
 			if (!(vec[0] & 1))
 				_exit(0);
@@ -859,7 +861,7 @@ static void test_idle_shrink_leaves_others(void **state)
 	pthread_mutex_unlock(&r->lock);
 
 	assert_true(sp_cache_shrink(idle, false) > 0);	/* slabs released */
-	assert_int_equal(mincore(p, 16 * SP_PAGE_SIZE, vec), 0);
+	assert_int_equal(sp_test_mincore(p, 16 * SP_PAGE_SIZE, vec), 0);
 	for (int i = 0; i < 16; i++)
 		assert_true(vec[i] & 1);
 	pthread_mutex_lock(&r->lock);
@@ -867,7 +869,7 @@ static void test_idle_shrink_leaves_others(void **state)
 	pthread_mutex_unlock(&r->lock);
 
 	assert_true(segpool_cache_shrink(idle) >= 0);	/* now: everything */
-	assert_int_equal(mincore(p, 16 * SP_PAGE_SIZE, vec), 0);
+	assert_int_equal(sp_test_mincore(p, 16 * SP_PAGE_SIZE, vec), 0);
 	for (int i = 0; i < 16; i++)
 		assert_false(vec[i] & 1);
 	assert_int_equal(segpool_cache_destroy(idle), 0);

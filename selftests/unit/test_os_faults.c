@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <segpool/segpool.h>
@@ -704,6 +705,71 @@ static void test_membarrier_fault(void **state)
 }
 
 /*
+ * A kernel whose pages are larger than this build's page (arm64's 16 and
+ * 64 KiB page kernels under a 4 KiB build): start-up reads the kernel's
+ * page size first and refuses, with a message that says both sizes and
+ * the build that serves them, before it maps anything.  The child's
+ * constructor armed SP_FAULT_PAGE_SIZE once: the library's first start-up
+ * (its constructor's) met the larger size and failed; with the fault gone
+ * the next call starts it and it serves.
+ */
+static void test_page_size_refused_child(void **state)
+{
+	void *p;
+
+	(void)state;
+	if (!getenv(ENV_INIT_FAULT)) {
+		print_message(
+			"# runs in the child of test_page_size_refused\n");
+		return;
+	}
+	assert_int_equal(sp_fault_hits(SP_FAULT_PAGE_SIZE), 1);
+	p = segpool_malloc(100);
+	assert_non_null(p);
+	memset(p, 1, 100);
+	segpool_free(p);
+	assert_int_equal(sp_fault_hits(SP_FAULT_PAGE_SIZE), 1);
+}
+
+static void test_page_size_refused(void **state)
+{
+	static char err[16384];
+	char var[64], want[160];
+	const char *env[] = { var, NULL };
+	const struct sp_test_exec x = {
+		.arg = "test_page_size_refused_child",
+		.env = env,
+		.timeout = 60,
+		.follow_valgrind = true,
+	};
+	unsigned long big = SP_PAGE_SIZE << 4;
+	int st;
+
+	(void)state;
+	if (getenv(ENV_INIT_FAULT))
+		return;		/* we are that child */
+	snprintf(var, sizeof(var), ENV_INIT_FAULT "=%d",
+		 (int)SP_FAULT_PAGE_SIZE);
+	assert_int_equal(sp_test_exec_self(&x, err, sizeof(err), &st), 0);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	      "child status %#x; its stderr:\n%s", st, err);
+	snprintf(want, sizeof(want),
+		 "cannot initialise (checking the page size: the kernel's "
+		 "pages are %lu KiB, larger than this build's %lu KiB",
+		 big >> 10, SP_PAGE_SIZE >> 10);
+	CHECK(strstr(err, want) != NULL, "no \"%s\" in:\n%s", want, err);
+	/* the build that serves them, when there is one */
+	if (__builtin_ctzl(big) <= SP_PAGE_SHIFT_MAX) {
+		snprintf(want, sizeof(want), "make PAGE_SHIFT=%d serves them",
+			 __builtin_ctzl(big));
+		CHECK(strstr(err, want) != NULL, "no \"%s\" in:\n%s", want,
+		      err);
+	}
+	/* refused once, clearly: no mapping call failed behind it */
+	CHECK(strstr(err, "reserving") == NULL, "stderr:\n%s", err);
+}
+
+/*
  * Each start-up mapping failing once (issue 23, item 1): the child's
  * constructor arms @point to let "skip" calls through and fail the next.
  * Whatever start-up step that hits, a later call must bring the library
@@ -828,6 +894,8 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_membarrier_fault_child),
 	cmocka_unit_test(test_init_fault_each),
 	cmocka_unit_test(test_init_fault_each_child),
+	cmocka_unit_test(test_page_size_refused),
+	cmocka_unit_test(test_page_size_refused_child),
 };
 
 SP_TEST_MAIN(tests)

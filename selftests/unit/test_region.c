@@ -124,12 +124,12 @@ static void test_free_releases_memory(void **state)
 	p = sp_region_alloc(0, SP_MAX_ORDER, OWNER_A);
 	assert_non_null(p);
 	memset(p, 1, SP_MAX_BLOCK_SIZE);
-	assert_int_equal(mincore(p, SP_MAX_BLOCK_SIZE, vec), 0);
+	assert_int_equal(sp_test_mincore(p, SP_MAX_BLOCK_SIZE, vec), 0);
 	assert_true(vec[0] & 1);
 	sp_region_free(p, SP_MAX_ORDER);
 	/* dirty until the decay finds it older than the delay */
 	sp_region_decay(0, sp_region_now_ns() + 2000000000ULL, 1000000000ULL);
-	assert_int_equal(mincore(p, SP_MAX_BLOCK_SIZE, vec), 0);
+	assert_int_equal(sp_test_mincore(p, SP_MAX_BLOCK_SIZE, vec), 0);
 	for (size_t i = 0; i < SP_MAX_BLOCK_PAGES; i++)
 		assert_false(vec[i] & 1);
 }

@@ -3,10 +3,12 @@
 #
 # tools/arm64-rig/arm64-rig.sh - run the cross-built selftests on emulated
 # arm64 machines: Debian's arm64 cloud kernel under qemu-system-aarch64
-# (TCG, -M virt) with two NUMA nodes, in rseq mode.
+# (TCG, -M virt) with two NUMA nodes, in rseq mode, and the ownership
+# stress of the per-CPU layer in every per-CPU mode.
 #
 #   tools/arm64-rig/arm64-rig.sh [-c CONFIG[,CONFIG...]] [-p PROGRAM[,...]]
-#                                [-k KERNEL] [-b BUSYBOX] [-t SECONDS]
+#                                [-k KERNEL] [-K KERNEL] [-b BUSYBOX]
+#                                [-t SECONDS]
 #                                [-l] [-v] OBJTREE SRCTREE
 #
 # OBJTREE is an arm64 build tree (make CROSS_COMPILE=aarch64-linux-gnu-
@@ -30,26 +32,40 @@
 #          the depot runs on its lock (no casp); the unit and API tiers
 #   4cpu   cortex-a76, 4 CPUs, two a node: LSE, so the depot's stacks are
 #          lock-free through casp; the programs of the per-CPU layer and
-#          what stands on it (4 vCPUs on 2 host cores make every process
-#          start and membarrier fence slow: the whole tiers take over
-#          10 minutes there)
-# Default: both.
+#          what stands on it, the ownership stress among them (4 vCPUs
+#          on 2 host cores make every process start and membarrier fence
+#          slow: the whole tiers take over 10 minutes there)
+#   16k    cortex-a76, 2 CPUs, one a node, booting Debian's arm64 kernel
+#          with 16 KiB pages (linux-image-6.12-arm64-16k) instead: with a
+#          build whose page is at least as large (make PAGE_SHIFT=14 or
+#          16; make check-arm64-16k) the unit tier; with a build of
+#          smaller pages only the refusal: start-up must fail with its
+#          message naming both page sizes (one result)
+# Default: 2cpu and 4cpu.
 #
 # The programs: the unit and API tiers in rseq mode, but for what cannot
 # run in the guest or takes too long under TCG (the list below says which
 # and why).  A program with variants (selftests/lib/harness.h) runs those
 # in rseq mode (all but the lock and off ones); the others run as they
-# are (rseq is the default mode).
-# Before them the guest prints the per-CPU mode the library chose
-# (SEGPOOL_VERBOSE=1), which must say rseq: otherwise the boot fails; and
-# the depot's stacks test_depot reports must be lock-free (casp) exactly
-# when the CPU has LSE.
+# are (rseq is the default mode).  The ownership stress of the stress
+# tier (test_percpu_stress and test_stress: every object checked against
+# an ownership map and a pattern while threads hand objects across CPUs,
+# and drains steal magazines under them) runs in every per-CPU mode:
+# test_percpu_stress's variants all, test_stress once with each
+# SEGPOOL_PERCPU=rseq, lock and off, at a small load.
+# Before them the guest prints the per-CPU mode the library chooses
+# (SEGPOOL_VERBOSE=1) by default and with SEGPOOL_PERCPU=lock and off:
+# the first must say rseq (otherwise the boot fails), the others lock and
+# off; and the depot's stacks test_depot reports must be lock-free (casp)
+# exactly when the CPU has LSE.
 #
 # Options:
 #   -c LIST   configurations to run (comma separated)
 #   -p LIST   only these programs (comma separated names)
 #   -k FILE   kernel image (default: the downloaded one; or
 #             $SEGPOOL_ARM64_KERNEL)
+#   -K FILE   kernel image with 16 KiB pages, for 16k (default: the
+#             downloaded one; or $SEGPOOL_ARM64_KERNEL_16K)
 #   -b FILE   arm64 busybox, dynamically linked, so that LD_PRELOAD
 #             reaches its programs (default: the downloaded one)
 #   -t SECS   time limit of one boot, outer timeout (default 900)
@@ -72,6 +88,7 @@ prog=${0##*/}
 configs=2cpu,4cpu
 only=
 kernel=${SEGPOOL_ARM64_KERNEL:-}
+kernel16k=${SEGPOOL_ARM64_KERNEL_16K:-}
 busybox=
 limit=900
 prog_limit=300		# seconds one program may run in the guest
@@ -82,11 +99,12 @@ usage() {
 	sed -n '4,/^$/s/^# \{0,1\}//p' "$0"
 }
 
-while getopts "c:p:k:b:t:lvh" opt; do
+while getopts "c:p:k:K:b:t:lvh" opt; do
 	case "$opt" in
 	c) configs=$OPTARG ;;
 	p) only=$OPTARG ;;
 	k) kernel=$OPTARG ;;
+	K) kernel16k=$OPTARG ;;
 	b) busybox=$OPTARG ;;
 	t) limit=$OPTARG ;;
 	l) keep=1 ;;
@@ -113,7 +131,10 @@ srctree=$(cd "$2" && pwd)
 #   test_reliability   a soak of every path at once: the same
 #   test_pmr_inline    the inline hit path is x86-64's (segpool/inline.h):
 #                      on arm64 it is test_pmr again
-left_out=(test_runner test_slab_scale test_reliability test_pmr_inline)
+#   test_rcu_stress    the statistics dump racing cache destruction: RCU's,
+#                      nothing of the per-CPU layer's or of arm64's
+left_out=(test_runner test_slab_scale test_reliability test_pmr_inline
+	  test_rcu_stress)
 # What the programs skip themselves in the guest, each with its reason
 # printed: the tests of other variants than the one running (the lock
 # mode's among them), of a sanitizer build, child halves run alone, and
@@ -127,6 +148,8 @@ left_out=(test_runner test_slab_scale test_reliability test_pmr_inline)
 # test_percpu and test_rcu run at a fifth of their load, test_stats at a
 # twentieth (its churn of caches created and destroyed, each destroy a
 # membarrier fence per CPU, takes minutes under TCG at full load).
+# test_percpu_stress and test_stress run at a fiftieth of their load
+# (SEGPOOL_TEST_SCALE), in every per-CPU mode (modes_all below).
 programs=(
 	"test_cache_api|./test_cache_api"
 	"test_region|./test_region"
@@ -163,13 +186,21 @@ programs=(
 	"test_pmr|./test_pmr"
 	"test_kernel_api|./test_kernel_api"
 	"test_kernel_api_installed|./test_kernel_api_installed"
+	"test_percpu_stress|env SEGPOOL_TEST_SCALE=0.1 ./test_percpu_stress"
+	"test_stress|env SEGPOOL_TEST_SCALE=0.1 ./test_stress"
 )
+# The programs run in every per-CPU mode, not in rseq mode alone: all
+# their variants, or, for one without variants, once with each of
+# SEGPOOL_PERCPU=rseq, lock and off.
+modes_all=test_percpu_stress,test_stress
+# the per-CPU modes, as SEGPOOL_PERCPU names them
+modes=(rseq lock off)
 
 # The 4cpu machine's programs (see above), unless -p names others.
 percpu_set=test_cache_api,test_percpu_hooks,test_percpu,test_sizing,test_depot
 percpu_set+=,test_stats,test_numa,test_debug_build,test_guard,test_failslab
 percpu_set+=,test_rcu,test_malloc,test_kmalloc,test_fork,test_mempool
-percpu_set+=,test_inline,test_pmr
+percpu_set+=,test_inline,test_pmr,test_percpu_stress,test_stress
 
 # --- what the host needs ------------------------------------------------------
 qemu=$(command -v qemu-system-aarch64 || true)
@@ -211,6 +242,43 @@ if [[ -z "$kernel" ]]; then
 		fi
 	fi
 fi
+# The kernel with 16 KiB pages, when a configuration wants it: only its
+# boot folder is unpacked (the package's modules are not needed).
+if [[ ",$configs," == *,16k,* && -z "$kernel16k" ]]; then
+	kernel16k=$(ls "$cache"/root-16k/boot/vmlinuz-*-arm64-16k \
+		    2>/dev/null | sort -V | tail -n 1 || true)
+	image=
+	if [[ -z "$kernel16k" ]]; then
+		image=$(apt-cache depends linux-image-6.12-arm64-16k:arm64 \
+			2>/dev/null |
+			sed -n 's/^ *Depends: \(linux-image-[^:]*\).*/\1/p' |
+			head -n 1)
+	fi
+	if [[ -n "$image" ]]; then
+		mkdir -p "$cache/debs" "$cache/root-16k"
+		deb=$(ls "$cache/debs/${image}_"*_arm64.deb 2>/dev/null |
+		      head -n 1 || true)
+		if [[ -z "$deb" ]]; then
+			echo "# arm64-rig: apt-get download $image:arm64"
+			(cd "$cache/debs" &&
+			 apt-get download -q "$image:arm64" >/dev/null 2>&1) ||
+				true
+			deb=$(ls "$cache/debs/${image}_"*_arm64.deb \
+			      2>/dev/null | head -n 1 || true)
+		fi
+		if [[ -n "$deb" ]]; then
+			dpkg-deb --fsys-tarfile "$deb" |
+				tar -x -C "$cache/root-16k" ./boot
+			kernel16k=$(ls "$cache"/root-16k/boot/vmlinuz-*-16k |
+				    sort -V | tail -n 1)
+		fi
+	fi
+	if [[ -z "$kernel16k" || ! -r "$kernel16k" ]]; then
+		echo "$prog: no arm64 kernel with 16 KiB pages (apt-get" \
+			"download linux-image-6.12-arm64-16k's image failed)" >&2
+		exit 4
+	fi
+fi
 # busybox, not busybox-static: test_malloc's test_preload_* run its
 # programs under LD_PRELOAD, which a static program ignores
 if [[ -z "$busybox" ]]; then
@@ -242,7 +310,7 @@ if [[ ! -x $cache/root/usr/bin/aarch64-linux-gnu-nm ]]; then
 fi
 
 # bin_path BIN: where the build tree has program BIN
-bin_dirs=(selftests/unit selftests/api)
+bin_dirs=(selftests/unit selftests/api selftests/stress)
 bin_path() {
 	local d
 
@@ -521,10 +589,24 @@ build_initramfs() {
 		echo 'cd /rig'
 		echo 'export TMPDIR=/tmp'
 		echo 'export SEGPOOL_TEST_TIMEOUT='"$prog_limit"
-		# the mode the library picks here, as its start-up line says
-		echo "SEGPOOL_VERBOSE=1 ./$(prog_bin "${programs[0]}")" \
-			"--list-variants 2>&1 >/dev/null |"
-		echo '	sed -n "s/^.*\(per-CPU mode .*\)$/$S mode \1/p"'
+		# the mode the library picks here, as its start-up line says,
+		# by default and in each mode asked for
+		for m in default "${modes[@]:1}"; do
+			echo -n "SEGPOOL_VERBOSE=1 "
+			[[ $m == default ]] || echo -n "SEGPOOL_PERCPU=$m "
+			echo "./$(prog_bin "${programs[0]}")" \
+				"--list-variants 2>&1 >/dev/null |"
+			echo '	sed -n "s/^.*\(per-CPU mode .*\)$/$S' \
+				"mode $m"' \1/p"'
+		done
+		# the kernel's pages larger than the build's: its refusal
+		if [[ $probe_only -eq 1 ]]; then
+			echo "./$(prog_bin "${programs[0]}") --list-variants" \
+				"2>&1 >/dev/null |"
+			echo '	sed -n "s/^segpool: \(cannot initialise' \
+				'.*\)$/$S refused \1/p"'
+			programs=()
+		fi
 		echo 'run() {	# NAME COMMAND...'
 		echo '	n=$1; shift'
 		echo '	echo "$S start $n"'
@@ -535,11 +617,25 @@ build_initramfs() {
 		echo '	t1=$(cut -d. -f1 /proc/uptime)'
 		echo '	echo "$S result $n $(cat /tmp/rc) $((t1 - t0))s"'
 		echo '}'
-		for p in "${programs[@]}"; do
+		for p in ${programs[@]+"${programs[@]}"}; do
 			name=${p%%|*}
 			cmd=${p#*|}
 			bin=$(prog_bin "$p")
-			if grep -q -a -F SEGPOOL_SELFTEST_HAS_VARIANTS \
+			if [[ ",$modes_all," == *",$name,"* ]] &&
+			   grep -q -a -F SEGPOOL_SELFTEST_HAS_VARIANTS \
+				"$(bin_path "$bin")"; then
+				# every variant, every mode
+				echo "./$bin --list-variants |"
+				echo "while read -r v vset; do"
+				echo "	run \"$name [\$v]\" env \$vset" \
+					"SEGPOOL_TEST_VARIANT=\$v $cmd"
+				echo 'done'
+			elif [[ ",$modes_all," == *",$name,"* ]]; then
+				for m in "${modes[@]}"; do
+					echo "run \"$name [mode=$m]\"" \
+						"env SEGPOOL_PERCPU=$m $cmd"
+				done
+			elif grep -q -a -F SEGPOOL_SELFTEST_HAS_VARIANTS \
 				"$(bin_path "$bin")"; then
 				# the variants in rseq mode (default or said):
 				# not the lock and off ones
@@ -584,11 +680,24 @@ qemu_args() {
 			"-numa node,nodeid=1,cpus=2-3,memdev=m1" \
 			"-numa dist,src=0,dst=1,val=20"
 		;;
+	16k)
+		echo "-cpu cortex-a76 -m 1024 -smp 2" \
+			"-object memory-backend-ram,id=m0,size=512M" \
+			"-numa node,nodeid=0,cpus=0,memdev=m0" \
+			"-object memory-backend-ram,id=m1,size=512M" \
+			"-numa node,nodeid=1,cpus=1,memdev=m1" \
+			"-numa dist,src=0,dst=1,val=20"
+		;;
 	*)
 		return 1
 		;;
 	esac
 }
+
+# The build's page (make PAGE_SHIFT=), as its config header says
+page_shift=$(sed -n 's/^#define CONFIG_SEGPOOL_PAGE_SHIFT //p' \
+	     "$objtree/include/generated/segpool_config.h" 2>/dev/null)
+page_shift=${page_shift:-12}
 
 total_pass=0
 total_fail=0
@@ -596,7 +705,8 @@ rc_all=0
 IFS=, read -r -a config_list <<< "$configs"
 for cfg in "${config_list[@]}"; do
 	if ! args=$(qemu_args "$cfg"); then
-		echo "$prog: unknown configuration '$cfg' (2cpu, 4cpu)" >&2
+		echo "$prog: unknown configuration '$cfg' (2cpu, 4cpu," \
+			"16k)" >&2
 		exit 2
 	fi
 	programs=("${all_programs[@]}")
@@ -604,17 +714,34 @@ for cfg in "${config_list[@]}"; do
 		echo "$prog: the build has none of the 4cpu programs" >&2
 		exit 2
 	fi
+	boot_kernel=$kernel
+	probe_only=0
+	if [[ $cfg == 16k ]]; then
+		boot_kernel=$kernel16k
+		if [[ $page_shift -lt 14 ]]; then
+			probe_only=1
+			programs=("${programs[0]}")
+		elif [[ -z "$only" ]]; then
+			# the unit tier
+			unit=
+			for p in "${all_programs[@]}"; do
+				[[ -x $objtree/selftests/unit/$(prog_bin "$p") ]] &&
+					unit+=,${p%%|*}
+			done
+			pick "$unit"
+		fi
+	fi
 	sentinel=$(od -An -N8 -tx8 /dev/urandom | tr -d ' \n')
 	initrd=$work/initrd-$cfg.gz
 	log=$work/serial-$cfg.log
 	build_initramfs "$sentinel" "$initrd"
-	echo "# arm64-rig: $cfg: booting $(basename "$kernel")" \
+	echo "# arm64-rig: $cfg: booting $(basename "$boot_kernel")" \
 		"(qemu TCG, $args)" | sed 's/ -object.*)/)/'
 	start=$SECONDS
 	# shellcheck disable=SC2086
 	timeout --kill-after=10 "$limit" "$qemu" -accel tcg -machine virt \
 		$args -nographic -nic none -no-reboot \
-		-kernel "$kernel" -initrd "$initrd" \
+		-kernel "$boot_kernel" -initrd "$initrd" \
 		-append "console=ttyAMA0 quiet panic=-1 loglevel=3" \
 		< /dev/null > "$log" 2>&1 &
 	guest=$!
@@ -634,16 +761,54 @@ for cfg in "${config_list[@]}"; do
 		sed "s/^$tag /# arm64-rig: $cfg: /" || true
 	pass=0
 	fail=0
-	mode=$(grep -a -F "$tag mode " "$log.txt" | head -n 1 |
-	       sed "s/^$tag mode //" || true)
-	echo "# arm64-rig: $cfg: ${mode:-per-CPU mode not reported}"
-	if [[ $mode == "per-CPU mode rseq"* ]]; then
-		echo "ok $cfg/mode rseq"
-		pass=$((pass + 1))
-	else
-		echo "not ok $cfg/mode (not rseq: ${mode:-none})"
-		fail=$((fail + 1))
+	# 16k: the kernel's pages are 16 KiB, as the guest's smaps says
+	if [[ $cfg == 16k ]]; then
+		if grep -a -q -E "^$tag begin .*, page 16 kB\$" "$log.txt"
+		then
+			echo "ok $cfg/kernel page 16 kB"
+			pass=$((pass + 1))
+		else
+			echo "not ok $cfg/kernel page (not 16 kB)"
+			fail=$((fail + 1))
+		fi
 	fi
+	# a build of smaller pages: start-up refuses, and says why
+	if [[ $probe_only -eq 1 ]]; then
+		refused=$(grep -a -F "$tag refused " "$log.txt" |
+			  head -n 1 | sed "s/^$tag refused //" || true)
+		echo "# arm64-rig: $cfg: ${refused:-no refusal reported}"
+		want="the kernel's pages are 16 KiB, larger than this"
+		want+=" build's $((1 << (page_shift - 10))) KiB"
+		if [[ $refused == *"$want"* ]]; then
+			echo "ok $cfg/refused: the build's pages are smaller"
+			pass=$((pass + 1))
+		else
+			echo "not ok $cfg/refused (no \"$want\")"
+			fail=$((fail + 1))
+		fi
+	fi
+	# the mode by default, which must be rseq, and as asked for
+	for m in default "${modes[@]:1}"; do
+		[[ $probe_only -eq 1 ]] && break
+		want=$m
+		how="SEGPOOL_PERCPU=$m"
+		if [[ $m == default ]]; then
+			want=rseq
+			how="by default"
+		fi
+		mode=$(grep -a -F "$tag mode $m " "$log.txt" | head -n 1 |
+		       sed "s/^$tag mode $m //" || true)
+		echo "# arm64-rig: $cfg: $how:" \
+			"${mode:-per-CPU mode not reported}"
+		if [[ $mode == "per-CPU mode $want"* ]]; then
+			echo "ok $cfg/mode $want ($how)"
+			pass=$((pass + 1))
+		else
+			echo "not ok $cfg/mode ($how: not $want:" \
+				"${mode:-none})"
+			fail=$((fail + 1))
+		fi
+	done
 	# The depot's stacks (test_depot says which): lock-free through casp
 	# exactly when the CPU has LSE ("atomics" among its features)
 	depot=$(grep -a -o -m 1 -E '(lock-free|spinlocked) stacks' "$log.txt" ||
@@ -678,7 +843,7 @@ for cfg in "${config_list[@]}"; do
 			fail=$((fail + 1))
 		fi
 	done < <(grep -a -F "$tag result " "$log.txt" || true)
-	for p in "${programs[@]}"; do
+	for p in ${programs[@]+"${programs[@]}"}; do
 		name=${p%%|*}
 		if ! grep -a -q -E "^$tag result $name( \[[^]]*\])? " \
 			"$log.txt"; then
