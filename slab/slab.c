@@ -848,15 +848,10 @@ static __sp_noinline void sp_flush_relist(struct segpool_cache *c,
 					  struct sp_slab *s,
 					  struct sp_list_head *victims)
 {
-	struct sp_slab *v;
+	struct sp_slab *v = sp_slab_after_free(c, n, s);
 
-	if (s->inuse == 0)
-		sp_slab_reset(c, s);
-	v = sp_node_victim(c, n, s);
 	if (v)
 		sp_list_add(&v->lru, victims);
-	else
-		sp_slab_relist(c, n, s);
 }
 
 /* Objects [@i, @end) of the flush; the node run so far in *@n, *@from. */

@@ -76,6 +76,16 @@ static void filler_fill(struct sp_test_filler *f, const char *name,
 	CHECK(e == ENOMEM, "%s: filler stopped with errno %d", name, e);
 }
 
+/* One small block taken, written and given back: the library serves. */
+static void malloc_round_trip(void)
+{
+	void *p = segpool_malloc(100);
+
+	assert_non_null(p);
+	memset(p, 1, 100);
+	segpool_free(p);
+}
+
 /*
  * A new cache whose first slab cannot be set up: NULL, ENOMEM, nothing
  * allocated, nothing leaked; then, without the fault, it works.
@@ -636,10 +646,7 @@ static void test_nil_slots_fault_child(void **state)
 		return;
 	}
 	assert_int_equal(sp_fault_hits(SP_FAULT_META), 1);
-	p = segpool_malloc(100);
-	assert_non_null(p);
-	memset(p, 1, 100);
-	segpool_free(p);
+	malloc_round_trip();
 	assert_non_null(sp_pcpu_nil_slots());
 	/* SEGPOOL_INTERLEAVE: no per-CPU layer, the nil slots serve it */
 	c = segpool_cache_create("nil-slots", 48, 0, SEGPOOL_INTERLEAVE, NULL);
@@ -715,8 +722,6 @@ static void test_membarrier_fault(void **state)
  */
 static void test_page_size_refused_child(void **state)
 {
-	void *p;
-
 	(void)state;
 	if (!getenv(ENV_INIT_FAULT)) {
 		print_message(
@@ -724,10 +729,7 @@ static void test_page_size_refused_child(void **state)
 		return;
 	}
 	assert_int_equal(sp_fault_hits(SP_FAULT_PAGE_SIZE), 1);
-	p = segpool_malloc(100);
-	assert_non_null(p);
-	memset(p, 1, 100);
-	segpool_free(p);
+	malloc_round_trip();
 	assert_int_equal(sp_fault_hits(SP_FAULT_PAGE_SIZE), 1);
 }
 
