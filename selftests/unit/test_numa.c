@@ -124,10 +124,15 @@ static bool placement_checkable(void)
 	return !sp_topo.fake;
 }
 
-/* The node the kernel placed @p's page on (touched first), or -errno. */
+/*
+ * The node the kernel placed @p's page on (touched first), or -errno: the
+ * kernel's page, which may be smaller than segpool's (a PAGE_SHIFT=16
+ * build on a kernel of 16 KiB pages), the rest of segpool's page untouched.
+ */
 static int page_node(void *p)
 {
-	void *page = (void *)((uintptr_t)p & ~(uintptr_t)(SP_PAGE_SIZE - 1));
+	uintptr_t mask = (uintptr_t)sysconf(_SC_PAGESIZE) - 1;
+	void *page = (void *)((uintptr_t)p & ~mask);
 	int status = -1;
 
 	*(volatile char *)p = *(volatile char *)p;

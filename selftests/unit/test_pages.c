@@ -72,8 +72,12 @@ static size_t pages_used(int idx)
 /*
  * Runs of many sizes (one page to 12 MiB, so several top-level blocks
  * too), freed in a shuffled order: every split merges back, the free lists
- * are as before and no page stays used.
+ * are as before and no page stays used.  The sizes are in bytes, whatever
+ * the page: small runs up to 2400 KiB, every sixteenth one past a top-level
+ * block, up to three of them.
  */
+#define SPLIT_SMALL_PAGES	((2400 * KiB) >> SP_PAGE_SHIFT)
+
 static void test_split_merge(void **state)
 {
 	enum { N = 160 };
@@ -89,7 +93,10 @@ static void test_split_merge(void **state)
 	for (int i = 0; i < N; i++) {
 		uint64_t r = sp_test_rand(&seed);
 
-		pages[i] = i % 16 == 15 ? 1025 + r % 2048 : 1 + r % 600;
+		pages[i] = i % 16 == 15 ?
+			   SP_MAX_BLOCK_PAGES + 1 +
+				   r % (2 * SP_MAX_BLOCK_PAGES) :
+			   1 + r % SPLIT_SMALL_PAGES;
 		run[i] = sp_region_alloc_pages(0, pages[i], SP_PAGE_SIZE,
 					       &dirty);
 		assert_non_null(run[i]);
@@ -154,8 +161,13 @@ static void check_run_pages(char *p, size_t pages)
  */
 static void test_run_anchors(void **state)
 {
+	/* around the anchor spacing, and around and past a top-level block
+	 * (1024, 1025 and 3000 pages of 4 KiB; 64 KiB pages make a top
+	 * block 64 of them, and 3000 would pass SP_RUN_MAX_SIZE) */
 	static const size_t len[] = {
-		1, 2, 63, 64, 65, 127, 128, 129, 300, 1024, 1025, 3000,
+		1, 2, 63, 64, 65, 127, 128, 129, 300,
+		SP_MAX_BLOCK_PAGES, SP_MAX_BLOCK_PAGES + 1,
+		3 * SP_MAX_BLOCK_PAGES - 72,
 	};
 	enum { N = sizeof(len) / sizeof(len[0]) };
 	uint64_t seed = sp_test_seed();
@@ -269,10 +281,16 @@ static void test_alignment(void **state)
 	segpool_free(p[0]);
 }
 
-/* The node the kernel placed @p's page on (touched first), or -errno. */
+/*
+ * The node the kernel placed @p's page on (touched first), or -errno: the
+ * kernel's page, smaller than segpool's in a PAGE_SHIFT=16 build on a
+ * kernel of 16 KiB pages, where the rest of segpool's page may be untouched
+ * (move_pages() says -ENOENT of it).
+ */
 static int page_node(char *p)
 {
-	void *page = (void *)((uintptr_t)p & ~(uintptr_t)(SP_PAGE_SIZE - 1));
+	uintptr_t mask = (uintptr_t)sysconf(_SC_PAGESIZE) - 1;
+	void *page = (void *)((uintptr_t)p & ~mask);
 	int status = -1;
 
 	*(volatile char *)p = 1;
@@ -336,9 +354,13 @@ static bool check(const unsigned char *p, size_t n, unsigned int seed)
 }
 
 /*
- * Two 64 KiB runs side by side: growing the first must move it while the
- * second is there, and stays in place once the second is gone.
+ * Two runs of 16 pages side by side (64 KiB of 4 KiB pages; sizes here are
+ * in pages, so each step is a whole number of them whatever the page):
+ * growing the first must move it while the second is there, and stays in
+ * place once the second is gone.
  */
+#define PG(n)	((size_t)(n) * SP_PAGE_SIZE)
+
 static void test_realloc_in_place_and_moving(void **state)
 {
 	enum { N = 64 };
@@ -347,12 +369,12 @@ static void test_realloc_in_place_and_moving(void **state)
 
 	(void)state;
 	for (int i = 0; i < N; i++) {
-		p[i] = segpool_malloc(64 * KiB);
+		p[i] = segpool_malloc(PG(16));
 		assert_non_null(p[i]);
 	}
 	for (int i = 0; i < N && !a; i++)
 		for (int j = 0; j < N; j++)
-			if (p[i] + 64 * KiB == p[j]) {
+			if (p[i] + PG(16) == p[j]) {
 				a = p[i];
 				b = p[j];
 				ia = i;
@@ -361,27 +383,27 @@ static void test_realloc_in_place_and_moving(void **state)
 			}
 	assert_non_null(a);
 	p[ia] = NULL;
-	fill(a, 64 * KiB, 7);
+	fill(a, PG(16), 7);
 	/* b follows a: a grows by moving, content kept */
-	q = segpool_realloc(a, 100 * KiB);
+	q = segpool_realloc(a, PG(25));
 	assert_non_null(q);
 	assert_ptr_not_equal(q, a);
-	assert_true(check(q, 64 * KiB, 7));
-	assert_int_equal(segpool_usable_size(q), 100 * KiB);
+	assert_true(check(q, PG(16), 7));
+	assert_int_equal(segpool_usable_size(q), PG(25));
 	segpool_free(q);
 	/* the pages after b: free (b's buddy block was split for it)? make
 	 * them so by shrinking b first, then grow it back in place */
-	fill(b, 64 * KiB, 9);
-	q = segpool_realloc(b, 40 * KiB);
+	fill(b, PG(16), 9);
+	q = segpool_realloc(b, PG(10));
 	assert_ptr_equal(q, b);
-	assert_int_equal(segpool_usable_size(b), 40 * KiB);
-	q = segpool_realloc(b, 60 * KiB);
+	assert_int_equal(segpool_usable_size(b), PG(10));
+	q = segpool_realloc(b, PG(15));
 	assert_ptr_equal(q, b);
-	assert_true(check(b, 40 * KiB, 9));
+	assert_true(check(b, PG(10), 9));
 	/* and a shrink keeps the address and the bytes it keeps */
-	q = segpool_realloc(b, 36 * KiB);
+	q = segpool_realloc(b, PG(9));
 	assert_ptr_equal(q, b);
-	assert_true(check(b, 36 * KiB, 9));
+	assert_true(check(b, PG(9), 9));
 	segpool_free(b);
 	for (int i = 0; i < N; i++)
 		segpool_free(p[i]);
@@ -516,14 +538,14 @@ static void test_bad_input(void **state)
 	errno = 0;
 	assert_null(segpool_aligned_alloc(MiB, opaque(SIZE_MAX - 10)));
 	assert_int_equal(errno, ENOMEM);
-	p = segpool_malloc(100 * KiB);
+	p = segpool_malloc(PG(25));
 	assert_non_null(p);
-	memset(p, 0x42, 100 * KiB);
+	memset(p, 0x42, PG(25));
 	errno = 0;
 	assert_null(segpool_realloc(p, opaque(SIZE_MAX - 1)));
 	assert_int_equal(errno, ENOMEM);
-	assert_true(sp_test_all_bytes(p, 0x42, 100 * KiB));
-	assert_int_equal(segpool_usable_size(p), 100 * KiB);
+	assert_true(sp_test_all_bytes(p, 0x42, PG(25)));
+	assert_int_equal(segpool_usable_size(p), PG(25));
 	/* an interior pointer has no usable size */
 	errno = 0;
 	assert_int_equal(segpool_usable_size(p + SP_PAGE_SIZE), 0);
