@@ -170,12 +170,13 @@ static void test_bad_arguments(void **state)
 
 /*
  * A 100-byte cache: stride 104 (the size rounded up to 8, the link inside
- * the free object), 39 objects fill a 4 KiB slab with 40 bytes (1/102)
- * wasted, so order 0.
+ * the free object), so a one-page slab wastes less than a stride (40 bytes,
+ * 1/102, of a 4 KiB page; 16 of a 64 KiB one): order 0, as many objects as
+ * fit in segpool's page.
  */
 #define G_SIZE		100
 #define G_STRIDE	104
-#define G_PERSLAB	39
+#define G_PERSLAB	(SP_PAGE_SIZE / G_STRIDE)
 #define G_MAG		28
 #define G_DEPOT		4
 
@@ -215,7 +216,7 @@ static void test_slabinfo_golden(void **state)
 	assert_int_equal(r.active, k);
 	/* with the magazines drained every slab holds test objects only */
 	assert_true(segpool_cache_shrink(c) >= 0);
-	slabs = count_slabs(objs, k, 4096);
+	slabs = count_slabs(objs, k, SP_PAGE_SIZE);
 	r = sp_slabinfo_row("st-golden");
 	assert_int_equal(r.active, k);
 	assert_int_equal(r.active_slabs, slabs);
@@ -236,7 +237,7 @@ static void test_slabinfo_golden(void **state)
 	assert_int_equal(info.active_objs + info.cpu_objs + info.depot_objs,
 			 has_pcpu() ? k : k / 2);
 	assert_true(segpool_cache_shrink(c) >= 0);
-	slabs = count_slabs(objs, k, 4096);
+	slabs = count_slabs(objs, k, SP_PAGE_SIZE);
 	r = sp_slabinfo_row("st-golden");
 	assert_int_equal(r.active, k / 2);
 	assert_int_equal(r.active_slabs, slabs);
@@ -364,7 +365,9 @@ static void test_detail_keys(void **state)
 	assert_int_equal(sp_detail_num(text, "st-detail", "object_size"), 40);
 	assert_int_equal(sp_detail_num(text, "st-detail", "slab_size"), 64);
 	assert_int_equal(sp_detail_num(text, "st-detail", "align"), 64);
-	assert_int_equal(sp_detail_num(text, "st-detail", "objs_per_slab"), 64);
+	/* a 64-byte stride fills a page: no header in it, none wasted */
+	assert_int_equal(sp_detail_num(text, "st-detail", "objs_per_slab"),
+			 SP_PAGE_SIZE / 64);
 	assert_int_equal(sp_detail_num(text, "st-detail", "order"), 0);
 	assert_int_equal(sp_detail_num(text, "st-detail", "pages_per_slab"), 1);
 	assert_string_equal(sp_detail_str(text, "st-detail", "ctor"), "yes");
