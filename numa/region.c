@@ -58,11 +58,11 @@ _Static_assert(SP_REGION_MIN_SIZE == SP_ENV_REGION_MIN,
 	       "SEGPOOL_REGION_SIZE: the table's bound");
 /*
  * Free memory a region may keep before all of it is given back: 64 MiB when
- * there is no decay; while the decay runs, a sixteenth of the region's share
- * of the memory the process may fill (the machine's, or its cgroup's limit,
- * spread evenly over the nodes), and never less than 64 MiB.
+ * there is no decay (SP_DIRTY_MAX_PAGES); while the decay runs, a sixteenth
+ * of the region's share of the memory the process may fill (the machine's,
+ * or its cgroup's limit, spread evenly over the nodes), and never less than
+ * 64 MiB.
  */
-#define SP_DIRTY_MAX_PAGES	((64UL << 20) >> SP_PAGE_SHIFT)
 #define SP_DIRTY_MEM_SHIFT	4
 
 static size_t sp_dirty_cap(int nr_regions)

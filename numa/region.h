@@ -240,6 +240,9 @@ SP_INTERNAL size_t sp_region_purge(int idx);
  * (until a purge or the cap), 0 not at all.  Set by core/decay.c.
  */
 extern SP_INTERNAL int64_t sp_region_delay_ns;
+/* The hard cap of a region's dirty free memory with no decay (a delay of
+ * -1): past it every dirty free page goes back at the next free. */
+#define SP_DIRTY_MAX_PAGES	((64UL << 20) >> SP_PAGE_SHIFT)
 
 /*
  * sp_region_decay() - give back the dirty free blocks of node index @idx
