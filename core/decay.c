@@ -378,6 +378,29 @@ static void sp_decay_set_delay(long ms)
 			 __ATOMIC_RELAXED);
 }
 
+/*
+ * Huge pages of another size than SP_OS_HUGE_SIZE (32 MiB with 16 KiB
+ * pages, 512 MiB with 64 KiB ones) are refused whatever SEGPOOL_THP says:
+ * the regions' blocks are at most 4 MiB and the decay keeps only blocks of
+ * a 2 MiB huge page whole, so every purge would split such a page; in the
+ * kernel's always mode the next touch of a range purged whole faults a
+ * whole one back in, or khugepaged collapses it again.
+ */
+int sp_decay_thp_choice(int thp, int mode, size_t huge, long ms)
+{
+	if (huge && huge != SP_OS_HUGE_SIZE)
+		return SP_REGION_THP_NEVER;
+	if (thp == SP_THP_ALWAYS)
+		return SP_REGION_THP_COMMIT;
+	if (thp == SP_THP_NEVER)
+		return SP_REGION_THP_NEVER;
+	if (mode != SP_OS_THP_MADVISE)
+		return 0;
+	/* auto: the chunks a program keeps, aged by the decay thread; with
+	 * no thread to age them (a delay of -1), as they are committed */
+	return ms < 0 ? SP_REGION_THP_COMMIT : SP_REGION_THP_AGED;
+}
+
 void sp_decay_settings(void)
 {
 	int thp = sp_env_word(SP_ENV_THP);
@@ -395,20 +418,10 @@ void sp_decay_settings(void)
 	__atomic_store_n(&sp_region_limit_hook, sp_decay_kick_shrink,
 			 __ATOMIC_RELEASE);
 	__atomic_store_n(&sp_health_decay_fn, sp_decay_read, __ATOMIC_RELEASE);
-	/*
-	 * auto: the chunks a program keeps, aged by the decay thread; with
-	 * no thread to age them (a delay of -1), as they are committed.
-	 */
-	if (thp == SP_THP_ALWAYS)
-		sp_region_thp = SP_REGION_THP_COMMIT;
-	else if (thp == SP_THP_NEVER)
-		sp_region_thp = SP_REGION_THP_NEVER;
-	else if (sp_os_thp_mode() != SP_OS_THP_MADVISE)
-		sp_region_thp = 0;
-	else if (__atomic_load_n(&sp_decay_ms, __ATOMIC_RELAXED) < 0)
-		sp_region_thp = SP_REGION_THP_COMMIT;
-	else
-		sp_region_thp = SP_REGION_THP_AGED;
+	sp_region_thp = sp_decay_thp_choice(
+		thp, thp == SP_THP_AUTO ? (int)sp_os_thp_mode() : 0,
+		sp_os_thp_size(), __atomic_load_n(&sp_decay_ms,
+						  __ATOMIC_RELAXED));
 }
 
 void sp_decay_start(void)

@@ -5,6 +5,7 @@
 #ifndef SP_CORE_DECAY_H
 #define SP_CORE_DECAY_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "internal/compiler.h"
@@ -13,6 +14,14 @@
 /* SEGPOOL_THP, in the order of the option table's words */
 enum sp_thp_mode { SP_THP_AUTO, SP_THP_ALWAYS, SP_THP_NEVER };
 
+/*
+ * sp_decay_thp_choice() - sp_region_thp for SEGPOOL_THP @thp (enum
+ * sp_thp_mode), the kernel's mode @mode (enum sp_os_thp), its huge page
+ * @huge (bytes, 0 unknown) and a decay delay of @ms: what
+ * sp_decay_settings() sets.  A kernel whose huge page is not the one the
+ * regions are built for (SP_OS_HUGE_SIZE) has them refused.
+ */
+SP_INTERNAL int sp_decay_thp_choice(int thp, int mode, size_t huge, long ms);
 /* Settings, before the space exists (core/init.c). */
 SP_INTERNAL void sp_decay_settings(void);
 /* Start the thread when the delay asks for it (after sp_ready). */

@@ -32,7 +32,8 @@
 #include <sys/types.h>
 #include "internal/compiler.h"
 
-/* A transparent huge page of x86-64 (a PMD mapping). */
+/* A transparent huge page of x86-64 (a PMD mapping): the one segpool's
+ * regions are built for (sp_os_thp_size() says the kernel's). */
 #define SP_OS_HUGE_SIZE		(2UL << 20)
 
 /* --- memory mappings (os/mem.c) --- */
@@ -141,6 +142,10 @@ enum sp_os_thp {
 };
 /* The kernel's mode, /sys/kernel/mm/transparent_hugepage/enabled. */
 SP_INTERNAL enum sp_os_thp sp_os_thp_mode(void);
+/* The kernel's huge page in bytes (transparent_hugepage/hpage_pmd_size:
+ * 2 MiB on x86-64 and 4 KiB-page arm64, 32 MiB with 16 KiB pages); 0 when
+ * unreadable. */
+SP_INTERNAL size_t sp_os_thp_size(void);
 /* Bytes of [@addr, @addr + @size) backed by huge pages (AnonHugePages of
  * /proc/self/smaps); 0 when unreadable. */
 SP_INTERNAL uint64_t sp_os_huge_bytes(const void *addr, size_t size);

@@ -35,6 +35,21 @@ enum sp_os_thp sp_os_thp_mode(void)
 	return SP_OS_THP_UNKNOWN;
 }
 
+size_t sp_os_thp_size(void)
+{
+	char buf[32], *end;
+	unsigned long long v;
+
+	if (sp_os_read_text(
+		    "/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", buf,
+		    sizeof(buf)) < 0)
+		return 0;
+	v = strtoull(buf, &end, 10);
+	if (end == buf || (*end && *end != '\n'))
+		return 0;
+	return (size_t)v;
+}
+
 /* One line of smaps: a mapping's range, or its AnonHugePages in kB. */
 static void sp_smaps_line(const char *line, uintptr_t lo, uintptr_t hi,
 			  bool *in, uint64_t *bytes)

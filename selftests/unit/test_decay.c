@@ -28,6 +28,7 @@
 
 #include "selftests/lib/harness.h"
 #include "core/core.h"
+#include "core/decay.h"
 #include "internal/env.h"
 #include "internal/sanitize.h"
 #include "numa/region.h"
@@ -881,6 +882,61 @@ static void test_idle_shrink_leaves_others(void **state)
 	assert_int_equal(segpool_cache_destroy(idle), 0);
 }
 
+/*
+ * Huge pages by SEGPOOL_THP, the kernel's mode and its huge page: a huge
+ * page of another size than the regions are built for is refused whatever
+ * the setting says, an unknown one changes nothing; and this kernel's
+ * choice is the one start-up made.
+ */
+static void test_thp_choice(void **state)
+{
+	static const struct {
+		int thp, mode;
+		size_t huge;
+		long ms;
+		int want;
+	} c[] = {
+		{ SP_THP_AUTO, SP_OS_THP_MADVISE, SP_OS_HUGE_SIZE, 200,
+		  SP_REGION_THP_AGED },
+		{ SP_THP_AUTO, SP_OS_THP_MADVISE, SP_OS_HUGE_SIZE, -1,
+		  SP_REGION_THP_COMMIT },
+		{ SP_THP_AUTO, SP_OS_THP_MADVISE, 0, 200, SP_REGION_THP_AGED },
+		{ SP_THP_AUTO, SP_OS_THP_ALWAYS, SP_OS_HUGE_SIZE, 200, 0 },
+		{ SP_THP_AUTO, SP_OS_THP_NEVER, SP_OS_HUGE_SIZE, 200, 0 },
+		{ SP_THP_AUTO, SP_OS_THP_UNKNOWN, 0, 200, 0 },
+		{ SP_THP_ALWAYS, SP_OS_THP_UNKNOWN, SP_OS_HUGE_SIZE, 200,
+		  SP_REGION_THP_COMMIT },
+		{ SP_THP_NEVER, SP_OS_THP_UNKNOWN, SP_OS_HUGE_SIZE, 200,
+		  SP_REGION_THP_NEVER },
+		/* 16 KiB pages' 32 MiB, 64 KiB pages' 512 MiB: refused */
+		{ SP_THP_AUTO, SP_OS_THP_MADVISE, 32UL << 20, 200,
+		  SP_REGION_THP_NEVER },
+		{ SP_THP_AUTO, SP_OS_THP_ALWAYS, 32UL << 20, 200,
+		  SP_REGION_THP_NEVER },
+		{ SP_THP_ALWAYS, SP_OS_THP_UNKNOWN, 512UL << 20, -1,
+		  SP_REGION_THP_NEVER },
+	};
+	size_t huge = sp_os_thp_size();
+	int mode = sp_os_thp_mode();
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		int got = sp_decay_thp_choice(c[i].thp, c[i].mode, c[i].huge,
+					      c[i].ms);
+
+		if (got != c[i].want)
+			fail_msg("case %zu: %d, want %d", i, got, c[i].want);
+	}
+	print_message("# the kernel's huge page: %zu KiB, mode %d\n",
+		      huge >> 10, mode);
+	/* start-up refused them on such a kernel, and only there (or when
+	 * told to) */
+	if (huge && huge != SP_OS_HUGE_SIZE)
+		assert_int_equal(sp_region_thp, SP_REGION_THP_NEVER);
+	else if (sp_env_word(SP_ENV_THP) != SP_THP_NEVER)
+		assert_int_not_equal(sp_region_thp, SP_REGION_THP_NEVER);
+}
+
 static void test_bad_settings(void **state)
 {
 	long long v;
@@ -956,6 +1012,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test_setup(test_fork_child_decays, setup),
 	cmocka_unit_test_setup(test_dirty_cap_valve, setup),
 	cmocka_unit_test_setup(test_idle_shrink_leaves_others, setup),
+	cmocka_unit_test_setup(test_thp_choice, setup),
 	cmocka_unit_test_setup(test_bad_settings, setup),
 };
 
