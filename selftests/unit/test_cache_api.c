@@ -1292,32 +1292,53 @@ static void die_double_free_later(void *arg)
  * lies in the new slab's never-used part.  The second free must still be
  * caught, at the call.
  */
+/*
+ * Old objects: 200, or two one-page slabs' worth when that is more, so
+ * that they span several slabs whatever the page: a shrink gives their
+ * pages back, and the magazines the next allocations need may take one of
+ * them (a whole 64 KiB page holds all 200 of 48 bytes).  Fresh objects:
+ * 2000, or four one-page slabs of the smallest objects (8 bytes) when that
+ * is more (8192 of them a slab at 64 KiB a page), so that several new
+ * slabs are carved whatever the page.
+ */
+#define AT_LEAST(v, min)	((v) > (min) ? (v) : (min))
+#define OLD_MAX			AT_LEAST(2 * SP_PAGE_SIZE / 8, 200)
+#define FRESH_MAX		AT_LEAST(4 * SP_PAGE_SIZE / 8, 2000)
+
 static void die_double_free_after_shrink(void *arg)
 {
-	static void *old[200], *fresh[2000];
+	static void *old[OLD_MAX], *fresh[FRESH_MAX];
+	struct segpool_cache *c = arg;
+	size_t nold = 2 * (size_t)c->objs_per_slab;
+	struct sp_slab *last = NULL;
 	void *victim = NULL;
-	int n;
+	size_t n;
 
-	for (int i = 0; i < 200; i++)
+	nold = nold < 200 ? 200 : nold > OLD_MAX ? OLD_MAX : nold;
+	for (size_t i = 0; i < nold; i++)
 		if (!(old[i] = segpool_cache_alloc(arg, 0)))
 			return;
-	for (int i = 0; i < 200; i++)
+	for (size_t i = 0; i < nold; i++)
 		segpool_cache_free(arg, old[i]);
 	segpool_cache_shrink(arg);
 	/* allocate until a new slab stands where an old object was */
-	for (n = 0; n < 2000 && !victim; n++) {
+	for (n = 0; n < FRESH_MAX && !victim; n++) {
 		struct sp_slab *s;
 
 		fresh[n] = segpool_cache_alloc(arg, 0);
 		if (!fresh[n])
 			return;
 		s = sp_obj_to_slab(fresh[n]);
-		for (int i = 0; i < 200 && !victim; i++) {
+		/* a slab with no victim at its first object has none later */
+		if (s == last)
+			continue;
+		last = s;
+		for (size_t i = 0; i < nold && !victim; i++) {
 			bool out = false;
 
 			if (sp_obj_to_slab(old[i]) != s)
 				continue;
-			for (int j = 0; j <= n && !out; j++)
+			for (size_t j = 0; j <= n && !out; j++)
 				out = fresh[j] == old[i];
 			if (!out)
 				/* not handed out again */
@@ -1325,7 +1346,11 @@ static void die_double_free_after_shrink(void *arg)
 		}
 	}
 	if (!victim) {
-		fprintf(stderr, "no new slab where the old ones were\n");
+		struct sp_slab *now = sp_obj_to_slab(old[0]);
+
+		fprintf(stderr, "no new slab where the old ones were (%zu "
+			"objects; the first old one's page now in %s)\n", n,
+			now ? now->cache->name : "no slab");
 		return;
 	}
 	segpool_cache_free(arg, victim);
