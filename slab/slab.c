@@ -704,23 +704,6 @@ _Static_assert(SP_FLUSH_RING > SP_FLUSH_DESC && SP_IS_POW2(SP_FLUSH_RING),
 _Static_assert(SP_FLUSH_MAP > SP_FLUSH_DESC && SP_FLUSH_DESC > SP_FLUSH_NBR,
 	       "each stage runs behind the one that feeds it");
 
-/* The pagemap entry of @obj, an object of a live slab. */
-static __sp_always_inline struct sp_page *sp_flush_page(const void *obj)
-{
-	return &sp_space.map[((uintptr_t)obj - (uintptr_t)sp_space.base) >>
-			     SP_PAGE_SHIFT];
-}
-
-/* Stage DESC: the slab of @obj from its (prefetched) pagemap entry. */
-static __sp_always_inline struct sp_slab *sp_flush_lookup(void *obj)
-{
-	struct sp_slab *s =
-		(struct sp_slab *)SP_READ_ONCE(sp_flush_page(obj)->info);
-
-	__builtin_prefetch(s, 1, 3);
-	return s;
-}
-
 /*
  * Stage NBR: the list neighbours @s unlinks from if this batch empties it.
  * The count is read ahead of the node lock, a guess for a prefetch only:
@@ -749,10 +732,22 @@ struct sp_flush_geo {
 	unsigned int per_slab;		/* objs_per_slab */
 };
 
+/* The pagemap entry of @obj, an object of a live slab. */
 static __sp_always_inline struct sp_page *
 sp_flush_geo_page(const struct sp_flush_geo *g, const void *obj)
 {
 	return &g->map[((uintptr_t)obj - (uintptr_t)g->base) >> SP_PAGE_SHIFT];
+}
+
+/* Stage DESC: the slab of @obj from its (prefetched) pagemap entry. */
+static __sp_always_inline struct sp_slab *
+sp_flush_lookup(const struct sp_flush_geo *g, const void *obj)
+{
+	struct sp_slab *s =
+		(struct sp_slab *)SP_READ_ONCE(sp_flush_geo_page(g, obj)->info);
+
+	__builtin_prefetch(s, 1, 3);
+	return s;
 }
 
 /*
@@ -768,7 +763,6 @@ static __sp_always_inline void sp_flush_stages(const struct sp_flush_geo *g,
 {
 	size_t m = i + SP_FLUSH_MAP, d = i + SP_FLUSH_DESC;
 	size_t b = i + SP_FLUSH_NBR;
-	struct sp_slab *s;
 
 	if (tail) {
 		m = m < cnt ? m : cnt - 1;
@@ -777,9 +771,7 @@ static __sp_always_inline void sp_flush_stages(const struct sp_flush_geo *g,
 	}
 	__builtin_prefetch(sp_flush_geo_page(g, objs[m]), 0, 3);
 	/* d > i until the clamp, then d's entry is d's own slab */
-	s = (struct sp_slab *)SP_READ_ONCE(sp_flush_geo_page(g, objs[d])->info);
-	__builtin_prefetch(s, 1, 3);
-	ring[d % SP_FLUSH_RING] = s;
+	ring[d % SP_FLUSH_RING] = sp_flush_lookup(g, objs[d]);
 	sp_flush_near_empty(ring[b % SP_FLUSH_RING]);
 }
 
@@ -906,7 +898,7 @@ sp_slab_put_loop(struct segpool_cache *c, size_t cnt, void **objs, bool xfer,
 			sp_flush_geo_page(&g, objs[i < cnt ? i : cnt - 1]),
 			0, 3);
 	for (i = 0; i < SP_FLUSH_DESC; i++)
-		ring[i] = sp_flush_lookup(objs[i < cnt ? i : cnt - 1]);
+		ring[i] = sp_flush_lookup(&g, objs[i < cnt ? i : cnt - 1]);
 
 	i = sp_flush_span(c, &g, ring, objs, 0, body, cnt, &n, &from, xfer,
 			  victims, bitmap, false);
