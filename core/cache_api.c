@@ -492,6 +492,9 @@ __sp_libframe void sp_free_slow(struct segpool_cache *cache, void *obj)
 		return;
 	}
 	if (likely(!(cache->flags & SP_CACHE_DEBUG))) {
+		/* never handed out (its page untagged, no mark): free */
+		if (unlikely(!sp_slab_obj_reached(cache, s, obj)))
+			sp_report_double_free(cache, obj);
 		/* the object is still the program's: plain accesses */
 		if (unlikely(sp_freemark_is_set(obj, cache->key_off)))
 			sp_report_double_free(cache, obj);

@@ -240,6 +240,20 @@ static void sp_classify(const void *ptr, const char *op, bool named_ok,
 }
 
 /* Not a slab object: NULL, a large block, or misuse (reported). */
+/*
+ * A slab object in a page no hand-out reached yet has no tag
+ * (slab/slab.c, SP_CACHE_REACH): it was never allocated, so this free is
+ * the double free of a stale pointer.
+ */
+static void sp_free_unreached(void *ptr)
+{
+	struct sp_slab *s = sp_obj_to_slab(ptr);
+
+	if (s && sp_cache_obj_slab(s->cache, ptr) &&
+	    !sp_slab_obj_reached(s->cache, s, ptr))
+		sp_report_bad_free("double free", ptr, s->cache->name);
+}
+
 static __sp_noinline __sp_libframe void sp_free_untagged(void *ptr)
 {
 	bool ok;
@@ -254,6 +268,7 @@ static __sp_noinline __sp_libframe void sp_free_untagged(void *ptr)
 		return;
 	}
 	/* checked before the deferral writes its link into the block */
+	sp_free_unreached(ptr);
 	if (sp_obj_to_slab(ptr) || ((uintptr_t)ptr & (SP_PAGE_SIZE - 1)) ||
 	    (sp_space_page(ptr) && !sp_run_pages(ptr)))
 		sp_report_bad_free(sp_large_misuse(ptr), ptr, NULL);

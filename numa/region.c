@@ -563,12 +563,17 @@ void sp_space_reinit_locks(void)
 		pthread_mutex_init(&sp_space.region[i].lock, NULL);
 }
 
-void sp_space_set_tags(void *addr, unsigned int order, uintptr_t tag)
+void sp_space_set_tag_pages(void *addr, size_t nr, uintptr_t tag)
 {
 	size_t first = (size_t)((char *)addr - sp_space.base) >> SP_PAGE_SHIFT;
 
-	for (size_t i = 0; i < (1UL << order); i++)
+	for (size_t i = 0; i < nr; i++)
 		SP_WRITE_ONCE(sp_space.tags[first + i], tag);
+}
+
+void sp_space_set_tags(void *addr, unsigned int order, uintptr_t tag)
+{
+	sp_space_set_tag_pages(addr, 1UL << order, tag);
 }
 
 /* --- page runs ------------------------------------------------------------ */

@@ -175,6 +175,8 @@ static inline uintptr_t sp_space_tag(const void *addr)
 /* sp_space_set_tags() - tag the 2^@order pages of the block at @addr. */
 SP_INTERNAL void sp_space_set_tags(void *addr, unsigned int order,
 				   uintptr_t tag);
+/* sp_space_set_tag_pages() - tag the @nr pages from @addr's on. */
+SP_INTERNAL void sp_space_set_tag_pages(void *addr, size_t nr, uintptr_t tag);
 
 /* sp_space_page() - the pagemap entry of @addr, or NULL outside the space. */
 static inline struct sp_page *sp_space_page(const void *addr)

@@ -298,6 +298,6 @@ SP_INTERNAL void *sp_pcpu_nil_slots(void);
  * slow path more in its life.
  */
 #define SP_FILL_FIRST_BYTES	4096U
-#define SP_FILL_FIRST_MIN	8U
+#define SP_FILL_FIRST_MIN	2U
 
 #endif /* SP_PERCPU_PCPU_H */

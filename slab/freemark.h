@@ -9,7 +9,11 @@
  * it from its slab's creation on, and a stale pointer into a slab carved
  * where a released one stood is caught too); a free that finds the mark already
  * there is a double free, reported with the cache name and address before
- * anything changes.  glibc's tcache does the same with a per-process key;
+ * anything changes.  A slab of several pages marks its objects page by page
+ * as hand-outs reach them, and tags a page only then (slab/slab.c,
+ * sp_slab_reach()): a free into a page not reached yet fails the hit
+ * path's tag test, and the slow path reports it (sp_slab_obj_reached()).
+ * glibc's tcache marks its free chunks with a per-process key;
  * segpool's mark is that key mixed with the object's own address:
  *
  *   mark(obj) = sp_freemark_secret ^ obj
@@ -36,7 +40,7 @@
  *
  * Cost on the hit paths: one load and compare before the free's sequence,
  * one store inside it, one store after an allocation's (core/hotpath.h);
- * one store per object when a slab is populated (slab/slab.c).
+ * one store per object when a slab is populated or reached (slab/slab.c).
  */
 #ifndef SP_SLAB_FREEMARK_H
 #define SP_SLAB_FREEMARK_H

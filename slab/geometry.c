@@ -143,5 +143,19 @@ int sp_geometry_compute(struct segpool_cache *c, size_t size, size_t align)
 	if (c->objs_per_slab <= SP_FREEMAP_MAX_OBJS &&
 	    !(c->flags & (SP_CACHE_DEBUG | SEGPOOL_FREELIST_RANDOM)))
 		c->flags |= SP_CACHE_FREEMAP;
+	/*
+	 * A slab of several pages is written only as its objects are handed
+	 * out, in address order (slab/slab.c, sp_slab_reach()), so that a
+	 * process which takes a few objects of a large class faults in the
+	 * pages those objects are on, not the whole slab.  Not where a new
+	 * slab is written whole anyway (a ctor, zeroed objects), nor for a
+	 * random order, debug caches (their own state word) or the library's
+	 * own caches (no free mark).  Map caches only: the fewest objects
+	 * that make an order worth it (SP_MIN_OBJS) fit in a map, so a slab
+	 * of several pages with a list is a randomised or a debug one.
+	 */
+	if (order > 0 && !c->ctor && (c->flags & SP_CACHE_FREEMAP) &&
+	    !(c->flags & (SP_CACHE_INTERNAL | SP_CACHE_ZEROED)))
+		c->flags |= SP_CACHE_REACH;
 	return 0;
 }

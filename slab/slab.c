@@ -47,6 +47,8 @@ static void sp_slab_populate(struct segpool_cache *c, struct sp_slab *s)
 	s->fresh = 0;
 	s->freemap = 0;
 	s->rand_pos = c->rand_seq ? sp_harden_rand_pos(c) : 0;
+	if (c->flags & SP_CACHE_REACH)
+		s->reach = 0;	/* nothing written yet: sp_slab_reach() */
 	/* a map cache's objects are all in the map, none in a fresh tail */
 	if (c->flags & SP_CACHE_FREEMAP) {
 		s->freemap = sp_freemap_full(c);
@@ -69,9 +71,11 @@ static void sp_slab_populate(struct segpool_cache *c, struct sp_slab *s)
 	 * Every object starts free, so it starts with its free mark: a
 	 * stale pointer into a slab carved where a released one stood (a
 	 * double free after a shrink) is caught like any other double free.
-	 * Debug caches keep their own state word; internal ones no mark.
+	 * Debug caches keep their own state word; internal ones no mark; a
+	 * lazily reached slab marks its objects as hand-outs reach them.
 	 */
-	if (!(c->flags & (SP_CACHE_DEBUG | SP_CACHE_INTERNAL)))
+	if (!(c->flags &
+	      (SP_CACHE_DEBUG | SP_CACHE_INTERNAL | SP_CACHE_REACH)))
 		for (unsigned int i = 0; i < c->objs_per_slab; i++)
 			sp_freemark_set(s->base + (size_t)i * c->stride,
 					c->key_off);
@@ -91,6 +95,51 @@ static void sp_slab_populate(struct segpool_cache *c, struct sp_slab *s)
 			sp_san_mark_open(
 				c, s->base + (size_t)i * c->stride + from, len);
 	}
+}
+
+/*
+ * Lazily reached slabs (SP_CACHE_REACH, slab/geometry.c).  A new slab of
+ * several pages is neither written nor tagged.  A hand-out that goes past
+ * s->reach first marks every object from there up to the last one that
+ * starts in the page where object @upto - 1 starts, and tags the pages
+ * those objects start in.  So objects [0, reach) start in exactly the
+ * tagged pages and each was handed out or carries its free mark, and the
+ * objects past them start in untagged pages: a free's hit path sends a
+ * pointer there to the slow path, which finds it unreached
+ * (sp_slab_obj_reached()) and reports the double free that a mark stored
+ * at populate would have caught.  Only map caches reach lazily (a slab of
+ * several pages holds at most 64 objects in practice: slab/geometry.c),
+ * and a map hands out its lowest bits first, so the reached part is
+ * always a prefix.  Node lock held.
+ */
+static __sp_noinline void sp_slab_reach_to(struct segpool_cache *c,
+					   struct sp_slab *s,
+					   unsigned int upto)
+{
+	size_t stride = c->stride, first, last;
+	unsigned int from = s->reach, to;
+
+	/* pages [first, last) get their tags: past the reached ones, up to
+	 * and with the one where object upto - 1 starts */
+	first = from ? (((size_t)(from - 1) * stride) >> SP_PAGE_SHIFT) + 1 : 0;
+	last = (((size_t)(upto - 1) * stride) >> SP_PAGE_SHIFT) + 1;
+	/* the objects that start below page last */
+	to = (unsigned int)SP_MIN(((last << SP_PAGE_SHIFT) + stride - 1) /
+				  stride, (size_t)c->objs_per_slab);
+	for (unsigned int i = from; i < to; i++)
+		sp_freemark_set(s->base + (size_t)i * stride, c->key_off);
+	sp_space_set_tag_pages(s->base + (first << SP_PAGE_SHIFT),
+			       last - first, sp_slab_tag(c, s->node));
+	s->reach = to;
+}
+
+/* Objects [0, @upto) of @s are about to be handed out (node lock held). */
+static __sp_always_inline void sp_slab_reach(struct segpool_cache *c,
+					     struct sp_slab *s,
+					     unsigned int upto)
+{
+	if ((c->flags & SP_CACHE_REACH) && unlikely(upto > s->reach))
+		sp_slab_reach_to(c, s, upto);
 }
 
 /* Index of the fresh tail's next object: address order, or random order. */
@@ -158,13 +207,17 @@ static inline size_t sp_slab_take_map(struct segpool_cache *c,
 				      void **objs)
 {
 	uint64_t map = s->freemap;
+	unsigned int i = 0;
 	size_t k = 0;
 
-	for (; k < want && map; k++, map &= map - 1)
-		objs[k] = s->base +
-			  (size_t)__builtin_ctzll(map) * c->stride;
+	for (; k < want && map; k++, map &= map - 1) {
+		i = (unsigned int)__builtin_ctzll(map);
+		objs[k] = s->base + (size_t)i * c->stride;
+	}
 	s->freemap = map;
 	s->inuse += (unsigned int)k;
+	if (k)			/* the highest taken, in address order */
+		sp_slab_reach(c, s, i + 1);
 	return k;
 }
 
@@ -207,8 +260,10 @@ static struct sp_slab *sp_slab_new(struct segpool_cache *c, int idx)
 		errno = ENOMEM;
 		return NULL;
 	}
-	/* whose page: a free's hit path needs only this word */
-	sp_space_set_tags(s->base, c->order, sp_slab_tag(c, idx));
+	/* whose page: a free's hit path needs only this word (a lazily
+	 * reached slab's pages get it as hand-outs reach them) */
+	if (!(c->flags & SP_CACHE_REACH))
+		sp_space_set_tags(s->base, c->order, sp_slab_tag(c, idx));
 	s->base += c->dbg.red_left;	/* the first object's left red zone */
 	s->cache = c;
 	s->inuse = 0;
@@ -1026,7 +1081,9 @@ void sp_slab_walk_full(struct segpool_cache *c, int idx,
 			fn(c, s, arg);
 		return;
 	}
-	/* a slab's pages carry the tag from its build to its release */
+	/* a slab's pages carry the tag from its build (a lazily reached
+	 * one's first page: from its first hand-out, before it can be full)
+	 * to its release */
 	for (size_t p = 0; p < top; p += 1UL << c->order) {
 		if (SP_READ_ONCE(sp_space.tags[first + p]) != tag)
 			continue;

@@ -55,6 +55,10 @@ struct sp_pcpu_cache;
 #define SP_CACHE_FREEMAP	(1UL << 27)	/* free objects in the
 						 * descriptor's bitmap, no links
 						 * (slab/geometry.c) */
+#define SP_CACHE_REACH		(1UL << 26)	/* a slab's pages are tagged
+						 * and its objects marked as
+						 * hand-outs reach them
+						 * (slab/slab.c) */
 
 /*
  * The library's own caches live as long as the process: their control and
@@ -91,9 +95,14 @@ struct sp_slab {
 	unsigned int fresh;		/* objects [fresh, objs_per_slab)
 					 * were never handed out and are
 					 * on no freelist */
-	unsigned int rand_pos;		/* SEGPOOL_FREELIST_RANDOM:
+	union {
+		unsigned int rand_pos;	/* SEGPOOL_FREELIST_RANDOM:
 					 * where the fresh tail starts
 					 * in the cache's sequence */
+		unsigned int reach;	/* SP_CACHE_REACH: objects
+					 * [0, reach) tagged and marked
+					 * or handed out */
+	};
 	uint64_t freemap;		/* SP_CACHE_FREEMAP: bit i set, object i
 					 * free (freelist NULL, fresh full) */
 } __sp_cacheline_aligned;
@@ -510,6 +519,18 @@ sp_cache_obj_slab(const struct segpool_cache *c, const void *obj)
 		   sp_obj_index(c, s, obj) < c->objs_per_slab))
 		return s;
 	return NULL;
+}
+
+/*
+ * sp_slab_obj_reached() - whether @obj, an object of @s, was ever reached
+ * by a hand-out (slab/slab.c, SP_CACHE_REACH): one that was not was never
+ * allocated, so freeing it is freeing a free object.
+ */
+static inline bool sp_slab_obj_reached(const struct segpool_cache *c,
+				       const struct sp_slab *s, const void *obj)
+{
+	return !(c->flags & SP_CACHE_REACH) ||
+	       sp_obj_index(c, s, obj) < s->reach;
 }
 
 /* sp_cache_object_check() - the "free of ..." misuse for @obj in @c, or

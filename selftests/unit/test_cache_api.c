@@ -12,10 +12,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <segpool/segpool.h>
@@ -1427,9 +1429,12 @@ static void test_death_double_free_later(void **state)
 
 static void test_death_double_free_after_shrink(void **state)
 {
+	/* the last three: slabs of several pages, reached lazily (16
+	 * objects; objects across page ends; 33 objects) */
 	static const struct { size_t size; unsigned long flags; } kinds[] = {
 		{ 48, 0 }, { 8, 0 }, { 48, SEGPOOL_FREELIST_RANDOM },
-		{ 256, SEGPOOL_HWCACHE_ALIGN },
+		{ 256, SEGPOOL_HWCACHE_ALIGN }, { 1024, 0 }, { 3000, 0 },
+		{ 1928, 0 },
 	};
 
 	(void)state;
@@ -1441,6 +1446,154 @@ static void test_death_double_free_after_shrink(void **state)
 			      kinds[i].flags);
 		assert_true(sp_test_expect_death(die_double_free_after_shrink,
 						 c, "double free"));
+		destroy_ok(c);
+	}
+}
+
+/*
+ * Lazily reached slabs (slab/slab.c, SP_CACHE_REACH): a slab of several
+ * pages writes only the pages its hand-outs reach.  1928-byte objects
+ * make a 64 KiB slab of 33 (slab/geometry.c), the first fill takes two:
+ * of the slab's pages, the first is written (the objects and the free
+ * marks of the objects that start there) and the rest stay untouched.
+ */
+#define REACH_SIZE	1928
+
+static bool thp_always(void)
+{
+	char buf[128] = "";
+	int fd = open("/sys/kernel/mm/transparent_hugepage/enabled",
+		      O_RDONLY);
+
+	if (fd >= 0) {
+		ssize_t n = read(fd, buf, sizeof(buf) - 1);
+
+		buf[n > 0 ? n : 0] = 0;
+		close(fd);
+	}
+	return strstr(buf, "[always]") != NULL;
+}
+
+static void test_reach_lazy_pages(void **state)
+{
+	struct segpool_cache *c = mk("tca-reach", REACH_SIZE, 0, 0, NULL);
+	size_t pages = (size_t)(c->slab_mask + 1) / SP_PAGE_SIZE, resident = 0;
+	unsigned char *vec = calloc(pages, 1);
+	char *p = segpool_cache_alloc(c, 0), *base;
+
+	(void)state;
+	assert_true(c->flags & SP_CACHE_REACH);
+	assert_true(pages >= 8);
+	assert_non_null(p);
+	assert_non_null(vec);
+	/* the cache's first object is one of its first slab's first two */
+	base = (char *)((uintptr_t)p & ~(uintptr_t)c->slab_mask);
+	assert_true(p - base < 2 * (ptrdiff_t)c->stride);
+	memset(p, 0x5a, REACH_SIZE);
+	assert_int_equal(mincore(base, pages * SP_PAGE_SIZE, vec), 0);
+	for (size_t i = 0; i < pages; i++)
+		resident += vec[i] & 1;
+	print_message("# %zu of the slab's %zu pages resident\n", resident,
+		      pages);
+	/* with every page backed by one huge page, all are resident */
+	if (!thp_always())
+		assert_true(resident <= 2);
+	free(vec);
+	segpool_cache_free(c, p);
+	destroy_ok(c);
+}
+
+/* The last object of @p's slab. */
+static void *sp_last_obj(const struct segpool_cache *c, void *p)
+{
+	char *base = (char *)((uintptr_t)p & ~(uintptr_t)c->slab_mask);
+
+	return base + (size_t)(c->objs_per_slab - 1) * c->stride;
+}
+
+/* free an object of the first slab's never reached part: caught */
+static void die_free_unreached(void *arg)
+{
+	struct segpool_cache *c = arg;
+	char *p = segpool_cache_alloc(c, 0);
+
+	if (!p)
+		return;
+	segpool_cache_free(c, sp_last_obj(c, p));
+	fprintf(stderr, "free of a never allocated object accepted\n");
+}
+
+/* the same through segpool_free(), which finds the page untagged */
+static void die_kfree_unreached(void *arg)
+{
+	struct segpool_cache *c = arg;
+	char *p = segpool_cache_alloc(c, 0);
+
+	if (!p)
+		return;
+	segpool_free(sp_last_obj(c, p));
+	fprintf(stderr, "free of a never allocated object accepted\n");
+}
+
+static void test_death_reach_unreached(void **state)
+{
+	struct segpool_cache *c = mk("tca-reach-die", REACH_SIZE, 0, 0, NULL);
+
+	(void)state;
+	assert_true(c->flags & SP_CACHE_REACH);
+	assert_true(sp_test_expect_death(die_free_unreached, c,
+					 "double free"));
+	assert_true(sp_test_expect_death(die_free_unreached, c,
+					 "tca-reach-die"));
+	assert_true(sp_test_expect_death(die_kfree_unreached, c,
+					 "double free"));
+	assert_true(sp_test_expect_death(die_kfree_unreached, c,
+					 "tca-reach-die"));
+	destroy_ok(c);
+}
+
+/*
+ * Every object of a lazily reached cache, handed out and freed in turn
+ * over many slabs and orders of hand-out (fresh, after frees, after a
+ * shrink), keeps its bytes and is caught on a second free.
+ */
+static void test_reach_cycles(void **state)
+{
+	static const size_t sizes[] = { 1024, 1928, 3000, 8192, 20000 };
+	enum { N = 300 };
+	static char *obj[N];
+	unsigned int seed = 20261205;
+
+	(void)state;
+	print_message("# seed %u\n", seed);
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		struct segpool_cache *c = mk("tca-reach-cycle", sizes[k], 0,
+					     0, NULL);
+
+		assert_true(c->flags & SP_CACHE_REACH);
+		for (int round = 0; round < 3; round++) {
+			for (int i = 0; i < N; i++) {
+				obj[i] = segpool_cache_alloc(c, 0);
+				assert_non_null(obj[i]);
+				memset(obj[i], i & 0xff, sizes[k]);
+			}
+			for (int i = 0; i < N; i++) {
+				int j = (int)(rand_r(&seed) % N);
+				char *t = obj[i];
+
+				obj[i] = obj[j];
+				obj[j] = t;
+			}
+			for (int i = 0; i < N; i++) {
+				char want = obj[i][sizes[k] - 1];
+
+				for (size_t b = 0; b < sizes[k]; b += 97)
+					assert_int_equal(obj[i][b], want);
+				segpool_cache_free(c, obj[i]);
+			}
+			if (round == 1)
+				assert_true(segpool_cache_shrink(c) >= 0);
+		}
 		destroy_ok(c);
 	}
 }
@@ -1545,6 +1698,9 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_death_double_free),
 	cmocka_unit_test(test_death_double_free_later),
 	cmocka_unit_test(test_death_double_free_after_shrink),
+	cmocka_unit_test(test_reach_lazy_pages),
+	cmocka_unit_test(test_death_reach_unreached),
+	cmocka_unit_test(test_reach_cycles),
 	cmocka_unit_test(test_kfree_named),
 	cmocka_unit_test(test_no_slab_churn),
 	cmocka_unit_test(test_death_panic),
