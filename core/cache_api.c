@@ -14,6 +14,7 @@
 #include <segpool/segpool.h>
 
 #include "core/core.h"
+#include "core/decay.h"
 #include "core/hotpath.h"
 #include "failslab/failslab.h"
 #include "guard/guard.h"
@@ -466,7 +467,11 @@ void sp_lib_drain(void)
 				obj = next;
 			}
 		}
-	} while (sp_lib_leave());
+	} while (sp_lib_leave() &&
+		 __atomic_load_n(&sp_lib_deferred, __ATOMIC_RELAXED));
+	/* outermost, no lock held: where the decay thread may start */
+	if (unlikely(__atomic_load_n(&sp_lib_wanted, __ATOMIC_RELAXED)))
+		sp_decay_leave();
 }
 
 __sp_libframe void sp_free_slow(struct segpool_cache *cache, void *obj)

@@ -17,8 +17,10 @@
 /* --- core/init.c (sp_init() and its words: internal/init.h) --- */
 /*
  * sp_lib_drain() - free what signal handlers deferred on this thread while
- * it was inside the library (internal/reentry.h); called by a slow path
- * as it leaves, when sp_lib_leave() says so.
+ * it was inside the library (internal/reentry.h), then do the work wanted
+ * of a leaving call (sp_lib_wanted: start the decay thread,
+ * sp_decay_leave()); called by a slow path as it leaves, outermost and
+ * with no lock held, when sp_lib_leave() says so.
  */
 SP_INTERNAL __sp_cold void sp_lib_drain(void);
 /* sp_lib_defer_free() - put @obj (checked) on this thread's deferred list. */

@@ -20,12 +20,38 @@
  *                   nothing).
  *
  * Both are done by one background thread, "segpool-decay", every quarter
- * of the delay (10 ms to 1 s), with every signal blocked.  It starts after
- * start-up (never for a delay of -1: it starts when a delay is set later),
- * is started afresh in a fork child (not under ThreadSanitizer, which
- * cannot start a thread in a child of a threaded process), and is stopped
- * at exit: left asleep when it sleeps, joined when it is in a pass (within
- * a second: a thread stuck behind a lock is left to the exit).
+ * of the delay (10 ms to 1 s), with every signal blocked.  It starts only
+ * once there is something for it to do, since most processes (a shell
+ * script's short commands) end before they free anything worth giving
+ * back, and a thread apiece cost them a clone, a stack and a wake-up:
+ *
+ *   asked for   the regions call sp_decay_ask_memory() (through
+ *               sp_region_want_hook, numa/region.c) the first time they
+ *               hold SP_DECAY_WANT_MB more dirty free memory than at
+ *               start-up, or, when the thread ages huge pages, have
+ *               committed that much past their first chunks; the limit's
+ *               kick asks too; a delay of 0 asks at once (an idle cache's
+ *               magazines go back within a tick, only the thread does
+ *               that).  Asking only sets flags (atomic): the caller may
+ *               hold any lock, or be a signal handler.
+ *   wanted      asked for, and the delay is not -1 (or, for the limit's
+ *               ask, a limit is set): sp_lib_wanted tells the next call
+ *               that leaves the library outermost, with no lock held
+ *               (sp_lib_drain(): a handler's call nested in the library
+ *               never gets there), to start it (sp_decay_leave()), and so
+ *               do segpool_set_decay_ms() and segpool_set_memory_limit()
+ *               for a request made while the delay or the limit said no.
+ *   started     never while the caller may be a signal handler that
+ *               interrupted the program (sp_os_in_handler_maybe():
+ *               pthread_create() is not async-signal-safe; the handler may
+ *               have interrupted the C library's own thread calls); then
+ *               again SP_DECAY_RETRY_MS later.
+ *
+ * A fork child has no thread: it is asked for afresh under the same rule,
+ * counted from what the child inherited (not at all under ThreadSanitizer,
+ * which cannot start a thread in a child of a threaded process).  At exit
+ * it is stopped: left asleep when it sleeps, joined when it is in a pass
+ * (within a second: a thread stuck behind a lock is left to the exit).
  * It never keeps the process alive: when the main thread has left by
  * pthread_exit() and no other thread is left, it returns at its next pass.
  * It walks the caches in an RCU walk (lock order level 2) and takes the
@@ -49,6 +75,7 @@
 #include "core/core.h"
 #include "core/decay.h"
 #include "internal/env.h"
+#include "internal/reentry.h"
 #include "internal/rculist.h"
 #include "internal/report.h"
 #include "internal/sanitize.h"
@@ -68,6 +95,24 @@ _Static_assert(SP_REGION_THP_EAGER_MB == 256 && SP_REGION_THP_RUN_MB == 16,
 
 #define SP_DECAY_TICK_MIN_MS	10
 #define SP_DECAY_TICK_MAX_MS	1000
+/*
+ * Free memory a process may keep with no thread: past this much more dirty
+ * free memory than at start-up (or committed memory for the huge pages'
+ * aging) the thread is asked for.
+ */
+#define SP_DECAY_WANT_MB	8
+#define SP_DECAY_WANT_PAGES	\
+	((size_t)SP_DECAY_WANT_MB << (20 - SP_PAGE_SHIFT))
+/* A start put off (a signal handler may be running): tried again after. */
+#define SP_DECAY_RETRY_MS	100
+_Static_assert(SP_DECAY_WANT_MB == 8,
+	       "Documentation/guide/tuning.md and using.md say 8 MiB");
+
+/* What asked for the thread (sp_decay_asked). */
+enum {
+	SP_DECAY_ASK_MEMORY = 1,	/* free memory to give back, or 0 */
+	SP_DECAY_ASK_LIMIT = 2,		/* the limit wants its shrinks */
+};
 
 static struct {
 	pthread_mutex_t lock;		/* level 12: the fields below */
@@ -88,6 +133,13 @@ static struct {
 static long sp_decay_ms = -1;		/* atomic */
 static bool sp_decay_once_done;
 static pthread_once_t sp_decay_once_ctl = PTHREAD_ONCE_INIT;
+/* The lazy start, all atomic (reset in a fork child): */
+static unsigned int sp_decay_asked;	/* SP_DECAY_ASK_* bits */
+static bool sp_decay_starting;		/* a call is starting it */
+static bool sp_decay_started;		/* it was started */
+static bool sp_decay_no_start;		/* it cannot be: never try again */
+static uint64_t sp_decay_retry_ns;	/* no try before (clock of
+					 * sp_region_now_ns()) */
 
 static void sp_decay_cond_init(void)
 {
@@ -271,22 +323,30 @@ static void *sp_decay_thread(void *arg)
 	return NULL;
 }
 
-/* With sp_decay.lock held; 0 or an errno. */
-static int sp_decay_spawn_locked(void)
+/* No lock held: create the thread; 0 or an errno. */
+static int sp_decay_spawn(void)
 {
 	sigset_t all, old;
+	pthread_t t;
+	bool stopping;
 	int err;
 
-	if (sp_decay.running)
-		return 0;
+	pthread_mutex_lock(&sp_decay.lock);
+	stopping = sp_decay.stopping;
+	pthread_mutex_unlock(&sp_decay.lock);
+	if (stopping)			/* exit: not now */
+		return ECANCELED;
+	/* created with no lock of ours held: it may allocate */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = pthread_create(&sp_decay.thread, NULL, sp_decay_thread, NULL);
+	err = pthread_create(&t, NULL, sp_decay_thread, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err)
 		return err;
+	pthread_mutex_lock(&sp_decay.lock);
+	sp_decay.thread = t;
 	sp_decay.running = true;
-	sp_decay.stopping = false;
+	pthread_mutex_unlock(&sp_decay.lock);
 	return 0;
 }
 
@@ -330,20 +390,84 @@ static void sp_decay_once(void)
 	__atomic_store_n(&sp_decay_once_done, true, __ATOMIC_RELEASE);
 }
 
-/* The thread, when the delay asks for one; 0 or -errno. */
-static int sp_decay_ensure(void)
+/*
+ * Whether the thread is wanted now: asked for, for a reason that holds, not
+ * started, not refused.  What sp_lib_wanted says (only flags: from any
+ * context).
+ */
+static void sp_decay_update_wanted(void)
 {
-	int err = 0;
+	unsigned int asked = __atomic_load_n(&sp_decay_asked,
+					     __ATOMIC_ACQUIRE);
+	bool w = ((asked & SP_DECAY_ASK_MEMORY) &&
+		  __atomic_load_n(&sp_decay_ms, __ATOMIC_RELAXED) >= 0) ||
+		 ((asked & SP_DECAY_ASK_LIMIT) &&
+		  __atomic_load_n(&sp_region_limit_pages, __ATOMIC_RELAXED));
 
-	if (__atomic_load_n(&sp_decay_ms, __ATOMIC_RELAXED) < 0 &&
-	    !__atomic_load_n(&sp_region_limit_pages, __ATOMIC_RELAXED))
-		return 0;
-	pthread_once(&sp_decay_once_ctl, sp_decay_once);
-	pthread_mutex_lock(&sp_decay.lock);
-	if (!sp_decay.stopping)
-		err = sp_decay_spawn_locked();
-	pthread_mutex_unlock(&sp_decay.lock);
-	return -err;
+	if (__atomic_load_n(&sp_decay_started, __ATOMIC_ACQUIRE) ||
+	    __atomic_load_n(&sp_decay_no_start, __ATOMIC_RELAXED))
+		w = false;
+	__atomic_store_n(&sp_lib_wanted, w, __ATOMIC_RELEASE);
+}
+
+/* Ask for the thread (@why: SP_DECAY_ASK_*): flags only, under any lock. */
+static void sp_decay_ask(unsigned int why)
+{
+	__atomic_fetch_or(&sp_decay_asked, why, __ATOMIC_RELEASE);
+	sp_decay_update_wanted();
+}
+
+/* sp_region_want_hook: a region holds free memory worth giving back. */
+static void sp_decay_ask_memory(void)
+{
+	sp_decay_ask(SP_DECAY_ASK_MEMORY);
+}
+
+/*
+ * Start the thread when it is wanted; no lock held, not nested.  From a
+ * call leaving the library (@leaving), not while a signal handler may be
+ * running.  0 or an errno (the thread cannot be started).
+ */
+static int sp_decay_start_wanted(bool leaving)
+{
+	bool idle = false;
+	int err;
+
+	if (!__atomic_compare_exchange_n(&sp_decay_starting, &idle, true,
+					 false, __ATOMIC_ACQUIRE,
+					 __ATOMIC_RELAXED))
+		return 0;	/* another call's, or the interrupted one's */
+	if (__atomic_load_n(&sp_decay_started, __ATOMIC_ACQUIRE) ||
+	    !__atomic_load_n(&sp_lib_wanted, __ATOMIC_ACQUIRE)) {
+		err = 0;
+	} else if (leaving && sp_os_in_handler_maybe()) {
+		__atomic_store_n(&sp_decay_retry_ns, sp_region_now_ns() +
+				 SP_DECAY_RETRY_MS * 1000000ULL,
+				 __ATOMIC_RELAXED);
+		err = 0;
+	} else {
+		err = sp_decay_spawn();
+		if (!err)
+			__atomic_store_n(&sp_decay_started, true,
+					 __ATOMIC_RELEASE);
+		else
+			__atomic_store_n(&sp_decay_no_start, true,
+					 __ATOMIC_RELAXED);
+		if (err && err != ECANCELED)
+			sp_warn("cannot start the decay thread: free memory "
+				"stays resident until a shrink");
+	}
+	__atomic_store_n(&sp_decay_starting, false, __ATOMIC_RELEASE);
+	sp_decay_update_wanted();
+	return err == ECANCELED ? 0 : err;
+}
+
+void sp_decay_leave(void)
+{
+	if (sp_region_now_ns() <
+	    __atomic_load_n(&sp_decay_retry_ns, __ATOMIC_RELAXED))
+		return;			/* put off a moment ago */
+	(void)sp_decay_start_wanted(true);
 }
 
 /*
@@ -362,10 +486,12 @@ static void sp_decay_kick_shrink(void)
 	pthread_mutex_lock(&sp_decay.lock);
 	if (!sp_decay.shrink && (!sp_decay.shrunk_at ||
 	    now - sp_decay.shrunk_at >= SP_DECAY_SHRINK_GAP_MS * 1000000ULL)) {
+		/* a thread not yet started finds it set */
 		sp_decay.shrink = true;
 		pthread_cond_signal(&sp_decay.wake);
 	}
 	pthread_mutex_unlock(&sp_decay.lock);
+	sp_decay_ask(SP_DECAY_ASK_LIMIT);
 }
 
 /* --- settings, start, fork ----------------------------------------------- */
@@ -417,6 +543,8 @@ void sp_decay_settings(void)
 			 (uint64_t)limit >> SP_PAGE_SHIFT, __ATOMIC_RELAXED);
 	__atomic_store_n(&sp_region_limit_hook, sp_decay_kick_shrink,
 			 __ATOMIC_RELEASE);
+	__atomic_store_n(&sp_region_want_hook, sp_decay_ask_memory,
+			 __ATOMIC_RELEASE);
 	__atomic_store_n(&sp_health_decay_fn, sp_decay_read, __ATOMIC_RELEASE);
 	sp_region_thp = sp_decay_thp_choice(
 		thp, thp == SP_THP_AUTO ? (int)sp_os_thp_mode() : 0,
@@ -426,34 +554,46 @@ void sp_decay_settings(void)
 
 void sp_decay_start(void)
 {
-	if (sp_decay_ensure())
-		sp_warn("cannot start the decay thread: free memory stays "
-			"resident until a shrink");
+	pthread_once(&sp_decay_once_ctl, sp_decay_once);
+	sp_region_want_arm(SP_DECAY_WANT_PAGES);
+	if (__atomic_load_n(&sp_decay_ms, __ATOMIC_RELAXED) == 0)
+		sp_decay_ask(SP_DECAY_ASK_MEMORY);
+	if (__atomic_load_n(&sp_lib_wanted, __ATOMIC_ACQUIRE))
+		sp_decay_leave();	/* start-up leaves the library here */
 }
 
 /*
  * The child's only thread is the one that forked, after the library's
  * child handler: the parent's decay thread was not copied.  Its lock and
- * condvar start afresh (the thread that held them is gone) and, when the
- * parent had a thread, so does the child.
+ * condvar start afresh (the thread that held them is gone), and so does
+ * the lazy start: asked for again once the child holds SP_DECAY_WANT_MB
+ * more free memory than it inherited (at once for a delay of 0), started
+ * by the child's own call that then leaves the library.  Most children
+ * exec before that.
  */
 void sp_decay_fork_child(void)
 {
-	/* under TSan a child of a threaded parent cannot start a thread
-	 * ("dup thread with used id"): its memory waits for a shrink */
-	bool had = sp_decay.running && !SP_TSAN;
-
 	pthread_mutex_init(&sp_decay.lock, NULL);
 	if (__atomic_load_n(&sp_decay_once_done, __ATOMIC_ACQUIRE))
 		sp_decay_cond_init();
 	sp_decay.running = false;
 	sp_decay.kicked = false;
 	sp_decay.shrink = false;
-	if (had && !sp_decay.stopping) {
-		pthread_mutex_lock(&sp_decay.lock);
-		sp_decay_spawn_locked();
-		pthread_mutex_unlock(&sp_decay.lock);
+	__atomic_store_n(&sp_decay_asked, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&sp_decay_starting, false, __ATOMIC_RELAXED);
+	__atomic_store_n(&sp_decay_started, false, __ATOMIC_RELAXED);
+	__atomic_store_n(&sp_decay_retry_ns, 0, __ATOMIC_RELAXED);
+	/* under TSan a child of a threaded parent cannot start a thread
+	 * ("dup thread with used id"): its memory waits for a shrink */
+	if (SP_TSAN)
+		__atomic_store_n(&sp_decay_no_start, true, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&sp_decay_once_done, __ATOMIC_ACQUIRE)) {
+		sp_region_want_arm(SP_DECAY_WANT_PAGES);
+		if (__atomic_load_n(&sp_decay_ms, __ATOMIC_RELAXED) == 0)
+			__atomic_store_n(&sp_decay_asked, SP_DECAY_ASK_MEMORY,
+					 __ATOMIC_RELAXED);
 	}
+	sp_decay_update_wanted();
 }
 
 void sp_decay_read(struct sp_decay_stats *st)
@@ -469,6 +609,7 @@ void sp_decay_read(struct sp_decay_stats *st)
 	pthread_mutex_lock(&sp_decay.lock);
 	st->runs = sp_decay.runs;
 	st->caches_released = sp_decay.caches_released;
+	st->thread = sp_decay.running;
 	pthread_mutex_unlock(&sp_decay.lock);
 }
 
@@ -522,7 +663,12 @@ SEGPOOL_API int segpool_set_decay_ms(long ms)
 		return -ENOMEM;
 	}
 	sp_decay_set_delay(ms);
-	err = sp_decay_ensure();
+	/* 0: an idle cache's magazines go back within a tick */
+	if (ms == 0)
+		sp_decay_ask(SP_DECAY_ASK_MEMORY);
+	else
+		sp_decay_update_wanted();	/* asked while it was -1 */
+	err = sp_decay_start_wanted(false);
 	if (err) {
 		errno = EAGAIN;
 		return -EAGAIN;
@@ -549,9 +695,10 @@ SEGPOOL_API int segpool_set_memory_limit(uint64_t bytes)
 	}
 	__atomic_store_n(&sp_region_limit_pages, bytes >> SP_PAGE_SHIFT,
 			 __ATOMIC_RELAXED);
-	/* the shrinks the limit asks for need the thread */
-	if (bytes)
-		sp_decay_ensure();
+	/* the shrinks the limit asks for need the thread: once it is hit
+	 * (sp_decay_kick_shrink()), or now when it was hit meanwhile */
+	sp_decay_update_wanted();
+	(void)sp_decay_start_wanted(false);
 	return 0;
 }
 

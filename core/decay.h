@@ -24,10 +24,20 @@ enum sp_thp_mode { SP_THP_AUTO, SP_THP_ALWAYS, SP_THP_NEVER };
 SP_INTERNAL int sp_decay_thp_choice(int thp, int mode, size_t huge, long ms);
 /* Settings, before the space exists (core/init.c). */
 SP_INTERNAL void sp_decay_settings(void);
-/* Start the thread when the delay asks for it (after sp_ready). */
+/*
+ * After sp_ready: arm the regions' ask for the thread, which starts lazily
+ * (core/decay.c); at once for a delay of 0.
+ */
 SP_INTERNAL void sp_decay_start(void);
-/* fork: the child's thread, started afresh (after the library's child). */
+/* fork: no thread in the child, the lazy start armed afresh (after the
+ * library's child handler). */
 SP_INTERNAL void sp_decay_fork_child(void);
+/*
+ * sp_decay_leave() - start the thread, which sp_lib_wanted says is wanted:
+ * from sp_lib_drain(), a call leaving the library outermost with no lock
+ * held; not when a signal handler may be running (then a moment later).
+ */
+SP_INTERNAL void sp_decay_leave(void);
 
 /*
  * sp_decay_read() - the decay's settings and counters, for the health read

@@ -180,7 +180,7 @@ static void sp_atfork_child(void)
 	sp_cache_reinit_locks(sp_fork_child_pcpu);
 	sp_rcu_fork_child();
 	sp_lockdep_fork_end();
-	sp_decay_fork_child();	/* last: it starts a thread */
+	sp_decay_fork_child();	/* last: it arms the regions' ask */
 }
 
 static void sp_init_settings(void)

@@ -34,6 +34,14 @@ extern SP_INTERNAL __thread unsigned int sp_lib_depth
 	__attribute__((tls_model("initial-exec")));
 extern SP_INTERNAL __thread void *sp_lib_deferred
 	__attribute__((tls_model("initial-exec")));
+/*
+ * Work for whichever call next leaves the library outermost, with no lock
+ * held (atomic, non-zero: core/decay.c's thread is wanted and not yet
+ * started).  A layer sets it only through core/'s hooks; sp_lib_drain()
+ * does the work.  A call nested in a handler never sees depth 0 on the
+ * way out, so never does it.
+ */
+extern SP_INTERNAL unsigned int sp_lib_wanted;
 
 /* Whether this call interrupted the library on its own thread. */
 static inline bool sp_lib_nested(void)
@@ -47,12 +55,16 @@ static inline void sp_lib_enter(void)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
 
-/* Leave; true when frees were deferred meanwhile (call sp_lib_drain()). */
+/*
+ * Leave; true when frees were deferred meanwhile or work is wanted (call
+ * sp_lib_drain()).
+ */
 static inline bool sp_lib_leave(void)
 {
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	return --sp_lib_depth == 0 &&
-	       unlikely(__atomic_load_n(&sp_lib_deferred, __ATOMIC_RELAXED));
+	       unlikely(__atomic_load_n(&sp_lib_deferred, __ATOMIC_RELAXED) ||
+			__atomic_load_n(&sp_lib_wanted, __ATOMIC_RELAXED));
 }
 
 /*

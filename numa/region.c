@@ -76,6 +76,14 @@ static size_t sp_dirty_cap(int nr_regions)
 int64_t sp_region_delay_ns = -1;
 
 static void sp_region_limit_check(unsigned int order);
+static void sp_region_want_check(struct sp_region *r);
+
+/* Lock held: the dirty pages fell (an allocation, a purge): a new low. */
+static inline void sp_region_want_low(struct sp_region *r)
+{
+	if (r->want_dirty > r->dirty_pages + r->want_share)
+		r->want_dirty = r->dirty_pages + r->want_share;
+}
 static void sp_pages_freed_locked(struct sp_region *r, uint32_t page,
 				  unsigned int order);
 
@@ -112,6 +120,9 @@ static void sp_region_init(struct sp_region *r, int idx, char *base,
 	r->nr_runs = 0;
 	r->run_pages = 0;
 	r->purged_pages = 0;
+	r->want_dirty = SIZE_MAX;
+	r->want_committed = SIZE_MAX;
+	r->want_share = 0;
 	r->stamp = 0;
 	r->decay_visits = 0;
 	r->commit_failures = 0;
@@ -399,6 +410,7 @@ static int sp_region_grow(struct sp_region *r)
 	if (thp)
 		sp_os_advise_huge(chunk, SP_MAX_BLOCK_SIZE, thp > 0);
 	r->committed += SP_MAX_BLOCK_PAGES;
+	sp_region_want_check(r);	/* chunks for the aging */
 	return 0;
 fail:
 	r->commit_failures++;
@@ -455,6 +467,7 @@ void *sp_region_alloc(int idx, unsigned int order, uintptr_t owner)
 	}
 	sp_set_owner(r, page, order, owner);
 	r->pages_used += 1UL << order;
+	sp_region_want_low(r);
 	pthread_mutex_unlock(&r->lock);
 	return r->base + ((size_t)page << SP_PAGE_SHIFT);
 }
@@ -471,6 +484,7 @@ static void sp_block_purge(struct sp_region *r, uint32_t page, unsigned int o)
 	SP_WRITE_ONCE(pg->info, pg->info & SP_PAGE_FREE_MASK);
 	r->dirty_pages -= 1UL << o;
 	r->purged_pages += 1UL << o;
+	sp_region_want_low(r);
 }
 
 static size_t sp_region_purge_locked(struct sp_region *r)
@@ -634,6 +648,7 @@ static void sp_pages_freed_locked(struct sp_region *r, uint32_t page,
 		sp_block_purge(r, page, order);
 	else if (r->dirty_pages > cap)
 		sp_region_purge_locked(r);
+	sp_region_want_check(r);
 }
 
 /* The stamp bits of a free tag: when its block became dirty. */
@@ -882,6 +897,7 @@ void *sp_region_alloc_pages(int idx, size_t pages, size_t align, bool *dirty)
 	r->nr_runs++;
 	r->run_pages += pages;
 	sp_thp_promote_locked(r, page, pages);
+	sp_region_want_low(r);
 	pthread_mutex_unlock(&r->lock);
 	return r->base + ((size_t)page << SP_PAGE_SHIFT);
 }
@@ -1047,6 +1063,7 @@ bool sp_region_resize_pages(void *addr, size_t pages)
 			r->pages_used += pages - old;
 			r->run_pages += pages - old;
 			sp_thp_promote_locked(r, page, pages);
+			sp_region_want_low(r);
 		}
 	}
 	pthread_mutex_unlock(&r->lock);
@@ -1150,6 +1167,50 @@ size_t sp_region_decay(int idx, uint64_t now_ns, uint64_t delay_ns)
 	n = (size_t)(r->purged_pages - before);
 	pthread_mutex_unlock(&r->lock);
 	return n;
+}
+
+/* --- asking for the decay thread ----------------------------------------- */
+
+void (*sp_region_want_hook)(void);
+static bool sp_region_want_armed;	/* atomic: not asked since armed */
+
+/* Lock held: ask for the thread once @r holds what it would give back. */
+static void sp_region_want_check(struct sp_region *r)
+{
+	void (*hook)(void);
+
+	if (likely(!SP_READ_ONCE(sp_region_want_armed)))
+		return;
+	if (r->dirty_pages <= r->want_dirty &&
+	    (SP_READ_ONCE(sp_region_thp) != SP_REGION_THP_AGED ||
+	     r->committed <= r->want_committed))
+		return;
+	if (!__atomic_exchange_n(&sp_region_want_armed, false,
+				 __ATOMIC_RELAXED))
+		return;			/* another region asked first */
+	hook = __atomic_load_n(&sp_region_want_hook, __ATOMIC_ACQUIRE);
+	if (hook)
+		hook();
+}
+
+void sp_region_want_arm(size_t pages)
+{
+	/* each region its share: asked for at the latest when all of them
+	 * together hold @pages more */
+	size_t share = SP_MAX(pages / (size_t)SP_MAX(sp_space.nr_regions, 1),
+			      (size_t)1);
+
+	for (int i = 0; i < sp_space.nr_regions; i++) {
+		struct sp_region *r = &sp_space.region[i];
+
+		pthread_mutex_lock(&r->lock);
+		r->want_share = share;
+		r->want_dirty = r->dirty_pages + share;
+		r->want_committed = SP_MAX(r->committed,
+					   (size_t)SP_MAX_BLOCK_PAGES) + share;
+		pthread_mutex_unlock(&r->lock);
+	}
+	__atomic_store_n(&sp_region_want_armed, true, __ATOMIC_RELAXED);
 }
 
 /* --- the soft limit, huge pages ------------------------------------------- */

@@ -99,6 +99,11 @@ struct sp_region {
 	size_t nr_runs;			/* live page runs (large blocks) */
 	size_t run_pages;		/* pages they hold */
 	uint64_t purged_pages;		/* pages given back so far */
+	size_t want_dirty;		/* dirty pages past which, and */
+	size_t want_committed;		/* committed pages past which (aged
+					 * huge pages) the decay thread is
+					 * asked for (sp_region_want_arm()) */
+	size_t want_share;		/* what more than their low it takes */
 	uintptr_t stamp;		/* stamp bits sp_free_push() gives a
 					 * dirty block (its caller sets it) */
 	/*
@@ -276,6 +281,20 @@ SP_INTERNAL uint64_t sp_region_now_ns(void);
  */
 extern SP_INTERNAL uint64_t sp_region_limit_pages;
 extern SP_INTERNAL void (*sp_region_limit_hook)(void);
+/*
+ * Asking for the decay thread (core/decay.c starts it lazily): armed by
+ * sp_region_want_arm(), a region calls @sp_region_want_hook once, the first
+ * time it holds its share of @pages more dirty free pages than the fewest
+ * it held since the arming (what an allocation or a purge left: so a fork
+ * child that reuses what it inherited and frees it again counts it), or,
+ * under SP_REGION_THP_AGED (whose aging the thread does), has committed its
+ * share more past its first chunk; then all are disarmed until the next
+ * arming (a fork child's).  The hook is called
+ * with a region lock held, maybe under cache locks: it may only set flags
+ * (atomic), no lock.  Set by core/ at start-up.
+ */
+extern SP_INTERNAL void (*sp_region_want_hook)(void);
+SP_INTERNAL void sp_region_want_arm(size_t pages);
 /* limit reached (atomic) */
 extern SP_INTERNAL uint64_t sp_region_limit_hits;
 /* and passed (atomic) */

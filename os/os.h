@@ -156,6 +156,16 @@ SP_INTERNAL uint64_t sp_os_huge_bytes(const void *addr, size_t size);
  * then returns. */
 SP_INTERNAL bool sp_os_alone(void);
 /*
+ * Whether the calling thread may be running a signal handler: it is on
+ * its alternate signal stack, or it blocks a signal that has a handler (a
+ * handler runs with its own signal blocked unless installed with
+ * SA_NODEFER; one with SA_RESETHAND has its action reset to the default
+ * before it runs and is not seen either).  True also for a thread that
+ * blocks such a signal outside any handler: the caller tries again later.
+ * A few system calls: for a step taken once, not on a path that repeats.
+ */
+SP_INTERNAL bool sp_os_in_handler_maybe(void);
+/*
  * Name the calling thread (up to 15 bytes) with prctl(), which touches no
  * file: pthread_setname_np() on another thread writes /proc/self/task/TID/
  * comm, and the /proc entries that leaves behind make the parent's wait4()

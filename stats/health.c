@@ -115,6 +115,7 @@ void sp_stats_health_read(struct segpool_health *h)
 	h->decay_on = ds.decay_ms >= 0;
 	h->decay_ms = ds.decay_ms > 0 ? (uint64_t)ds.decay_ms : 0;
 	h->decay_runs = ds.runs;
+	h->decay_thread = ds.thread;
 	h->decay_caches = ds.caches_released;
 	h->memory_limit = ds.memory_limit;
 	h->limit_hits = ds.limit_hits;
@@ -154,6 +155,7 @@ static const char *sp_rseq_registration_name(unsigned int reg)
 	X(nr_nodes,		SP_FIELD_U64,	h->nr_nodes)		\
 	X(decay_on,		SP_FIELD_BOOL,	h->decay_on)		\
 	X(decay_ms,		SP_FIELD_U64,	h->decay_ms)		\
+	X(decay_thread,		SP_FIELD_BOOL,	h->decay_thread)	\
 	X(decay_runs,		SP_FIELD_U64,	h->decay_runs)		\
 	X(decay_caches,		SP_FIELD_U64,	h->decay_caches)	\
 	X(memory_limit,		SP_FIELD_U64,	h->memory_limit)	\

@@ -295,6 +295,7 @@ SP_INTERNAL int sp_stats_fmt_json(struct sp_sbuf *b, unsigned int flags);
 struct sp_decay_stats {
 	int64_t decay_ms;		/* the delay; -1 never */
 	uint64_t runs;			/* the thread's passes */
+	unsigned int thread;		/* 1 once the thread was started */
 	uint64_t caches_released;	/* idle caches drained and shrunk */
 	uint64_t memory_limit;		/* bytes; 0 none */
 	uint64_t limit_hits;		/* allocations that found it reached */

@@ -4,7 +4,8 @@
  *
  * Free pages, idle per-CPU magazines and empty slabs go back to the OS by
  * themselves once they stayed unused for the decay delay (SEGPOOL_DECAY_MS,
- * 1000 ms by default), through a background thread, "segpool-decay".  The
+ * 1000 ms by default), through a background thread, "segpool-decay", which
+ * starts only once the process holds enough free memory to give back.  The
  * calls below change the delay, give everything back at once, and set a
  * soft limit on the memory the node regions hold.  See
  * Documentation/guide/tuning.md.

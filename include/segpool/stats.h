@@ -329,6 +329,10 @@ struct segpool_health_node {
  *                     (SEGPOOL_DECAY_MS is not -1).
  * @decay_ms:          the decay delay in milliseconds (0 with @decay_on:
  *                     at once; 0 without: never).
+ * @decay_thread:      1 once the decay thread was started: it starts
+ *                     only when the process holds free memory worth giving
+ *                     back, or the memory limit was reached (0 in a
+ *                     process that never did).
  * @decay_runs:        passes of the decay thread.
  * @decay_caches:      idle caches the decay thread drained and shrank.
  * @memory_limit:      the soft memory limit in bytes, 0 for none.
@@ -357,6 +361,7 @@ struct segpool_health {
 	char sanitizer[16];
 	unsigned int decay_on;
 	unsigned int thp;
+	unsigned int decay_thread;
 	uint64_t decay_ms;
 	uint64_t decay_runs;
 	uint64_t decay_caches;

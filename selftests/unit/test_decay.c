@@ -3,8 +3,10 @@
  * selftests/unit/test_decay.c - memory that goes back by itself: the
  * region's stamped dirty blocks and sp_region_decay(), the decay thread
  * giving a freed burst back with no further call, SEGPOOL_DECAY_MS=0 and
- * -1, segpool_shrink_all(), the soft memory limit, a fork child's thread,
- * and bad settings.
+ * -1, segpool_shrink_all(), the soft memory limit, the thread's lazy start
+ * (none in a process that frees little, started past SP_DECAY_WANT_MB of
+ * free memory, in a fork child, by the limit, by a delay set later), and
+ * bad settings.
  *
  * Residency is read with mincore() (sp_test_mincore()) over the regions'
  * committed memory (the RSS of segpool's own ranges), so sanitizer shadow
@@ -30,6 +32,7 @@
 #include "core/core.h"
 #include "core/decay.h"
 #include "internal/env.h"
+#include "internal/reentry.h"
 #include "internal/sanitize.h"
 #include "numa/region.h"
 #include "os/os.h"
@@ -370,8 +373,9 @@ static void test_burst_goes_back_by_itself(void **state)
 	before = arena_resident();
 	assert_int_equal(segpool_set_decay_ms(200), 0);
 	assert_int_equal(segpool_get_decay_ms(), 200);
-	assert_true(decay_thread_appears());
 	burst("decay-burst");
+	/* the burst's free memory asked for it, if nothing did before */
+	assert_true(decay_thread_appears());
 	freed = arena_resident();
 	print_message("resident: %zu KiB before, %zu KiB freed\n",
 		      before >> 10, freed >> 10);
@@ -726,9 +730,144 @@ static void test_thp_big_run_at_once(void **state)
 	sp_region_thp = saved;
 }
 
-/* A fork child has a decay thread of its own. */
-static void test_fork_child_decays(void **state)
+/* --- the lazy start ------------------------------------------------------ */
+
+/* The threshold, in bytes (core/decay.c). */
+#define WANT_BYTES	(8UL << 20)
+/* Large blocks freed to pass it: twice the threshold. */
+#define LAZY_BLOCKS	32
+#define LAZY_BLOCK	(1UL << 20)
+
+/*
+ * Run @fn in a process of its own (the test's process had its thread long
+ * ago): rerun with @env and SP_TEST_LAZY=1, and return false; in the
+ * rerun, return true.  Huge pages off, so that only free memory asks for
+ * the thread (the aging's ask is the committed memory's).
+ */
+static bool lazy_fresh_process(const char *fn, const char *decay_ms)
 {
+	char ms[64];
+	const char *env[] = { "SP_TEST_LAZY=1", "SEGPOOL_THP=never", ms,
+			      "SEGPOOL_MEMORY_LIMIT", NULL };
+
+	if (getenv("SP_TEST_LAZY"))
+		return true;
+	snprintf(ms, sizeof(ms), "SEGPOOL_DECAY_MS=%s", decay_ms);
+	assert_int_equal(sp_test_rerun(env, fn), 0);
+	return false;
+}
+
+static bool health_decay_thread(void)
+{
+	struct segpool_health h = { .size = sizeof(h) };
+
+	assert_int_equal(segpool_health_get(&h), 0);
+	return h.decay_thread;
+}
+
+/* Allocate @n large blocks and touch them. */
+static void lazy_alloc(void **blk, int n)
+{
+	for (int i = 0; i < n; i++) {
+		blk[i] = segpool_malloc(LAZY_BLOCK);
+		assert_non_null(blk[i]);
+		memset(blk[i], 3, LAZY_BLOCK);
+	}
+}
+
+/*
+ * A process that allocates and frees little never starts the thread: a
+ * few thousand small blocks and cache objects, a few large ones, all
+ * freed, then more than the delay with no call, then more calls.
+ */
+static void test_lazy_no_thread_when_little_freed(void **state)
+{
+	static void *small[4000], *objs[20000], *big[4];
+	struct segpool_cache *c;
+	uint64_t seed = sp_test_seed(), x = seed ? seed : 1;
+
+	(void)state;
+	if (!lazy_fresh_process(__func__, "50"))
+		return;
+	print_message("# seed %llu\n", (unsigned long long)seed);
+	assert_false(decay_thread_running());
+	assert_false(health_decay_thread());
+	c = segpool_cache_create("lazy-little", 64, 0, 0, NULL);
+	assert_non_null(c);
+	for (int round = 0; round < 3; round++) {
+		for (size_t i = 0; i < 4000; i++) {
+			small[i] = segpool_malloc(16 + sp_test_rand(&x) % 1024);
+			assert_non_null(small[i]);
+		}
+		for (size_t i = 0; i < 20000; i++) {
+			objs[i] = segpool_cache_alloc(c, 0);
+			assert_non_null(objs[i]);
+		}
+		for (int i = 0; i < 4; i++) {
+			big[i] = segpool_malloc(256UL << 10);
+			assert_non_null(big[i]);
+			memset(big[i], 1, 256UL << 10);
+		}
+		for (size_t i = 0; i < 4000; i++)
+			segpool_free(small[(i * 7919) % 4000]);
+		for (size_t i = 0; i < 20000; i++)
+			segpool_cache_free(c, objs[i]);
+		for (int i = 0; i < 4; i++)
+			segpool_free(big[i]);
+		sleep_ms(100);		/* twice the delay */
+	}
+	assert_true(segpool_cache_shrink(c) >= 0);
+	assert_int_equal(segpool_cache_destroy(c), 0);
+	print_message("# dirty %zu KiB, threshold %lu KiB\n",
+		      dirty_pages() << (SP_PAGE_SHIFT - 10), WANT_BYTES >> 10);
+	assert_true(dirty_pages() << SP_PAGE_SHIFT <= WANT_BYTES);
+	assert_false(decay_thread_running());
+	assert_false(health_decay_thread());
+	assert_false(__atomic_load_n(&sp_lib_wanted, __ATOMIC_RELAXED));
+}
+
+/*
+ * Freeing more than the threshold starts it, at the call that frees; and
+ * then resident memory falls with no further call, within the delay (a
+ * generous bound).  Less than the threshold first: no thread.
+ */
+static void test_lazy_starts_past_threshold(void **state)
+{
+	static void *blk[LAZY_BLOCKS];
+	size_t before, freed, after;
+
+	(void)state;
+	if (!lazy_fresh_process(__func__, "200"))
+		return;
+	before = arena_resident();
+	lazy_alloc(blk, LAZY_BLOCKS);
+	assert_false(decay_thread_running());
+	/* a quarter of it: under the threshold */
+	for (int i = 0; i < LAZY_BLOCKS / 4; i++)
+		segpool_free(blk[i]);
+	sleep_ms(300);
+	assert_false(decay_thread_running());
+	assert_false(health_decay_thread());
+	for (int i = LAZY_BLOCKS / 4; i < LAZY_BLOCKS; i++)
+		segpool_free(blk[i]);
+	freed = arena_resident();
+	assert_true(decay_thread_appears());
+	assert_true(health_decay_thread());
+	print_message("# resident: %zu KiB before, %zu KiB freed\n",
+		      before >> 10, freed >> 10);
+	/* no segpool call from here on: reads of the regions only */
+	after = wait_resident_below(before + (2UL << 20));
+	print_message("# resident after the decay: %zu KiB\n", after >> 10);
+	assert_true(after <= before + (2UL << 20));
+}
+
+/*
+ * A fork child of a process with the thread has none, and frees a little
+ * without one; past the threshold it starts its own.
+ */
+static void test_lazy_fork_child(void **state)
+{
+	static void *blk[LAZY_BLOCKS];
 	pid_t pid;
 	int status;
 
@@ -736,32 +875,106 @@ static void test_fork_child_decays(void **state)
 	/* no thread in a child of a threaded process there (core/decay.c) */
 	if (SP_TSAN)
 		skip();
-	assert_int_equal(segpool_set_decay_ms(100), 0);
+	if (!lazy_fresh_process(__func__, "200"))
+		return;
+	lazy_alloc(blk, LAZY_BLOCKS);
+	for (int i = 0; i < LAZY_BLOCKS; i++)
+		segpool_free(blk[i]);
+	assert_true(decay_thread_appears());
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		unsigned char vec[16];
-		char *p = sp_region_alloc(0, 4, 0x1000);
-		int t;
+		void *p;
 
 		alarm(SP_TEST_CHILD_TIMEOUT);
+		if (decay_thread_running())
+			_exit(1);
+		p = segpool_malloc(LAZY_BLOCK);
 		if (!p)
 			_exit(2);
-		memset(p, 1, 16 * SP_PAGE_SIZE);
-		sp_region_free(p, 4);
-		for (t = 0; t < WAIT_BOUND_MS / 20; t++) {
-			if (sp_test_mincore(p, 16 * SP_PAGE_SIZE, vec))
-				_exit(3);
-			if (!(vec[0] & 1))
-				_exit(0);
-			sleep_ms(20);
-		}
-		_exit(1);
+		memset(p, 1, LAZY_BLOCK);
+		segpool_free(p);
+		sleep_ms(300);
+		if (decay_thread_running())
+			_exit(3);
+		lazy_alloc(blk, LAZY_BLOCKS);
+		for (int i = 0; i < LAZY_BLOCKS; i++)
+			segpool_free(blk[i]);
+		_exit(decay_thread_appears() ? 0 : 4);
 	}
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
-	assert_int_equal(segpool_set_decay_ms(SEGPOOL_DECAY_NEVER), 0);
+}
+
+/*
+ * The limit: with a delay of -1 no thread, a limit set starts none either;
+ * the allocation that reaches it asks for one, for its shrinks.
+ */
+static void test_lazy_limit_starts_it(void **state)
+{
+	static void *blk[4 * LAZY_BLOCKS];
+	struct segpool_health h = { .size = sizeof(h) };
+	uint64_t hits;
+	size_t used = 0;
+	int n = 0;
+
+	(void)state;
+	if (!lazy_fresh_process(__func__, "-1"))
+		return;
+	for (int i = 0; i < sp_space.nr_regions; i++)
+		used += REGION_READ(&sp_space.region[i], pages_used);
+	assert_int_equal(segpool_set_memory_limit(
+				 ((uint64_t)used << SP_PAGE_SHIFT) +
+				 (8ULL << 20)), 0);
+	assert_int_equal(segpool_health_get(&h), 0);
+	hits = h.limit_hits;
+	sleep_ms(100);
+	assert_false(decay_thread_running());
+	assert_false(h.decay_thread);
+	while (n < 4 * LAZY_BLOCKS) {
+		blk[n] = segpool_malloc(LAZY_BLOCK);
+		assert_non_null(blk[n]);
+		n++;
+		assert_int_equal(segpool_health_get(&h), 0);
+		if (h.limit_hits > hits)
+			break;
+	}
+	print_message("# limit reached after %d blocks of 1 MiB\n", n);
+	assert_true(h.limit_hits > hits);
+	assert_true(decay_thread_appears());
+	assert_true(health_decay_thread());
+	while (n--)
+		segpool_free(blk[n]);
+	assert_int_equal(segpool_set_memory_limit(0), 0);
+}
+
+/*
+ * Past the threshold with a delay of -1 nothing starts; the request is
+ * kept, and the delay set later starts the thread, which gives the memory
+ * back with no further call.
+ */
+static void test_lazy_delay_set_later(void **state)
+{
+	static void *blk[LAZY_BLOCKS];
+	size_t before, after;
+
+	(void)state;
+	if (!lazy_fresh_process(__func__, "-1"))
+		return;
+	before = arena_resident();
+	lazy_alloc(blk, LAZY_BLOCKS);
+	for (int i = 0; i < LAZY_BLOCKS; i++)
+		segpool_free(blk[i]);
+	sleep_ms(100);
+	assert_false(decay_thread_running());
+	assert_true(dirty_pages() << SP_PAGE_SHIFT > WANT_BYTES);
+	assert_int_equal(segpool_set_decay_ms(100), 0);
+	assert_true(decay_thread_appears());
+	after = wait_resident_below(before + (2UL << 20));
+	print_message("# resident: %zu KiB before, %zu KiB after\n",
+		      before >> 10, after >> 10);
+	assert_true(after <= before + (2UL << 20));
 }
 
 /* Bad settings: refused by the calls, and by the table with a reason. */
@@ -1009,7 +1222,11 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test_setup(test_thp_advised_by_age, setup),
 	cmocka_unit_test_setup(test_thp_big_run_at_once, setup),
 	cmocka_unit_test_setup(test_thp_eager_when_grown, setup),
-	cmocka_unit_test_setup(test_fork_child_decays, setup),
+	cmocka_unit_test_setup(test_lazy_no_thread_when_little_freed, setup),
+	cmocka_unit_test_setup(test_lazy_starts_past_threshold, setup),
+	cmocka_unit_test_setup(test_lazy_fork_child, setup),
+	cmocka_unit_test_setup(test_lazy_limit_starts_it, setup),
+	cmocka_unit_test_setup(test_lazy_delay_set_later, setup),
 	cmocka_unit_test_setup(test_dirty_cap_valve, setup),
 	cmocka_unit_test_setup(test_idle_shrink_leaves_others, setup),
 	cmocka_unit_test_setup(test_thp_choice, setup),
