@@ -97,8 +97,7 @@ static size_t sp_region_size_from_env(void)
 }
 
 static void sp_region_init(struct sp_region *r, int idx, char *base,
-			   struct sp_page *map, size_t nr_pages,
-			   size_t dirty_cap)
+			   struct sp_page *map, size_t nr_pages)
 {
 	pthread_mutex_init(&r->lock, NULL);
 	sp_lock_class(&r->lock, SP_LOCK_REGION);
@@ -116,7 +115,7 @@ static void sp_region_init(struct sp_region *r, int idx, char *base,
 	r->committed = 0;
 	r->pages_used = 0;
 	r->dirty_pages = 0;
-	r->dirty_cap = dirty_cap;
+	r->dirty_cap = 0;		/* sp_region_dirty_cap() */
 	r->nr_runs = 0;
 	r->run_pages = 0;
 	r->purged_pages = 0;
@@ -173,7 +172,7 @@ int sp_space_init(void)
 	int n = sp_topo.nr_nodes;
 	char *base = NULL;
 	struct sp_page *map = NULL;
-	size_t total = 0, map_bytes = 0, cap;
+	size_t total = 0, map_bytes = 0;
 
 	if (sp_space.base)
 		return 0;
@@ -199,11 +198,10 @@ int sp_space_init(void)
 	sp_space.map = map;
 	sp_space.map_bytes = map_bytes;
 	sp_space.tags = (uintptr_t *)(map + (total >> SP_PAGE_SHIFT));
-	cap = sp_dirty_cap(n);
 	for (int i = 0; i < n; i++)
 		sp_region_init(&sp_space.region[i], i, base + (size_t)i * rsize,
 			       map + ((size_t)i * rsize >> SP_PAGE_SHIFT),
-			       rsize >> SP_PAGE_SHIFT, cap);
+			       rsize >> SP_PAGE_SHIFT);
 	/* base last: lookups treat a NULL base as "no space" */
 	__atomic_store_n(&sp_space.base, base, __ATOMIC_RELEASE);
 	return 0;
@@ -638,15 +636,37 @@ static void sp_free_range(struct sp_region *r, uint32_t page, uint32_t end,
  * decay decides, unless the delay is 0 or the cap is passed (64 MiB without
  * a decay, r->dirty_cap with one).
  */
+size_t sp_region_dirty_cap(struct sp_region *r)
+{
+	size_t cap = SP_READ_ONCE(r->dirty_cap);
+
+	if (!cap) {
+		cap = sp_dirty_cap(sp_space.nr_regions);
+		SP_WRITE_ONCE(r->dirty_cap, cap);
+	}
+	return cap;
+}
+
 static void sp_pages_freed_locked(struct sp_region *r, uint32_t page,
 				  unsigned int order)
 {
 	int64_t delay = SP_READ_ONCE(sp_region_delay_ns);
-	size_t cap = delay < 0 ? SP_DIRTY_MAX_PAGES : r->dirty_cap;
+	bool past;
 
+	/*
+	 * The cap with a decay is never below SP_DIRTY_MAX_PAGES: the memory
+	 * size it comes from (the cgroup's limit: a few files) is read the
+	 * first time a region holds that much, which a short process never
+	 * does.
+	 */
+	if (delay < 0 || (!r->dirty_cap &&
+			  r->dirty_pages <= SP_DIRTY_MAX_PAGES))
+		past = r->dirty_pages > SP_DIRTY_MAX_PAGES;
+	else
+		past = r->dirty_pages > sp_region_dirty_cap(r);
 	if (delay == 0)
 		sp_block_purge(r, page, order);
-	else if (r->dirty_pages > cap)
+	else if (past)
 		sp_region_purge_locked(r);
 	sp_region_want_check(r);
 }

@@ -95,7 +95,8 @@ struct sp_region {
 	size_t nr_free[SP_MAX_ORDER + 1];/* free blocks per order */
 	size_t dirty_pages;		/* free pages not yet given back */
 	size_t dirty_cap;		/* ... past which all go back while
-					 * the decay runs (sp_dirty_cap()) */
+					 * the decay runs (sp_dirty_cap();
+					 * 0 until first needed) */
 	size_t nr_runs;			/* live page runs (large blocks) */
 	size_t run_pages;		/* pages they hold */
 	uint64_t purged_pages;		/* pages given back so far */
@@ -176,6 +177,13 @@ static inline uintptr_t sp_space_tag(const void *addr)
 		return 0;
 	return SP_READ_ONCE(sp_space.tags[off >> SP_PAGE_SHIFT]);
 }
+
+/*
+ * sp_region_dirty_cap() - the dirty pages @r may keep while the decay runs,
+ * read from the memory size the first time it is asked (region lock held,
+ * or a test's single thread).
+ */
+SP_INTERNAL size_t sp_region_dirty_cap(struct sp_region *r);
 
 /* sp_space_set_tags() - tag the 2^@order pages of the block at @addr. */
 SP_INTERNAL void sp_space_set_tags(void *addr, unsigned int order,

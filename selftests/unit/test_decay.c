@@ -1005,6 +1005,9 @@ static void test_dirty_cap_valve(void **state)
 	assert_true(mem > (64ULL << 20));
 	if (want < ((64UL << 20) >> SP_PAGE_SHIFT))
 		want = (64UL << 20) >> SP_PAGE_SHIFT;
+	/* read when first needed: not at start-up */
+	assert_int_equal(r->dirty_cap, 0);
+	assert_int_equal(sp_region_dirty_cap(r), want);
 	assert_int_equal(r->dirty_cap, want);
 	print_message("# memory %llu MiB, cap %zu MiB per region\n",
 		      (unsigned long long)(mem >> 20),
