@@ -6,7 +6,7 @@
  * A node's CPUs, as segpool means it, are the CPUs whose allocations are
  * served from that node first: the kernel's CPUs of the node, plus the CPUs
  * of memory-less nodes for which it is the nearest node with memory, and
- * only those the process may run on (its cpuset, as libnuma read it at
+ * only those the process may run on (its affinity, as os/cpu.c read it at
  * start-up).  A thread pinned to them allocates node-local objects.
  */
 #include <errno.h>

@@ -2,10 +2,10 @@
 /*
  * numa/topology.c - the node model: nodes, their CPUs and distances.
  *
- * The facts come from the OS layer (os/cpu.c, which asks libnuma); this
+ * The facts come from the OS layer (os/cpu.c, which asks the kernel); this
  * file turns them into segpool's dense node indexes and fallback orders.
  *
- * Without libnuma support (sp_os_numa_init() false) the machine is one node,
+ * Without NUMA policy (sp_os_numa_init() false) the machine is one node,
  * index 0, id 0, and every CPU belongs to it.  SEGPOOL_NUMA_BIND chooses
  * whether regions are bound to their node (mbind): "auto" (default: only with
  * more than one node, so one node pays nothing), "always" or "never".

@@ -33,7 +33,7 @@ struct sp_topology {
 	int nr_nodes;				/* nodes with memory, >= 1 */
 	int nr_cpus;				/* possible CPUs,
 						 * sizes cpu tables */
-	bool numa_available;			/* libnuma works here */
+	bool numa_available;			/* NUMA policy works here */
 	bool bind;				/* regions are bound (mbind) */
 	bool off;				/* SEGPOOL_NUMA=off: one node */
 	bool fake;				/* SEGPOOL_NUMA_FAKE_NODES:

@@ -3,8 +3,9 @@
  * os/cpu.h - what the OS says about CPUs and nodes (private).
  *
  * Facts only, no policy: which CPU ids exist (for sizing per-CPU arrays),
- * which CPU and node the calling thread runs on, and what libnuma reads
- * from sysfs about nodes, their memory, their CPUs and their distances.
+ * which CPU and node the calling thread runs on, and what the kernel says
+ * about nodes, their memory, their CPUs and their distances (system calls
+ * first, sysfs for the rest, each read once: os/cpu.c).
  * numa/topology.c builds segpool's node model from them; percpu/ sizes
  * its slots by them.
  *
@@ -37,6 +38,13 @@ SP_INTERNAL int sp_cpu_possible_count(void);
 /* sp_cpu_parse_list() - highest id in a kernel CPU list ("0-3,8,10-11"),
  * or -1 when the list is malformed. */
 SP_INTERNAL int sp_cpu_parse_list(const char *list);
+/*
+ * sp_cpu_parse_mask() - the same, and the ids below @bits also set in the
+ * bitmask @mask (longs, bit i of word i / BITS_PER_LONG; NULL: none).
+ * A malformed list may have set some bits before its fault.
+ */
+SP_INTERNAL int sp_cpu_parse_mask(const char *list, unsigned long *mask,
+				  int bits);
 
 /* --- the calling thread's CPU and node --- */
 #ifndef AT_RSEQ_FEATURE_SIZE
@@ -83,26 +91,36 @@ static inline int sp_thread_node_hint(unsigned long feature_size)
 	return -1;
 }
 
-/* --- nodes, as libnuma reads them from sysfs (os/cpu.c) --- */
+/* --- nodes, as the kernel tells them (os/cpu.c) --- */
+/* CPU ids the node queries know (numa/topology.h's SP_MAX_CPUS fits). */
+#define SP_OS_MAX_CPUS 4096
 /*
- * sp_os_numa_init() - make libnuma usable from any constructor order.
- * Return: true when the kernel and libnuma support NUMA here.
+ * sp_os_numa_init() - read the CPUs the process may run on (once, for
+ * sp_os_cpu_allowed()) and ask whether the kernel has NUMA policy.
+ * Return: true when it has (get_mempolicy() is there and allowed).
  */
 SP_INTERNAL bool sp_os_numa_init(void);
-/* sp_os_numa_max_node() - the highest node id the kernel knows. */
+/* sp_os_numa_max_node() - the highest node id the kernel knows (online). */
 SP_INTERNAL int sp_os_numa_max_node(void);
 /*
  * sp_os_numa_node_usable() - may the process allocate on node @node (its
  * cpuset's mems) and has the node memory?
  */
 SP_INTERNAL bool sp_os_numa_node_usable(int node);
-/* sp_os_numa_node_of_cpu() - the kernel's node of CPU @cpu, or -1. */
+/*
+ * sp_os_numa_node_of_cpu() - the kernel's node of CPU @cpu, or -1 (an
+ * offline CPU, an id of SP_OS_MAX_CPUS or more).  On a one-node machine
+ * every CPU id is that node's.
+ */
 SP_INTERNAL int sp_os_numa_node_of_cpu(int cpu);
-/* sp_os_numa_distance() - the kernel's distance of nodes @a and @b, or <= 0. */
+/*
+ * sp_os_numa_distance() - the kernel's distance of nodes @a and @b, or 0
+ * when unknown (as libnuma's numa_distance()).
+ */
 SP_INTERNAL int sp_os_numa_distance(int a, int b);
 /*
- * sp_os_cpu_allowed() - may the process run on @cpu?  Its cpuset as
- * libnuma read it at start-up; true when libnuma knows none.
+ * sp_os_cpu_allowed() - may the process run on @cpu?  Its affinity as
+ * sp_os_numa_init() read it at start-up; true when that read none.
  */
 SP_INTERNAL bool sp_os_cpu_allowed(int cpu);
 /*

@@ -4,13 +4,14 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <numaif.h>
+#include <linux/mempolicy.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "os/cpu.h"
@@ -130,7 +131,9 @@ int sp_os_bind(void *addr, size_t size, int node)
 	}
 	mask[node / 64] = 1UL << (node % 64);
 	if (sp_fault_should_fail(SP_FAULT_MBIND) ||
-	    mbind(addr, size, MPOL_BIND, mask, SP_MAX_NODE_BITS + 1, 0)) {
+	    syscall(SYS_mbind, addr, (unsigned long)size,
+		    (unsigned long)MPOL_BIND, mask,
+		    (unsigned long)SP_MAX_NODE_BITS + 1, 0UL)) {
 		errno = ENOMEM;
 		return -1;
 	}

@@ -19,7 +19,7 @@
  *   - the C library's own layers: threads and their locks, condition
  *     variables and signal masks (pthread_*), stdio on a stream the caller
  *     gave (segpool_stats_print() and friends);
- *   - liburcu, called from rcu/ (libnuma is called from os/cpu.c).
+ *   - liburcu, called from rcu/.
  * tools/check/layout.sh checks it in the built objects (nm -u against the
  * C library's system call wrappers).
  */

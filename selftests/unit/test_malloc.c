@@ -340,6 +340,24 @@ static void die_realloc_boot_interior(void *arg)
 	sink = realloc((char *)arg + 16, 100);
 }
 
+/*
+ * A block allocated before any constructor ran (.preinit_array comes
+ * before the libraries' constructors and ours), as a library's
+ * constructor allocates in a real program: the area serves it.
+ */
+static void *early_block;
+
+static void early_alloc(int argc, char **argv, char **envp)
+{
+	(void)argc;
+	(void)argv;
+	(void)envp;
+	early_block = malloc(24);
+}
+
+__attribute__((section(".preinit_array"), used))
+static void (*const early_alloc_entry)(int, char **, char **) = early_alloc;
+
 static void test_bootstrap(void **state)
 {
 	size_t used = sp_boot_used(), blocks = sp_boot_blocks(), n;
@@ -348,9 +366,13 @@ static void test_bootstrap(void **state)
 	(void)state;
 	print_message("bootstrap area: %zu bytes in %zu blocks at start\n",
 		      used, blocks);
-	/* the C library's and libnuma's constructors allocate before ours
-	 * ran: those blocks came from the area, and the program lives on */
+	/* what was allocated before our constructor ran came from the
+	 * area, and the program lives on */
 	assert_true(blocks > 0);
+	assert_non_null(early_block);
+	assert_true(sp_boot_owns(early_block));
+	assert_true(sp_boot_block(early_block, &n));
+	assert_int_equal(n, 24);
 	b = sp_boot_alloc(100, 16);
 	assert_non_null(b);
 	assert_true(sp_boot_owns(b));

@@ -19,7 +19,11 @@
  *  - remote frees wait in a per-node batch and go home in bulk (lock mode,
  *    the CPU slot injected);
  *  - per-node counts of the slab layer match the pages' placement;
- *  - SEGPOOL_INTERLEAVE spreads objects evenly over the nodes.
+ *  - SEGPOOL_INTERLEAVE spreads objects evenly over the nodes;
+ *  - what os/cpu.c reads for the node model (the online nodes, which ones
+ *    the process may allocate on, each CPU's node, the distances, the
+ *    CPUs the process may run on) is what /sys, the kernel (get_mempolicy,
+ *    getcpu, rseq's node_id, sched_getaffinity) and libnuma say.
  *
  * Variants: the machine's own topology with the default per-CPU mode and
  * in lock mode; three emulated nodes (SEGPOOL_NUMA_FAKE_NODES=3: sparse ids
@@ -38,6 +42,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <segpool/segpool.h>
@@ -263,6 +268,218 @@ static void malloc_objs(struct worker *w)
 	}
 	for (size_t i = 0; i < w->n; i++)
 		segpool_free(w->objs[i]);
+}
+
+/* --- the OS layer's node facts ------------------------------------------- */
+
+#define NODE_DIR "/sys/devices/system/node"
+#define TEST_NODE_BITS 1024		/* as os/os.h's SP_MAX_NODE_BITS */
+
+/* The small file @path into @buf, NUL-terminated; false when unreadable. */
+static bool read_sys(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (!f)
+		return false;
+	n = fread(buf, 1, len - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return n > 0;
+}
+
+/*
+ * Set @set[i] for each id i of the kernel list @list ("0-3,8"), ids below
+ * @max only; the highest id, or -1.  Parsed here, apart from os/cpu.c.
+ */
+static int parse_ids(const char *list, bool *set, int max)
+{
+	int hi = -1;
+	char *end;
+
+	for (const char *p = list; *p && *p != '\n'; p = end) {
+		long a = strtol(p, &end, 10), b = a;
+
+		assert_true(end != p);
+		if (*end == '-')
+			b = strtol(end + 1, &end, 10);
+		for (long i = a; i <= b && i < max; i++)
+			set[i] = true;
+		hi = (int)(b > hi ? b : hi);
+		if (*end == ',')
+			end++;
+	}
+	return hi;
+}
+
+static bool node_has_memory(int node, const bool *has_memory, bool known)
+{
+	char path[96], buf[4096];
+	const char *p;
+
+	if (known)
+		return has_memory[node];
+	snprintf(path, sizeof(path), NODE_DIR "/node%d/meminfo", node);
+	if (!read_sys(path, buf, sizeof(buf)))
+		return false;
+	p = strstr(buf, "MemTotal:");
+	return p && strtoull(p + strlen("MemTotal:"), NULL, 10) > 0;
+}
+
+static void test_os_nodes(void **state)
+{
+	static bool online[TEST_NODE_BITS], has_memory[TEST_NODE_BITS];
+	static int cpu_node[SP_MAX_CPUS];
+	unsigned long mems[TEST_NODE_BITS / 64] = { 0 };
+	char buf[8192], path[96];
+	int max = 0, nr_online = 0, first = -1, ncpus;
+	bool memory_known, avail;
+	struct bitmask *lmems;
+	cpu_set_t start;
+
+	(void)state;
+	/* the allowed CPUs, first: sp_os_cpu_allowed() read them at start */
+	assert_int_equal(sched_getaffinity(0, sizeof(start), &start), 0);
+	for (int c = 0; c < CPU_SETSIZE && c < SP_MAX_CPUS; c++) {
+		CHECK(sp_os_cpu_allowed(c) == !!CPU_ISSET(c, &start),
+		      "CPU %d: allowed %d, sched_getaffinity says %d", c,
+		      sp_os_cpu_allowed(c), !!CPU_ISSET(c, &start));
+		CHECK(sp_os_cpu_allowed(c) ==
+			      !!numa_bitmask_isbitset(numa_all_cpus_ptr,
+						      (unsigned int)c),
+		      "CPU %d: allowed %d, libnuma says otherwise", c,
+		      sp_os_cpu_allowed(c));
+	}
+
+	/* available: get_mempolicy() works, as libnuma decides */
+	errno = 0;
+	avail = syscall(SYS_get_mempolicy, NULL, NULL, 0UL, NULL, 0UL) == 0 ||
+		(errno != ENOSYS && errno != EPERM);
+	assert_int_equal(sp_os_numa_init(), avail);
+	if (avail)
+		assert_true(numa_available() >= 0);
+	SKIP_IF(!avail, "the kernel has no NUMA policy here");
+
+	/* the online nodes: their highest id */
+	if (read_sys(NODE_DIR "/online", buf, sizeof(buf)))
+		max = parse_ids(buf, online, TEST_NODE_BITS);
+	else
+		online[0] = true;
+	for (int n = 0; n < TEST_NODE_BITS; n++) {
+		if (!online[n])
+			continue;
+		nr_online++;
+		if (first < 0)
+			first = n;
+	}
+	print_message("# os: %d online node(s), highest %d\n", nr_online, max);
+	assert_int_equal(sp_os_numa_max_node(), max);
+	assert_int_equal(sp_os_numa_max_node(), numa_max_node());
+
+	/* usable: in the cpuset's mems and with memory */
+	assert_int_equal(syscall(SYS_get_mempolicy, NULL, mems,
+				 (unsigned long)TEST_NODE_BITS + 1, NULL,
+				 (unsigned long)MPOL_F_MEMS_ALLOWED), 0);
+	memory_known = read_sys(NODE_DIR "/has_memory", buf, sizeof(buf)) &&
+		       parse_ids(buf, has_memory, TEST_NODE_BITS) >= 0;
+	lmems = numa_get_mems_allowed();
+	assert_non_null(lmems);
+	for (int n = 0; n <= max + 2 && n < TEST_NODE_BITS; n++) {
+		bool allowed = (mems[n / 64] >> (n % 64)) & 1;
+		bool want = allowed &&
+			    node_has_memory(n, has_memory, memory_known);
+
+		CHECK(allowed == !!numa_bitmask_isbitset(lmems, (unsigned)n),
+		      "node %d: get_mempolicy and libnuma disagree", n);
+		CHECK(sp_os_numa_node_usable(n) == want,
+		      "node %d: usable %d, the kernel says %d", n,
+		      sp_os_numa_node_usable(n), want);
+		CHECK(want == (allowed && numa_node_size64(n, NULL) > 0),
+		      "node %d: usable %d, libnuma says otherwise", n, want);
+	}
+	numa_bitmask_free(lmems);
+
+	/* each CPU's node, from the nodes' cpulist and from libnuma */
+	ncpus = SP_MIN(sp_cpu_possible_count(), SP_MAX_CPUS);
+	for (int c = 0; c < ncpus; c++)
+		cpu_node[c] = -1;
+	for (int n = 0; n <= max; n++) {
+		static bool cpus[SP_MAX_CPUS];
+
+		if (!online[n])
+			continue;
+		snprintf(path, sizeof(path), NODE_DIR "/node%d/cpulist", n);
+		memset(cpus, 0, sizeof(cpus));
+		if (!read_sys(path, buf, sizeof(buf)))
+			continue;
+		parse_ids(buf, cpus, SP_MAX_CPUS);
+		for (int c = 0; c < ncpus; c++)
+			if (cpus[c])
+				cpu_node[c] = n;
+	}
+	for (int c = 0; c < ncpus; c++) {
+		/* one node: an offline CPU is that node's too (os/cpu.h) */
+		int want = cpu_node[c] < 0 && nr_online == 1 ? first :
+							       cpu_node[c];
+
+		CHECK(sp_os_numa_node_of_cpu(c) == want,
+		      "CPU %d: node %d, /sys says %d", c,
+		      sp_os_numa_node_of_cpu(c), want);
+		if (cpu_node[c] >= 0)
+			CHECK(numa_node_of_cpu(c) == cpu_node[c],
+			      "CPU %d: libnuma says node %d, /sys %d", c,
+			      numa_node_of_cpu(c), cpu_node[c]);
+	}
+	assert_int_equal(sp_os_numa_node_of_cpu(-1), -1);
+	assert_int_equal(sp_os_numa_node_of_cpu(SP_OS_MAX_CPUS), -1);
+
+	/* the kernel's own answer on every CPU the process may use */
+	for (int k = 0; k < sp_test_nr_cpus(); k++) {
+		int cpu = sp_test_allowed_cpu((unsigned int)k), hint;
+		unsigned int cur, node;
+
+		assert_int_equal(sp_test_pin(cpu), 0);
+		assert_int_equal(syscall(SYS_getcpu, &cur, &node, NULL), 0);
+		CHECK(sp_os_numa_node_of_cpu((int)cur) == (int)node,
+		      "CPU %u: node %d, getcpu() says %u", cur,
+		      sp_os_numa_node_of_cpu((int)cur), node);
+		hint = sp_thread_node_hint(sp_os_rseq_feature_size());
+		if (hint >= 0 && (int)sp_thread_cpu() == (int)cur)
+			CHECK(sp_os_numa_node_of_cpu((int)cur) == hint,
+			      "CPU %u: node %d, rseq node_id %d", cur,
+			      sp_os_numa_node_of_cpu((int)cur), hint);
+	}
+	sp_test_unpin();
+
+	/* distances: the k-th number of nodeN/distance is to the k-th node */
+	for (int a = 0; a <= max; a++) {
+		const char *p = buf;
+
+		if (!online[a])
+			continue;
+		snprintf(path, sizeof(path), NODE_DIR "/node%d/distance", a);
+		if (!read_sys(path, buf, sizeof(buf)))
+			continue;
+		for (int b = 0; b <= max; b++) {
+			char *end;
+			long d;
+
+			if (!online[b])
+				continue;
+			d = strtol(p, &end, 10);
+			assert_true(end != p);
+			p = end;
+			CHECK(sp_os_numa_distance(a, b) == d,
+			      "distance %d-%d: %d, /sys says %ld", a, b,
+			      sp_os_numa_distance(a, b), d);
+			CHECK(numa_distance(a, b) == d,
+			      "distance %d-%d: libnuma says %d, /sys %ld", a,
+			      b, numa_distance(a, b), d);
+		}
+	}
+	assert_int_equal(sp_os_numa_distance(first, max + 1), 0);
+	assert_int_equal(sp_os_numa_distance(-1, first), 0);
 }
 
 /* --- tests ---------------------------------------------------------------- */
@@ -879,6 +1096,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_full_node),
 	cmocka_unit_test(test_desc_goes_home),
 	cmocka_unit_test(test_injected_node),
+	cmocka_unit_test(test_os_nodes),
 };
 
 SP_TEST_MAIN_VARIANTS(tests, variants)

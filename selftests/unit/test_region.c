@@ -222,6 +222,18 @@ static void test_cpu_list_parse(void **state)
 	assert_int_equal(sp_cpu_parse_list("3-1"), -1);
 	assert_int_equal(sp_cpu_parse_list("a"), -1);
 	assert_int_equal(sp_cpu_parse_list("1-"), -1);
+	/* the bits too, ids past the mask's end counted but not set */
+	{
+		unsigned long m[2] = { 0 };
+
+		assert_int_equal(sp_cpu_parse_mask("0,2-3,63-65,200\n", m,
+						   65), 200);
+		assert_true(m[0] == (0xdUL | 1UL << 63));
+		assert_true(m[1] == 1UL);
+		memset(m, 0, sizeof(m));
+		assert_int_equal(sp_cpu_parse_mask("1,x", m, 64), -1);
+		assert_int_equal(sp_cpu_parse_mask("", m, 64), -1);
+	}
 	assert_true(sp_cpu_possible_count() >=
 		    (int)sysconf(_SC_NPROCESSORS_ONLN));
 }

@@ -21,7 +21,7 @@
 #     exception is the one os/os.h states, internal/report.c's write(2)
 #     to fd 2 (internal/ comes before os/).  What os/os.h leaves to its
 #     callers (clock_gettime, sched_getcpu: vDSO reads; pthread_*, stdio
-#     on a caller's stream; libnuma, liburcu) is not on the list.
+#     on a caller's stream; liburcu) is not on the list.
 #
 # Usage: layout.sh SRCTREE [OBJTREE].  Prints one TAP-like line per check
 # and "N passed, N failed"; exit status 1 when one failed.
