@@ -213,7 +213,7 @@ CPPFLAGS_ALL := -D_GNU_SOURCE -I$(srctree)/include -I$(srctree) \
 # emits and gives up on the whole program; gdb reads either.
 CFLAGS_ALL := $(CSTD) $(OPT) -g -gdwarf-4 -pthread -fPIC -fno-common \
 	-fvisibility=hidden $(WARN)
-LDLIBS_LIB := -lnuma -lurcu-memb -lurcu-common -pthread
+LDLIBS_LIB := -lurcu-memb -lurcu-common -pthread
 
 LIB_ZDEFS := -Wl,-z,defs
 ifneq ($(SANITIZE),)

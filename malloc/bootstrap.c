@@ -2,7 +2,7 @@
 /*
  * malloc/bootstrap.c - memory for the calls made before segpool is up.
  *
- * segpool's initialisation asks libnuma, liburcu, pthread and stdio for
+ * segpool's initialisation asks liburcu, pthread and stdio for
  * help, and each of them may call malloc(): in a program where segpool is
  * the malloc, those calls cannot wait for the initialisation they are part
  * of.  They are served here, from a static area handed out by an atomic

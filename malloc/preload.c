@@ -43,8 +43,8 @@ static __thread bool sp_pl_init_running
 	__attribute__((tls_model("initial-exec")));
 /*
  * Set by this object's constructor.  Until then the libraries segpool uses
- * may not be constructed yet (the C library and libnuma allocate from their
- * own constructors, before ours): allocations until then come from the
+ * may not be constructed yet (the C library allocates from its own
+ * constructors, before ours): allocations until then come from the
  * bootstrap area, and the library comes up in our constructor.
  */
 static bool sp_pl_constructed;

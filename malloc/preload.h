@@ -7,7 +7,7 @@
  *
  *   bootstrap  a bump allocator in a static area (malloc/bootstrap.c) that
  *              serves the calls made from inside segpool's own
- *              initialisation (libnuma, liburcu, pthread and stdio allocate
+ *              initialisation (liburcu, pthread and stdio allocate
  *              while it runs); its memory is never reused, and free() of it
  *              is a no-op.
  *   bring-up   the first call on a thread that finds the library not ready

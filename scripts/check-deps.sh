@@ -67,7 +67,7 @@ if ! have "$cc_cmd"; then
 	missing_build+=(gcc)
 	lines+=("deps: missing the C compiler '$cc_cmd' (package gcc, or set CC=)")
 else
-	header numa.h libnuma-dev "the library"
+	header numa.h libnuma-dev "the selftests (test_numa, test_pages)"
 	header urcu/urcu-memb.h liburcu-dev "the library"
 	header cmocka.h libcmocka-dev "the selftests"
 fi

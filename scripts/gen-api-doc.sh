@@ -190,7 +190,7 @@ change the comment in the header and regenerate it with
 Include `<segpool/segpool.h>`; it includes every other header.  Link with
 `pkg-config --libs segpool` (`-lsegpool` and liburcu-memb, which the inline
 RCU wrappers of `<segpool/rcu.h>` call from the program) or CMake's
-`segpool::segpool`; static linking also needs `-lnuma -pthread`, which
+`segpool::segpool`; static linking also needs `-lurcu-common -pthread`, which
 `pkg-config --libs --static segpool` and `segpool::segpool_static` add.
 Each function also has a man page (`man segpool_cache_create`), and
 `man segpool` is the overview.

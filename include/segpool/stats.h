@@ -312,7 +312,7 @@ struct segpool_health_node {
  *                     mm_cid needs at least 28).
  * @cpus_possible:     possible CPU ids (sizes every per-CPU array).
  * @cpu_slots:         per-CPU slots each cache has (0 in off mode).
- * @numa_available:    1 when libnuma works on this machine.
+ * @numa_available:    1 when the kernel has NUMA policy (get_mempolicy).
  * @numa_bind:         1 when regions are bound to their nodes
  *                     (SEGPOOL_NUMA_BIND, default: only with several nodes).
  * @nr_nodes:          NUMA nodes with memory segpool uses; @node[0 ..

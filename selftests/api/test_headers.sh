@@ -162,7 +162,7 @@ case "$cc" in
 esac
 have "$cxx" || cxx=${cxx_list[0]}
 have "$cc" || cc=${c_list[0]}
-libs=("$objtree/libsegpool.a" -lnuma -lurcu-memb -lurcu-common -pthread)
+libs=("$objtree/libsegpool.a" -lurcu-memb -lurcu-common -pthread)
 san=()
 [[ -z "$sanitize" ]] || san=("-fsanitize=$sanitize")
 for lang in c c++; do
