@@ -532,6 +532,9 @@ void sp_decay_settings(void)
 	int thp = sp_env_word(SP_ENV_THP);
 	long long limit = sp_env_number(SP_ENV_MEMORY_LIMIT, 0);
 
+	if (thp < 0)			/* unset: the table's default */
+		thp = SP_THP_AUTO;
+
 	/*
 	 * Not by default under ThreadSanitizer: a fork child of a process
 	 * with a second thread cannot start threads there ("starting new

@@ -631,11 +631,6 @@ static void sp_free_range(struct sp_region *r, uint32_t page, uint32_t end,
 	}
 }
 
-/*
- * What sp_region_free() and the run code do once a block has merged: the
- * decay decides, unless the delay is 0 or the cap is passed (64 MiB without
- * a decay, r->dirty_cap with one).
- */
 size_t sp_region_dirty_cap(struct sp_region *r)
 {
 	size_t cap = SP_READ_ONCE(r->dirty_cap);
@@ -647,6 +642,11 @@ size_t sp_region_dirty_cap(struct sp_region *r)
 	return cap;
 }
 
+/*
+ * What sp_region_free() and the run code do once a block has merged: the
+ * decay decides, unless the delay is 0 or the cap is passed (64 MiB without
+ * a decay, r->dirty_cap with one).
+ */
 static void sp_pages_freed_locked(struct sp_region *r, uint32_t page,
 				  unsigned int order)
 {

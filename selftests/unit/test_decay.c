@@ -1151,6 +1151,11 @@ static void test_thp_choice(void **state)
 		assert_int_equal(sp_region_thp, SP_REGION_THP_NEVER);
 	else if (sp_env_word(SP_ENV_THP) != SP_THP_NEVER)
 		assert_int_not_equal(sp_region_thp, SP_REGION_THP_NEVER);
+	/* auto, set or by default, advises them where the kernel asks
+	 * for advice (an unset SEGPOOL_THP once turned them off) */
+	if (sp_env_word(SP_ENV_THP) <= SP_THP_AUTO &&
+	    mode == SP_OS_THP_MADVISE && huge == SP_OS_HUGE_SIZE)
+		assert_true(sp_region_thp > 0);
 }
 
 static void test_bad_settings(void **state)
