@@ -41,11 +41,12 @@
  *               never gets there), to start it (sp_decay_leave()), and so
  *               do segpool_set_decay_ms() and segpool_set_memory_limit()
  *               for a request made while the delay or the limit said no.
- *   started     never while the caller may be a signal handler that
- *               interrupted the program (sp_os_in_handler_maybe():
- *               pthread_create() is not async-signal-safe; the handler may
- *               have interrupted the C library's own thread calls); then
- *               again SP_DECAY_RETRY_MS later.
+ *   started     never from a signal handler on the alternate stack
+ *               (sp_os_in_handler_maybe(): pthread_create() is not
+ *               async-signal-safe; the handler may have interrupted the C
+ *               library's own thread calls); then again SP_DECAY_RETRY_MS
+ *               later.  A handler on the thread's own stack is not told
+ *               apart (Documentation/guide/using.md).
  *
  * A fork child has no thread: it is asked for afresh under the same rule,
  * counted from what the child inherited (not at all under ThreadSanitizer,

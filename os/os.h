@@ -156,13 +156,12 @@ SP_INTERNAL uint64_t sp_os_huge_bytes(const void *addr, size_t size);
  * then returns. */
 SP_INTERNAL bool sp_os_alone(void);
 /*
- * Whether the calling thread may be running a signal handler: it is on
- * its alternate signal stack, or it blocks a signal that has a handler (a
- * handler runs with its own signal blocked unless installed with
- * SA_NODEFER; one with SA_RESETHAND has its action reset to the default
- * before it runs and is not seen either).  True also for a thread that
- * blocks such a signal outside any handler: the caller tries again later.
- * A few system calls: for a step taken once, not on a path that repeats.
+ * Whether the calling thread is running a signal handler on its alternate
+ * signal stack (SS_ONSTACK).  A handler on the thread's own stack is not
+ * told apart: a blocked signal that has a handler would say "maybe", but
+ * a thread may block such a signal for good (a worker leaving SIGINT to
+ * the main thread), and treating that as a handler put the decay
+ * thread's start off for ever.  A system call: for a step taken once.
  */
 SP_INTERNAL bool sp_os_in_handler_maybe(void);
 /*

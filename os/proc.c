@@ -6,7 +6,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -26,28 +25,10 @@ void sp_os_name_thread(const char *name)
 
 bool sp_os_in_handler_maybe(void)
 {
-	sigset_t cur;
 	stack_t ss;
 
 	/* on the alternate stack: in a handler, whatever its flags */
-	if (sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK))
-		return true;
-	if (pthread_sigmask(SIG_BLOCK, NULL, &cur))
-		return true;
-	for (int sig = 1; sig < NSIG; sig++) {
-		struct sigaction sa;
-		bool handled;
-
-		/* the C library refuses its own signals: not the program's */
-		if (!sigismember(&cur, sig) || sigaction(sig, NULL, &sa))
-			continue;
-		handled = (sa.sa_flags & SA_SIGINFO) ?
-			  sa.sa_sigaction != NULL :
-			  sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN;
-		if (handled)
-			return true;
-	}
-	return false;
+	return sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK);
 }
 
 bool sp_os_alone(void)

@@ -17,6 +17,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -861,6 +862,39 @@ static void test_lazy_starts_past_threshold(void **state)
 	assert_true(after <= before + (2UL << 20));
 }
 
+static void lazy_usr1(int sig)
+{
+	(void)sig;
+}
+
+/*
+ * A thread that blocks a signal it has a handler for, for good (a worker
+ * leaving SIGINT to the main thread, say), is no handler: past the
+ * threshold its free starts the thread all the same.  The start used to
+ * read such a mask as "maybe in a handler" and put itself off for ever.
+ */
+static void test_lazy_starts_with_signal_blocked(void **state)
+{
+	static void *blk[LAZY_BLOCKS];
+	struct sigaction sa = { .sa_handler = lazy_usr1 };
+	sigset_t set;
+
+	(void)state;
+	if (!lazy_fresh_process(__func__, "200"))
+		return;
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGUSR1, &sa, NULL), 0);
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	assert_int_equal(pthread_sigmask(SIG_BLOCK, &set, NULL), 0);
+	lazy_alloc(blk, LAZY_BLOCKS);
+	assert_false(decay_thread_running());
+	for (int i = 0; i < LAZY_BLOCKS; i++)
+		segpool_free(blk[i]);
+	/* no segpool call from here on */
+	assert_true(decay_thread_appears());
+}
+
 /*
  * A fork child of a process with the thread has none, and frees a little
  * without one; past the threshold it starts its own.
@@ -1232,6 +1266,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test_setup(test_thp_eager_when_grown, setup),
 	cmocka_unit_test_setup(test_lazy_no_thread_when_little_freed, setup),
 	cmocka_unit_test_setup(test_lazy_starts_past_threshold, setup),
+	cmocka_unit_test_setup(test_lazy_starts_with_signal_blocked, setup),
 	cmocka_unit_test_setup(test_lazy_fork_child, setup),
 	cmocka_unit_test_setup(test_lazy_limit_starts_it, setup),
 	cmocka_unit_test_setup(test_lazy_delay_set_later, setup),
