@@ -843,13 +843,13 @@ static void test_lazy_starts_past_threshold(void **state)
 	before = arena_resident();
 	lazy_alloc(blk, LAZY_BLOCKS);
 	assert_false(decay_thread_running());
-	/* a quarter of it: under the threshold */
-	for (int i = 0; i < LAZY_BLOCKS / 4; i++)
+	/* an eighth of it: well under the threshold */
+	for (int i = 0; i < LAZY_BLOCKS / 8; i++)
 		segpool_free(blk[i]);
 	sleep_ms(300);
 	assert_false(decay_thread_running());
 	assert_false(health_decay_thread());
-	for (int i = LAZY_BLOCKS / 4; i < LAZY_BLOCKS; i++)
+	for (int i = LAZY_BLOCKS / 8; i < LAZY_BLOCKS; i++)
 		segpool_free(blk[i]);
 	freed = arena_resident();
 	assert_true(decay_thread_appears());
