@@ -180,6 +180,25 @@ static inline void sp_san_mark_open(const struct segpool_cache *c,
 	(void)len;
 }
 
+/*
+ * After the slab layer stored the free mark of @obj, an object of a slab
+ * already made inaccessible (sp_slab_reach()): the mark's part inside the
+ * object is inaccessible again; its part past the object stays open, as
+ * populate left it (sp_san_mark_open()).  Before the store, the word is
+ * opened with sp_san_mark_open().
+ */
+static inline void sp_san_mark_close(const struct segpool_cache *c,
+				     const void *obj)
+{
+	if (SP_VALGRIND && unlikely(sp_on_valgrind) && sp_san_obj_cache(c) &&
+	    c->key_off < c->object_size)
+		sp_vg_noaccess((const char *)obj + c->key_off,
+			       SP_MIN((size_t)SP_FREEMARK_SIZE,
+				      (size_t)(c->object_size - c->key_off)));
+	(void)c;
+	(void)obj;
+}
+
 /* The slab layer reads or writes the link at @at of a free object. */
 static __sp_always_inline void sp_san_link_open(const struct segpool_cache *c,
 						const void *at)

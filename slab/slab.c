@@ -126,8 +126,14 @@ static __sp_noinline void sp_slab_reach_to(struct segpool_cache *c,
 	/* the objects that start below page last */
 	to = (unsigned int)SP_MIN(((last << SP_PAGE_SHIFT) + stride - 1) /
 				  stride, (size_t)c->objs_per_slab);
-	for (unsigned int i = from; i < to; i++)
-		sp_freemark_set(s->base + (size_t)i * stride, c->key_off);
+	for (unsigned int i = from; i < to; i++) {
+		char *obj = s->base + (size_t)i * stride;
+
+		/* the slab is inaccessible to memcheck since populate */
+		sp_san_mark_open(c, obj + c->key_off, SP_FREEMARK_SIZE);
+		sp_freemark_set(obj, c->key_off);
+		sp_san_mark_close(c, obj);
+	}
 	sp_space_set_tag_pages(s->base + (first << SP_PAGE_SHIFT),
 			       last - first, sp_slab_tag(c, s->node));
 	s->reach = to;
