@@ -15,6 +15,7 @@
 
 #include "core/core.h"
 #include "core/decay.h"
+#include "core/entry.h"
 #include "core/hotpath.h"
 #include "failslab/failslab.h"
 #include "guard/guard.h"
@@ -305,14 +306,46 @@ segpool_cache_alloc_node(struct segpool_cache *cache,
  * magazine hit.  Everything else (and a miss) is one tail call to
  * sp_cache_alloc_slow(), so the hit path needs no stack frame.
  */
-SEGPOOL_API __sp_libframe void *segpool_cache_alloc(struct segpool_cache *cache,
-				      unsigned int gfp)
+__sp_libframe void *sp_cache_alloc_open(struct segpool_cache *cache,
+					unsigned int gfp)
 {
 	if (likely(gfp == 0 && cache && cache->magic == SP_CACHE_MAGIC)) {
 		void *obj = sp_hot_alloc(cache);
 
 		if (likely(obj))
 			return obj;
+	}
+	return sp_cache_alloc_slow(cache, gfp, SEGPOOL_NUMA_NO_NODE);
+}
+
+/*
+ * The counted build's miss after its count was taken: given back, since
+ * the slow path counts the allocation itself.  No frame of its own.
+ */
+static __sp_noinline __sp_libframe void *
+sp_cache_alloc_refund(struct segpool_cache *cache)
+{
+	sp_prof_left += (int64_t)cache->object_size;
+	return sp_cache_alloc_slow(cache, 0, SEGPOOL_NUMA_NO_NODE);
+}
+
+/*
+ * The counted build (core/entry.h): an allocation short of this thread's
+ * next sampling point takes the closed sequence, counting its bytes.
+ */
+__sp_libframe void *sp_cache_alloc_counted(struct segpool_cache *cache,
+					   unsigned int gfp)
+{
+	if (likely(gfp == 0 && cache && cache->magic == SP_CACHE_MAGIC &&
+		   sp_prof_left > (int64_t)cache->object_size)) {
+		void *obj;
+
+		/* stored first: nothing is held across the sequence */
+		sp_prof_left -= (int64_t)cache->object_size;
+		obj = sp_hot_alloc_closed(cache);
+		if (likely(obj))
+			return obj;
+		return sp_cache_alloc_refund(cache);
 	}
 	return sp_cache_alloc_slow(cache, gfp, SEGPOOL_NUMA_NO_NODE);
 }
@@ -565,8 +598,7 @@ miss:
  * The hit path (core/hotpath.h): a tag of 0 is an address outside every
  * slab (NULL included); both it and a NULL cache go to the full check.
  */
-SEGPOOL_API __sp_libframe void
-segpool_cache_free(struct segpool_cache *cache, void *obj)
+__sp_libframe void sp_cache_free_open(struct segpool_cache *cache, void *obj)
 {
 	uintptr_t tag = sp_hot_tag(obj);
 
@@ -577,6 +609,19 @@ segpool_cache_free(struct segpool_cache *cache, void *obj)
 	sp_hot_free(cache, obj, tag, false);
 }
 
+/* The counted build (core/entry.h). */
+__sp_libframe void sp_cache_free_counted(struct segpool_cache *cache,
+					 void *obj)
+{
+	uintptr_t tag = sp_hot_tag(obj);
+
+	if (unlikely(!cache || !tag)) {
+		sp_free_slow(cache, obj);
+		return;
+	}
+	sp_hot_free_counted(cache, obj, tag, false);
+}
+
 SEGPOOL_API __sp_libframe void
 segpool_cache_free_bulk(struct segpool_cache *cache, size_t n,
 			void **objs)
@@ -585,7 +630,7 @@ segpool_cache_free_bulk(struct segpool_cache *cache, size_t n,
 		return;
 	for (size_t i = 0; i < n; i++)
 		if (objs[i])
-			segpool_cache_free(cache, objs[i]);
+			sp_cache_free_open(cache, objs[i]);
 }
 
 int sp_cache_shrink(struct segpool_cache *cache, bool purge)

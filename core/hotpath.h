@@ -11,19 +11,31 @@
  * when a hit grows a frame, a call or a lock prefix, and prints the counts
  * quoted here and in Documentation/internals/percpu.md.
  *
+ * The exported names are IFUNCs (core/entry.h) that resolve to the open
+ * build, sp_*_open, unless the process was started to sample a heap
+ * profile; the counted build, sp_*_counted, adds the profiler's byte
+ * count (allocations) or its filter test (frees) to the same sequence.
  * Budget, counted from the function's entry to its ret on a hit, ret
  * included (x86-64; gcc 12 and clang 14 -O2 both stay within it):
- *   hotpath-budget: segpool_cache_alloc 27
- *   hotpath-budget: segpool_cache_free 47
- *   hotpath-budget: segpool_malloc 28
- *   hotpath-budget: segpool_free 47
+ *   hotpath-budget: sp_cache_alloc_open 27
+ *   hotpath-budget: sp_cache_free_open 47
+ *   hotpath-budget: sp_malloc_open 28
+ *   hotpath-budget: sp_free_open 47
+ *   hotpath-budget: sp_cache_alloc_counted 34
+ *   hotpath-budget: sp_cache_free_counted 57
+ *   hotpath-budget: sp_malloc_counted 35
+ *   hotpath-budget: sp_free_counted 57
  * The same on arm64 (a cross build, gcc 12 -O2; percpu/arch-arm64.h), where
  * every constant and address takes an instruction of its own and the
  * sequence's commit stores the hit count with the top:
- *   hotpath-budget-arm64: segpool_cache_alloc 36
- *   hotpath-budget-arm64: segpool_cache_free 56
- *   hotpath-budget-arm64: segpool_malloc 34
- *   hotpath-budget-arm64: segpool_free 56
+ *   hotpath-budget-arm64: sp_cache_alloc_open 36
+ *   hotpath-budget-arm64: sp_cache_free_open 56
+ *   hotpath-budget-arm64: sp_malloc_open 34
+ *   hotpath-budget-arm64: sp_free_open 56
+ *   hotpath-budget-arm64: sp_cache_alloc_counted 46
+ *   hotpath-budget-arm64: sp_cache_free_counted 68
+ *   hotpath-budget-arm64: sp_malloc_counted 44
+ *   hotpath-budget-arm64: sp_free_counted 68
  * An allocation: cache checks (NULL, gfp, magic), the slot array from line
  * 0, the sequence (15, percpu/arch-x86_64.h), the free mark cleared.  A free:
  * the page tag (space range check and one load, sp_hot_tag(): the space's
@@ -59,6 +71,7 @@
 #include "internal/compiler.h"
 #include "internal/sanitize.h"
 #include "percpu/pcpu.h"
+#include "prof/prof.h"
 #include "slab/slab.h"
 
 /*
@@ -145,6 +158,32 @@ static __sp_always_inline void sp_hot_free(struct segpool_cache *c, void *obj,
 	}
 	sp_san_free(c, obj);		/* before anyone else may take it */
 	sp_pcpu_push(c->slots, obj, tag, sp_freemark(obj), koff, miss);
+	return;
+miss:
+	sp_free_miss(c, obj, tag, kfree);
+}
+
+/*
+ * sp_hot_free_counted() - sp_hot_free() of the counted build: an object
+ * whose address passes the sampled-address filter goes to the slow path,
+ * which drops its record; the others take the closed sequence.
+ */
+static __sp_always_inline void sp_hot_free_counted(struct segpool_cache *c,
+						   void *obj, uintptr_t tag,
+						   bool kfree)
+{
+	unsigned int koff = c->key_off;
+
+	if (unlikely(!sp_obj_at_boundary(c, obj) ||
+		     sp_freemark_is_set(obj, koff))) {
+		sp_free_slow(c, obj);
+		return;
+	}
+	sp_san_free(c, obj);		/* before anyone else may take it */
+	if (unlikely(sp_prof_maybe(obj)))
+		goto miss;
+	sp_pcpu_push_nr(c->slots, sp_pcpu_closed_nr, obj, tag,
+			sp_freemark(obj), koff, miss);
 	return;
 miss:
 	sp_free_miss(c, obj, tag, kfree);

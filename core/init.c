@@ -81,6 +81,7 @@
 
 #include "segpool_config.h"
 #include "core/core.h"
+#include "core/entry.h"
 #include "core/decay.h"
 #include "failslab/failslab.h"
 #include "guard/guard.h"
@@ -292,6 +293,9 @@ int sp_init_slow(void)
 		sp_pcpu_fast_update(sp_failslab_active());
 		/* only then: no sampled object's free may take a hit path */
 		__atomic_store_n(&sp_prof_on, true, __ATOMIC_RELEASE);
+	} else if (sp_entry_counted()) {
+		/* SEGPOOL_HEAP_PROFILE was refused: the counts never run out */
+		__atomic_store_n(&sp_prof_idle, true, __ATOMIC_RELEASE);
 	}
 	if (sp_env_bool(SP_ENV_VERBOSE, false))
 		sp_init_verbose();

@@ -31,6 +31,7 @@
 #include <segpool/segpool.h>
 
 #include "core/core.h"
+#include "core/entry.h"
 #include "internal/report.h"
 #include "os/os.h"
 
@@ -153,7 +154,7 @@ SEGPOOL_API void *segpool_kmalloc_node(size_t size, unsigned int gfp, int node)
 	} else if (likely(!(gfp & (SEGPOOL_ZERO | SEGPOOL_THISNODE))) ||
 		   size > SEGPOOL_KMALLOC_MAX_CACHE_SIZE) {
 		/* large blocks are placed on (and bound to) their node */
-		p = node == SEGPOOL_NUMA_NO_NODE ? segpool_malloc(size) :
+		p = node == SEGPOOL_NUMA_NO_NODE ? sp_malloc_open(size) :
 			segpool_malloc_node(size, node);
 	} else if (unlikely(sp_init())) {
 		p = NULL;
@@ -176,7 +177,7 @@ SEGPOOL_API void segpool_kfree(const void *ptr)
 {
 	if (unlikely(SEGPOOL_ZERO_OR_NULL_PTR(ptr)))
 		return;
-	segpool_free((void *)(uintptr_t)ptr);
+	sp_free_open((void *)(uintptr_t)ptr);
 }
 
 SEGPOOL_API void segpool_kfree_sensitive(const void *ptr)
@@ -190,7 +191,7 @@ SEGPOOL_API void segpool_kfree_sensitive(const void *ptr)
 	n = segpool_usable_size(ptr);
 	if (n)
 		explicit_bzero(p, n);
-	segpool_free(p);
+	sp_free_open(p);
 }
 
 SEGPOOL_API void *segpool_krealloc(void *ptr, size_t size, unsigned int gfp)

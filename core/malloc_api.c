@@ -16,6 +16,7 @@
 #include <segpool/segpool.h>
 
 #include "core/core.h"
+#include "core/entry.h"
 #include "core/hotpath.h"
 #include "failslab/failslab.h"
 #include "guard/guard.h"
@@ -155,7 +156,7 @@ static __sp_noinline __sp_libframe void *sp_malloc_mid(size_t size)
  * The hit path (core/hotpath.h): the class from one table load for sizes up
  * to 1 KiB, then the magazine pop; larger sizes are one tail call away.
  */
-SEGPOOL_API __sp_libframe void *segpool_malloc(size_t size)
+__sp_libframe void *sp_malloc_open(size_t size)
 {
 	void *obj;
 
@@ -165,6 +166,37 @@ SEGPOOL_API __sp_libframe void *segpool_malloc(size_t size)
 	if (likely(obj))
 		return obj;
 	return sp_malloc_node(size, SEGPOOL_NUMA_NO_NODE, false);
+}
+
+/*
+ * The counted build's miss after its count was taken: given back, since
+ * the slow path counts the allocation itself.  No frame of its own.
+ */
+static __sp_noinline __sp_libframe void *sp_malloc_refund(size_t size)
+{
+	sp_prof_left += (int64_t)size;
+	return sp_malloc_node(size, SEGPOOL_NUMA_NO_NODE, false);
+}
+
+/*
+ * The counted build (core/entry.h): an allocation short of this thread's
+ * next sampling point takes the closed sequence, counting its bytes;
+ * sizes above 1 KiB go to the slow entry, whose sampling path runs the
+ * same sequence.
+ */
+__sp_libframe void *sp_malloc_counted(size_t size)
+{
+	void *obj;
+
+	if (unlikely(size > SP_KMALLOC_BY8_MAX ||
+		     sp_prof_left <= (int64_t)size))
+		return sp_malloc_node(size, SEGPOOL_NUMA_NO_NODE, false);
+	/* stored first: nothing is held across the sequence */
+	sp_prof_left -= (int64_t)size;
+	obj = sp_hot_alloc_closed(sp_kmalloc_by8[(size + 7) >> 3]);
+	if (likely(obj))
+		return obj;
+	return sp_malloc_refund(size);
 }
 
 SEGPOOL_API __sp_libframe void *segpool_malloc_node(size_t size, int node)
@@ -292,12 +324,24 @@ static __sp_noinline __sp_libframe void sp_free_untagged(void *ptr)
  * size class or a named cache alike (kfree() semantics: an object of any
  * cache goes back to its cache), and its node.
  */
-SEGPOOL_API __sp_libframe void segpool_free(void *ptr)
+__sp_libframe void sp_free_open(void *ptr)
 {
 	uintptr_t tag = sp_hot_tag(ptr);
 
 	if (likely(tag)) {
 		sp_hot_free(sp_tag_cache(tag), ptr, tag, true);
+		return;
+	}
+	sp_free_untagged(ptr);
+}
+
+/* The counted build (core/entry.h). */
+__sp_libframe void sp_free_counted(void *ptr)
+{
+	uintptr_t tag = sp_hot_tag(ptr);
+
+	if (likely(tag)) {
+		sp_hot_free_counted(sp_tag_cache(tag), ptr, tag, true);
 		return;
 	}
 	sp_free_untagged(ptr);
@@ -339,9 +383,9 @@ SEGPOOL_API __sp_libframe void *segpool_realloc(void *ptr, size_t size)
 	void *p;
 
 	if (!ptr)
-		return segpool_malloc(size);
+		return sp_malloc_open(size);
 	if (size == 0) {
-		segpool_free(ptr);
+		sp_free_open(ptr);
 		return NULL;
 	}
 	if (sp_guard_owns(ptr)) {
@@ -350,11 +394,11 @@ SEGPOOL_API __sp_libframe void *segpool_realloc(void *ptr, size_t size)
 		if (!old)
 			sp_report_bad_free("realloc of a pointer that is no "
 					   "live guarded object", ptr, NULL);
-		p = segpool_malloc(size);
+		p = sp_malloc_open(size);
 		if (!p)
 			return NULL;
 		memcpy(p, ptr, SP_MIN(old, size));
-		segpool_free(ptr);
+		sp_free_open(ptr);
 		return p;
 	}
 	/* validated before a byte is copied */
@@ -379,11 +423,11 @@ SEGPOOL_API __sp_libframe void *segpool_realloc(void *ptr, size_t size)
 		return sp_large_realloc(ptr, size);
 	}
 	/* small to large, large to small, class to class: a copy */
-	p = segpool_malloc(size);
+	p = sp_malloc_open(size);
 	if (!p)
 		return NULL;
 	memcpy(p, ptr, SP_MIN(old, size));
-	segpool_free(ptr);
+	sp_free_open(ptr);
 	return p;
 }
 

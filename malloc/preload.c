@@ -34,6 +34,7 @@
 
 #include <segpool/segpool.h>
 
+#include "core/entry.h"
 #include "internal/report.h"
 #include "malloc/preload.h"
 #include "malloc/symbols.h"
@@ -59,13 +60,27 @@ void sp_pl_set_in_init(bool on)
 	sp_pl_init_running = on;
 }
 
+bool sp_pl_fast_on;
+bool sp_pl_counting;
+
+/* The library is ready: which build malloc() and free() serve from. */
+static void sp_pl_serve(void)
+{
+	if (sp_entry_counted())
+		__atomic_store_n(&sp_pl_counting, true, __ATOMIC_RELEASE);
+	else
+		__atomic_store_n(&sp_pl_fast_on, true, __ATOMIC_RELEASE);
+}
+
 bool sp_pl_bring_up(void)
 {
 	int saved = errno;
 	int err;
 
-	if (sp_pl_ready())
+	if (sp_pl_ready()) {
+		sp_pl_serve();
 		return true;
+	}
 	if (sp_pl_init_running || !__atomic_load_n(&sp_pl_constructed,
 						   __ATOMIC_ACQUIRE))
 		return false;
@@ -76,6 +91,7 @@ bool sp_pl_bring_up(void)
 		errno = saved;
 		return false;
 	}
+	sp_pl_serve();
 	errno = saved;
 	return true;
 }
@@ -92,52 +108,84 @@ __attribute__((constructor(101))) static void sp_pl_constructor(void)
 	sp_pl_conf_init();
 }
 
-static __sp_noinline void *sp_pl_malloc_cold(size_t size)
+static __sp_noinline __sp_libframe void *sp_pl_malloc_cold(size_t size)
 {
+	if (likely(sp_pl_counting))
+		return sp_malloc_counted(size);
 	if (sp_pl_bring_up())
-		return segpool_malloc(size);
+		return sp_pl_counting ? sp_malloc_counted(size)
+				      : sp_malloc_open(size);
 	return sp_boot_alloc(size, SP_BOOT_ALIGN);
 }
 
-SEGPOOL_API void *malloc(size_t size)
+static __sp_noinline __sp_libframe void sp_pl_free_cold(void *ptr)
 {
-	if (unlikely(!sp_pl_ready()))
-		return sp_pl_malloc_cold(size);
-	return segpool_malloc(size);
-}
-
-static __sp_noinline void sp_pl_free_cold(void *ptr)
-{
-	if (sp_boot_owns(ptr))
+	if (!ptr || sp_boot_owns(ptr))
 		return;
-	if (!sp_pl_ready())
+	if (likely(sp_pl_counting)) {
+		sp_free_counted(ptr);
+		return;
+	}
+	if (!sp_pl_bring_up())
 		sp_report_bad_free(
 			"free(): invalid pointer (library not ready)", ptr,
 			NULL);
-	segpool_free(ptr);
+	if (sp_pl_counting)
+		sp_free_counted(ptr);
+	else
+		sp_free_open(ptr);
+}
+
+/*
+ * malloc() and free() are not IFUNCs (a program that links this object in
+ * would make the C library's references to them circular): their one
+ * test, sp_pl_fast(), is false while sampling may run, and the cold path
+ * goes straight to the counted build (core/entry.h).
+ */
+SEGPOOL_API void *malloc(size_t size)
+{
+	if (unlikely(!sp_pl_fast()))
+		return sp_pl_malloc_cold(size);
+	return sp_malloc_open(size);
 }
 
 SEGPOOL_API void free(void *ptr)
 {
-	if (unlikely(sp_boot_owns(ptr) || !sp_pl_ready())) {
-		if (ptr)
-			sp_pl_free_cold(ptr);
+	if (unlikely(sp_boot_owns(ptr) || !sp_pl_fast())) {
+		sp_pl_free_cold(ptr);
 		return;
 	}
-	segpool_free(ptr);
+	sp_free_open(ptr);
+}
+
+/* The library's own callers below: the open build, called directly. */
+void *sp_pl_malloc(size_t size)
+{
+	if (unlikely(!sp_pl_ready()))
+		return sp_pl_malloc_cold(size);
+	return sp_malloc_open(size);
+}
+
+void sp_pl_free(void *ptr)
+{
+	if (unlikely(sp_boot_owns(ptr) || !sp_pl_ready())) {
+		sp_pl_free_cold(ptr);
+		return;
+	}
+	sp_free_open(ptr);
 }
 
 SEGPOOL_API void free_sized(void *ptr, size_t size)
 {
 	(void)size;
-	free(ptr);
+	sp_pl_free(ptr);
 }
 
 SEGPOOL_API void free_aligned_sized(void *ptr, size_t align, size_t size)
 {
 	(void)align;
 	(void)size;
-	free(ptr);
+	sp_pl_free(ptr);
 }
 
 SEGPOOL_API void *calloc(size_t n, size_t size)
@@ -162,7 +210,7 @@ static __sp_noinline void *sp_pl_realloc_cold(void *ptr, size_t size)
 	void *p;
 
 	if (!ptr)
-		return malloc(size);
+		return sp_pl_malloc(size);
 	if (!sp_boot_owns(ptr)) {
 		if (!sp_pl_ready())
 			sp_report_bad_free("realloc(): invalid pointer "
@@ -174,7 +222,7 @@ static __sp_noinline void *sp_pl_realloc_cold(void *ptr, size_t size)
 		return NULL;
 	if (!sp_boot_block(ptr, &old))
 		sp_report_bad_free("realloc(): invalid pointer", ptr, NULL);
-	p = malloc(size);
+	p = sp_pl_malloc(size);
 	if (p)
 		memcpy(p, ptr, SP_MIN(old, size));
 	return p;
@@ -204,9 +252,9 @@ void *sp_pl_aligned(size_t align, size_t size)
 		return sp_boot_alloc(size, align);
 	/* every class from 16 bytes up is 16-byte aligned */
 	if (align <= 8)
-		return segpool_malloc(size);
+		return sp_malloc_open(size);
 	if (align == 16)
-		return segpool_malloc(SP_MAX(size, (size_t)16));
+		return sp_malloc_open(SP_MAX(size, (size_t)16));
 	return segpool_aligned_alloc(align, size);
 }
 

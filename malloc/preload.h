@@ -59,6 +59,21 @@ SP_INTERNAL size_t sp_boot_blocks(void);
 
 /* --- malloc/preload.c --- */
 
+/*
+ * Set once the library is ready (malloc/preload.c, sp_pl_bring_up()): one
+ * of the two, by the build the process's entry points resolved to
+ * (core/entry.h).  malloc() and free() test the first and nothing else;
+ * their cold paths test the second.
+ */
+extern SP_INTERNAL bool sp_pl_fast_on;
+extern SP_INTERNAL bool sp_pl_counting;
+
+/* sp_pl_fast() - may malloc() and free() take the open build? */
+static inline bool sp_pl_fast(void)
+{
+	return likely(__atomic_load_n(&sp_pl_fast_on, __ATOMIC_ACQUIRE));
+}
+
 /* sp_pl_ready() - may the entry points go straight to segpool? */
 static inline bool sp_pl_ready(void)
 {
@@ -79,6 +94,13 @@ SP_INTERNAL void sp_pl_set_in_init(bool on);
 
 /* @align-aligned memory (@align a power of two), as memalign() gives it. */
 SP_INTERNAL void *sp_pl_aligned(size_t align, size_t size);
+/*
+ * malloc() and free() for this object's own callers (C++'s operators,
+ * calloc(), realloc()): the open build, called directly (malloc() and
+ * free() themselves are IFUNCs: malloc/preload.c).
+ */
+SP_INTERNAL void *sp_pl_malloc(size_t size);
+SP_INTERNAL void sp_pl_free(void *ptr);
 
 /* --- malloc/conf.c --- */
 

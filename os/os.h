@@ -264,6 +264,16 @@ SP_INTERNAL int sp_os_open_read(const char *path);
  * -1 with errno. */
 SP_INTERNAL ssize_t sp_os_read(int fd, void *buf, size_t len);
 /*
+ * sp_os_early_env() - whether the environment the process was started
+ * with holds an entry that begins with @prefix ("NAME=") and goes on
+ * past it (os/early.c).  Read from /proc/self/environ by system calls
+ * made without the C library, so that an IFUNC resolver may call it while
+ * the dynamic linker is still relocating.  False when /proc cannot be
+ * read.  @prefix must be a string literal (reached PC-relative).
+ */
+SP_INTERNAL bool sp_os_early_env(const char *prefix);
+
+/*
  * sp_os_read_text() - read the start of the small file @path (/proc, /sys)
  * into @buf of @len bytes, NUL-terminated: the bytes read (at least 1), or
  * -1 when it cannot be opened or is empty.  Nothing allocates.

@@ -187,8 +187,8 @@ extern SP_INTERNAL __thread struct sp_rseq_inject sp_rseq_inject;
  * included, as gcc builds them into the library's hit paths
  * (tools/check/hotpath.sh counts them in an arm64 build and fails when a
  * line below is not the count):
- *   rseq-insns-arm64: segpool_cache_alloc 16 (the pop)
- *   rseq-insns-arm64: segpool_cache_free 20 (the push)
+ *   rseq-insns-arm64: sp_cache_alloc_open 16 (the pop)
+ *   rseq-insns-arm64: sp_cache_free_open 20 (the push)
  * The pop makes 3 dependent loads from @slots (slot pair, the round, then
  * the commit), as on x86-64.
  *

@@ -195,8 +195,8 @@ static inline bool sp_cas16(uint64_t *word, uint64_t old[2],
  * Length, from the lea of the descriptor to the count, as gcc builds them
  * into the library's hit paths (tools/check/hotpath.sh counts them there
  * and fails when a line below is not the count):
- *   rseq-insns: segpool_cache_alloc 14 (the pop)
- *   rseq-insns: segpool_cache_free 18 (the push)
+ *   rseq-insns: sp_cache_alloc_open 14 (the pop)
+ *   rseq-insns: sp_cache_free_open 18 (the push)
  * The pop makes 3 dependent loads from @slots (slot top, the round, then
  * the commit); the push adds the tag and free-mark compares.  No lock
  * prefix, no call, no stack.

@@ -245,8 +245,9 @@ SP_INTERNAL void sp_pcpu_fast_update(bool forced_slow);
 extern SP_INTERNAL bool sp_pcpu_fast_closed;
 /*
  * The slot bound the hit paths would have if sp_pcpu_fast_closed were not
- * set (0 when they would be closed anyway): the sequences the sampling slow
- * paths run in their place use it (core/hotpath.h, sp_hot_alloc_closed()).
+ * set (0 when they would be closed anyway), kept whether or not it is: the
+ * counted entry points (core/entry.h) and the sampling slow paths run
+ * their sequences on it (core/hotpath.h, sp_hot_alloc_closed()).
  */
 extern SP_INTERNAL uint32_t sp_pcpu_closed_nr;
 

@@ -226,10 +226,10 @@ void sp_pcpu_fast_update(bool forced_slow)
 
 	if (sp_pcpu_mode == SP_PCPU_RSEQ && !sp_rseq_own && !forced_slow)
 		nr = sp_pcpu_nr_slots();
-	if (__atomic_load_n(&sp_pcpu_fast_closed, __ATOMIC_RELAXED)) {
-		__atomic_store_n(&sp_pcpu_closed_nr, nr, __ATOMIC_RELEASE);
+	/* the counted entry points' bound, closed or not (core/entry.h) */
+	__atomic_store_n(&sp_pcpu_closed_nr, nr, __ATOMIC_RELEASE);
+	if (__atomic_load_n(&sp_pcpu_fast_closed, __ATOMIC_RELAXED))
 		nr = 0;
-	}
 	__atomic_store_n(&sp_pcpu_fast.nr, nr, __ATOMIC_RELEASE);
 }
 

@@ -91,12 +91,24 @@ extern SP_INTERNAL __thread int64_t sp_prof_left
 extern SP_INTERNAL __thread bool sp_prof_busy
 	__attribute__((tls_model("initial-exec")));
 
+/*
+ * Set at start-up when the counted entry points run (core/entry.h) but
+ * sampling does not (a setting was refused): their byte count must then
+ * never run out, so each thread's is set past reach at its first slow
+ * path.
+ */
+extern SP_INTERNAL bool sp_prof_idle;
+
 /* An allocation leaves a slow path: charge it to the sampler. */
 static inline void sp_prof_alloc(const struct segpool_cache *c, void *obj,
 				 size_t size, void *ra)
 {
-	if (unlikely(sp_prof_active()) && obj)
-		sp_prof_take(c, obj, size, ra);
+	if (unlikely(sp_prof_active())) {
+		if (obj)
+			sp_prof_take(c, obj, size, ra);
+	} else if (unlikely(SP_READ_ONCE(sp_prof_idle))) {
+		sp_prof_left = INT64_MAX;
+	}
 }
 
 /* --- prof/table.c --- */

@@ -39,6 +39,7 @@ char sp_prof_path[4096];
 
 /* Per thread: bytes to the next sampling point, and the generator. */
 __thread int64_t sp_prof_left __attribute__((tls_model("initial-exec")));
+bool sp_prof_idle;
 static __thread uint64_t sp_prof_rng __attribute__((tls_model("initial-exec")));
 static uint64_t sp_prof_seeds;
 /*

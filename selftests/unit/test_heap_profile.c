@@ -20,6 +20,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,7 @@
 
 #include <segpool/segpool.h>
 
+#include "core/entry.h"
 #include "percpu/pcpu.h"
 #include "prof/prof.h"
 #include "selftests/lib/harness.h"
@@ -243,8 +245,18 @@ static void test_shares(void **state)
 	if (!in_child())
 		return;
 	assert_int_equal(segpool_heap_profile_enabled(), 1);
-	/* the hit paths are closed while sampling runs */
+	/* the open hit paths are closed while sampling runs ... */
 	assert_int_equal(sp_pcpu_fast.nr, 0);
+	/* ... and the entry points resolved to the counted build */
+	assert_true(sp_entry_counted());
+	assert_ptr_equal((void *)segpool_malloc, (void *)sp_malloc_counted);
+	assert_ptr_equal((void *)segpool_free, (void *)sp_free_counted);
+	assert_ptr_equal((void *)segpool_cache_alloc,
+			 (void *)sp_cache_alloc_counted);
+	assert_ptr_equal((void *)segpool_cache_free,
+			 (void *)sp_cache_free_counted);
+	if (!strcmp(segpool_percpu_mode(), "rseq"))
+		assert_true(sp_pcpu_closed_nr > 0);
 	allocate_mix();
 	check_shares();
 }
@@ -495,6 +507,11 @@ static void test_off_by_default(void **state)
 	if (getenv(CHILD_ENV) || getenv("SEGPOOL_HEAP_PROFILE"))
 		return;
 	assert_int_equal(segpool_heap_profile_enabled(), 0);
+	/* the entry points resolved to the open build */
+	assert_false(sp_entry_counted());
+	assert_ptr_equal((void *)segpool_malloc, (void *)sp_malloc_open);
+	assert_ptr_equal((void *)segpool_cache_free,
+			 (void *)sp_cache_free_open);
 	errno = 0;
 	assert_int_equal(segpool_heap_profile_dump("/tmp/segpool-never"), -1);
 	assert_int_equal(errno, EINVAL);
@@ -509,10 +526,20 @@ static void test_bad_child(void **state)
 	(void)state;
 	if (!getenv("SP_TEST_HEAP_BAD"))
 		return;
-	printf("enabled=%d nr=%u\n", segpool_heap_profile_enabled(),
-	       (unsigned int)sp_pcpu_fast.nr);
+	/*
+	 * Started with SEGPOOL_HEAP_PROFILE set, so on the counted build,
+	 * which must serve from its hit path even so: the thread's count is
+	 * set past reach at its first slow path.
+	 */
+	for (int i = 0; i < 1000; i++)
+		segpool_free(segpool_malloc(64));
+	printf("enabled=%d nr=%u counted=%d left=%lld\n",
+	       segpool_heap_profile_enabled(), (unsigned int)sp_pcpu_fast.nr,
+	       sp_entry_counted(), (long long)sp_prof_left);
 	fflush(stdout);
-	exit(segpool_heap_profile_enabled() ? 1 : 0);
+	if (segpool_heap_profile_enabled())
+		exit(1);
+	exit(sp_entry_counted() && sp_prof_left > INT64_MAX / 2 ? 0 : 2);
 }
 
 static void run_bad(const char *profile, const char *rate, const char *needle)

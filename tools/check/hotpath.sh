@@ -7,13 +7,15 @@
 #   tools/check/hotpath.sh LIBRARY.so SRCTREE [INLINE-USER]
 #
 # Disassembles the hit paths of the built library (segpool_cache_alloc,
-# segpool_cache_free, segpool_malloc, segpool_free): from each function's
+# segpool_cache_free, segpool_malloc, segpool_free: IFUNCs, so both builds
+# each resolves to, sp_*_open and sp_*_counted, core/entry.h): from each
+# function's
 # entry, straight down to its first ret, which is the magazine hit (every
 # miss is a forward jump past it, core/hotpath.h).  Fails when that path
 # holds a stack operation (push, pop, an %rsp adjustment), a call, or a lock
 # prefix, or is longer than the budget stated in core/hotpath.h; then
 # checks that Documentation/internals/percpu.md quotes the counts it found.
-# In segpool_cache_alloc and segpool_cache_free it also counts the rseq
+# In sp_cache_alloc_open and sp_cache_free_open it also counts the rseq
 # sequence (pop, push): from the lea of its descriptor (the instruction
 # before the store to the rseq area's rseq_cs, %fs:0x8) to the hit count
 # (the first addq $0x1 after it), both included; in a gcc build each count
@@ -150,7 +152,10 @@ walk() {
 	done
 }
 
-walk "$lib" segpool_cache_alloc segpool_cache_free segpool_malloc segpool_free
+# The exported names are IFUNCs (core/entry.c): their two builds are walked.
+walk "$lib" sp_cache_alloc_open sp_cache_free_open sp_malloc_open sp_free_open
+walk "$lib" sp_cache_alloc_counted sp_cache_free_counted sp_malloc_counted \
+	sp_free_counted
 
 if [[ -n $user ]]; then
 	allow_stack=
@@ -167,8 +172,8 @@ if [[ -n $user ]]; then
 	fi
 fi
 
-pair_cache=$(( ${count[segpool_cache_alloc]:-0} + ${count[segpool_cache_free]:-0} ))
-pair_malloc=$(( ${count[segpool_malloc]:-0} + ${count[segpool_free]:-0} ))
+pair_cache=$(( ${count[sp_cache_alloc_open]:-0} + ${count[sp_cache_free_open]:-0} ))
+pair_malloc=$(( ${count[sp_malloc_open]:-0} + ${count[sp_free_open]:-0} ))
 echo "# pairs: cache API $pair_cache, segpool_malloc+segpool_free $pair_malloc instructions"
 
 # The docs quote the counts of a gcc build in one line; it must match.
@@ -195,7 +200,7 @@ for fn in "${!seq_want[@]}"; do
 done
 ((${#seq_want[@]})) || { echo "not ok $ah has no rseq-insns$sfx line"; fail=$((fail + 1)); }
 
-line="Hit-path instructions$on (tools/check/hotpath.sh): segpool_cache_alloc ${count[segpool_cache_alloc]:-?}, segpool_cache_free ${count[segpool_cache_free]:-?}, segpool_malloc ${count[segpool_malloc]:-?}, segpool_free ${count[segpool_free]:-?}."
+line="Hit-path instructions$on (tools/check/hotpath.sh): segpool_cache_alloc ${count[sp_cache_alloc_open]:-?}, segpool_cache_free ${count[sp_cache_free_open]:-?}, segpool_malloc ${count[sp_malloc_open]:-?}, segpool_free ${count[sp_free_open]:-?}."
 if grep -qF -- "$line" "$doc"; then
 	echo "ok Documentation/internals/percpu.md quotes these counts"
 	pass=$((pass + 1))

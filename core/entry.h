@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * core/entry.h - the two builds of the hit-path entry points (private).
+ *
+ * segpool_cache_alloc(), segpool_cache_free(), segpool_malloc() and
+ * segpool_free() are IFUNC symbols (core/entry.c).  At load time each
+ * resolves, once, to one of two functions:
+ *
+ *   - the open build (sp_*_open): the hit path of core/hotpath.h, whose
+ *     instructions tools/check/hotpath.sh counts.  What every process
+ *     runs unless it was started with SEGPOOL_HEAP_PROFILE set.
+ *   - the counted build (sp_*_counted): the same sequence on the slot
+ *     bound sp_pcpu_closed_nr, with sampled heap profiling's byte count
+ *     on the allocation and its filter test on the free
+ *     (Documentation/internals/profile.md), so that a profiled process
+ *     keeps its hit paths.
+ *
+ * The library's own callers (the preload, mempools, kmalloc(), realloc)
+ * call the open build by name: a direct call, no PLT hop.  While sampling
+ * runs the open build's sequences are closed (slot bound 0): those calls
+ * then take the slow paths, which count and sample as before.
+ */
+#ifndef SP_CORE_ENTRY_H
+#define SP_CORE_ENTRY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "internal/compiler.h"
+
+struct segpool_cache;
+
+SP_INTERNAL void *sp_cache_alloc_open(struct segpool_cache *cache,
+				      unsigned int gfp);
+SP_INTERNAL void *sp_cache_alloc_counted(struct segpool_cache *cache,
+					 unsigned int gfp);
+SP_INTERNAL void sp_cache_free_open(struct segpool_cache *cache, void *obj);
+SP_INTERNAL void sp_cache_free_counted(struct segpool_cache *cache,
+				       void *obj);
+SP_INTERNAL void *sp_malloc_open(size_t size);
+SP_INTERNAL void *sp_malloc_counted(size_t size);
+SP_INTERNAL void sp_free_open(void *ptr);
+SP_INTERNAL void sp_free_counted(void *ptr);
+
+/*
+ * sp_entry_counted() - whether the entry points resolve to the counted
+ * build: the process was started with SEGPOOL_HEAP_PROFILE set and not
+ * empty (decided once, by the first resolver or start-up, whichever runs
+ * first; safe while the dynamic linker is still relocating).
+ */
+SP_INTERNAL bool sp_entry_counted(void);
+
+#endif /* SP_CORE_ENTRY_H */
