@@ -11,9 +11,10 @@
  * totals are kept per stack too).  The design, and why the hit paths are
  * closed while it runs: Documentation/internals/profile.md.
  *
- * Everything here is called from the library's slow paths (core/), never
- * from a hit path: with sampling off each hook is one load and a branch
- * not taken.
+ * Everything here is called from the library's slow paths (core/), but
+ * for sp_prof_left and sp_prof_maybe(), which the counted build of the
+ * entry points reads on its hit paths (core/entry.h): with sampling off
+ * each hook is one load and a branch not taken.
  */
 #ifndef SP_PROF_PROF_H
 #define SP_PROF_PROF_H
