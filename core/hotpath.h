@@ -32,10 +32,10 @@
  *   hotpath-budget-arm64: sp_cache_free_open 56
  *   hotpath-budget-arm64: sp_malloc_open 34
  *   hotpath-budget-arm64: sp_free_open 56
- *   hotpath-budget-arm64: sp_cache_alloc_counted 46
- *   hotpath-budget-arm64: sp_cache_free_counted 68
- *   hotpath-budget-arm64: sp_malloc_counted 44
- *   hotpath-budget-arm64: sp_free_counted 68
+ *   hotpath-budget-arm64: sp_cache_alloc_counted 44
+ *   hotpath-budget-arm64: sp_cache_free_counted 71
+ *   hotpath-budget-arm64: sp_malloc_counted 43
+ *   hotpath-budget-arm64: sp_free_counted 71
  * An allocation: cache checks (NULL, gfp, magic), the slot array from line
  * 0, the sequence (15, percpu/arch-x86_64.h), the free mark cleared.  A free:
  * the page tag (space range check and one load, sp_hot_tag(): the space's
