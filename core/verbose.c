@@ -14,13 +14,16 @@
  *   segpool: per-CPU mode rseq (glibc registration); 2 possible CPUs
  *   segpool: 1 node, regions bound: no; debug: debug=1 hardened
  *   segpool: guard pool: 256 slots (2052 KiB reserved), 1 in 1000 ...
+ *   segpool: heap profile: off; entry points: open build
  */
 #include <segpool/segpool.h>
 
 #include "core/core.h"
+#include "core/entry.h"
 #include "guard/guard.h"
 #include "internal/env.h"
 #include "internal/report.h"
+#include "prof/prof.h"
 #include "stats/snap.h"
 
 void sp_init_verbose(void)
@@ -43,4 +46,8 @@ void sp_init_verbose(void)
 			sp_guard_rate);
 	else
 		sp_warn("guard pool: off");
+	/* which build the hit-path entry points resolved to (core/entry.h) */
+	sp_warn("heap profile: %s; entry points: %s build",
+		sp_prof_active() ? "sampling" : "off",
+		sp_entry_counted() ? "counted" : "open");
 }

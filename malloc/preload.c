@@ -158,17 +158,20 @@ SEGPOOL_API void free(void *ptr)
 	sp_free_open(ptr);
 }
 
-/* The library's own callers below: the open build, called directly. */
-void *sp_pl_malloc(size_t size)
+/*
+ * The same for this object's own callers (C++'s operators, realloc()):
+ * a direct call, where a call to malloc() itself would be a PLT hop.
+ */
+__sp_libframe void *sp_pl_malloc(size_t size)
 {
-	if (unlikely(!sp_pl_ready()))
+	if (unlikely(!sp_pl_fast()))
 		return sp_pl_malloc_cold(size);
 	return sp_malloc_open(size);
 }
 
-void sp_pl_free(void *ptr)
+__sp_libframe void sp_pl_free(void *ptr)
 {
-	if (unlikely(sp_boot_owns(ptr) || !sp_pl_ready())) {
+	if (unlikely(sp_boot_owns(ptr) || !sp_pl_fast())) {
 		sp_pl_free_cold(ptr);
 		return;
 	}

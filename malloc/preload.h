@@ -96,8 +96,8 @@ SP_INTERNAL void sp_pl_set_in_init(bool on);
 SP_INTERNAL void *sp_pl_aligned(size_t align, size_t size);
 /*
  * malloc() and free() for this object's own callers (C++'s operators,
- * calloc(), realloc()): the open build, called directly (malloc() and
- * free() themselves are IFUNCs: malloc/preload.c).
+ * realloc()): the same tests and builds as malloc() and free(), by a
+ * direct call.
  */
 SP_INTERNAL void *sp_pl_malloc(size_t size);
 SP_INTERNAL void sp_pl_free(void *ptr);
