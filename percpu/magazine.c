@@ -10,7 +10,8 @@
  *          depot has a full    -> return loaded (empty) to the depot,
  *                                 load the full one, take one
  *          otherwise           -> fill a magazine from the slabs in one bulk
- *                                 call, take one
+ *                                 call (all but a quarter: room for the
+ *                                 frees that follow), take one
  *   free:  loaded has room     -> put the object there          (fast path)
  *          previous is empty   -> swap, put
  *          otherwise           -> previous (full) to the depot, loaded
@@ -120,7 +121,10 @@ static void sp_bypass_count(struct sp_pcpu_cache *pc)
 	__atomic_fetch_add(&pc->bypass, 1, __ATOMIC_RELAXED);
 }
 
-/* A slot's first fill is short (SP_FILL_FIRST_BYTES, percpu/pcpu.h). */
+/*
+ * A slot's first fill is short (SP_FILL_FIRST_BYTES), the others leave
+ * room for frees (sp_fill_size(); both percpu/pcpu.h).
+ */
 static unsigned int sp_fill_want(const struct segpool_cache *c,
 				 const struct sp_pcpu_slot *slot,
 				 unsigned int cap)
@@ -128,9 +132,10 @@ static unsigned int sp_fill_want(const struct segpool_cache *c,
 	unsigned int first = SP_MAX(SP_FILL_FIRST_MIN,
 				    SP_FILL_FIRST_BYTES / c->stride);
 
-	if (SP_READ_ONCE(slot->stat[SP_STAT_MAG_FILL]) == 0 && first < cap)
+	if (SP_READ_ONCE(slot->stat[SP_STAT_MAG_FILL]) == 0 &&
+	    first < sp_fill_size(cap))
 		return first;
-	return cap;
+	return sp_fill_size(cap);
 }
 
 void *sp_pcpu_alloc_slow(struct sp_pcpu_cache *pc)

@@ -291,14 +291,29 @@ SP_INTERNAL void *sp_pcpu_nil_slots(void);
 
 /*
  * A slot's first fill from the slabs takes SP_FILL_FIRST_BYTES of objects
- * (at least SP_FILL_FIRST_MIN, at most a magazine), not a whole magazine:
- * a program that allocates a few objects of a size class (most classes of
- * most programs) would otherwise have a magazine's worth (up to 64 KiB)
- * taken off its slabs and kept per class and CPU.  A slot that empties
- * that first fill comes back and fills whole magazines from then on: one
- * slow path more in its life.
+ * (at least SP_FILL_FIRST_MIN, at most sp_fill_size()), not a whole
+ * magazine: a program that allocates a few objects of a size class (most
+ * classes of most programs) would otherwise have a magazine's worth (up to
+ * 64 KiB) taken off its slabs and kept per class and CPU.  A slot that
+ * empties that first fill comes back and fills sp_fill_size() from then
+ * on: one slow path more in its life.
  */
 #define SP_FILL_FIRST_BYTES	4096U
 #define SP_FILL_FIRST_MIN	2U
+
+/*
+ * sp_fill_size() - the rounds a fill from the slabs puts in a magazine of
+ * @cap: all but a quarter.  The filled magazine is loaded, and the frees
+ * that follow an allocation burst (the pool pattern: allocate a batch,
+ * free part of it) would find a full one overflow at once: a free slow
+ * path (and a depot exchange) at every fill, the free's p99.9 on such a
+ * pattern.  The room costs a fill a quarter fewer objects.
+ */
+#define SP_FILL_ROOM_DIV	4U
+
+static inline unsigned int sp_fill_size(unsigned int cap)
+{
+	return cap - cap / SP_FILL_ROOM_DIV;
+}
 
 #endif /* SP_PERCPU_PCPU_H */

@@ -722,7 +722,7 @@ static void test_bonwick_transitions(void **state)
 	struct sp_pcpu_stats st;
 	void **objs, **again, **got, *x;
 	const char *phase;
-	unsigned long m;
+	unsigned long m, f;
 
 	(void)state;
 	SKIP_UNLESS(sp_pcpu_mode == SP_PCPU_LOCK,
@@ -735,6 +735,9 @@ static void test_bonwick_transitions(void **state)
 	pc = c->pcpu;
 	m = sp_test_info(c).mag_size;
 	assert_int_equal(m, sp_mag_class_cap(pc->cls));
+	/* a fill from the slabs: all but a quarter of a magazine */
+	f = sp_fill_size((unsigned int)m);
+	assert_true(f < m && 3 * f > 2 * m);
 	objs = calloc(3 * m, sizeof(void *));
 	again = calloc(3 * m, sizeof(void *));
 	got = calloc(m, sizeof(void *));
@@ -742,39 +745,39 @@ static void test_bonwick_transitions(void **state)
 	s0 = &pc->slots[0];
 	sp_pcpu_test_inject_slot(0);
 
-	phase = "one magazine's worth allocated";
-	alloc_n(c, objs, m);
+	phase = "one fill's worth allocated";
+	alloc_n(c, objs, f);
 	EXPECT_STAT(s0, SP_STAT_MAG_FILL, 1);
 	EXPECT_STAT(s0, SP_STAT_ALLOC_SLOWPATH, 1);
-	EXPECT_EQ(s0->alloc_hits, m - 1);
+	EXPECT_EQ(s0->alloc_hits, f - 1);
 	EXPECT_EQ(sp_pcpu_slot_objects(pc, 0), 0);
-	EXPECT_EQ(sp_test_info(c).active_objs, m);
+	EXPECT_EQ(sp_test_info(c).active_objs, f);
 
-	phase = "three magazines' worth allocated";
-	alloc_n(c, objs + m, 2 * m);
+	phase = "three fills' worth allocated";
+	alloc_n(c, objs + f, 2 * f);
 	EXPECT_STAT(s0, SP_STAT_MAG_FILL, 3);
 	EXPECT_STAT(s0, SP_STAT_ALLOC_SLOWPATH, 3);
 	EXPECT_STAT(s0, SP_STAT_DEPOT_GET_FULL, 0);
-	EXPECT_EQ(s0->alloc_hits, 3 * m - 3);
+	EXPECT_EQ(s0->alloc_hits, 3 * f - 3);
 
 	/* loaded fills, becomes previous, the next one fills, the previous
-	 * (full) goes to the depot */
-	phase = "three magazines' worth freed";
-	free_n(c, objs, 3 * m);
+	 * (full) goes to the depot; the rest stays loaded */
+	phase = "three fills' worth freed";
+	free_n(c, objs, 3 * f);
 	EXPECT_STAT(s0, SP_STAT_FREE_SLOWPATH, 2);
-	EXPECT_EQ(s0->free_hits, 3 * m - 2);
+	EXPECT_EQ(s0->free_hits, 3 * f - 2);
 	EXPECT_STAT(s0, SP_STAT_DEPOT_PUT_FULL, 1);
 	EXPECT_STAT(s0, SP_STAT_MAG_SWAP, 0);
 	st = pcpu_stats(c);
 	EXPECT_EQ(st.full_in_depot, 1);
 	EXPECT_EQ(st.objs_in_depot, m);
-	EXPECT_EQ(st.objs_in_magazines, 2 * m);
+	EXPECT_EQ(st.objs_in_magazines, 3 * f - m);
 	EXPECT_EQ(sp_test_info(c).active_objs, 0);
 
 	/* loaded empties, the full previous swaps in, then the depot's full
 	 * magazine replaces the two empty ones: no slab is touched */
-	phase = "three magazines' worth allocated again";
-	alloc_n(c, again, 3 * m);
+	phase = "three fills' worth allocated again";
+	alloc_n(c, again, 3 * f);
 	EXPECT_STAT(s0, SP_STAT_MAG_SWAP, 1);
 	EXPECT_STAT(s0, SP_STAT_DEPOT_GET_FULL, 1);
 	EXPECT_STAT(s0, SP_STAT_DEPOT_PUT_EMPTY, 1);
@@ -784,13 +787,13 @@ static void test_bonwick_transitions(void **state)
 	EXPECT_EQ(st.empty_in_depot, 1);
 	EXPECT_EQ(st.objs_in_depot, 0);
 	EXPECT_EQ(st.objs_in_magazines, 0);
-	CHECK(same_set(objs, again, 3 * m),
+	CHECK(same_set(objs, again, 3 * f),
 	      "%s: not the objects the magazines held", phase);
 
 	/* again[0..m) fill the loaded magazine, which swaps out and later
 	 * goes to the depot, full */
 	phase = "freed again";
-	free_n(c, again, 3 * m);
+	free_n(c, again, 3 * f);
 	EXPECT_STAT(s0, SP_STAT_MAG_SWAP, 2);
 	EXPECT_STAT(s0, SP_STAT_DEPOT_PUT_FULL, 2);
 	EXPECT_STAT(s0, SP_STAT_DEPOT_GET_EMPTY, 1);
@@ -819,9 +822,9 @@ static void test_bonwick_transitions(void **state)
 	x = segpool_cache_alloc(c, 0);
 	assert_non_null(x);
 	EXPECT_STAT(s1, SP_STAT_MAG_FILL, 1);
-	CHECK(!contains(again, 3 * m, x),
+	CHECK(!contains(again, 3 * f, x),
 	      "slot 1 got %p from slot 0's magazines without the depot", x);
-	EXPECT_EQ(sp_pcpu_slot_objects(pc, 0), 2 * m);
+	EXPECT_EQ(sp_pcpu_slot_objects(pc, 0), 3 * f - m);
 	segpool_cache_free(c, x);
 	free_n(c, got, m);
 out:
@@ -1048,7 +1051,8 @@ static void test_tunables(void **state)
 	assert_non_null(objs);
 	objs[0] = segpool_cache_alloc(c, 0);
 	assert_non_null(objs[0]);
-	assert_int_equal(sp_test_info(c).cpu_objs, SEGPOOL_MAG_SIZE_MIN - 1);
+	assert_int_equal(sp_test_info(c).cpu_objs,
+			 sp_fill_size(SEGPOOL_MAG_SIZE_MIN) - 1);
 	alloc_n(c, objs + 1, k - 1);
 	free_n(c, objs, k);
 	info = sp_test_info(c);

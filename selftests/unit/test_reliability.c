@@ -616,9 +616,11 @@ static void test_env_verbose(void **state)
 	assert_non_null(strstr(buf, "segpool: per-CPU mode lock"));
 	assert_non_null(strstr(buf, "debug: debug=1 "));
 	assert_non_null(strstr(buf, "segpool: guard pool: off\n"));
+	assert_non_null(strstr(buf, "segpool: heap profile: off; "
+				    "entry points: open build\n"));
 	/* said once, at start-up: nothing else reported */
 	assert_int_equal(count_of(buf, "segpool: "),
-			 count_of(buf, "segpool:   ") + 4);
+			 count_of(buf, "segpool:   ") + 5);
 }
 
 /* The parser, value by value. */

@@ -455,18 +455,20 @@ static void test_first_fill_short(void **state)
 					       .mag_size = 60 });
 	assert_non_null(c);
 	mag = sp_test_info(c).mag_size;
-	assert_true(first < mag && first + mag < 128);
+	assert_true(first < sp_fill_size((unsigned int)mag) &&
+		    first + mag < 128);
 	assert_non_null(objs[0] = segpool_cache_alloc(c, 0));
 	text = sp_stats_capture(SP_STATS_DETAIL_PERCPU, C);
 	assert_int_equal(sp_detail_num(text, C, "mag_fill"), 1);
 	assert_int_equal(sp_detail_num(text, C, "fill_objs"), first);
 	free(text);
-	/* the first fill used up: the second is a whole magazine */
+	/* the first fill used up: the second leaves room for frees only */
 	for (unsigned int i = 1; i <= first; i++)
 		assert_non_null(objs[i] = segpool_cache_alloc(c, 0));
 	text = sp_stats_capture(SP_STATS_DETAIL_PERCPU, C);
 	assert_int_equal(sp_detail_num(text, C, "mag_fill"), 2);
-	assert_int_equal(sp_detail_num(text, C, "fill_objs"), first + mag);
+	assert_int_equal(sp_detail_num(text, C, "fill_objs"),
+			 first + sp_fill_size((unsigned int)mag));
 	free(text);
 	for (unsigned int i = 0; i <= first; i++)
 		segpool_cache_free(c, objs[i]);
@@ -530,8 +532,9 @@ static void test_counters_exact(void **state)
 		assert_int_equal(at, id == node ? n2 : 0);
 	}
 	if (has_pcpu()) {
-		/* fills of mag objects each: ceil(n1 / mag) slow paths */
-		unsigned long long fills = (n1 + mag - 1) / mag;
+		/* fills of f objects each: ceil(n1 / f) slow paths */
+		unsigned long long f = sp_fill_size((unsigned int)mag);
+		unsigned long long fills = (n1 + f - 1) / f;
 		unsigned long long cached;
 
 		assert_int_equal(sp_detail_num(text, C, "alloc_fastpath") +
@@ -542,7 +545,7 @@ static void test_counters_exact(void **state)
 				 fills);
 		assert_int_equal(sp_detail_num(text, C, "mag_fill"), fills);
 		assert_int_equal(sp_detail_num(text, C, "fill_objs"),
-				 fills * mag);
+				 fills * f);
 		assert_int_equal(sp_detail_num(text, C, "alloc_direct"), 0);
 		assert_int_equal(sp_detail_num(text, C, "bypass"), 0);
 		assert_int_equal(sp_detail_num(text, C, "remote_free"), 0);
