@@ -141,22 +141,33 @@ SP_INTERNAL __sp_noinline void sp_free_miss(struct segpool_cache *c, void *obj,
 					    uintptr_t tag, bool kfree);
 
 /*
+ * sp_hot_free_checks() - the checks a free's hit makes before its
+ * sequence, reading only: false when one failed and sp_free_slow(), given
+ * @obj untouched, judged it.
+ */
+static __sp_always_inline bool sp_hot_free_checks(struct segpool_cache *c,
+						  void *obj, unsigned int koff)
+{
+	if (unlikely(!sp_obj_at_boundary(c, obj) ||
+		     sp_freemark_is_set(obj, koff))) {
+		sp_free_slow(c, obj);
+		return false;
+	}
+	sp_san_free(c, obj);		/* before anyone else may take it */
+	return true;
+}
+
+/*
  * sp_hot_free() - free @obj, whose page tag is @tag, into @c (found from
- * the tag itself when @kfree).  The checks
- * above the sequence read only: a failing one leaves @obj untouched for
- * sp_free_slow() to judge.
+ * the tag itself when @kfree), after sp_hot_free_checks().
  */
 static __sp_always_inline void sp_hot_free(struct segpool_cache *c, void *obj,
 					   uintptr_t tag, bool kfree)
 {
 	unsigned int koff = c->key_off;
 
-	if (unlikely(!sp_obj_at_boundary(c, obj) ||
-		     sp_freemark_is_set(obj, koff))) {
-		sp_free_slow(c, obj);
+	if (!sp_hot_free_checks(c, obj, koff))
 		return;
-	}
-	sp_san_free(c, obj);		/* before anyone else may take it */
 	sp_pcpu_push(c->slots, obj, tag, sp_freemark(obj), koff, miss);
 	return;
 miss:
@@ -174,12 +185,8 @@ static __sp_always_inline void sp_hot_free_counted(struct segpool_cache *c,
 {
 	unsigned int koff = c->key_off;
 
-	if (unlikely(!sp_obj_at_boundary(c, obj) ||
-		     sp_freemark_is_set(obj, koff))) {
-		sp_free_slow(c, obj);
+	if (!sp_hot_free_checks(c, obj, koff))
 		return;
-	}
-	sp_san_free(c, obj);		/* before anyone else may take it */
 	if (unlikely(sp_prof_maybe(obj)))
 		goto miss;
 	sp_pcpu_push_nr(c->slots, sp_pcpu_closed_nr, obj, tag,
