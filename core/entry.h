@@ -15,10 +15,12 @@
  *     (Documentation/internals/profile.md), so that a profiled process
  *     keeps its hit paths.
  *
- * The library's own callers (the preload, mempools, kmalloc(), realloc)
- * call the open build by name: a direct call, no PLT hop.  While sampling
- * runs the open build's sequences are closed (slot bound 0): those calls
- * then take the slow paths, which count and sample as before.
+ * The library's own callers in core/ (kmalloc(), realloc) call the open
+ * build by name: a direct call, no PLT hop.  While sampling runs the open
+ * build's sequences are closed (slot bound 0): those calls then take the
+ * slow paths, which count and sample as before.  The preload's malloc()
+ * and free() choose between the two by a readiness test of their own
+ * (malloc/preload.h, sp_pl_fast()).
  */
 #ifndef SP_CORE_ENTRY_H
 #define SP_CORE_ENTRY_H
