@@ -3,9 +3,8 @@
  * os/early.c - what the process's environment held at exec, read before
  * anything else is ready (os/os.h: sp_os_early_env()).
  *
- * An IFUNC resolver runs while the dynamic linker relocates: possibly
- * before this object's own relocations (the C library resolves malloc()
- * while segpool's preload is still unrelocated under LD_BIND_NOW), and
+ * An IFUNC resolver runs while the dynamic linker relocates, in an order
+ * that is the linker's (this object's GOT may not be filled yet), and
  * before the C library is initialised.  So nothing here may touch the
  * GOT, call the C library, read the stack protector's canary, or be
  * instrumented by a sanitizer: the system calls are made with inline

@@ -899,9 +899,9 @@ static void test_preload_programs(void **state)
 /*
  * Sampled heap profiling under the preload: malloc() and free() serve from
  * the counted build (core/entry.h), whose resolvers read the environment
- * before anything is relocated, LD_BIND_NOW included (the C library then
- * binds malloc() before the preload is relocated).  Every process of the
- * pipeline writes its profile at exit, and the sorting one has samples.
+ * while the dynamic linker relocates, lazily or, with LD_BIND_NOW, all at
+ * load time.  Every process of the pipeline writes its profile at exit,
+ * and the sorting one has samples.
  */
 static void check_profiles(const char *dir, const char *what)
 {
