@@ -36,7 +36,7 @@ extern void _ZSt17__throw_bad_allocv(void) __attribute__((weak, noreturn));
  */
 static inline void *sp_cxx_try(size_t size, size_t align)
 {
-	return align ? sp_pl_aligned(align, size) : sp_pl_malloc(size);
+	return align ? sp_pl_aligned(align, size) : malloc(size);
 }
 
 /* The handler loop; NULL means "out of memory, no handler left". */
@@ -138,64 +138,64 @@ _ZnamSt11align_val_tRKSt9nothrow_t(size_t size, size_t align,
 
 SEGPOOL_API void _ZdlPv(void *ptr)
 {
-	sp_pl_free(ptr);
+	free(ptr);
 }
 
 SEGPOOL_API void _ZdaPv(void *ptr)
 {
-	sp_pl_free(ptr);
+	free(ptr);
 }
 
 SEGPOOL_API void _ZdlPvm(void *ptr, size_t size)
 {
 	(void)size;
-	sp_pl_free(ptr);
+	free(ptr);
 }
 
 SEGPOOL_API void _ZdaPvm(void *ptr, size_t size)
 {
 	(void)size;
-	sp_pl_free(ptr);
+	free(ptr);
 }
 
 SEGPOOL_API void _ZdlPvRKSt9nothrow_t(void *ptr,
 				      const struct sp_cxx_nothrow *nt)
 {
 	(void)nt;
-	sp_pl_free(ptr);
+	free(ptr);
 }
 
 SEGPOOL_API void _ZdaPvRKSt9nothrow_t(void *ptr,
 				      const struct sp_cxx_nothrow *nt)
 {
 	(void)nt;
-	sp_pl_free(ptr);
+	free(ptr);
 }
 
 SEGPOOL_API void _ZdlPvSt11align_val_t(void *ptr, size_t align)
 {
 	(void)align;
-	sp_pl_free(ptr);
+	free(ptr);
 }
 
 SEGPOOL_API void _ZdaPvSt11align_val_t(void *ptr, size_t align)
 {
 	(void)align;
-	sp_pl_free(ptr);
+	free(ptr);
 }
 
 SEGPOOL_API void _ZdlPvmSt11align_val_t(void *ptr, size_t size, size_t align)
 {
 	(void)size;
 	(void)align;
-	sp_pl_free(ptr);
+	free(ptr);
 }
 
 SEGPOOL_API void _ZdaPvmSt11align_val_t(void *ptr, size_t size, size_t align)
 {
 	(void)size;
 	(void)align;
-	sp_pl_free(ptr);
+	free(ptr);
 }
 
 SEGPOOL_API void
@@ -204,7 +204,7 @@ _ZdlPvSt11align_val_tRKSt9nothrow_t(void *ptr, size_t align,
 {
 	(void)align;
 	(void)nt;
-	sp_pl_free(ptr);
+	free(ptr);
 }
 
 SEGPOOL_API void
@@ -213,5 +213,5 @@ _ZdaPvSt11align_val_tRKSt9nothrow_t(void *ptr, size_t align,
 {
 	(void)align;
 	(void)nt;
-	sp_pl_free(ptr);
+	free(ptr);
 }

@@ -158,37 +158,17 @@ SEGPOOL_API void free(void *ptr)
 	sp_free_open(ptr);
 }
 
-/*
- * The same for this object's own callers (C++'s operators, realloc()):
- * a direct call, where a call to malloc() itself would be a PLT hop.
- */
-__sp_libframe void *sp_pl_malloc(size_t size)
-{
-	if (unlikely(!sp_pl_fast()))
-		return sp_pl_malloc_cold(size);
-	return sp_malloc_open(size);
-}
-
-__sp_libframe void sp_pl_free(void *ptr)
-{
-	if (unlikely(sp_boot_owns(ptr) || !sp_pl_fast())) {
-		sp_pl_free_cold(ptr);
-		return;
-	}
-	sp_free_open(ptr);
-}
-
 SEGPOOL_API void free_sized(void *ptr, size_t size)
 {
 	(void)size;
-	sp_pl_free(ptr);
+	free(ptr);
 }
 
 SEGPOOL_API void free_aligned_sized(void *ptr, size_t align, size_t size)
 {
 	(void)align;
 	(void)size;
-	sp_pl_free(ptr);
+	free(ptr);
 }
 
 SEGPOOL_API void *calloc(size_t n, size_t size)
@@ -213,7 +193,7 @@ static __sp_noinline void *sp_pl_realloc_cold(void *ptr, size_t size)
 	void *p;
 
 	if (!ptr)
-		return sp_pl_malloc(size);
+		return malloc(size);
 	if (!sp_boot_owns(ptr)) {
 		if (!sp_pl_ready())
 			sp_report_bad_free("realloc(): invalid pointer "
@@ -225,7 +205,7 @@ static __sp_noinline void *sp_pl_realloc_cold(void *ptr, size_t size)
 		return NULL;
 	if (!sp_boot_block(ptr, &old))
 		sp_report_bad_free("realloc(): invalid pointer", ptr, NULL);
-	p = sp_pl_malloc(size);
+	p = malloc(size);
 	if (p)
 		memcpy(p, ptr, SP_MIN(old, size));
 	return p;

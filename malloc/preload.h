@@ -94,13 +94,6 @@ SP_INTERNAL void sp_pl_set_in_init(bool on);
 
 /* @align-aligned memory (@align a power of two), as memalign() gives it. */
 SP_INTERNAL void *sp_pl_aligned(size_t align, size_t size);
-/*
- * malloc() and free() for this object's own callers (C++'s operators,
- * realloc()): the same tests and builds as malloc() and free(), by a
- * direct call.
- */
-SP_INTERNAL void *sp_pl_malloc(size_t size);
-SP_INTERNAL void sp_pl_free(void *ptr);
 
 /* --- malloc/conf.c --- */
 
