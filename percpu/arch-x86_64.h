@@ -30,6 +30,11 @@
 
 #include <cpuid.h>
 #include <stdint.h>
+#if defined(__has_include)
+#if __has_include(<sys/platform/x86.h>)
+#include <sys/platform/x86.h>	/* glibc 2.33 and later */
+#endif
+#endif
 #include <stdbool.h>
 
 #include "internal/compiler.h"
@@ -156,9 +161,18 @@ static inline __attribute__((always_inline)) void sp_hit_count(uint64_t *ctr)
  */
 static inline bool sp_cas16_usable(void)
 {
+#ifdef CPU_FEATURE_ACTIVE
+	/*
+	 * glibc asked CPUID at its own start-up and keeps the answers: under
+	 * a hypervisor every CPUID is a trap to it, tens of microseconds
+	 * that every process would pay again here.
+	 */
+	return CPU_FEATURE_ACTIVE(CMPXCHG16B);
+#else
 	unsigned int a, b, c, d;
 
 	return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_CMPXCHG16B);
+#endif
 }
 
 #define SP_CAS16_ARCH		1
