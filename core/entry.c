@@ -34,6 +34,14 @@ SP_RESOLVER_ATTRS bool sp_entry_counted(void)
 	return choice == 2;
 }
 
+void sp_entry_decide(bool counted)
+{
+	int none = 0;
+
+	__atomic_compare_exchange_n(&sp_entry_choice, &none, counted ? 2 : 1,
+				    false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+
 SP_RESOLVER_ATTRS static __typeof__(segpool_cache_alloc) *
 sp_resolve_cache_alloc(void)
 {

@@ -52,4 +52,12 @@ SP_INTERNAL void sp_free_counted(void *ptr);
  */
 SP_INTERNAL bool sp_entry_counted(void);
 
+/*
+ * sp_entry_decide() - start-up's answer, from getenv(), for the resolvers
+ * that have not run yet: a lazily bound process (the usual case) then
+ * never reads /proc/self/environ, a file whose first lookup in a new
+ * process costs tens of microseconds.  No change once a resolver decided.
+ */
+SP_INTERNAL void sp_entry_decide(bool counted);
+
 #endif /* SP_CORE_ENTRY_H */

@@ -287,6 +287,7 @@ int sp_init_slow(void)
 	/* after sp_ready: starting the export calls back into sp_init() */
 	sp_export_init();
 	sp_stats_print_init();
+	sp_entry_decide(sp_env_get(SP_ENV_HEAP_PROFILE) != NULL);
 	/* sampling sees every operation: the hit paths close for good */
 	if (sp_prof_init()) {
 		__atomic_store_n(&sp_pcpu_fast_closed, true, __ATOMIC_RELAXED);
