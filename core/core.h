@@ -51,9 +51,10 @@ sp_cache_create_full(const char *name, size_t size, size_t align,
 /*
  * The size classes for the hit path: sp_kmalloc_by8[(size + 7) >> 3] is the
  * cache of any size up to SP_KMALLOC_BY8_MAX (one load, no arithmetic but
- * the shift), sp_kmalloc_caches[] every class.  Before start-up every entry
- * is a stand-in whose allocations always miss (the hit paths are closed
- * then: percpu/pcpu.h), so segpool_malloc() needs no test of its own.
+ * the shift), sp_kmalloc_caches[] every class.  Until its class is made
+ * (its first allocation, sp_kmalloc_get()) an entry is a stand-in whose
+ * allocations always miss (nil slots; before start-up the hit paths are
+ * closed: percpu/pcpu.h), so segpool_malloc() needs no test of its own.
  */
 extern SP_INTERNAL struct segpool_cache
 	*sp_kmalloc_by8[(SP_KMALLOC_BY8_MAX >> 3) + 1];
@@ -84,7 +85,19 @@ static inline unsigned int sp_kmalloc_index(size_t size)
 	return 8 + (p - 7) * 4 + k;
 }
 SP_INTERNAL size_t sp_kmalloc_class_size(unsigned int idx);
+/* The class's cache, or NULL while it is not made (no allocation yet). */
 SP_INTERNAL struct segpool_cache *sp_kmalloc_cache(unsigned int idx);
+/*
+ * sp_kmalloc_get() - the class's cache, made now if it was not: for the
+ * slow paths of an allocation.  Return: it, or NULL with errno set.
+ */
+SP_INTERNAL struct segpool_cache *sp_kmalloc_get(unsigned int idx);
+/* "kmalloc-64", "kmalloc-1k": the name of class @idx. */
+SP_INTERNAL void sp_kmalloc_name(unsigned int idx, char *buf, size_t size);
+/* fork: the makers' lock, taken before every other (core/init.c). */
+SP_INTERNAL void sp_kmalloc_fork_lock(void);
+SP_INTERNAL void sp_kmalloc_fork_unlock(void);
+SP_INTERNAL void sp_kmalloc_fork_child(void);
 
 /* --- core/malloc_api.c --- */
 /*

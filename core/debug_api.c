@@ -79,6 +79,16 @@ SEGPOOL_API struct segpool_cache *segpool_cache_find(const char *name)
 		}
 	}
 	pthread_mutex_unlock(&sp_cache_list_lock);
+	if (!found && !strncmp(name, "kmalloc-", 8)) {
+		/* a size class is made at its first allocation: now */
+		for (unsigned int i = 0; i < SP_KMALLOC_NR_CLASSES; i++) {
+			char cname[32];
+
+			sp_kmalloc_name(i, cname, sizeof(cname));
+			if (!strcmp(cname, name))
+				return sp_kmalloc_get(i);
+		}
+	}
 	if (!found)
 		errno = ENOENT;
 	return found;

@@ -3,8 +3,9 @@
  * core/init.c - bring the layers up in order, and keep them fork-safe.
  *
  * Order: CPUs (percpu/) -> topology (numa/) -> space (numa/) -> per-CPU
- * mode and magazine caches (percpu/) -> size-class caches and the
- * large-allocation registry (core/).  It runs from a library
+ * mode and magazine caches (percpu/) -> size-class table and the
+ * large-allocation registry (core/); each size class's cache is made at
+ * its first allocation (core/kmalloc.c).  It runs from a library
  * constructor, or from the first call should another constructor allocate
  * before ours ran; after a failure, again from a later call.
  *
@@ -20,8 +21,10 @@
  *     op_lock -> lock -> pub_lock (stats/export.c); the arena list lock ->
  *     each arena's lock (arena/list.c); a mempool's resize lock (never
  *     taken at fork) -> the mempool list lock -> each pool's lock
- *     (mempool/mempool.c); the sheaf list lock (mempool/sheaf.c).  Each is
- *     taken with no lock of the levels below held.
+ *     (mempool/mempool.c); the sheaf list lock (mempool/sheaf.c).  Then
+ *     the size classes' maker lock (core/kmalloc.c: held while a class is
+ *     made at its first allocation), taken first by the library's own
+ *     fork handler.  Each is taken with no lock of the levels below held.
  *  2. RCU: segpool's worker lock (rcu/rcu.c, never held with another
  *     segpool lock) -> liburcu's call_rcu mutex (fork holds it from
  *     call_rcu_before_fork(), which pauses the workers) -> the RCU fork
@@ -67,10 +70,11 @@
  * on every lock call: enum sp_lock_level of internal/debug.h, whose values
  * are the numbers above (make checkstyle compares them with this list).
  *
- * fork: sp_atfork_prepare() takes levels 2, 3, 6 to 12 as above, so no
- * lock is held mid-update by a thread that will not exist in the child.
- * The parent releases them in reverse; the child re-initialises them,
- * since its only thread is a copy of the one that forked.
+ * fork: sp_atfork_prepare() takes the maker lock of level 1, then levels
+ * 2, 3, 6 to 12 as above, so no lock is held mid-update by a thread that
+ * will not exist in the child.  The parent releases them in reverse; the
+ * child re-initialises them, since its only thread is a copy of the one
+ * that forked.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -140,6 +144,7 @@ static void sp_atfork_prepare(void)
 {
 	/* cache after cache, each one's depot then node locks: unchecked */
 	sp_lockdep_fork_begin();
+	sp_kmalloc_fork_lock();
 	sp_rcu_fork_prepare();
 	sp_cache_lock_all(sp_fork_lock_pcpu);
 	sp_failslab_fork_lock();
@@ -164,6 +169,7 @@ static void sp_atfork_parent(void)
 	sp_failslab_fork_unlock();
 	sp_cache_unlock_all(sp_fork_unlock_pcpu);
 	sp_rcu_fork_parent();
+	sp_kmalloc_fork_unlock();
 	sp_lockdep_fork_end();
 }
 
@@ -180,6 +186,7 @@ static void sp_atfork_child(void)
 	sp_failslab_fork_child();
 	sp_cache_reinit_locks(sp_fork_child_pcpu);
 	sp_rcu_fork_child();
+	sp_kmalloc_fork_child();
 	sp_lockdep_fork_end();
 	sp_decay_fork_child();	/* last: it arms the regions' ask */
 }
@@ -227,7 +234,7 @@ static const char *sp_init_try(void)
 	if (sp_pcpu_init())
 		return "creating the magazine caches";
 	if (sp_kmalloc_init())
-		return "creating the size-class caches";
+		return "checking the size-class table";
 	if (sp_large_init())
 		return "setting up the large-allocation registry";
 	return NULL;

@@ -10,9 +10,11 @@
  * stride divides the slab size and slabs are aligned to their size).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 
 #include "core/core.h"
+#include "percpu/pcpu.h"
 
 static const unsigned int sp_kmalloc_sizes[SP_KMALLOC_NR_CLASSES] = {
 	8, 16, 32, 48, 64, 80, 96, 112, 128,
@@ -27,9 +29,11 @@ static const unsigned int sp_kmalloc_sizes[SP_KMALLOC_NR_CLASSES] = {
 };
 
 /*
- * The stand-in of every class before start-up: no magic, no slots.  The hit
- * paths are closed until the classes exist (sp_pcpu_fast.nr is 0), so its
- * slot array is never reached; the slow path starts the library up first.
+ * The stand-in of every class not made yet.  No magic; its slot array is
+ * the nil one from start-up on (before, the hit paths are closed), so
+ * every allocation through it misses and the slow path makes the class
+ * (sp_kmalloc_get()).  A class is made at its first allocation: a process
+ * that uses a dozen of the 41 pays for a dozen, at start-up and in memory.
  */
 static struct segpool_cache sp_kmalloc_boot;
 
@@ -41,6 +45,9 @@ struct segpool_cache *sp_kmalloc_caches[SP_KMALLOC_NR_CLASSES] = {
 	[0 ... SP_KMALLOC_NR_CLASSES - 1] = &sp_kmalloc_boot,
 };
 
+/* One maker at a time (lock order level 1, core/init.c). */
+static pthread_mutex_t sp_kmalloc_lock = PTHREAD_MUTEX_INITIALIZER;
+
 _Static_assert(SP_KMALLOC_NR_CLASSES == 41, "class table size");
 
 size_t sp_kmalloc_class_size(unsigned int idx)
@@ -50,34 +57,73 @@ size_t sp_kmalloc_class_size(unsigned int idx)
 
 struct segpool_cache *sp_kmalloc_cache(unsigned int idx)
 {
-	return sp_kmalloc_caches[idx];
+	struct segpool_cache *c = __atomic_load_n(&sp_kmalloc_caches[idx],
+						  __ATOMIC_ACQUIRE);
+
+	return c == &sp_kmalloc_boot ? NULL : c;
+}
+
+void sp_kmalloc_name(unsigned int idx, char *buf, size_t size)
+{
+	unsigned int sz = sp_kmalloc_sizes[idx];
+
+	if (sz >= 1024 && sz % 1024 == 0)
+		snprintf(buf, size, "kmalloc-%uk", sz / 1024);
+	else
+		snprintf(buf, size, "kmalloc-%u", sz);
+}
+
+struct segpool_cache *sp_kmalloc_get(unsigned int idx)
+{
+	struct segpool_cache *c = sp_kmalloc_cache(idx);
+	char name[32];
+
+	if (likely(c))
+		return c;
+	pthread_mutex_lock(&sp_kmalloc_lock);
+	c = sp_kmalloc_cache(idx);
+	if (!c) {
+		sp_kmalloc_name(idx, name, sizeof(name));
+		c = sp_cache_create_full(name, sp_kmalloc_sizes[idx], 0,
+					 SP_CACHE_KMALLOC, NULL);
+	}
+	if (c && sp_kmalloc_cache(idx) != c) {
+		/* release: a hit path that loads it sees it made */
+		__atomic_store_n(&sp_kmalloc_caches[idx], c,
+				 __ATOMIC_RELEASE);
+		for (size_t b = 0; b <= (SP_KMALLOC_BY8_MAX >> 3); b++)
+			if (sp_kmalloc_index(b << 3) == idx)
+				__atomic_store_n(&sp_kmalloc_by8[b], c,
+						 __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&sp_kmalloc_lock);
+	return c;
+}
+
+void sp_kmalloc_fork_lock(void)
+{
+	pthread_mutex_lock(&sp_kmalloc_lock);
+}
+
+void sp_kmalloc_fork_unlock(void)
+{
+	pthread_mutex_unlock(&sp_kmalloc_lock);
+}
+
+void sp_kmalloc_fork_child(void)
+{
+	pthread_mutex_init(&sp_kmalloc_lock, NULL);
 }
 
 int sp_kmalloc_init(void)
 {
-	/* kept across tries: an earlier, failed init may have made some */
-	static struct segpool_cache *made[SP_KMALLOC_NR_CLASSES];
-
 	for (unsigned int i = 0; i < SP_KMALLOC_NR_CLASSES; i++) {
 		unsigned int sz = sp_kmalloc_sizes[i];
-		char name[32];
 
-		if (made[i])
-			continue;	/* made by an earlier, failed init */
-		if (sz >= 1024 && sz % 1024 == 0)
-			snprintf(name, sizeof(name), "kmalloc-%uk", sz / 1024);
-		else
-			snprintf(name, sizeof(name), "kmalloc-%u", sz);
-		made[i] = sp_cache_create_full(name, sz, 0, SP_CACHE_KMALLOC,
-					       NULL);
-		if (!made[i])
-			return -ENOMEM;
 		if (sp_kmalloc_index(sz) != i || sp_kmalloc_index(sz - 1) > i)
 			return -EINVAL;	/* the table and the formula disagree */
 	}
-	for (unsigned int i = 0; i < SP_KMALLOC_NR_CLASSES; i++)
-		sp_kmalloc_caches[i] = made[i];
-	for (size_t b = 0; b <= (SP_KMALLOC_BY8_MAX >> 3); b++)
-		sp_kmalloc_by8[b] = made[sp_kmalloc_index(b << 3)];
+	/* before the hit paths open: they may reach the stand-in's slots */
+	sp_kmalloc_boot.slots = sp_pcpu_nil_slots();
 	return 0;
 }

@@ -159,9 +159,11 @@ SEGPOOL_API void *segpool_kmalloc_node(size_t size, unsigned int gfp, int node)
 	} else if (unlikely(sp_init())) {
 		p = NULL;
 	} else {
-		p = segpool_cache_alloc_node(
-			sp_kmalloc_cache(sp_kmalloc_index(size)),
-			gfp & SEGPOOL_GFP_VALID, node);
+		struct segpool_cache *c =
+			sp_kmalloc_get(sp_kmalloc_index(size));
+
+		p = c ? segpool_cache_alloc_node(c, gfp & SEGPOOL_GFP_VALID,
+						 node) : NULL;
 	}
 	if (unlikely(!p))
 		return segpool_alloc_failed(NULL, size, gfp, node);

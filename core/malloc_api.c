@@ -37,8 +37,10 @@ static inline void *sp_malloc_node_locked(size_t size, int node, bool zero,
 		return NULL;
 	if (likely(size <= SEGPOOL_KMALLOC_MAX_CACHE_SIZE)) {
 		struct segpool_cache *c =
-			sp_kmalloc_cache(sp_kmalloc_index(size));
+			sp_kmalloc_get(sp_kmalloc_index(size));
 
+		if (unlikely(!c))
+			return NULL;	/* the class could not be made */
 		if (sp_failslab_active() && sp_should_failslab(c)) {
 			errno = ENOMEM;
 			return NULL;
@@ -449,9 +451,11 @@ SEGPOOL_API __sp_libframe void *segpool_aligned_alloc(size_t align, size_t size)
 		for (unsigned int i = sp_kmalloc_index(size);
 		     i < SP_KMALLOC_NR_CLASSES; i++) {
 			if (sp_kmalloc_class_size(i) % align == 0) {
-				struct segpool_cache *c = sp_kmalloc_cache(i);
+				struct segpool_cache *c = sp_kmalloc_get(i);
 				void *obj;
 
+				if (!c)
+					return NULL;
 				if (sp_failslab_active() &&
 				    sp_should_failslab(c)) {
 					errno = ENOMEM;

@@ -82,10 +82,11 @@ SEGPOOL_API struct mallinfo2 mallinfo2(void)
 	if (!sp_pl_ready())
 		return mi;
 	for (unsigned int i = 0; i < SP_KMALLOC_NR_CLASSES; i++) {
+		struct segpool_cache *c = sp_kmalloc_cache(i);
 		struct segpool_cache_info ci = { .size = sizeof(ci) };
 
-		if (segpool_cache_get_info(sp_kmalloc_cache(i), &ci))
-			continue;
+		if (!c || segpool_cache_get_info(c, &ci))
+			continue;	/* not made: never held an object */
 		mi.arena += ci.slab_bytes;
 		mi.ordblks += ci.total_objs - ci.active_objs;
 		mi.fsmblks += (ci.cpu_objs + ci.depot_objs) * ci.object_size;
@@ -140,10 +141,10 @@ SEGPOOL_API int malloc_info(int options, FILE *fp)
 		"<sizes>\n", segpool_version());
 	for (unsigned int i = 0; sp_pl_ready() && i < SP_KMALLOC_NR_CLASSES;
 	     i++) {
+		struct segpool_cache *c = sp_kmalloc_cache(i);
 		struct segpool_cache_info ci = { .size = sizeof(ci) };
 
-		if (segpool_cache_get_info(sp_kmalloc_cache(i), &ci) ||
-		    !ci.total_objs)
+		if (!c || segpool_cache_get_info(c, &ci) || !ci.total_objs)
 			continue;
 		fprintf(fp, "  <size from=\"%zu\" to=\"%zu\" total=\"%llu\" "
 			"count=\"%llu\"/>\n", ci.object_size, ci.object_size,

@@ -92,11 +92,13 @@ SEGPOOL_API long segpool_cache_leaks(struct segpool_cache *cache, FILE *f);
  * @name: the cache name, for example "kmalloc-64" for a size class.
  *
  * Meant for the debugging calls above and for tests: the size classes
- * behind segpool_malloc() have no handle otherwise.
+ * behind segpool_malloc() have no handle otherwise.  A size class is made
+ * at its first allocation; finding it by name makes it too.
  *
  * Context: any thread; the cache may be destroyed by another thread
  * afterwards, as with any handle.
- * Return: the cache, or NULL with errno EINVAL (NULL @name) or ENOENT.
+ * Return: the cache, or NULL with errno EINVAL (NULL @name), ENOENT, or
+ * ENOMEM (a size class that could not be made).
  */
 SEGPOOL_API struct segpool_cache *segpool_cache_find(const char *name);
 

@@ -297,6 +297,7 @@ static void test_export_header(void **state)
 	const struct segpool_export_header *h;
 
 	(void)state;
+	assert_int_equal(sp_test_make_size_classes(), 41);
 	assert_int_equal(segpool_export_start(50), 0);
 	assert_true(shm_exists(getpid()));
 	reader_open(&r, getpid());
@@ -848,6 +849,9 @@ static __attribute__((noreturn)) void serve(const char *name, size_t size,
 			segpool_cache_free(c, serve_objs[k]);
 	if (strstr(name, "_redzone"))
 		((volatile char *)serve_objs[0])[size] = 0x42;
+	/* a size class the viewer tests look for (made at first use) */
+	if (!segpool_cache_find("kmalloc-64"))
+		_exit(23);
 	if (segpool_export_start(50))
 		_exit(22);
 	if (strcmp(dump, "-")) {

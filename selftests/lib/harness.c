@@ -166,6 +166,31 @@ struct segpool_cache_info sp_test_info(struct segpool_cache *c)
 	return info;
 }
 
+unsigned int sp_test_make_size_classes(void)
+{
+	unsigned int n = 0;
+
+	/* every multiple of 8 up to the largest class, in both spellings */
+	for (size_t sz = 8; sz <= SEGPOOL_KMALLOC_MAX_CACHE_SIZE; sz += 8) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "kmalloc-%zu", sz);
+		if (segpool_cache_find(name)) {
+			n++;
+			continue;
+		}
+		assert_int_equal(errno, ENOENT);
+		if (sz % 1024)
+			continue;
+		snprintf(name, sizeof(name), "kmalloc-%zuk", sz >> 10);
+		if (segpool_cache_find(name))
+			n++;
+		else
+			assert_int_equal(errno, ENOENT);
+	}
+	return n;
+}
+
 bool sp_test_all_bytes(const void *p, unsigned char b, size_t n)
 {
 	const unsigned char *c = p;

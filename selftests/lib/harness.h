@@ -172,6 +172,14 @@ void sp_test_unpin(void);
  */
 struct segpool_cache_info sp_test_info(struct segpool_cache *c);
 
+/*
+ * sp_test_make_size_classes() - make every size class's cache, through
+ * segpool_cache_find() (a class is made at its first allocation or lookup):
+ * for a test that reads all classes' rows without allocating from each.
+ * Returns how many classes there are.
+ */
+unsigned int sp_test_make_size_classes(void);
+
 /* Are all @n bytes at @p equal to @b? */
 bool sp_test_all_bytes(const void *p, unsigned char b, size_t n);
 

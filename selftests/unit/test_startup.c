@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <segpool/segpool.h>
+#include "core/core.h"
 #include "internal/rculist.h"
 #include "os/os.h"
 #include "percpu/pcpu.h"
@@ -141,6 +142,50 @@ static size_t distinct_pages(uintptr_t *pages, size_t n)
 }
 
 /*
+ * A size class is made at its first allocation, not at start-up: a
+ * process that never asked for 20 KiB has no kmalloc-20k, no control
+ * block, no per-CPU block.  Until then the class table holds a stand-in
+ * whose hit paths always miss; the first allocation's slow path makes the
+ * class and publishes it, and later ones hit its magazines.  A lookup by
+ * name makes a class too.  First in the list: no test made them before.
+ */
+static void test_size_classes_on_first_use(void **state)
+{
+	unsigned int i20 = sp_kmalloc_index(20 << 10);
+	unsigned int i24 = sp_kmalloc_index(24 << 10);
+	struct segpool_cache *c;
+	void *p, *q;
+
+	(void)state;
+	segpool_free(started());
+	assert_non_null(sp_kmalloc_cache(sp_kmalloc_index(8)));
+	assert_null(sp_kmalloc_cache(i20));
+	assert_null(sp_kmalloc_cache(i24));
+	errno = 0;
+	assert_null(segpool_cache_find("kmalloc-20000"));
+	assert_int_equal(errno, ENOENT);
+
+	p = segpool_malloc(20000);
+	assert_non_null(p);
+	c = sp_kmalloc_cache(i20);
+	assert_non_null(c);
+	assert_string_equal(c->name, "kmalloc-20k");
+	assert_ptr_equal(sp_obj_to_slab(p)->cache, c);
+	assert_ptr_equal(segpool_cache_find("kmalloc-20k"), c);
+	/* the same cache again, whichever entry reaches it */
+	q = segpool_malloc(20 << 10);
+	assert_non_null(q);
+	assert_ptr_equal(sp_obj_to_slab(q)->cache, c);
+	segpool_free(q);
+	segpool_free(p);
+
+	c = segpool_cache_find("kmalloc-24k");
+	assert_non_null(c);
+	assert_ptr_equal(sp_kmalloc_cache(i24), c);
+	assert_int_equal(sp_test_info(c).active_objs, 0);
+}
+
+/*
  * The size classes' control blocks and per-CPU blocks are packed: the
  * pages either kind starts on are no more than all packed blocks' bytes
  * fill (they are carved in turn), plus the page they began in and one a
@@ -157,6 +202,8 @@ static void test_internal_caches_packed(void **state)
 
 	(void)state;
 	segpool_free(started());
+	/* every class: each is made at its first use */
+	assert_int_equal(sp_test_make_size_classes(), 41);
 	pthread_mutex_lock(&sp_cache_list_lock);
 	sp_list_for_each_entry(c, &sp_cache_list, list) {
 		if (sp_cache_packed(c) && !(c->flags & SP_CACHE_KMALLOC)) {
@@ -274,6 +321,7 @@ static void test_desc_cut_as_needed(void **state)
 }
 
 static const struct CMUnitTest tests[] = {
+	cmocka_unit_test(test_size_classes_on_first_use),
 	cmocka_unit_test(test_packed_blocks_disjoint),
 	cmocka_unit_test(test_packed_large_is_own_mapping),
 	cmocka_unit_test(test_internal_caches_packed),

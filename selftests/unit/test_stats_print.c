@@ -717,15 +717,16 @@ static void test_user_caches_first(void **state)
 	c = make_cache("stp-mine", objs, CHILD_OBJS);
 	text = file_call(W_DUMP, 0);
 	assert_non_null(strstr(text, "\nstp-mine "));
-	assert_true(strstr(text, "\nstp-mine ") < strstr(text, "\nkmalloc-8 "));
+	assert_true(strstr(text, "\nstp-mine ") <
+		    strstr(text, "\nkmalloc-32 "));
 	free(text);
 	text = file_call(W_DETAIL, 0);
 	assert_true(strstr(text, "cache stp-mine\n") <
-		    strstr(text, "cache kmalloc-8\n"));
+		    strstr(text, "cache kmalloc-32\n"));
 	free(text);
 	text = file_call(W_JSON, 0);
 	assert_true(strstr(text, "\"stp-mine\"") <
-		    strstr(text, "\"kmalloc-8\""));
+		    strstr(text, "\"kmalloc-32\""));
 	free(text);
 	drop_cache(c, objs, CHILD_OBJS);
 	segpool_free(k);
