@@ -10,6 +10,7 @@
 
 #include "internal/compiler.h"
 #include "internal/init.h"
+#include "internal/sanitize.h"
 #include "large/large.h"
 #include "percpu/pcpu.h"
 #include "slab/slab.h"
@@ -62,6 +63,21 @@ extern SP_INTERNAL struct segpool_cache
 	*sp_kmalloc_caches[SP_KMALLOC_NR_CLASSES];
 
 SP_INTERNAL int sp_kmalloc_init(void);
+
+/*
+ * sp_kmalloc_load() - a class table entry as the hit paths read it.  Made
+ * classes are published with release stores (sp_kmalloc_get()); a reader
+ * orders the cache's fields after the entry by their address dependency,
+ * as the kernel's rcu_dereference() does, so the load is a plain one.
+ * ThreadSanitizer does not follow dependencies: its builds load with
+ * acquire (the same instruction on x86-64).
+ */
+static __sp_always_inline struct segpool_cache *
+sp_kmalloc_load(struct segpool_cache *const *entry)
+{
+	return __atomic_load_n(entry, SP_TSAN ? __ATOMIC_ACQUIRE
+					      : __ATOMIC_RELAXED);
+}
 
 /* The inline ABI's words, set before the hit paths open (core/inline_abi.c). */
 SP_INTERNAL void sp_inline_abi_publish(void);

@@ -113,10 +113,10 @@ static __sp_noinline __sp_libframe void *sp_malloc_sampled(size_t size,
 	if (node == SEGPOOL_NUMA_NO_NODE &&
 	    size <= SEGPOOL_KMALLOC_MAX_CACHE_SIZE &&
 	    sp_prof_left > (int64_t)size) {
-		void *obj = sp_hot_alloc_closed(
+		void *obj = sp_hot_alloc_closed(sp_kmalloc_load(
 			size <= SP_KMALLOC_BY8_MAX ?
-				sp_kmalloc_by8[(size + 7) >> 3] :
-				sp_kmalloc_caches[sp_kmalloc_index(size)]);
+				&sp_kmalloc_by8[(size + 7) >> 3] :
+				&sp_kmalloc_caches[sp_kmalloc_index(size)]));
 
 		if (likely(obj)) {
 			sp_prof_left -= (int64_t)size;
@@ -147,7 +147,8 @@ static __sp_noinline __sp_libframe void *sp_malloc_mid(size_t size)
 	void *obj;
 
 	if (likely(size <= SEGPOOL_KMALLOC_MAX_CACHE_SIZE)) {
-		obj = sp_hot_alloc(sp_kmalloc_caches[sp_kmalloc_index(size)]);
+		obj = sp_hot_alloc(sp_kmalloc_load(
+			&sp_kmalloc_caches[sp_kmalloc_index(size)]));
 		if (likely(obj))
 			return obj;
 	}
@@ -164,7 +165,7 @@ __sp_libframe void *sp_malloc_open(size_t size)
 
 	if (unlikely(size > SP_KMALLOC_BY8_MAX))
 		return sp_malloc_mid(size);
-	obj = sp_hot_alloc(sp_kmalloc_by8[(size + 7) >> 3]);
+	obj = sp_hot_alloc(sp_kmalloc_load(&sp_kmalloc_by8[(size + 7) >> 3]));
 	if (likely(obj))
 		return obj;
 	return sp_malloc_node(size, SEGPOOL_NUMA_NO_NODE, false);
@@ -195,7 +196,8 @@ __sp_libframe void *sp_malloc_counted(size_t size)
 		return sp_malloc_node(size, SEGPOOL_NUMA_NO_NODE, false);
 	/* stored first: nothing is held across the sequence */
 	sp_prof_left -= (int64_t)size;
-	obj = sp_hot_alloc_closed(sp_kmalloc_by8[(size + 7) >> 3]);
+	obj = sp_hot_alloc_closed(
+		sp_kmalloc_load(&sp_kmalloc_by8[(size + 7) >> 3]));
 	if (likely(obj))
 		return obj;
 	return sp_malloc_refund(size);

@@ -424,9 +424,12 @@ __segpool_inline void *__segpool_inline_malloc_by8(size_t size)
 {
 	if (__segpool_likely(__segpool_abi()->version ==
 			     SEGPOOL_INLINE_ABI_VERSION)) {
+		/* acquire: the library makes a class at its first use and
+		 * publishes it with release (a plain load on x86-64) */
 		const struct segpool_inline_cache *ic =
 			(const struct segpool_inline_cache *)(const void *)
-			__segpool_abi()->by8[(size + 7) >> 3];
+			__atomic_load_n(&__segpool_abi()->by8[(size + 7) >> 3],
+					__ATOMIC_ACQUIRE);
 		void *obj = __segpool_rseq_pop(ic->slots, __rseq_offset,
 					       __segpool_abi()->id_delta,
 					       __segpool_abi()->nr, miss);
