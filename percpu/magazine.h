@@ -23,6 +23,15 @@
 #define SP_MAG_GUARD		((void *)(uintptr_t)1)
 #define SP_MAG_CLASSES		7
 #define SP_MAG_DEFAULT_CLASS	2		/* 60 rounds */
+/*
+ * The bytes of objects one magazine may hold, at its start and as it grows
+ * (percpu/pcpu.c): two magazines per slot and the depot's full ones pin
+ * that much each.  With four times the bound a two-thread pipeline of
+ * records of a few hundred bytes (examples/logpipe -b malloc) kept most of
+ * its peak RSS in magazines, for no throughput the benchmarks could see
+ * (Documentation/internals/percpu.md).
+ */
+#define SP_MAG_BYTES_MAX	(64UL << 10)
 
 struct sp_mag {
 	struct sp_mag *next;		/* depot list link */

@@ -126,18 +126,16 @@ void sp_pcpu_drain(struct sp_pcpu_cache *pc)
 /*
  * Magazine sizes by object size: a magazine of large objects pins a lot of
  * memory per CPU, so its class starts (and may grow) smaller.  The default
- * class keeps a magazine's objects within SP_MAG_BYTES_DEFAULT, growth stops
- * at SP_MAG_BYTES_MAX.
+ * class is at most SP_MAG_DEFAULT_CLASS and keeps a magazine's objects
+ * within SP_MAG_BYTES_MAX (percpu/magazine.h); growth stops there too.
  */
-#define SP_MAG_BYTES_DEFAULT	(64UL << 10)
-#define SP_MAG_BYTES_MAX	(256UL << 10)
 
 static void sp_pcpu_default_classes(size_t stride, uint32_t *cls, uint32_t *max)
 {
 	uint32_t c = 0, m = 0;
 
 	while (c < SP_MAG_DEFAULT_CLASS &&
-	       sp_mag_class_cap(c + 1) * stride <= SP_MAG_BYTES_DEFAULT)
+	       sp_mag_class_cap(c + 1) * stride <= SP_MAG_BYTES_MAX)
 		c++;
 	m = c;
 	while (m + 1 < SP_MAG_CLASSES &&
