@@ -19,7 +19,10 @@
 	__attribute__((no_stack_protector, no_sanitize_address,	\
 		       no_sanitize("undefined", "thread"), used))
 
-/* 0: not asked yet, 1: the open build, 2: the counted build. */
+/*
+ * 0: not asked yet, 1: the open build, 2: the counted build; plus 4 when
+ * a resolver read the environment itself (before start-up could say).
+ */
 static int sp_entry_choice;
 
 SP_RESOLVER_ATTRS bool sp_entry_counted(void)
@@ -28,10 +31,16 @@ SP_RESOLVER_ATTRS bool sp_entry_counted(void)
 
 	if (!choice) {
 		/* two threads resolving at once read the same answer */
-		choice = sp_os_early_env("SEGPOOL_HEAP_PROFILE=") ? 2 : 1;
+		choice = (sp_os_early_env("SEGPOOL_HEAP_PROFILE=") ? 2 : 1) |
+			 4;
 		__atomic_store_n(&sp_entry_choice, choice, __ATOMIC_RELAXED);
 	}
-	return choice == 2;
+	return (choice & 3) == 2;
+}
+
+bool sp_entry_chosen_early(void)
+{
+	return __atomic_load_n(&sp_entry_choice, __ATOMIC_RELAXED) & 4;
 }
 
 void sp_entry_decide(bool counted)

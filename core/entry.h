@@ -59,5 +59,7 @@ SP_INTERNAL bool sp_entry_counted(void);
  * process costs tens of microseconds.  No change once a resolver decided.
  */
 SP_INTERNAL void sp_entry_decide(bool counted);
+/* Whether a resolver chose before start-up did (SEGPOOL_VERBOSE says). */
+SP_INTERNAL bool sp_entry_chosen_early(void);
 
 #endif /* SP_CORE_ENTRY_H */

@@ -47,7 +47,9 @@ void sp_init_verbose(void)
 	else
 		sp_warn("guard pool: off");
 	/* which build the hit-path entry points resolved to (core/entry.h) */
-	sp_warn("heap profile: %s; entry points: %s build",
+	sp_warn("heap profile: %s; entry points: %s build, chosen %s",
 		sp_prof_active() ? "sampling" : "off",
-		sp_entry_counted() ? "counted" : "open");
+		sp_entry_counted() ? "counted" : "open",
+		sp_entry_chosen_early() ?
+		"before start-up (from /proc/self/environ)" : "at start-up");
 }
