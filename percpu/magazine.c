@@ -122,20 +122,15 @@ static void sp_bypass_count(struct sp_pcpu_cache *pc)
 }
 
 /*
- * A slot's first fill is short (SP_FILL_FIRST_BYTES), the others leave
- * room for frees (sp_fill_size(); both percpu/pcpu.h).
+ * A slot's fills ramp up from SP_FILL_FIRST_BYTES, and once grown leave
+ * room for frees (sp_fill_ramp(), sp_fill_size(); percpu/pcpu.h).
  */
 static unsigned int sp_fill_want(const struct segpool_cache *c,
 				 const struct sp_pcpu_slot *slot,
 				 unsigned int cap)
 {
-	unsigned int first = SP_MAX(SP_FILL_FIRST_MIN,
-				    SP_FILL_FIRST_BYTES / c->stride);
-
-	if (SP_READ_ONCE(slot->stat[SP_STAT_MAG_FILL]) == 0 &&
-	    first < sp_fill_size(cap))
-		return first;
-	return sp_fill_size(cap);
+	return sp_fill_ramp(c->stride,
+			    SP_READ_ONCE(slot->stat[SP_STAT_MAG_FILL]), cap);
 }
 
 void *sp_pcpu_alloc_slow(struct sp_pcpu_cache *pc)

@@ -290,13 +290,14 @@ SP_INTERNAL void *sp_pcpu_nil_slots(void);
 #endif
 
 /*
- * A slot's first fill from the slabs takes SP_FILL_FIRST_BYTES of objects
- * (at least SP_FILL_FIRST_MIN, at most sp_fill_size()), not a whole
- * magazine: a program that allocates a few objects of a size class (most
- * classes of most programs) would otherwise have a magazine's worth (up to
- * 64 KiB) taken off its slabs and kept per class and CPU.  A slot that
- * empties that first fill comes back and fills sp_fill_size() from then
- * on: one slow path more in its life.
+ * A slot's fills from the slabs ramp up (sp_fill_ramp() below): the first
+ * takes SP_FILL_FIRST_BYTES of objects (at least SP_FILL_FIRST_MIN), each
+ * next one twice the bytes of the one before, up to sp_fill_size().  A
+ * program that allocates a few objects of a size class (most classes of
+ * most programs) would otherwise have a magazine's worth (up to 64 KiB)
+ * taken off its slabs, written to as it is handed out and kept per class
+ * and CPU, at its second fill.  A slot that keeps allocating pays a few
+ * slow paths more in its life: at most five for the largest objects.
  */
 #define SP_FILL_FIRST_BYTES	4096U
 #define SP_FILL_FIRST_MIN	2U
@@ -314,6 +315,24 @@ SP_INTERNAL void *sp_pcpu_nil_slots(void);
 static inline unsigned int sp_fill_size(unsigned int cap)
 {
 	return cap - cap / SP_FILL_ROOM_DIV;
+}
+
+/*
+ * sp_fill_ramp() - the rounds of a fill from the slabs into a magazine of
+ * @cap of objects of @stride bytes, for a slot that filled @fills times
+ * before.  A shift of 5 already passes every magazine's bytes
+ * (SP_MAG_BYTES_MAX).
+ */
+static inline unsigned int sp_fill_ramp(size_t stride, uint64_t fills,
+					unsigned int cap)
+{
+	size_t n = ((size_t)SP_FILL_FIRST_BYTES << (fills < 5 ? fills : 5)) /
+		   stride;
+	unsigned int full = sp_fill_size(cap);
+
+	if (n < SP_FILL_FIRST_MIN)
+		n = SP_FILL_FIRST_MIN;
+	return n < full ? (unsigned int)n : full;
 }
 
 #endif /* SP_PERCPU_PCPU_H */

@@ -434,9 +434,11 @@ static void test_detail_keys(void **state)
 }
 
 /*
- * A slot's first fill is short (SP_FILL_FIRST_BYTES of objects), the next
- * ones whole magazines: a program that takes a few objects of a size class
- * does not hold a magazine's worth of it.
+ * A slot's fills ramp up: the first takes SP_FILL_FIRST_BYTES of objects,
+ * each next one twice as many, until a fill is a whole magazine but the
+ * room for frees (sp_fill_size()): a program that takes a few objects of
+ * a size class does not hold a magazine's worth of it.  256-byte objects
+ * in magazines of 60: fills of 16, 32, then 45.
  */
 static void test_first_fill_short(void **state)
 {
@@ -444,10 +446,10 @@ static void test_first_fill_short(void **state)
 		SP_MAX(SP_FILL_FIRST_MIN, SP_FILL_FIRST_BYTES / size);
 	int cpu = sp_test_allowed_cpu(0);
 	const char *C = "st-first-fill";
-	unsigned long long mag;
+	unsigned long long mag, want = 0, taken = 0;
 	struct segpool_cache *c;
 	void *objs[128];
-	char *text;
+	unsigned int n = 0;
 
 	(void)state;
 	if (!has_pcpu())
@@ -458,22 +460,29 @@ static void test_first_fill_short(void **state)
 					       .mag_size = 60 });
 	assert_non_null(c);
 	mag = sp_test_info(c).mag_size;
-	assert_true(first < sp_fill_size((unsigned int)mag) &&
-		    first + mag < 128);
-	assert_non_null(objs[0] = segpool_cache_alloc(c, 0));
-	text = sp_stats_capture(SP_STATS_DETAIL_PERCPU, C);
-	assert_int_equal(sp_detail_num(text, C, "mag_fill"), 1);
-	assert_int_equal(sp_detail_num(text, C, "fill_objs"), first);
-	free(text);
-	/* the first fill used up: the second leaves room for frees only */
-	for (unsigned int i = 1; i <= first; i++)
-		assert_non_null(objs[i] = segpool_cache_alloc(c, 0));
-	text = sp_stats_capture(SP_STATS_DETAIL_PERCPU, C);
-	assert_int_equal(sp_detail_num(text, C, "mag_fill"), 2);
-	assert_int_equal(sp_detail_num(text, C, "fill_objs"),
-			 first + sp_fill_size((unsigned int)mag));
-	free(text);
-	for (unsigned int i = 0; i <= first; i++)
+	assert_true(2 * first < sp_fill_size((unsigned int)mag) &&
+		    4 * first > sp_fill_size((unsigned int)mag) &&
+		    first + 2 * first + 1 <= ARRAY_SIZE(objs));
+	/* each fill used up before the next: 1, 2, then 3 fills */
+	for (unsigned int fill = 0; fill < 3; fill++) {
+		unsigned long long full = sp_fill_size((unsigned int)mag);
+		unsigned long long got =
+			SP_MIN((unsigned long long)first << fill, full);
+		char *text;
+
+		assert_non_null(objs[n++] = segpool_cache_alloc(c, 0));
+		want += got;
+		text = sp_stats_capture(SP_STATS_DETAIL_PERCPU, C);
+		assert_int_equal(sp_detail_num(text, C, "mag_fill"), fill + 1);
+		assert_int_equal(sp_detail_num(text, C, "fill_objs"), want);
+		free(text);
+		/* the rest of this fill, so that the next allocation fills */
+		for (taken = 1; taken < got && fill < 2; taken++)
+			assert_non_null(objs[n++] = segpool_cache_alloc(c, 0));
+	}
+	assert_int_equal(want, first + 2 * first +
+			 sp_fill_size((unsigned int)mag));
+	for (unsigned int i = 0; i < n; i++)
 		segpool_cache_free(c, objs[i]);
 	assert_int_equal(segpool_cache_destroy(c), 0);
 }
