@@ -185,6 +185,88 @@ static void test_size_classes_on_first_use(void **state)
 	assert_int_equal(sp_test_info(c).active_objs, 0);
 }
 
+static int addr_cmp(const void *a, const void *b)
+{
+	uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Threads that allocate from one class not made yet, all at once. */
+#define MAKERS		4
+#define MAKER_OBJS	64
+
+struct maker {
+	pthread_barrier_t *go;
+	size_t size;
+	void *obj[MAKER_OBJS];
+};
+
+static void *maker_main(void *arg)
+{
+	struct maker *mk = arg;
+
+	pthread_barrier_wait(mk->go);
+	for (int i = 0; i < MAKER_OBJS; i++)
+		mk->obj[i] = segpool_malloc(mk->size);
+	return NULL;
+}
+
+/*
+ * The first allocations of a class, from several threads at once: one of
+ * them makes it, the others wait for it and take from it (no second
+ * "kmalloc-14k" listed, every object of the one cache, none twice).
+ */
+static void test_size_class_made_once(void **state)
+{
+	static struct maker mk[MAKERS];
+	static uintptr_t all[MAKERS * MAKER_OBJS];
+	unsigned int idx = sp_kmalloc_index(13000);
+	size_t n = 0;
+	pthread_barrier_t go;
+	pthread_t t[MAKERS];
+	struct segpool_cache *c, *k;
+	int listed = 0;
+
+	(void)state;
+	segpool_free(started());
+	assert_null(sp_kmalloc_cache(idx));
+	assert_int_equal(pthread_barrier_init(&go, NULL, MAKERS), 0);
+	for (int i = 0; i < MAKERS; i++) {
+		mk[i].go = &go;
+		mk[i].size = 13000 + (size_t)i;
+		assert_int_equal(pthread_create(&t[i], NULL, maker_main,
+						&mk[i]), 0);
+	}
+	for (int i = 0; i < MAKERS; i++)
+		assert_int_equal(pthread_join(t[i], NULL), 0);
+	pthread_barrier_destroy(&go);
+	k = sp_kmalloc_cache(idx);
+	assert_non_null(k);
+	assert_string_equal(k->name, "kmalloc-14k");
+	pthread_mutex_lock(&sp_cache_list_lock);
+	sp_list_for_each_entry(c, &sp_cache_list, list)
+		listed += !strcmp(c->name, "kmalloc-14k");
+	pthread_mutex_unlock(&sp_cache_list_lock);
+	assert_int_equal(listed, 1);
+	assert_int_equal(sp_test_info(k).active_objs, MAKERS * MAKER_OBJS);
+	for (int i = 0; i < MAKERS; i++)
+		for (int j = 0; j < MAKER_OBJS; j++) {
+			assert_non_null(mk[i].obj[j]);
+			assert_ptr_equal(sp_obj_to_slab(mk[i].obj[j])->cache,
+					 k);
+			all[n++] = (uintptr_t)mk[i].obj[j];
+		}
+	/* no object handed out twice */
+	qsort(all, n, sizeof(all[0]), addr_cmp);
+	for (size_t i = 1; i < n; i++)
+		assert_true(all[i] - all[i - 1] >= 13000);
+	for (int i = 0; i < MAKERS; i++)
+		for (int j = 0; j < MAKER_OBJS; j++)
+			segpool_free(mk[i].obj[j]);
+	assert_int_equal(sp_test_info(k).active_objs, 0);
+}
+
 /*
  * The size classes' control blocks and per-CPU blocks are packed: the
  * pages either kind starts on are no more than all packed blocks' bytes
@@ -322,6 +404,7 @@ static void test_desc_cut_as_needed(void **state)
 
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_size_classes_on_first_use),
+	cmocka_unit_test(test_size_class_made_once),
 	cmocka_unit_test(test_packed_blocks_disjoint),
 	cmocka_unit_test(test_packed_large_is_own_mapping),
 	cmocka_unit_test(test_internal_caches_packed),
