@@ -46,7 +46,7 @@ SP_INTERNAL struct segpool_cache *
 sp_cache_create_full(const char *name, size_t size, size_t align,
 		     unsigned long flags, void (*ctor)(void *));
 /* --- core/kmalloc.c --- */
-#define SP_KMALLOC_NR_CLASSES	41
+#define SP_KMALLOC_NR_CLASSES	53
 #define SP_KMALLOC_BY8_MAX	1024
 
 /*
@@ -85,9 +85,13 @@ SP_INTERNAL void sp_inline_abi_publish(void);
 SP_INTERNAL void sp_inline_abi_space(void);
 /*
  * sp_kmalloc_index() - index of the smallest class holding @size (@size <=
- * 32 KiB).  Up to 128 bytes by steps of 16 (8 apart); above, four classes
- * per power of two: 2^p * (4 + k) / 4, k = 1..4.
+ * 32 KiB).  Up to 128 bytes by steps of 16 (8 apart); up to 4 KiB four
+ * classes per power of two, 2^p * (4 + k) / 4, k = 1..4; above, eight,
+ * 2^p * (8 + k) / 8, k = 1..8 (core/kmalloc.c checks it against the table).
  */
+#define SP_KMALLOC_FINE_FROM	4096	/* eight classes a power above */
+#define SP_KMALLOC_FINE_IDX	28	/* the index of 4096 */
+
 static inline unsigned int sp_kmalloc_index(size_t size)
 {
 	unsigned int p, k;
@@ -97,8 +101,13 @@ static inline unsigned int sp_kmalloc_index(size_t size)
 	if (size <= 128)
 		return (unsigned int)((size + 15) >> 4);
 	p = sp_ilog2(size - 1);
-	k = (unsigned int)(((size - (1UL << p)) * 4 + (1UL << p) - 1) >> p);
-	return 8 + (p - 7) * 4 + k;
+	if (size <= SP_KMALLOC_FINE_FROM) {
+		k = (unsigned int)(((size - (1UL << p)) * 4 + (1UL << p) -
+				    1) >> p);
+		return 8 + (p - 7) * 4 + k;
+	}
+	k = (unsigned int)(((size - (1UL << p)) * 8 + (1UL << p) - 1) >> p);
+	return SP_KMALLOC_FINE_IDX + (p - 12) * 8 + k;
 }
 SP_INTERNAL size_t sp_kmalloc_class_size(unsigned int idx);
 /* The class's cache, or NULL while it is not made (no allocation yet). */

@@ -297,7 +297,7 @@ static void test_export_header(void **state)
 	const struct segpool_export_header *h;
 
 	(void)state;
-	assert_int_equal(sp_test_make_size_classes(), 41);
+	assert_int_equal(sp_test_make_size_classes(), 53);
 	assert_int_equal(segpool_export_start(50), 0);
 	assert_true(shm_exists(getpid()));
 	reader_open(&r, getpid());

@@ -215,7 +215,7 @@ static void *maker_main(void *arg)
 /*
  * The first allocations of a class, from several threads at once: one of
  * them makes it, the others wait for it and take from it (no second
- * "kmalloc-14k" listed, every object of the one cache, none twice).
+ * "kmalloc-13k" listed, every object of the one cache, none twice).
  */
 static void test_size_class_made_once(void **state)
 {
@@ -243,10 +243,10 @@ static void test_size_class_made_once(void **state)
 	pthread_barrier_destroy(&go);
 	k = sp_kmalloc_cache(idx);
 	assert_non_null(k);
-	assert_string_equal(k->name, "kmalloc-14k");
+	assert_string_equal(k->name, "kmalloc-13k");
 	pthread_mutex_lock(&sp_cache_list_lock);
 	sp_list_for_each_entry(c, &sp_cache_list, list)
-		listed += !strcmp(c->name, "kmalloc-14k");
+		listed += !strcmp(c->name, "kmalloc-13k");
 	pthread_mutex_unlock(&sp_cache_list_lock);
 	assert_int_equal(listed, 1);
 	assert_int_equal(sp_test_info(k).active_objs, MAKERS * MAKER_OBJS);
@@ -285,7 +285,8 @@ static void test_internal_caches_packed(void **state)
 	(void)state;
 	segpool_free(started());
 	/* every class: each is made at its first use */
-	assert_int_equal(sp_test_make_size_classes(), 41);
+	assert_int_equal(sp_test_make_size_classes(),
+			 SP_KMALLOC_NR_CLASSES);
 	pthread_mutex_lock(&sp_cache_list_lock);
 	sp_list_for_each_entry(c, &sp_cache_list, list) {
 		if (sp_cache_packed(c) && !(c->flags & SP_CACHE_KMALLOC)) {
