@@ -68,15 +68,21 @@ SP_INTERNAL int sp_kmalloc_init(void);
  * sp_kmalloc_load() - a class table entry as the hit paths read it.  Made
  * classes are published with release stores (sp_kmalloc_get()); a reader
  * orders the cache's fields after the entry by their address dependency,
- * as the kernel's rcu_dereference() does, so the load is a plain one.
+ * as the kernel's rcu_dereference() does, so the load is a plain one: a
+ * volatile load of an aligned word, which the compiler neither tears nor
+ * repeats, and which keeps arm64's scaled-index load (an atomic load there
+ * takes an address computed apart, one instruction more on the hit path).
  * ThreadSanitizer does not follow dependencies: its builds load with
  * acquire (the same instruction on x86-64).
  */
 static __sp_always_inline struct segpool_cache *
 sp_kmalloc_load(struct segpool_cache *const *entry)
 {
-	return __atomic_load_n(entry, SP_TSAN ? __ATOMIC_ACQUIRE
-					      : __ATOMIC_RELAXED);
+#if SP_TSAN
+	return __atomic_load_n(entry, __ATOMIC_ACQUIRE);
+#else
+	return *(struct segpool_cache *const volatile *)entry;
+#endif
 }
 
 /* The inline ABI's words, set before the hit paths open (core/inline_abi.c). */
