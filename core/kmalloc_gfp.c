@@ -148,8 +148,10 @@ SEGPOOL_API void *segpool_kmalloc_node(size_t size, unsigned int gfp, int node)
 	}
 	if (unlikely(size == 0))
 		return SEGPOOL_ZERO_SIZE_PTR;
-	if (unlikely(size > SEGPOOL_KMALLOC_MAX_CACHE_SIZE &&
-		     (gfp & SEGPOOL_ZERO))) {
+	if (unlikely(gfp & SEGPOOL_ZERO) &&
+	    (size > SEGPOOL_KMALLOC_MAX_CACHE_SIZE ||
+	     !(gfp & SEGPOOL_THISNODE))) {
+		/* kzalloc(): calloc's path, the hit path when it can */
 		p = sp_malloc_node_zeroed(size, node);
 	} else if (likely(!(gfp & (SEGPOOL_ZERO | SEGPOOL_THISNODE))) ||
 		   size > SEGPOOL_KMALLOC_MAX_CACHE_SIZE) {

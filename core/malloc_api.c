@@ -210,12 +210,23 @@ SEGPOOL_API __sp_libframe void *segpool_malloc_node(size_t size, int node)
 
 __sp_libframe void *sp_malloc_node_zeroed(size_t size, int node)
 {
-	void *p = sp_malloc_node(size, node, true);
+	void *p;
 
-	/* large blocks come zeroed; slab objects may hold old data */
-	if (p && size <= SEGPOOL_KMALLOC_MAX_CACHE_SIZE)
-		memset(p, 0, size);
-	return p;
+	if (likely(size <= SEGPOOL_KMALLOC_MAX_CACHE_SIZE)) {
+		/*
+		 * A size class's object, from the hit path when the node is
+		 * any (not the slow path on every call, as calloc() once
+		 * took), then cleared: slab objects may hold old data.
+		 */
+		p = node == SEGPOOL_NUMA_NO_NODE ? sp_malloc_open(size)
+						 : sp_malloc_node(size, node,
+								  true);
+		if (likely(p))
+			memset(p, 0, size);
+		return p;
+	}
+	/* large blocks come zeroed, or are cleared where they may not */
+	return sp_malloc_node(size, node, true);
 }
 
 SEGPOOL_API __sp_libframe void *segpool_calloc(size_t n, size_t size)

@@ -1671,10 +1671,53 @@ static void test_stats_while_running(void **state)
 	assert_int_equal(segpool_cache_destroy(y.c), 0);
 }
 
+static unsigned long zeroed_slow;
+
+static void count_owned(enum sp_pcpu_hook_point point, unsigned long slot)
+{
+	(void)slot;
+	if (point == SP_HOOK_SLOT_OWNED)
+		zeroed_slow++;
+}
+
+/*
+ * Zeroed allocations take the hit path too: segpool_calloc() and
+ * segpool_kmalloc(SEGPOOL_ZERO) of a size class are its magazine pop and
+ * a clear, not a slow path (a slot owned, the hook called) on every call.
+ * Each object handed out is dirtied before it goes back, and must come
+ * out zeroed again.
+ */
+static void test_zeroed_allocs_hit(void **state)
+{
+	unsigned long n = sp_test_scaled(20000, 1000);
+
+	(void)state;
+	SKIP_UNLESS(__atomic_load_n(&sp_pcpu_fast.nr, __ATOMIC_RELAXED),
+		    "no hit path in this mode");
+	pin_self(sp_test_allowed_cpu(0));
+	zeroed_slow = 0;
+	sp_pcpu_test_hook = count_owned;
+	for (unsigned long i = 0; i < n; i++) {
+		unsigned char *p = i & 1 ? segpool_calloc(3, 30) :
+			segpool_kmalloc(90, SEGPOOL_ZERO);
+
+		assert_non_null(p);
+		assert_true(sp_test_all_bytes(p, 0, 90));
+		memset(p, 0xa5, 90);
+		segpool_free(p);
+	}
+	sp_pcpu_test_hook = NULL;
+	print_message("# %lu zeroed allocations and frees: %lu slow paths\n",
+		      n, zeroed_slow);
+	/* the first fill and its refills at most, never one per call */
+	assert_true(zeroed_slow <= 8);
+}
+
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test_teardown(test_mode_reporting, teardown),
 	cmocka_unit_test_teardown(test_layout, teardown),
 	cmocka_unit_test_teardown(test_fastpath_accounting, teardown),
+	cmocka_unit_test_teardown(test_zeroed_allocs_hit, teardown),
 	cmocka_unit_test_teardown(test_bonwick_transitions, teardown),
 	cmocka_unit_test_teardown(test_remote_free, teardown),
 	cmocka_unit_test_teardown(test_double_free_reported, teardown),
