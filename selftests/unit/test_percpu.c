@@ -1690,6 +1690,7 @@ static void count_owned(enum sp_pcpu_hook_point point, unsigned long slot)
 static void test_zeroed_allocs_hit(void **state)
 {
 	unsigned long n = sp_test_scaled(20000, 1000);
+	struct segpool_cache *c;
 
 	(void)state;
 	SKIP_UNLESS(__atomic_load_n(&sp_pcpu_fast.nr, __ATOMIC_RELAXED),
@@ -1711,6 +1712,28 @@ static void test_zeroed_allocs_hit(void **state)
 		      n, zeroed_slow);
 	/* the first fill and its refills at most, never one per call */
 	assert_true(zeroed_slow <= 8);
+
+	/* a cache's zeroed allocations, and by node with no node asked */
+	c = segpool_cache_create("pcpu-zeroed", 72, 0, 0, NULL);
+	assert_non_null(c);
+	zeroed_slow = 0;
+	sp_pcpu_test_hook = count_owned;
+	for (unsigned long i = 0; i < n; i++) {
+		unsigned char *p = i & 1 ?
+			segpool_cache_alloc(c, SEGPOOL_ZERO) :
+			segpool_cache_alloc_node(c, SEGPOOL_ZERO,
+						 SEGPOOL_NUMA_NO_NODE);
+
+		assert_non_null(p);
+		assert_true(sp_test_all_bytes(p, 0, 72));
+		memset(p, 0x5a, 72);
+		segpool_cache_free(c, p);
+	}
+	sp_pcpu_test_hook = NULL;
+	print_message("# %lu zeroed cache allocations: %lu slow paths\n", n,
+		      zeroed_slow);
+	assert_true(zeroed_slow <= 8);
+	assert_int_equal(segpool_cache_destroy(c), 0);
 }
 
 static const struct CMUnitTest tests[] = {
