@@ -458,31 +458,16 @@ SEGPOOL_API __sp_libframe void *segpool_aligned_alloc(size_t align, size_t size)
 		return NULL;
 	if (size <= SEGPOOL_KMALLOC_MAX_CACHE_SIZE && align <= SP_PAGE_SIZE) {
 		/*
-		 * smallest class that holds @size
-		 * and whose stride @align divides
+		 * The smallest class that holds @size and whose stride @align
+		 * divides, through its hit path: a request of the class's own
+		 * size takes no other class (every object of a class is at a
+		 * multiple of its stride from an aligned slab, a guarded one
+		 * at either end of its page).
 		 */
 		for (unsigned int i = sp_kmalloc_index(size);
-		     i < SP_KMALLOC_NR_CLASSES; i++) {
-			if (sp_kmalloc_class_size(i) % align == 0) {
-				struct segpool_cache *c = sp_kmalloc_get(i);
-				void *obj;
-
-				if (!c)
-					return NULL;
-				if (sp_failslab_active() &&
-				    sp_should_failslab(c)) {
-					errno = ENOMEM;
-					return NULL;
-				}
-				if (!sp_alloc_objs(c, 0, SEGPOOL_NUMA_NO_NODE,
-						   1, &obj))
-					return NULL;
-				sp_obj_out(c, obj);
-				sp_prof_alloc(c, obj, size,
-					      __builtin_return_address(0));
-				return obj;
-			}
-		}
+		     i < SP_KMALLOC_NR_CLASSES; i++)
+			if (sp_kmalloc_class_size(i) % align == 0)
+				return sp_malloc_open(sp_kmalloc_class_size(i));
 	}
 	p = sp_large_alloc(SP_MAX(size, (size_t)1), align,
 			   sp_numa_current_idx(), false);

@@ -1736,11 +1736,46 @@ static void test_zeroed_allocs_hit(void **state)
 	assert_int_equal(segpool_cache_destroy(c), 0);
 }
 
+/*
+ * Aligned allocations of the size classes take the hit path too:
+ * segpool_aligned_alloc() of a class's own size is segpool_malloc() of
+ * it, not an allocation straight from the slabs under the node lock on
+ * every call.  Every object comes out aligned.
+ */
+static void test_aligned_allocs_hit(void **state)
+{
+	unsigned long n = sp_test_scaled(20000, 1000);
+	struct segpool_cache *c;
+	uint64_t direct;
+
+	(void)state;
+	SKIP_UNLESS(mode_has_pcpu(), "no magazines");
+	pin_self(sp_test_allowed_cpu(0));
+	c = segpool_cache_find("kmalloc-384");
+	assert_non_null(c);
+	direct = slab_direct_allocs(c);
+	for (unsigned long i = 0; i < n; i++) {
+		/* 384 is the smallest class holding 300 that 128 divides */
+		void *p = segpool_aligned_alloc(128, 300);
+
+		assert_non_null(p);
+		assert_int_equal((uintptr_t)p % 128, 0);
+		assert_ptr_equal(sp_obj_to_slab(p)->cache, c);
+		memset(p, 0x33, 300);
+		segpool_free(p);
+	}
+	print_message("# %lu aligned allocations: %" PRIu64
+		      " straight from the slabs\n", n,
+		      slab_direct_allocs(c) - direct);
+	assert_true(slab_direct_allocs(c) - direct <= 8);
+}
+
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test_teardown(test_mode_reporting, teardown),
 	cmocka_unit_test_teardown(test_layout, teardown),
 	cmocka_unit_test_teardown(test_fastpath_accounting, teardown),
 	cmocka_unit_test_teardown(test_zeroed_allocs_hit, teardown),
+	cmocka_unit_test_teardown(test_aligned_allocs_hit, teardown),
 	cmocka_unit_test_teardown(test_bonwick_transitions, teardown),
 	cmocka_unit_test_teardown(test_remote_free, teardown),
 	cmocka_unit_test_teardown(test_double_free_reported, teardown),
