@@ -221,8 +221,14 @@ __sp_libframe void *sp_malloc_node_zeroed(size_t size, int node)
 		p = node == SEGPOOL_NUMA_NO_NODE ? sp_malloc_open(size)
 						 : sp_malloc_node(size, node,
 								  true);
+		/*
+		 * The whole object, as kzalloc() promises (krealloc() with
+		 * __GFP_ZERO copies ksize() bytes and zeroes only past them);
+		 * a guarded object is @size bytes at its page's end.
+		 */
 		if (likely(p))
-			memset(p, 0, size);
+			memset(p, 0, sp_guard_owns(p) ? size :
+			       sp_kmalloc_class_size(sp_kmalloc_index(size)));
 		return p;
 	}
 	/* large blocks come zeroed, or are cleared where they may not */
