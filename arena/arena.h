@@ -28,7 +28,7 @@
  *                      form a list through the chunk)
  *
  * Lock order: see core/init.c, level 1 (sp_bump_list_lock, then an
- * arena's @lock: the statistics walk) and level 10 (sp_region_alloc()
+ * arena's @lock: the statistics walk) and level 9 (sp_region_alloc()
  * takes a region lock under an arena's @lock).
  */
 #ifndef SP_ARENA_ARENA_H

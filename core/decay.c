@@ -57,7 +57,7 @@
  * pthread_exit() and no other thread is left, it returns at its next pass.
  * It walks the caches in an RCU walk (lock order level 2) and takes the
  * locks a shrink takes, in the order core/init.c states, holding
- * sp_decay.lock (level 12, a leaf) only to sleep.
+ * sp_decay.lock (level 11, a leaf) only to sleep.
  *
  * The soft limit: numa/region.c checks it before a region allocation; past
  * it, it purges every region at once and calls sp_decay_kick_shrink(),
@@ -116,7 +116,7 @@ enum {
 };
 
 static struct {
-	pthread_mutex_t lock;		/* level 12: the fields below */
+	pthread_mutex_t lock;		/* level 11: the fields below */
 	pthread_cond_t wake;		/* the thread sleeps on it */
 	pthread_t thread;
 	bool running;			/* a thread was started */

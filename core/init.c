@@ -50,10 +50,9 @@
  *     its node locks.
  *  7. A cache's node locks (slab/slab.c).
  *  8. The failslab lock (failslab/failslab.c).
- *  9. The descriptor pool locks (slab/desc.c).
- * 10. The region locks (numa/region.c).
- * 11. The large-allocation registry lock (large/large.c).
- * 12. Leaves, taken under anything, nothing under them but a try of the
+ *  9. The region locks (numa/region.c).
+ * 10. The large-allocation registry lock (large/large.c).
+ * 11. Leaves, taken under anything, nothing under them but a try of the
  *     RCU fork lock (level 2): each CPU's RCU batch lock -> the RCU spill
  *     lock (rcu/free.c); the deferred-slab lock (rcu/typesafe.c); a depot's
  *     spinlock in builds without cas16 (percpu/depot.c); the decay
@@ -71,7 +70,7 @@
  * are the numbers above (make checkstyle compares them with this list).
  *
  * fork: sp_atfork_prepare() takes the maker lock of level 1, then levels
- * 2, 3, 6 to 12 as above, so no lock is held mid-update by a thread that
+ * 2, 3, 6 to 11 as above, so no lock is held mid-update by a thread that
  * will not exist in the child.  The parent releases them in reverse; the
  * child re-initialises them, since its only thread is a copy of the one
  * that forked.
@@ -148,7 +147,6 @@ static void sp_atfork_prepare(void)
 	sp_rcu_fork_prepare();
 	sp_cache_lock_all(sp_fork_lock_pcpu);
 	sp_failslab_fork_lock();
-	sp_desc_lock_all();
 	sp_space_lock_all();
 	sp_large_lock();
 	sp_rcu_fork_prepare_leaves();
@@ -165,7 +163,6 @@ static void sp_atfork_parent(void)
 	sp_rcu_fork_parent_leaves();
 	sp_large_unlock();
 	sp_space_unlock_all();
-	sp_desc_unlock_all();
 	sp_failslab_fork_unlock();
 	sp_cache_unlock_all(sp_fork_unlock_pcpu);
 	sp_rcu_fork_parent();
@@ -182,7 +179,6 @@ static void sp_atfork_child(void)
 	sp_rcu_fork_child_leaves();
 	sp_large_reinit_lock();
 	sp_space_reinit_locks();
-	sp_desc_reinit_locks();
 	sp_failslab_fork_child();
 	sp_cache_reinit_locks(sp_fork_child_pcpu);
 	sp_rcu_fork_child();

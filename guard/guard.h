@@ -31,7 +31,7 @@
  * (a reader may look at a freed object), not the library's own, asked for
  * no particular node.
  *
- * Lock: sp_guard.lock, a leaf (core/init.c level 12): the slot lists.
+ * Lock: sp_guard.lock, a leaf (core/init.c level 11): the slot lists.
  * The fault handler takes no lock; it reads a slot's record as it is.
  */
 #ifndef SP_GUARD_GUARD_H

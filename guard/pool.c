@@ -6,7 +6,7 @@
  * (head to tail, linked through their records): an allocation takes the
  * head, a free appends to the tail, so a freed slot waits for every other
  * free slot to be used before it is used again.  All of it under one
- * mutex, a leaf lock (core/init.c, level 12): guarded allocations are rare
+ * mutex, a leaf lock (core/init.c, level 11): guarded allocations are rare
  * by construction.
  */
 #include <errno.h>

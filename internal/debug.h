@@ -51,10 +51,9 @@ enum sp_lock_level {
 	SP_LOCK_DEPOT		= 6,	/* percpu/depot.c */
 	SP_LOCK_NODE		= 7,	/* slab/slab.c, a cache's node locks */
 	SP_LOCK_FAILSLAB	= 8,	/* failslab/failslab.c */
-	SP_LOCK_DESC		= 9,	/* slab/desc.c */
-	SP_LOCK_REGION		= 10,	/* numa/region.c */
-	SP_LOCK_LARGE		= 11,	/* large/large.c */
-	SP_LOCK_LEVELS		= 13,
+	SP_LOCK_REGION		= 9,	/* numa/region.c */
+	SP_LOCK_LARGE		= 10,	/* large/large.c */
+	SP_LOCK_LEVELS		= 12,
 };
 
 #ifdef CONFIG_SEGPOOL_DEBUG

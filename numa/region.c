@@ -128,11 +128,16 @@ static void sp_region_init(struct sp_region *r, int idx, char *base,
 	r->bound = sp_topo.bind;
 }
 
-/* The pagemap, then the tag map: 16 + 8 bytes a page of @total. */
+/*
+ * The pagemap, the tag map, then the side table: 16 + 8 + 64 bytes a page of
+ * @total, the table on a line of its own as the page count is a multiple of
+ * 8.
+ */
 static size_t sp_space_map_bytes(size_t total)
 {
 	return (total >> SP_PAGE_SHIFT) *
-	       (sizeof(struct sp_page) + sizeof(uintptr_t));
+	       (sizeof(struct sp_page) + sizeof(uintptr_t) +
+		SP_PAGE_SIDE_BYTES);
 }
 
 /*
@@ -198,6 +203,7 @@ int sp_space_init(void)
 	sp_space.map = map;
 	sp_space.map_bytes = map_bytes;
 	sp_space.tags = (uintptr_t *)(map + (total >> SP_PAGE_SHIFT));
+	sp_space.side = (char *)(sp_space.tags + (total >> SP_PAGE_SHIFT));
 	for (int i = 0; i < n; i++)
 		sp_region_init(&sp_space.region[i], i, base + (size_t)i * rsize,
 			       map + ((size_t)i * rsize >> SP_PAGE_SHIFT),
@@ -419,6 +425,10 @@ fail:
 static void sp_set_owner(struct sp_region *r, uint32_t page, unsigned int order,
 			 uintptr_t owner)
 {
+	char *block = r->base + ((size_t)page << SP_PAGE_SHIFT);
+
+	if (owner == SP_OWNER_SIDE)
+		owner = (uintptr_t)sp_space_side(block);
 	for (uint32_t i = 0; i < (1U << order); i++)
 		SP_WRITE_ONCE(r->map[page + i].info, owner);
 }

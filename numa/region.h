@@ -74,6 +74,18 @@ struct sp_page {
 _Static_assert(sizeof(struct sp_page) == 16, "pagemap entry is 16 bytes");
 
 /*
+ * The side table: one line per page of the space, for the owner of the
+ * block that starts on that page, as the kernel's memmap gives every page a
+ * struct page.  The slab layer keeps its slab descriptors there
+ * (sp_slab_desc(), slab/slab.h): a descriptor's address is then a function
+ * of its slab's, which a magazine flush computes instead of loading it from
+ * the pagemap, and a slab is built and released with no lock of its own.
+ * Backed as it is written: a page of the table, when a block among the 64
+ * pages it describes first gets a line.
+ */
+#define SP_PAGE_SIDE_BYTES	64
+
+/*
  * struct sp_region - one node's region.  The lock and free lists are written
  * by every CPU that grows or shrinks a slab on this node, so each region
  * starts on its own cache line and no two regions share one.
@@ -147,7 +159,9 @@ struct sp_space {
 	unsigned int region_shift;	/* log2 of one region's size */
 	int nr_regions;			/* == sp_topo.nr_nodes */
 	struct sp_page *map;		/* pagemap of the whole space */
-	size_t map_bytes;
+	size_t map_bytes;		/* pagemap, tags and side table */
+	char *side;			/* side table: SP_PAGE_SIDE_BYTES a
+					 * page (sp_space_side()) */
 	struct sp_region region[SP_MAX_NODES];
 };
 
@@ -176,6 +190,17 @@ static inline uintptr_t sp_space_tag(const void *addr)
 	if (unlikely(off >= sp_space.size))
 		return 0;
 	return SP_READ_ONCE(sp_space.tags[off >> SP_PAGE_SHIFT]);
+}
+
+/*
+ * sp_space_side() - the side line of the block that starts on @block's
+ * page (the space set up, @block inside it).
+ */
+static inline void *sp_space_side(const void *block)
+{
+	uintptr_t off = (uintptr_t)block - (uintptr_t)sp_space.base;
+
+	return sp_space.side + (off >> SP_PAGE_SHIFT) * SP_PAGE_SIDE_BYTES;
 }
 
 /*
@@ -284,7 +309,7 @@ SP_INTERNAL uint64_t sp_region_now_ns(void);
  * The soft limit (core/decay.c sets it): when an allocation would take the
  * pages in use and dirty, all regions together, past @sp_region_limit_pages
  * (0: no limit), every region is purged at once and @sp_region_limit_hook
- * is called (it must not take a lock above level 12: it asks the decay
+ * is called (it must not take a lock above level 11: it asks the decay
  * thread to shrink the caches); the allocation goes on whatever came of it.
  */
 extern SP_INTERNAL uint64_t sp_region_limit_pages;
@@ -371,6 +396,13 @@ SP_INTERNAL void sp_region_set_owner(void *addr, unsigned int order,
 				     uintptr_t owner);
 
 /* --- page runs: blocks above the size classes --------------------------- */
+
+/*
+ * SP_OWNER_SIDE - an owner that sp_region_alloc() and sp_region_set_owner()
+ * record as the address of the block's side line (sp_space_side()), never
+ * as itself: the slab layer's descriptor is that line.
+ */
+#define SP_OWNER_SIDE		((uintptr_t)32)
 
 /*
  * Owner tokens of page runs.  Their low six bits are a kind, never zero, so

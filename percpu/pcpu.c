@@ -7,7 +7,7 @@
  *
  * Lock order: see core/init.c, levels 4 to 7 (drain lock, slot, depot
  * mutex, node lock); the depot's spinlock of builds without cas16 is a
- * leaf (level 12).
+ * leaf (level 11).
  */
 #include <errno.h>
 #include <string.h>

@@ -133,7 +133,7 @@ static inline void sp_prof_free(const void *obj)
 SP_INTERNAL int sp_prof_record(const void *obj, void *const *pcs, int frames,
 			       const char *cache, size_t size, double wbytes);
 
-/* Fork: the table's lock, held across fork (core/init.c, level 12). */
+/* Fork: the table's lock, held across fork (core/init.c, level 11). */
 SP_INTERNAL void sp_prof_fork_lock(void);
 SP_INTERNAL void sp_prof_fork_unlock(void);
 SP_INTERNAL void sp_prof_fork_child(void);

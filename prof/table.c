@@ -10,7 +10,7 @@
  * with the live samples (about one per SEGPOOL_HEAP_SAMPLE bytes in use).
  * One mutex guards it all, taken only for a sample, for the free of an
  * object whose address passes the filter, and for a dump: a leaf of the
- * lock order (core/init.c, level 12), nothing is taken under it.
+ * lock order (core/init.c, level 11), nothing is taken under it.
  */
 #include <pthread.h>
 #include <stdio.h>

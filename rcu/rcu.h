@@ -12,7 +12,7 @@
  *                        grace period before their memory goes back
  *
  * Lock order: see core/init.c, level 2 (the worker lock, liburcu's
- * call_rcu mutex, the fork lock) and level 12 (the batch, spill and
+ * call_rcu mutex, the fork lock) and level 11 (the batch, spill and
  * deferred-slab locks, leaves).
  */
 #ifndef SP_RCU_RCU_H

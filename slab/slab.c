@@ -16,8 +16,8 @@
  * in the slab's never-used tail), or handed out (to the application, or to a
  * layer above that caches it).
  *
- * Lock order: see core/init.c, levels 3, 7, 9 and 10 (cache list, node,
- * descriptor pool, region).
+ * Lock order: see core/init.c, levels 3, 7 and 9 (cache list, node,
+ * region).
  * Populating a new slab (page allocation and the ctor calls) and releasing one
  * (madvise) happen with no cache node lock held, so a slow ctor or a system
  * call never stalls other CPUs on the node, and a ctor may itself allocate
@@ -256,21 +256,19 @@ static inline void sp_slab_prefetch_links(const struct segpool_cache *c,
 /* A new slab for @c on node index @idx, not yet on any list. */
 static struct sp_slab *sp_slab_new(struct segpool_cache *c, int idx)
 {
-	struct sp_slab *s = sp_desc_alloc(idx);
+	char *block = sp_region_alloc(idx, c->order, SP_OWNER_SIDE);
+	struct sp_slab *s;
 
-	if (!s)
-		return NULL;
-	s->base = sp_region_alloc(idx, c->order, (uintptr_t)s);
-	if (!s->base) {
-		sp_desc_free(s);
+	if (!block) {
 		errno = ENOMEM;
 		return NULL;
 	}
+	s = sp_slab_desc(block);
 	/* whose page: a free's hit path needs only this word (a lazily
 	 * reached slab's pages get it as hand-outs reach them) */
 	if (!(c->flags & SP_CACHE_REACH))
-		sp_space_set_tags(s->base, c->order, sp_slab_tag(c, idx));
-	s->base += c->dbg.red_left;	/* the first object's left red zone */
+		sp_space_set_tags(block, c->order, sp_slab_tag(c, idx));
+	s->base = block + c->dbg.red_left;	/* past the left red zone */
 	s->cache = c;
 	s->inuse = 0;
 	s->node = (unsigned short)idx;
@@ -287,11 +285,14 @@ void (*sp_slab_release_hook)(struct sp_slab *s);
 
 void sp_slab_release_now(struct sp_slab *s)
 {
-	sp_space_set_tags(s->base - s->cache->dbg.red_left, s->order, 0);
-	sp_san_slab_release(s->cache, s->base - s->cache->dbg.red_left,
-			    SP_PAGE_SIZE << s->order);
-	sp_region_free(s->base - s->cache->dbg.red_left, s->order);
-	sp_desc_free(s);
+	char *block = s->base - s->cache->dbg.red_left;
+
+	sp_space_set_tags(block, s->order, 0);
+	sp_san_slab_release(s->cache, block, SP_PAGE_SIZE << s->order);
+	/* the side line is the next block's there, or nobody's */
+	s->cache = NULL;
+	s->list = SP_SLAB_NONE;
+	sp_region_free(block, s->order);
 }
 
 /*
@@ -717,21 +718,21 @@ __sp_libframe void sp_slab_free_one(struct segpool_cache *c, struct sp_slab *s,
 
 /*
  * The flush pipeline.  A magazine flushed after scattered frees holds
- * objects of as many slabs as it has rounds, each slab's descriptor and
- * pagemap entry a cache miss when the heap is large; put back one after
- * the other, the flush would wait on each in turn.  So it looks ahead:
+ * objects of as many slabs as it has rounds, each slab's descriptor a
+ * cache miss when the heap is large; put back one after the other, the
+ * flush would wait on each in turn.  A descriptor's address is computed
+ * from the object's (the side line of its slab's first page,
+ * sp_slab_desc(): slabs are aligned to their size), so nothing is loaded
+ * to find it, and the flush looks ahead:
  *
- *   object i + SP_FLUSH_MAP:  its pagemap entry is prefetched;
- *   object i + SP_FLUSH_DESC: its slab is read from that entry (in the
- *                             cache by now), and the descriptor is
- *                             prefetched for writing;
+ *   object i + SP_FLUSH_DESC: its descriptor is prefetched for writing;
  *   object i + SP_FLUSH_NBR:  when its slab is about to go empty, its
  *                             partial-list neighbours, which the unlink
  *                             writes, are prefetched;
  *   object i:                 put on its slab, everything it touches in
  *                             the cache.
  *
- * In the last SP_FLUSH_MAP objects the look-ahead index is clamped to the
+ * In the last SP_FLUSH_DESC objects the look-ahead index is clamped to the
  * last object (each stage repeats the last object's work, which is
  * harmless); before them it needs no test at all.
  *
@@ -750,19 +751,15 @@ __sp_libframe void sp_slab_free_one(struct segpool_cache *c, struct sp_slab *s,
  * The node lock is taken once per run of one node's objects (a magazine
  * holds one node's: once per flush).  Not sorted: a sort of 1000 rounds
  * would cost some 10^4 compares, more than the list work it would merge.
- * The object lines are not prefetched: three prefetched lines an object
+ * The object lines are not prefetched: more prefetched lines an object
  * fill the core's miss buffers.
  */
-#define SP_FLUSH_MAP	48
 #define SP_FLUSH_DESC	24
 #define SP_FLUSH_NBR	8
-#define SP_FLUSH_RING	32	/* slabs looked up ahead: > SP_FLUSH_DESC */
 /* a slab with this few objects out may go empty within one batch */
 #define SP_FLUSH_NEAR_EMPTY 2
 
-_Static_assert(SP_FLUSH_RING > SP_FLUSH_DESC && SP_IS_POW2(SP_FLUSH_RING),
-	       "the ring holds every slab looked up ahead");
-_Static_assert(SP_FLUSH_MAP > SP_FLUSH_DESC && SP_FLUSH_DESC > SP_FLUSH_NBR,
+_Static_assert(SP_FLUSH_DESC > SP_FLUSH_NBR,
 	       "each stage runs behind the one that feeds it");
 
 /*
@@ -787,28 +784,22 @@ static __sp_always_inline void sp_flush_near_empty(struct sp_slab *s)
  */
 struct sp_flush_geo {
 	const char *base;		/* sp_space.base */
-	struct sp_page *map;		/* sp_space.map */
+	char *side;			/* sp_space.side */
+	unsigned int slab_shift;	/* SP_PAGE_SHIFT + the cache's order */
+	unsigned int side_shift;	/* log2 of the side bytes of a slab */
 	unsigned int stride_shift;
 	unsigned int stride_inv;
 	unsigned int per_slab;		/* objs_per_slab */
 };
 
-/* The pagemap entry of @obj, an object of a live slab. */
-static __sp_always_inline struct sp_page *
-sp_flush_geo_page(const struct sp_flush_geo *g, const void *obj)
-{
-	return &g->map[((uintptr_t)obj - (uintptr_t)g->base) >> SP_PAGE_SHIFT];
-}
-
-/* Stage DESC: the slab of @obj from its (prefetched) pagemap entry. */
+/* The descriptor of @obj, an object of a live slab: sp_slab_desc(). */
 static __sp_always_inline struct sp_slab *
-sp_flush_lookup(const struct sp_flush_geo *g, const void *obj)
+sp_flush_desc(const struct sp_flush_geo *g, const void *obj)
 {
-	struct sp_slab *s =
-		(struct sp_slab *)SP_READ_ONCE(sp_flush_geo_page(g, obj)->info);
+	uintptr_t slab = ((uintptr_t)obj - (uintptr_t)g->base) >>
+			 g->slab_shift;
 
-	__builtin_prefetch(s, 1, 3);
-	return s;
+	return (struct sp_slab *)(g->side + (slab << g->side_shift));
 }
 
 /*
@@ -818,22 +809,17 @@ sp_flush_lookup(const struct sp_flush_geo *g, const void *obj)
  * test per stage.
  */
 static __sp_always_inline void sp_flush_stages(const struct sp_flush_geo *g,
-					       struct sp_slab **ring,
 					       void **objs, size_t i,
 					       size_t cnt, bool tail)
 {
-	size_t m = i + SP_FLUSH_MAP, d = i + SP_FLUSH_DESC;
-	size_t b = i + SP_FLUSH_NBR;
+	size_t d = i + SP_FLUSH_DESC, b = i + SP_FLUSH_NBR;
 
 	if (tail) {
-		m = m < cnt ? m : cnt - 1;
 		d = d < cnt ? d : cnt - 1;
 		b = b < cnt ? b : cnt - 1;
 	}
-	__builtin_prefetch(sp_flush_geo_page(g, objs[m]), 0, 3);
-	/* d > i until the clamp, then d's entry is d's own slab */
-	ring[d % SP_FLUSH_RING] = sp_flush_lookup(g, objs[d]);
-	sp_flush_near_empty(ring[b % SP_FLUSH_RING]);
+	__builtin_prefetch(sp_flush_desc(g, objs[d]), 1, 3);
+	sp_flush_near_empty(sp_flush_desc(g, objs[b]));
 }
 
 /*
@@ -910,17 +896,17 @@ static __sp_noinline void sp_flush_relist(struct segpool_cache *c,
 /* Objects [@i, @end) of the flush; the node run so far in *@n, *@from. */
 static __sp_always_inline size_t
 sp_flush_span(struct segpool_cache *c, const struct sp_flush_geo *g,
-	      struct sp_slab **ring, void **objs, size_t i, size_t end,
-	      size_t cnt, struct sp_cache_node **np, size_t *from, bool xfer,
+	      void **objs, size_t i, size_t end, size_t cnt,
+	      struct sp_cache_node **np, size_t *from, bool xfer,
 	      struct sp_list_head *victims, bool bitmap, bool tail)
 {
 	struct sp_cache_node *n = *np;
 	unsigned int node = n ? (unsigned int)(n - c->node) : ~0U;
 
 	for (; i < end; i++) {
-		struct sp_slab *s = ring[i % SP_FLUSH_RING];
+		struct sp_slab *s = sp_flush_desc(g, objs[i]);
 
-		sp_flush_stages(g, ring, objs, i, cnt, tail);
+		sp_flush_stages(g, objs, i, cnt, tail);
 		if (unlikely(s->node != node)) {
 			if (n) {
 				sp_flush_count(n, i - *from, xfer);
@@ -944,26 +930,24 @@ sp_slab_put_loop(struct segpool_cache *c, size_t cnt, void **objs, bool xfer,
 {
 	struct sp_flush_geo g = {
 		.base = sp_space.base,
-		.map = sp_space.map,
+		.side = sp_space.side,
+		.slab_shift = SP_PAGE_SHIFT + c->order,
+		.side_shift = sp_ilog2(SP_PAGE_SIDE_BYTES) + c->order,
 		.stride_shift = c->stride_shift,
 		.stride_inv = c->stride_inv,
 		.per_slab = c->objs_per_slab,
 	};
-	struct sp_slab *ring[SP_FLUSH_RING];
 	struct sp_cache_node *n = NULL;
 	size_t i, from = 0;
-	size_t body = cnt > SP_FLUSH_MAP ? cnt - SP_FLUSH_MAP : 0;
+	size_t body = cnt > SP_FLUSH_DESC ? cnt - SP_FLUSH_DESC : 0;
 
-	for (i = 0; i < SP_FLUSH_MAP; i++)
-		__builtin_prefetch(
-			sp_flush_geo_page(&g, objs[i < cnt ? i : cnt - 1]),
-			0, 3);
 	for (i = 0; i < SP_FLUSH_DESC; i++)
-		ring[i] = sp_flush_lookup(&g, objs[i < cnt ? i : cnt - 1]);
+		__builtin_prefetch(
+			sp_flush_desc(&g, objs[i < cnt ? i : cnt - 1]), 1, 3);
 
-	i = sp_flush_span(c, &g, ring, objs, 0, body, cnt, &n, &from, xfer,
+	i = sp_flush_span(c, &g, objs, 0, body, cnt, &n, &from, xfer,
 			  victims, bitmap, false);
-	sp_flush_span(c, &g, ring, objs, i, cnt, cnt, &n, &from, xfer,
+	sp_flush_span(c, &g, objs, i, cnt, cnt, &n, &from, xfer,
 		      victims, bitmap, true);
 	if (n) {
 		sp_flush_count(n, cnt - from, xfer);
@@ -1018,7 +1002,7 @@ static __sp_libframe void sp_slab_put(struct segpool_cache *c, size_t cnt,
 		sp_slab_put_debug(c, cnt, objs, xfer, &victims);
 	else
 		sp_slab_put_fast(c, cnt, objs, xfer, &victims);
-	/* released with no node lock held: region and descriptor pool locks */
+	/* released with no node lock held: the region lock */
 	while (!sp_list_empty(&victims)) {
 		v = sp_list_first_entry(&victims, struct sp_slab, lru);
 		sp_list_del(&v->lru);

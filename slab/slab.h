@@ -8,9 +8,10 @@
  * debug caches (slab/slab.c: sp_slab_relist()).  A slab is a buddy block of
  * 2^order pages from the node's region (numa/region.h), holding objs_per_slab
  * objects at a fixed stride from its first byte, and described by a struct
- * sp_slab kept outside the slab (slab/desc.c).  Every page of a slab has the
- * descriptor as its owner token in the pagemap, so object -> slab is one
- * lookup.
+ * sp_slab kept outside the slab, in the side-table line of its first page
+ * (sp_slab_desc()).  Every page of a slab has the descriptor as its owner
+ * token in the pagemap, so object -> slab is one lookup, or, where the
+ * cache's order is known, a computation on the address.
  *
  * This layer knows nothing of CPUs or rseq: callers above it (core/, and the
  * per-CPU layer) bring it objects to free and ask it for objects to hand out,
@@ -66,7 +67,7 @@ struct sp_pcpu_cache;
  */
 #define SP_CACHE_PACKED		(SP_CACHE_KMALLOC | SP_CACHE_INTERNAL)
 
-/* Owner token of pages that hold slab descriptors (not objects). */
+/* Owner token of pages the library keeps for itself (not objects). */
 #define SP_OWNER_META		((uintptr_t)2)
 
 enum sp_slab_list {
@@ -363,14 +364,21 @@ static inline void sp_set_freeptr(const struct segpool_cache *c, void *obj,
 SP_INTERNAL int sp_geometry_compute(struct segpool_cache *c, size_t size,
 				    size_t align);
 
-/* --- slab/desc.c --- */
-/* A descriptor of node index @idx's pool, its node set to @idx, or NULL. */
-SP_INTERNAL struct sp_slab *sp_desc_alloc(int idx);
-/* Back to the pool of its node (the one it came from). */
-SP_INTERNAL void sp_desc_free(struct sp_slab *s);
-SP_INTERNAL void sp_desc_lock_all(void);
-SP_INTERNAL void sp_desc_unlock_all(void);
-SP_INTERNAL void sp_desc_reinit_locks(void);
+/*
+ * sp_slab_desc() - the descriptor of the slab whose block starts on
+ * @block's page: that page's line of the space's side table
+ * (numa/region.h), as the kernel keeps struct slab in the slab's struct
+ * page.  Nothing allocates or frees a descriptor, so a slab is built and
+ * released with no lock of its own, and a flush computes where an object's
+ * descriptor is (sp_slab_put_fast()) instead of loading its address.
+ */
+static inline struct sp_slab *sp_slab_desc(const void *block)
+{
+	return (struct sp_slab *)sp_space_side(block);
+}
+
+_Static_assert(sizeof(struct sp_slab) == SP_PAGE_SIDE_BYTES,
+	       "a slab descriptor is its first page's side line");
 
 /* --- slab/slab.c --- */
 /*

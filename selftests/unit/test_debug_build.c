@@ -59,7 +59,7 @@ static void test_assert_reports(void **state)
 }
 
 static pthread_mutex_t low = PTHREAD_MUTEX_INITIALIZER;	/* level 7 */
-static pthread_mutex_t high = PTHREAD_MUTEX_INITIALIZER;	/* level 10 */
+static pthread_mutex_t high = PTHREAD_MUTEX_INITIALIZER;	/* level 9 */
 
 static void classes(void)
 {
@@ -87,7 +87,7 @@ static void test_lock_order(void **state)
 	/* the order of core/init.c, both levels named */
 	assert_true(sp_test_expect_death(inverted, NULL, "lock order: taking "
 					 "a level 7 lock while holding one of "
-					 "level 10"));
+					 "level 9"));
 	assert_true(sp_test_expect_death(not_held, NULL, "is not held"));
 
 	/* the right order, a try-lock against it, and a held check pass */

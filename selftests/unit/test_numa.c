@@ -1017,47 +1017,63 @@ static void test_full_node(void **state)
 }
 
 /*
- * A slab descriptor goes back to the pool of the node it was taken for,
- * even when it fails before its slab is built (a full region: sp_slab_new()
- * frees it at once).  It used to go to the pool its node field named, still
- * 0 in a descriptor never used before: the wrong node's list, or, in a
- * process that had never taken a descriptor on node 0, an uninitialised
- * list (a crash in test_mempool on the second of two nodes).  Per node
- * past the first: descriptors are taken until a fresh one (never on a
- * list) comes, which is freed last and must be the next one its pool gives.
+ * A slab's descriptor is the side line of its first page, so it lies in
+ * the part of the side table that describes the slab's own region: a slab
+ * on node index 2 has its descriptor beside node 2's pages, and says so.
+ * Objects of caches of one, two and eight pages a slab, on every node,
+ * taken from the slab layer directly and put back through a flush (which
+ * computes the descriptor rather than reading the pagemap: it must agree).
  */
-static void test_desc_goes_home(void **state)
+static void test_desc_on_its_node(void **state)
 {
-	enum { MAX = 4096 };
-	static struct sp_slab *taken[MAX];
+	enum { N = 300 };
+	static const size_t sizes[] = { 64, 2000, 9000 };
+	void *objs[N];
 
 	(void)state;
-	SKIP_IF(sp_space.nr_regions < 2, "needs two nodes or more (variant)");
-	for (int idx = 1; idx < sp_space.nr_regions; idx++) {
-		struct sp_slab *fresh = NULL, *again;
-		size_t n = 0;
+	for (size_t k = 0; k < SP_ARRAY_SIZE(sizes); k++) {
+		struct segpool_cache *c = segpool_cache_create("desc-home",
+							       sizes[k], 0, 0,
+							       NULL);
 
-		while (!fresh && n < MAX) {
-			struct sp_slab *s = sp_desc_alloc(idx);
+		assert_non_null(c);
+		for (int idx = 0; idx < sp_space.nr_regions; idx++) {
+			const struct sp_region *r = &sp_space.region[idx];
+			char *lo = sp_space_side(r->base);
+			char *hi = lo + r->nr_pages * SP_PAGE_SIDE_BYTES;
+			uint64_t before = c->node[idx].active_objs;
 
-			assert_non_null(s);
-			CHECK(s->node == idx, "node index %d: a descriptor of "
-			      "its pool says node %u", idx, s->node);
-			if (!s->lru.next)
-				fresh = s;
-			else
-				taken[n++] = s;
+			assert_int_equal(sp_slab_alloc_bulk(c, idx, N, objs),
+					 N);
+			for (int i = 0; i < N; i++) {
+				struct sp_slab *s = sp_obj_to_slab(objs[i]);
+				uintptr_t off = (uintptr_t)objs[i] -
+						(uintptr_t)sp_space.base;
+				uintptr_t size = (uintptr_t)SP_PAGE_SIZE <<
+						 c->order;
+				char *block = sp_space.base +
+					      SP_ALIGN_DOWN(off, size);
+
+				CHECK(s == sp_slab_desc(block), "%s, node "
+				      "index %d: object %p: the pagemap names "
+				      "%p, its slab's side line is %p",
+				      c->name, idx, objs[i], (void *)s,
+				      (void *)sp_slab_desc(block));
+				CHECK((char *)s >= lo && (char *)s < hi &&
+				      s->node == idx && s->cache == c,
+				      "%s: descriptor %p of node index %d "
+				      "says node %u, cache %p", c->name,
+				      (void *)s, idx, s->node,
+				      (void *)s->cache);
+			}
+			sp_slab_free_bulk(c, N, objs);
+			CHECK(c->node[idx].active_objs == before, "%s, node "
+			      "index %d: %llu objects out after the flush, "
+			      "%llu before", c->name, idx,
+			      (unsigned long long)c->node[idx].active_objs,
+			      (unsigned long long)before);
 		}
-		CHECK(fresh, "node index %d: no fresh descriptor in %d", idx,
-		      MAX);
-		while (n)
-			sp_desc_free(taken[--n]);
-		sp_desc_free(fresh);
-		again = sp_desc_alloc(idx);
-		CHECK(again == fresh, "node index %d: the descriptor freed "
-		      "last did not come back first (%p, then %p)", idx,
-		      (void *)fresh, (void *)again);
-		sp_desc_free(again);
+		assert_int_equal(segpool_cache_destroy(c), 0);
 	}
 }
 
@@ -1094,7 +1110,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_stats_match_placement),
 	cmocka_unit_test(test_interleave),
 	cmocka_unit_test(test_full_node),
-	cmocka_unit_test(test_desc_goes_home),
+	cmocka_unit_test(test_desc_on_its_node),
 	cmocka_unit_test(test_injected_node),
 	cmocka_unit_test(test_os_nodes),
 };

@@ -7,13 +7,14 @@
  * full.  These tests hold the parts that keep it small to their promises:
  * the library's own caches packed on shared pages (sp_os_map_packed()),
  * random bytes drawn from a pool that one call fills (sp_os_random()), and
- * slab descriptors cut from their block as they are needed.
+ * slab descriptors in a side table backed as it is written.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -374,33 +375,53 @@ static void test_random_fork_child_differs(void **state)
 }
 
 /*
- * Descriptors: more than a block's worth, all distinct; freed ones are
- * taken again before the block's uncut rest.
+ * Descriptors: each slab's is the side line of its first page, which the
+ * pagemap names as its owner; blocks of every order get distinct lines,
+ * and the side table is backed only where blocks were given one (a short
+ * program faults in a page of it, not the table).
  */
 #define DESCS	2500
 
-static void test_desc_cut_as_needed(void **state)
+static void test_desc_side_lines(void **state)
 {
-	static struct sp_slab *d[DESCS];
-	struct sp_slab *again;
+	static char *blk[DESCS];
+	unsigned char vec[64];
+	size_t span = (size_t)1 << 20, resident = 0;
+	uintptr_t hi = 0;
 
 	(void)state;
 	segpool_free(started());
 	for (int i = 0; i < DESCS; i++) {
-		d[i] = sp_desc_alloc(0);
-		assert_non_null(d[i]);
-		assert_int_equal((uintptr_t)d[i] % SP_CACHE_LINE, 0);
-		for (int j = i - 1; j >= 0 && j >= i - 64; j--)
-			assert_false(d[i] == d[j]);
+		unsigned int order = (unsigned int)i % 3;
+		struct sp_slab *s;
+
+		blk[i] = sp_region_alloc(0, order, SP_OWNER_SIDE);
+		assert_non_null(blk[i]);
+		s = sp_obj_to_slab(blk[i] + (SP_PAGE_SIZE << order) - 1);
+		if (s != sp_slab_desc(blk[i]))
+			fail_msg("block %p of order %u: the pagemap names %p, "
+				 "its side line is %p", (void *)blk[i], order,
+				 (void *)s, (void *)sp_slab_desc(blk[i]));
+		assert_int_equal((uintptr_t)s % SP_CACHE_LINE, 0);
+		s->inuse = (unsigned int)i;	/* writable, each its own */
+		hi = SP_MAX(hi, (uintptr_t)s);
 	}
 	for (int i = 0; i < DESCS; i++)
-		d[i]->inuse = (unsigned int)i;	/* each writable */
-	sp_desc_free(d[DESCS / 2]);
-	again = sp_desc_alloc(0);
-	assert_ptr_equal(again, d[DESCS / 2]);
-	d[DESCS / 2] = again;
+		assert_int_equal(sp_slab_desc(blk[i])->inuse, i);
+	/* the 1 MiB of the table past the last line written: not backed */
+	hi = SP_ALIGN(hi + 1, (uintptr_t)SP_PAGE_SIZE);
+	for (size_t off = 0; off < span; off += sizeof(vec) * SP_PAGE_SIZE) {
+		assert_int_equal(mincore((void *)(hi + off),
+					 sizeof(vec) * SP_PAGE_SIZE, vec), 0);
+		for (size_t k = 0; k < sizeof(vec); k++)
+			resident += vec[k] & 1;
+	}
+	if (resident > 8)
+		fail_msg("%zu of the %zu side-table pages past the last line "
+			 "written are resident", resident,
+			 span >> SP_PAGE_SHIFT);
 	for (int i = 0; i < DESCS; i++)
-		sp_desc_free(d[i]);
+		sp_region_free(blk[i], (unsigned int)i % 3);
 }
 
 static const struct CMUnitTest tests[] = {
@@ -411,7 +432,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_internal_caches_packed),
 	cmocka_unit_test(test_random_draws_differ),
 	cmocka_unit_test(test_random_fork_child_differs),
-	cmocka_unit_test(test_desc_cut_as_needed),
+	cmocka_unit_test(test_desc_side_lines),
 };
 
 SP_TEST_MAIN(tests)
