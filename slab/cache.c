@@ -85,7 +85,8 @@ struct segpool_cache *sp_cache_create(const char *name, size_t size,
 	    (align &&
 	     (!SP_IS_POW2(align) || align > SEGPOOL_CACHE_MAX_ALIGN)) ||
 	    (flags & ~(SEGPOOL_CACHE_FLAGS_VALID | SP_CACHE_KMALLOC |
-		       SP_CACHE_INTERNAL | SP_CACHE_ZEROED)) ||
+		       SP_CACHE_INTERNAL | SP_CACHE_ZEROED |
+		       SP_CACHE_LINKED)) ||
 	    sp_geometry_compute(&proto, size, align)) {
 		errno = EINVAL;
 		return NULL;

@@ -605,16 +605,23 @@ static int sp_debug_validate_slab(struct segpool_cache *c, struct sp_slab *s)
 	}
 	/* a map cache: no list, the map's bits are the free objects */
 	if (c->flags & SP_CACHE_FREEMAP) {
-		if (s->freelist || s->fresh != c->objs_per_slab ||
-		    (s->freemap & ~sp_freemap_full(c))) {
-			snprintf(what, sizeof(what), "slab's free map %#llx "
-				 "(list %p, fresh %u) is not a map of %u "
-				 "objects", (unsigned long long)s->freemap,
-				 s->freelist, s->fresh, c->objs_per_slab);
-			sp_debug_bug_slab(c, s, "freelist-corrupt", what);
-			return bad + 1;
+		const uint64_t *map = sp_slab_freemap(c, s);
+
+		for (unsigned int w = 0; w < sp_freemap_words(c); w++) {
+			if (s->freelist || s->fresh != c->objs_per_slab ||
+			    (map[w] & ~sp_freemap_full(c, w))) {
+				snprintf(what, sizeof(what), "slab's free map "
+					 "word %u %#llx (list %p, fresh %u) "
+					 "is not a map of %u objects", w,
+					 (unsigned long long)map[w],
+					 s->freelist, s->fresh,
+					 c->objs_per_slab);
+				sp_debug_bug_slab(c, s, "freelist-corrupt",
+						  what);
+				return bad + 1;
+			}
+			count += (unsigned int)__builtin_popcountll(map[w]);
 		}
-		count = (unsigned int)__builtin_popcountll(s->freemap);
 	}
 	for (void *prev = NULL, *p = s->freelist; p;
 	     prev = p, p = sp_get_freeptr(c, p)) {
@@ -763,10 +770,11 @@ static long sp_debug_leaks_slab(struct sp_rbuf *b, struct segpool_cache *c,
 	long live = 0;
 
 	if (c->flags & SP_CACHE_FREEMAP) {
-		/* at most 64 objects: the descriptor's map is the whole map */
+		const uint64_t *free = sp_slab_freemap(c, s);
+
 		memset(map, 0, SP_ALIGN(c->objs_per_slab, bits) / 8);
 		for (unsigned int i = 0; i < c->objs_per_slab; i++)
-			if ((s->freemap >> i) & 1)
+			if ((free[i / 64] >> (i % 64)) & 1)
 				map[i / bits] |= 1UL << (i % bits);
 	} else if (!(c->flags & SP_CACHE_DEBUG)) {
 		memset(map, 0, SP_ALIGN(c->objs_per_slab, bits) / 8);

@@ -19,7 +19,9 @@
  * Slab order: the smallest 2^order pages that hold at least SP_MIN_OBJS
  * objects (up to SP_PREF_MAX_ORDER) with at most 1/32 of the slab wasted;
  * failing that 1/16, then the kernel's 1/8; failing all, the order with the
- * least waste.  Slabs are aligned to their own size by the buddy allocator,
+ * least waste; a map cache's order then grows while its map holds the
+ * objects, up to 32 KiB (sp_map_order()).  Slabs are aligned to their own
+ * size by the buddy allocator,
  * so an object at offset i * stride is aligned to every power of two that
  * divides the stride (up to the slab size): power-of-two sizes are naturally
  * aligned.
@@ -30,6 +32,8 @@
 
 #define SP_MIN_OBJS		16
 #define SP_PREF_MAX_ORDER	5	/* 128 KiB */
+/* A map cache's slabs grow to this many bytes while the map holds them. */
+#define SP_MAP_SLAB_BYTES	(32UL << 10)
 #define SP_EMPTY_RESERVE_BYTES	(512UL << 10)
 #define SP_MAX_EMPTY		32
 
@@ -47,6 +51,31 @@ static unsigned int sp_waste_order(size_t stride, unsigned int fraction)
 			return order;
 	}
 	return SP_MAX_ORDER + 1;
+}
+
+/*
+ * The order for a map cache (no debug, random order, ctor or internal use)
+ * of @stride whose waste rule chose @order: the largest up to
+ * SP_MAP_SLAB_BYTES whose objects a map holds (a wide map needs two pages)
+ * and whose waste is at most a 32nd, or @order.  Four times the objects a
+ * slab means a fourth of the descriptors: a heap of 10^7 small objects
+ * has 2.5 MiB of them and their maps, not 10 MiB, and a scattered free's
+ * flush finds more of them in the cache.  The pages a slab's objects never
+ * reached stay untouched (SP_CACHE_REACH).
+ */
+static unsigned int sp_map_order(size_t stride, unsigned int order)
+{
+	for (unsigned int o = SP_MAX_ORDER; o > order; o--) {
+		size_t slab = SP_PAGE_SIZE << o;
+		size_t objs = slab / stride;
+
+		if (slab > SP_MAP_SLAB_BYTES || objs > SP_FREEMAP_MAX_OBJS ||
+		    (objs > SP_FREEMAP_WORD_OBJS && o == 0))
+			continue;
+		if ((slab - objs * stride) * 32 <= slab)
+			return o;
+	}
+	return order;
 }
 
 static unsigned int sp_least_waste_order(size_t stride)
@@ -117,6 +146,10 @@ int sp_geometry_compute(struct segpool_cache *c, size_t size, size_t align)
 		order = sp_waste_order(stride, fractions[i]);
 	if (order > SP_MAX_ORDER)
 		order = sp_least_waste_order(stride);
+	if (!c->ctor && !(c->flags & (SP_CACHE_DEBUG | SEGPOOL_FREELIST_RANDOM |
+				      SP_CACHE_INTERNAL | SP_CACHE_ZEROED |
+				      SP_CACHE_LINKED)))
+		order = sp_map_order(stride, order);
 
 	c->object_size = (unsigned int)size;
 	c->stride = (unsigned int)stride;
@@ -133,15 +166,19 @@ int sp_geometry_compute(struct segpool_cache *c, size_t size, size_t align)
 			    SP_EMPTY_RESERVE_BYTES / (SP_PAGE_SIZE << order)));
 	/*
 	 * Up to 64 objects a slab, the free ones are bits of one word in the
-	 * descriptor instead of a list linked through them: a flush sets a bit
-	 * in a line it reads anyway, and a fill takes the lowest set bits, so
-	 * neither touches a cold object (after scattered frees of a large heap,
-	 * a link store a flushed object and a link load an allocated one, each
-	 * a miss).  Debug caches keep their list (their checks walk it), and so
-	 * does a randomised order.
+	 * descriptor instead of a list linked through them, and up to 512 of
+	 * a slab of two pages or more, bits of the side line after it
+	 * (slab/slab.h): a flush sets a bit in a line it reads anyway (or its
+	 * neighbour), and a fill takes the lowest set bits, so neither touches
+	 * a cold object (after scattered frees of a large heap, a link store a
+	 * flushed object and a link load an allocated one, each a miss).
+	 * Debug caches keep their list (their checks walk it), and so does a
+	 * randomised order.
 	 */
-	if (c->objs_per_slab <= SP_FREEMAP_MAX_OBJS &&
-	    !(c->flags & (SP_CACHE_DEBUG | SEGPOOL_FREELIST_RANDOM)))
+	if ((c->objs_per_slab <= SP_FREEMAP_WORD_OBJS ||
+	     (c->objs_per_slab <= SP_FREEMAP_MAX_OBJS && order > 0)) &&
+	    !(c->flags & (SP_CACHE_DEBUG | SEGPOOL_FREELIST_RANDOM |
+			  SP_CACHE_LINKED)))
 		c->flags |= SP_CACHE_FREEMAP;
 	/*
 	 * A slab of several pages is written only as its objects are handed

@@ -51,7 +51,10 @@ static void sp_slab_populate(struct segpool_cache *c, struct sp_slab *s)
 		s->reach = 0;	/* nothing written yet: sp_slab_reach() */
 	/* a map cache's objects are all in the map, none in a fresh tail */
 	if (c->flags & SP_CACHE_FREEMAP) {
-		s->freemap = sp_freemap_full(c);
+		uint64_t *map = sp_slab_freemap(c, s);
+
+		for (unsigned int w = 0; w < sp_freemap_words(c); w++)
+			map[w] = sp_freemap_full(c, w);
 		s->fresh = c->objs_per_slab;
 	}
 	/* its pages may come from another cache's slab, with its bytes */
@@ -212,15 +215,21 @@ static inline size_t sp_slab_take_map(struct segpool_cache *c,
 				      struct sp_slab *s, size_t want,
 				      void **objs)
 {
-	uint64_t map = s->freemap;
-	unsigned int i = 0;
+	uint64_t *map = sp_slab_freemap(c, s);
+	unsigned int i = 0, words = sp_freemap_words(c);
 	size_t k = 0;
 
-	for (; k < want && map; k++, map &= map - 1) {
-		i = (unsigned int)__builtin_ctzll(map);
-		objs[k] = s->base + (size_t)i * c->stride;
+	for (unsigned int w = 0; w < words && k < want; w++) {
+		uint64_t m = map[w];
+
+		if (!m)
+			continue;
+		for (; k < want && m; k++, m &= m - 1) {
+			i = w * 64 + (unsigned int)__builtin_ctzll(m);
+			objs[k] = s->base + (size_t)i * c->stride;
+		}
+		map[w] = m;
 	}
-	s->freemap = map;
 	s->inuse += (unsigned int)k;
 	if (k)			/* the highest taken, in address order */
 		sp_slab_reach(c, s, i + 1);
@@ -532,7 +541,9 @@ static void sp_node_untake(struct segpool_cache *c, struct sp_cache_node *n,
 		if (unlikely(c->flags & SP_CACHE_DEBUG))
 			sp_debug_on_untake(c, objs[i]);
 		if (c->flags & SP_CACHE_FREEMAP) {
-			s->freemap |= 1ULL << sp_obj_index(c, s, objs[i]);
+			unsigned int k = sp_obj_index(c, s, objs[i]);
+
+			sp_slab_freemap(c, s)[k / 64] |= 1ULL << (k % 64);
 		} else {
 			sp_set_freeptr(c, objs[i], s->freelist);
 			s->freelist = objs[i];
@@ -647,18 +658,6 @@ static inline struct sp_slab *sp_slab_after_free(struct segpool_cache *c,
 	return victim;
 }
 
-/*
- * The map bit of @obj in @s (a map cache's slab), or 0 when @obj is no
- * object of it (the callers' checks put it at a boundary of @s: 0 is
- * misuse that got past them, reported by the caller).
- */
-static __sp_always_inline uint64_t sp_freemap_bit(struct segpool_cache *c,
-						  struct sp_slab *s, void *obj)
-{
-	unsigned int i = sp_obj_index(c, s, obj);
-
-	return likely(i < c->objs_per_slab) ? 1ULL << i : 0;
-}
 
 /* A map cache's bad put of @obj (node @n locked): report it, no return. */
 static __sp_cold __sp_noreturn void sp_freemap_bad(struct segpool_cache *c,
@@ -681,11 +680,17 @@ static __sp_libframe struct sp_slab *sp_node_put(struct segpool_cache *c,
 	if (unlikely(c->flags & SP_CACHE_DEBUG) && !sp_debug_on_free(c, s, obj))
 		return NULL;	/* a bad free, reported: ignored */
 	if (c->flags & SP_CACHE_FREEMAP) {
-		uint64_t bit = sp_freemap_bit(c, s, obj);
+		/* past the callers' boundary checks: a bad index is misuse */
+		unsigned int i = sp_obj_index(c, s, obj);
+		uint64_t *word, bit;
 
-		if (unlikely(!bit || s->inuse == 0 || (s->freemap & bit)))
+		if (unlikely(i >= c->objs_per_slab))
+			sp_freemap_bad(c, n, obj, 0);
+		word = sp_slab_freemap(c, s) + i / 64;
+		bit = 1ULL << (i % 64);
+		if (unlikely(s->inuse == 0 || (*word & bit)))
 			sp_freemap_bad(c, n, obj, bit);
-		s->freemap |= bit;
+		*word |= bit;
 	} else {
 		if (unlikely(s->inuse == 0 || obj == s->freelist)) {
 			pthread_mutex_unlock(&n->lock);
@@ -810,15 +815,19 @@ sp_flush_desc(const struct sp_flush_geo *g, const void *obj)
  */
 static __sp_always_inline void sp_flush_stages(const struct sp_flush_geo *g,
 					       void **objs, size_t i,
-					       size_t cnt, bool tail)
+					       size_t cnt, bool wide, bool tail)
 {
 	size_t d = i + SP_FLUSH_DESC, b = i + SP_FLUSH_NBR;
+	struct sp_slab *s;
 
 	if (tail) {
 		d = d < cnt ? d : cnt - 1;
 		b = b < cnt ? b : cnt - 1;
 	}
-	__builtin_prefetch(sp_flush_desc(g, objs[d]), 1, 3);
+	s = sp_flush_desc(g, objs[d]);
+	__builtin_prefetch(s, 1, 3);
+	if (wide)		/* the map's line */
+		__builtin_prefetch(s + 1, 1, 3);
 	sp_flush_near_empty(sp_flush_desc(g, objs[b]));
 }
 
@@ -830,29 +839,33 @@ static __sp_always_inline bool sp_flush_put(struct segpool_cache *c,
 					    const struct sp_flush_geo *g,
 					    struct sp_cache_node *n,
 					    struct sp_slab *s, void *obj,
-					    bool bitmap)
+					    bool bitmap, bool wide)
 {
 	unsigned int inuse = s->inuse;
 
 	if (bitmap) {
 		/*
-		 * The bit is in the descriptor: no object line touched.  The
-		 * index as sp_obj_at_boundary() finds it: a multiply by the
-		 * stride's odd part's inverse, rotated by its power of two,
-		 * is below the count only at an object boundary.
+		 * The bit is in the descriptor or the line after it: no
+		 * object line touched.  The index as sp_obj_at_boundary()
+		 * finds it: a multiply by the stride's odd part's inverse,
+		 * rotated by its power of two, is below the count only at an
+		 * object boundary.
 		 */
 		uint32_t off = (uint32_t)((uintptr_t)obj - (uintptr_t)s->base);
 		uint32_t idx = off * g->stride_inv;
-		uint64_t map = s->freemap, bit;
+		uint64_t *word = &s->freemap, map, bit;
 
 		idx = (idx >> g->stride_shift) |
 		      (idx << ((32 - g->stride_shift) & 31));
 		if (unlikely(idx >= g->per_slab))
 			sp_freemap_bad(c, n, obj, 0);
-		bit = 1ULL << idx;
+		if (wide)
+			word = (uint64_t *)(s + 1) + idx / 64;
+		map = *word;
+		bit = 1ULL << (idx % 64);
 		if (unlikely(inuse == 0 || (map & bit)))
 			sp_freemap_bad(c, n, obj, bit);
-		s->freemap = map | bit;
+		*word = map | bit;
 	} else {
 		void *head = s->freelist;
 
@@ -898,7 +911,8 @@ static __sp_always_inline size_t
 sp_flush_span(struct segpool_cache *c, const struct sp_flush_geo *g,
 	      void **objs, size_t i, size_t end, size_t cnt,
 	      struct sp_cache_node **np, size_t *from, bool xfer,
-	      struct sp_list_head *victims, bool bitmap, bool tail)
+	      struct sp_list_head *victims, bool bitmap, bool wide,
+	      bool tail)
 {
 	struct sp_cache_node *n = *np;
 	unsigned int node = n ? (unsigned int)(n - c->node) : ~0U;
@@ -906,7 +920,7 @@ sp_flush_span(struct segpool_cache *c, const struct sp_flush_geo *g,
 	for (; i < end; i++) {
 		struct sp_slab *s = sp_flush_desc(g, objs[i]);
 
-		sp_flush_stages(g, objs, i, cnt, tail);
+		sp_flush_stages(g, objs, i, cnt, wide, tail);
 		if (unlikely(s->node != node)) {
 			if (n) {
 				sp_flush_count(n, i - *from, xfer);
@@ -917,7 +931,7 @@ sp_flush_span(struct segpool_cache *c, const struct sp_flush_geo *g,
 			pthread_mutex_lock(&n->lock);
 			*from = i;
 		}
-		if (sp_flush_put(c, g, n, s, objs[i], bitmap))
+		if (sp_flush_put(c, g, n, s, objs[i], bitmap, wide))
 			sp_flush_relist(c, n, s, victims);
 	}
 	*np = n;
@@ -926,7 +940,7 @@ sp_flush_span(struct segpool_cache *c, const struct sp_flush_geo *g,
 
 static __sp_always_inline void
 sp_slab_put_loop(struct segpool_cache *c, size_t cnt, void **objs, bool xfer,
-		 struct sp_list_head *victims, bool bitmap)
+		 struct sp_list_head *victims, bool bitmap, bool wide)
 {
 	struct sp_flush_geo g = {
 		.base = sp_space.base,
@@ -941,14 +955,19 @@ sp_slab_put_loop(struct segpool_cache *c, size_t cnt, void **objs, bool xfer,
 	size_t i, from = 0;
 	size_t body = cnt > SP_FLUSH_DESC ? cnt - SP_FLUSH_DESC : 0;
 
-	for (i = 0; i < SP_FLUSH_DESC; i++)
-		__builtin_prefetch(
-			sp_flush_desc(&g, objs[i < cnt ? i : cnt - 1]), 1, 3);
+	for (i = 0; i < SP_FLUSH_DESC; i++) {
+		struct sp_slab *s =
+			sp_flush_desc(&g, objs[i < cnt ? i : cnt - 1]);
+
+		__builtin_prefetch(s, 1, 3);
+		if (wide)
+			__builtin_prefetch(s + 1, 1, 3);
+	}
 
 	i = sp_flush_span(c, &g, objs, 0, body, cnt, &n, &from, xfer,
-			  victims, bitmap, false);
+			  victims, bitmap, wide, false);
 	sp_flush_span(c, &g, objs, i, cnt, cnt, &n, &from, xfer,
-		      victims, bitmap, true);
+		      victims, bitmap, wide, true);
 	if (n) {
 		sp_flush_count(n, cnt - from, xfer);
 		pthread_mutex_unlock(&n->lock);
@@ -961,10 +980,12 @@ static __sp_libframe void sp_slab_put_fast(struct segpool_cache *c, size_t cnt,
 {
 	if (!cnt)
 		return;
-	if (c->flags & SP_CACHE_FREEMAP)
-		sp_slab_put_loop(c, cnt, objs, xfer, victims, true);
+	if (!(c->flags & SP_CACHE_FREEMAP))
+		sp_slab_put_loop(c, cnt, objs, xfer, victims, false, false);
+	else if (sp_freemap_wide(c))
+		sp_slab_put_loop(c, cnt, objs, xfer, victims, true, true);
 	else
-		sp_slab_put_loop(c, cnt, objs, xfer, victims, false);
+		sp_slab_put_loop(c, cnt, objs, xfer, victims, true, false);
 }
 
 /* Debug caches: one object at a time, each through the debug hook. */

@@ -60,6 +60,10 @@ struct sp_pcpu_cache;
 						 * and its objects marked as
 						 * hand-outs reach them
 						 * (slab/slab.c) */
+#define SP_CACHE_LINKED		(1UL << 25)	/* free objects on a list
+						 * linked through them, never
+						 * a map: the tests of the
+						 * links and their checks */
 
 /*
  * The library's own caches live as long as the process: their control and
@@ -104,8 +108,10 @@ struct sp_slab {
 					 * [0, reach) tagged and marked
 					 * or handed out */
 	};
-	uint64_t freemap;		/* SP_CACHE_FREEMAP: bit i set, object i
-					 * free (freelist NULL, fresh full) */
+	uint64_t freemap;		/* SP_CACHE_FREEMAP, one word: bit i
+					 * set, object i free (freelist NULL,
+					 * fresh full); a wide map is in the
+					 * next line (sp_slab_freemap()) */
 } __sp_cacheline_aligned;
 
 _Static_assert(sizeof(struct sp_slab) == SP_CACHE_LINE,
@@ -113,8 +119,15 @@ _Static_assert(sizeof(struct sp_slab) == SP_CACHE_LINE,
 _Static_assert(offsetof(struct sp_slab, freelist) == 0,
 	       "the freelist leads the descriptor");
 
-/* SP_CACHE_FREEMAP caches: at most this many objects a slab (one word). */
-#define SP_FREEMAP_MAX_OBJS	64U
+/*
+ * SP_CACHE_FREEMAP caches: up to SP_FREEMAP_WORD_OBJS objects a slab, the
+ * map is one word of the descriptor; up to SP_FREEMAP_MAX_OBJS, it is the
+ * words of the side line after the descriptor's, its slab's second page's
+ * (a wide map: such a slab has two pages or more, and the side lines of a
+ * block's pages past the first are its owner's too).  sp_slab_freemap().
+ */
+#define SP_FREEMAP_WORD_OBJS	64U
+#define SP_FREEMAP_MAX_OBJS	(SP_FREEMAP_WORD_OBJS * SP_PAGE_SIDE_BYTES / 8)
 
 /*
  * struct sp_cache_node - a cache's slabs on one node.  Its lock is taken by
@@ -312,11 +325,32 @@ static inline unsigned int sp_obj_index(const struct segpool_cache *c,
 	return (unsigned int)(off >> c->stride_shift) * c->stride_inv;
 }
 
-/* All objects of a slab of @c free: the map of a new or empty slab. */
-static inline uint64_t sp_freemap_full(const struct segpool_cache *c)
+/* Whether the slabs of map cache @c have a wide map (SP_FREEMAP_MAX_OBJS). */
+static inline bool sp_freemap_wide(const struct segpool_cache *c)
 {
-	return c->objs_per_slab >= 64 ? ~0ULL :
-	       (1ULL << c->objs_per_slab) - 1;
+	return c->objs_per_slab > SP_FREEMAP_WORD_OBJS;
+}
+
+/* The words of @s's free map (a map cache's slab): bit i, object i free. */
+static inline uint64_t *sp_slab_freemap(const struct segpool_cache *c,
+					struct sp_slab *s)
+{
+	return sp_freemap_wide(c) ? (uint64_t *)(s + 1) : &s->freemap;
+}
+
+/* How many words a free map of @c has. */
+static inline unsigned int sp_freemap_words(const struct segpool_cache *c)
+{
+	return (c->objs_per_slab + 63) / 64;
+}
+
+/* Word @w of the map of a slab of @c with every object free. */
+static inline uint64_t sp_freemap_full(const struct segpool_cache *c,
+				       unsigned int w)
+{
+	unsigned int left = c->objs_per_slab - w * 64;
+
+	return left >= 64 ? ~0ULL : (1ULL << left) - 1;
 }
 
 /* sp_slab_bytes() - bytes of one slab of @c. */

@@ -17,7 +17,10 @@
 
 #include "segpool_config.h"
 #include "internal/compiler.h"
+#include "core/core.h"
+#include "internal/init.h"
 #include "os/faultpoint.h"
+#include "slab/slab.h"
 #include "selftests/lib/harness.h"
 
 #define SP_TEST_DEFAULT_SEED 0x5e69001ULL
@@ -164,6 +167,19 @@ struct segpool_cache_info sp_test_info(struct segpool_cache *c)
 	info.size = sizeof(info);
 	assert_int_equal(segpool_cache_get_info(c, &info), 0);
 	return info;
+}
+
+struct segpool_cache *sp_test_linked_cache(const char *name, size_t size,
+					   unsigned long flags,
+					   void (*ctor)(void *))
+{
+	struct segpool_cache *c;
+
+	assert_int_equal(sp_init(), 0);
+	c = sp_cache_create_full(name, size, 0, flags | SP_CACHE_LINKED, ctor);
+	assert_non_null(c);
+	assert_false(c->flags & SP_CACHE_FREEMAP);
+	return c;
 }
 
 unsigned int sp_test_make_size_classes(void)

@@ -180,6 +180,16 @@ struct segpool_cache_info sp_test_info(struct segpool_cache *c);
  */
 unsigned int sp_test_make_size_classes(void);
 
+/*
+ * sp_test_linked_cache() - a cache as segpool_cache_create(@name, @size, 0,
+ * @flags, @ctor) makes it, but whose free objects are linked through them
+ * (SP_CACHE_LINKED), never bits of a map: for the tests of the links and
+ * their checks, which the caches of small objects no longer have.
+ */
+struct segpool_cache *sp_test_linked_cache(const char *name, size_t size,
+					   unsigned long flags,
+					   void (*ctor)(void *));
+
 /* Are all @n bytes at @p equal to @b? */
 bool sp_test_all_bytes(const void *p, unsigned char b, size_t n);
 

@@ -697,8 +697,9 @@ static void test_validate_finds_planted(void **state)
 /* A cache without debug flags: the free-list walk and the counts. */
 static void test_validate_plain_cache(void **state)
 {
-	/* 48 bytes: 85 objects a slab, linked (64-byte ones are a map) */
-	struct segpool_cache *c = mk("dbg-validate-plain", 48, 0);
+	/* linked: a cache of small objects is a map otherwise */
+	struct segpool_cache *c = sp_test_linked_cache("dbg-validate-plain", 48,
+						       0, NULL);
 	void *objs[64], *saved[64];
 	const char *err;
 

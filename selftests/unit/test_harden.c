@@ -8,9 +8,9 @@
  * so the variable is read and both settings are checked to allocate
  * correctly.  Links are read raw from freed objects here, which is why the
  * tests open them for ASan and valgrind first (as the slab layer does).
- * The link tests use 48-byte caches: a slab of at most 64 objects (64
- * bytes and up in a 4 KiB slab) keeps its free objects in a map in the
- * descriptor and links none (SP_CACHE_FREEMAP, slab/geometry.c).
+ * The link tests make their caches with sp_test_linked_cache(): a cache of
+ * small objects keeps its free objects in a map (of up to 512) and links
+ * none (SP_CACHE_FREEMAP, slab/geometry.c).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -92,7 +92,7 @@ static void test_env_read(void **state)
 static void test_link_encoding(void **state)
 {
 	struct segpool_cache *c =
-		segpool_cache_create("hd-enc", 48, 0, 0, NULL);
+		sp_test_linked_cache("hd-enc", 48, 0, NULL);
 	void *objs[8];
 	struct sp_slab *s;
 	unsigned int seen = 0;
@@ -132,8 +132,8 @@ static void test_link_encoding(void **state)
 /* Two caches never share a secret (a leaked one opens no other cache). */
 static void test_secrets_differ(void **state)
 {
-	struct segpool_cache *a = segpool_cache_create("hd-sa", 32, 0, 0, NULL);
-	struct segpool_cache *b = segpool_cache_create("hd-sb", 32, 0, 0, NULL);
+	struct segpool_cache *a = sp_test_linked_cache("hd-sa", 32, 0, NULL);
+	struct segpool_cache *b = sp_test_linked_cache("hd-sb", 32, 0, NULL);
 
 	(void)state;
 	assert_non_null(a);
@@ -161,7 +161,7 @@ static void ctor_fill(void *p)
 static void corrupt_and_alloc(void *arg)
 {
 	const struct plant *p = arg;
-	struct segpool_cache *c = segpool_cache_create("hd-bad", p->size, 0, 0,
+	struct segpool_cache *c = sp_test_linked_cache("hd-bad", p->size, 0,
 						       p->ctor);
 	void *objs[6], *more[4];
 	uintptr_t v;
@@ -232,7 +232,7 @@ static uintptr_t *decoded_seen;
 static void corrupt_note_decoded(void *arg)
 {
 	const struct plant *p = arg;
-	struct segpool_cache *c = segpool_cache_create("hd-raw", p->size, 0, 0,
+	struct segpool_cache *c = sp_test_linked_cache("hd-raw", p->size, 0,
 						       NULL);
 	void *objs[6], *more[4];
 
@@ -293,7 +293,7 @@ static void test_report_prints_raw_word(void **state)
  */
 static void self_link_and_alloc(void *arg)
 {
-	struct segpool_cache *c = segpool_cache_create("hd-self", 48, 0, 0,
+	struct segpool_cache *c = sp_test_linked_cache("hd-self", 48, 0,
 						       NULL);
 	void *objs[6], *more[4], *head;
 	struct sp_slab *s;
@@ -419,7 +419,7 @@ static void test_random_order(void **state)
 						       SEGPOOL_FREELIST_RANDOM,
 						       NULL);
 	struct segpool_cache *q =
-		segpool_cache_create("hd-seq", 128, 0, 0, NULL);
+		sp_test_linked_cache("hd-seq", 128, 0, NULL);
 	unsigned int n, *idx, runs_sorted = 0;
 	void **objs;
 

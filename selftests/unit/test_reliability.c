@@ -195,9 +195,9 @@ static void test_small_as_limit(void **state)
  * after its free as a use-after-free would.  The next allocation takes it
  * and its NULL link ends the free list early; the one after that used to
  * spin forever under the node lock on a partial slab with no free object.
- * 48-byte objects: a cache of at most 64 objects a slab links none (its
- * free objects are bits in the descriptor, SP_CACHE_FREEMAP), so there a
- * zeroed object breaks nothing.
+ * A linked cache (sp_test_linked_cache()): a map cache links none (its free
+ * objects are bits of a map, SP_CACHE_FREEMAP), so there a zeroed object
+ * breaks nothing.
  */
 static void child_zeroed_link(void **state)
 {
@@ -208,7 +208,7 @@ static void child_zeroed_link(void **state)
 	(void)state;
 	if (!in_child())
 		skip();
-	c = segpool_cache_create("rel-zeroed-link", 48, 0, 0, NULL);
+	c = sp_test_linked_cache("rel-zeroed-link", 48, 0, NULL);
 	assert_non_null(c);
 	n = sp_test_info(c).objs_per_slab;
 	objs = calloc(n, sizeof(*objs));

@@ -171,9 +171,10 @@ static void test_flush_scattered(void **state)
 	uint64_t seed = sp_test_seed();
 
 	(void)state;
-	scattered("tss-64", 64, 20000, seed);		/* a map, 64 a slab */
+	scattered("tss-64", 64, 20000, seed);		/* wide map, 512 */
+	scattered("tss-1024", 1024, 5000, seed ^ 0x1024); /* a word, 32 */
 	scattered("tss-3000", 3000, 3000, seed ^ 0x5eed);
-	scattered("tss-32", 32, 20000, seed ^ 0x32);	/* linked, 128 a slab */
+	scattered("tss-8", 8, 20000, seed ^ 0x32);	/* linked, 512 a slab */
 }
 
 /*
@@ -343,17 +344,38 @@ static void test_double_free_in_batch(void **state)
 
 /* --- the free map (SP_CACHE_FREEMAP) -------------------------------------- */
 
+/* How many bits of @s's map are set. */
+static unsigned int map_count(struct segpool_cache *c, struct sp_slab *s)
+{
+	const uint64_t *map = sp_slab_freemap(c, s);
+	unsigned int n = 0;
+
+	for (unsigned int w = 0; w < sp_freemap_words(c); w++)
+		n += (unsigned int)__builtin_popcountll(map[w]);
+	return n;
+}
+
+/* Whether object @i's bit of @s's map is set. */
+static bool map_bit(struct segpool_cache *c, struct sp_slab *s, unsigned int i)
+{
+	return (sp_slab_freemap(c, s)[i / 64] >> (i % 64)) & 1;
+}
+
 /* The bits of @s's map, recounted: every free object's bit, no other. */
 static void check_map(struct segpool_cache *c, struct sp_slab *s)
 {
+	const uint64_t *map = sp_slab_freemap(c, s);
+
 	CHECK(!s->freelist && s->fresh == c->objs_per_slab,
 	      "map slab %p: list %p, fresh %u", (void *)s->base, s->freelist,
 	      s->fresh);
-	CHECK(!(s->freemap & ~sp_freemap_full(c)), "map %#llx past %u objects",
-	      (unsigned long long)s->freemap, c->objs_per_slab);
-	CHECK((unsigned int)__builtin_popcountll(s->freemap) ==
-	      c->objs_per_slab - s->inuse, "map %#llx, %u in use of %u",
-	      (unsigned long long)s->freemap, s->inuse, c->objs_per_slab);
+	for (unsigned int w = 0; w < sp_freemap_words(c); w++)
+		CHECK(!(map[w] & ~sp_freemap_full(c, w)), "map word %u %#llx "
+		      "past %u objects", w, (unsigned long long)map[w],
+		      c->objs_per_slab);
+	CHECK(map_count(c, s) == c->objs_per_slab - s->inuse,
+	      "map of %u set, %u in use of %u", map_count(c, s), s->inuse,
+	      c->objs_per_slab);
 }
 
 /*
@@ -382,31 +404,24 @@ static void plant(struct segpool_cache *c, void *obj)
 }
 
 /*
- * Which caches keep a map: up to 64 objects a slab, not debug, not random
- * order.  A map slab hands its free objects out lowest first (address
- * order), its bits follow every take and put, and a flush writes nothing
- * into the objects: the bytes where a link would go stay as the program
- * left them.
+ * Which caches keep a map: up to 64 objects a slab in one word of the
+ * descriptor, up to 512 of a slab of two pages or more in the side line
+ * after it; not debug, not random order.  A map slab hands its free
+ * objects out lowest first (address order), its bits follow every take
+ * and put, and a flush writes nothing into the objects: the bytes where a
+ * link would go stay as the program left them.
  */
-static void test_freemap(void **state)
+static void run_freemap(const char *name, size_t size, bool wide)
 {
-	struct segpool_cache *c = mk("tss-map", 64);
-	struct segpool_cache *l = mk("tss-list", 32);
-	struct segpool_cache *r = segpool_cache_create("tss-map-rand", 64, 0,
-						       SEGPOOL_FREELIST_RANDOM,
-						       NULL);
+	struct segpool_cache *c = mk(name, size);
 	unsigned int per = c->objs_per_slab;
-	void *objs[64], *again[64];
+	static void *objs[SP_FREEMAP_MAX_OBJS], *again[SP_FREEMAP_MAX_OBJS];
 	struct sp_slab *s;
 
-	(void)state;
-	assert_non_null(r);
 	assert_true(c->flags & SP_CACHE_FREEMAP);
-	assert_true(per <= 64);
-	assert_false(l->flags & SP_CACHE_FREEMAP);	/* 128 a slab */
-	assert_false(r->flags & SP_CACHE_FREEMAP);
-	assert_int_equal(segpool_cache_destroy(r), 0);
-
+	CHECK(sp_freemap_wide(c) == wide && per <= SP_FREEMAP_MAX_OBJS &&
+	      (!wide || c->order > 0), "%s: %u objects a slab of order %u, "
+	      "wide %d", name, per, c->order, sp_freemap_wide(c));
 	assert_int_equal(sp_slab_alloc_bulk(c, 0, per, objs), per);
 	s = sp_obj_to_slab(objs[0]);
 	assert_non_null(s);
@@ -415,7 +430,7 @@ static void test_freemap(void **state)
 		      "object %u at %p", i, objs[i]);
 		plant(c, objs[i]);		/* where a link would go */
 	}
-	assert_int_equal(s->freemap, 0);
+	assert_int_equal(map_count(c, s), 0);
 	check_map(c, s);
 	/* every third back, in a scattered order */
 	for (unsigned int i = 0; i < per; i += 3) {
@@ -435,45 +450,68 @@ static void test_freemap(void **state)
 	assert_int_equal(segpool_cache_validate(c), 0);
 	/* the lowest free ones come back first */
 	{
-		unsigned int k = (unsigned int)__builtin_popcountll(s->freemap);
-		uint64_t before = s->freemap;
+		static bool was_free[SP_FREEMAP_MAX_OBJS];
+		unsigned int k = map_count(c, s), j = 0;
 
+		for (unsigned int i = 0; i < per; i++)
+			was_free[i] = map_bit(c, s, i);
+		assert_true(k > 0);
 		assert_int_equal(sp_slab_alloc_bulk(c, 0, k, again), k);
-		for (unsigned int j = 0; j < k; j++) {
-			unsigned int i = (unsigned int)__builtin_ctzll(before);
-
-			before &= before - 1;
-			CHECK(again[j] == objs[i], "refill %u: %p, not %p", j,
-			      again[j], objs[i]);
+		for (unsigned int i = 0; i < per; i++) {
+			if (!was_free[i])
+				continue;
+			CHECK(j < k && again[j] == objs[i], "refill %u: %p, "
+			      "not %p", j, j < k ? again[j] : NULL, objs[i]);
+			j++;
 		}
+		assert_int_equal(j, k);
 	}
-	assert_int_equal(s->freemap, 0);
+	assert_int_equal(map_count(c, s), 0);
 	check_map(c, s);
 	give(c, per, objs);
 	check_map(c, s);
-	assert_int_equal(s->freemap, sp_freemap_full(c));
+	for (unsigned int i = 0; i < per; i++)
+		assert_true(map_bit(c, s, i));
 	assert_int_equal(segpool_cache_validate(c), 0);
 	assert_int_equal(segpool_cache_destroy(c), 0);
+}
+
+static void test_freemap(void **state)
+{
+	struct segpool_cache *l = mk("tss-list", 8);
+	struct segpool_cache *r = segpool_cache_create("tss-map-rand", 64, 0,
+						       SEGPOOL_FREELIST_RANDOM,
+						       NULL);
+
+	(void)state;
+	assert_non_null(r);
+	/* 512 a page, 1024 in two: more than a map holds */
+	assert_false(l->flags & SP_CACHE_FREEMAP);
+	assert_false(r->flags & SP_CACHE_FREEMAP);
+	assert_int_equal(segpool_cache_destroy(r), 0);
 	assert_int_equal(segpool_cache_destroy(l), 0);
+	run_freemap("tss-map-word", 1024, false);
+	run_freemap("tss-map-wide", 64, true);
+	run_freemap("tss-map-wide96", 96, true);	/* last word partial */
 }
 
 /* A map past the slab's objects is found by segpool_cache_validate(). */
-static void test_freemap_validate(void **state)
+static void run_freemap_validate(size_t size)
 {
-	struct segpool_cache *c = mk("tss-map-bad", 1024);
+	struct segpool_cache *c = mk("tss-map-bad", size);
+	unsigned int last = sp_freemap_words(c) - 1;
 	void *objs[4];
-	struct sp_slab *s;
+	uint64_t *word;
 	FILE *null = fopen("/dev/null", "w");
 	int fd, saved;
 
-	(void)state;
 	assert_non_null(null);
 	assert_true(c->flags & SP_CACHE_FREEMAP);
-	assert_true(c->objs_per_slab < 64);
+	assert_true(c->objs_per_slab % 64);	/* room past the last object */
 	assert_int_equal(sp_slab_alloc_bulk(c, 0, 4, objs), 4);
-	s = sp_obj_to_slab(objs[0]);
+	word = sp_slab_freemap(c, sp_obj_to_slab(objs[0])) + last;
 	assert_int_equal(segpool_cache_validate(c), 0);
-	s->freemap |= 1ULL << c->objs_per_slab;
+	*word |= 1ULL << (c->objs_per_slab % 64);
 	fflush(stderr);
 	saved = dup(2);
 	fd = fileno(null);
@@ -481,11 +519,18 @@ static void test_freemap_validate(void **state)
 	assert_true(segpool_cache_validate(c) >= 1);
 	dup2(saved, 2);
 	close(saved);
-	s->freemap &= sp_freemap_full(c);
+	*word &= sp_freemap_full(c, last);
 	assert_int_equal(segpool_cache_validate(c), 0);
 	sp_slab_free_bulk(c, 4, objs);
 	fclose(null);
 	assert_int_equal(segpool_cache_destroy(c), 0);
+}
+
+static void test_freemap_validate(void **state)
+{
+	(void)state;
+	run_freemap_validate(1024);	/* 32 objects: the descriptor's word */
+	run_freemap_validate(96);	/* 341: a wide map's sixth word */
 }
 
 /*
