@@ -658,7 +658,6 @@ static inline struct sp_slab *sp_slab_after_free(struct segpool_cache *c,
 	return victim;
 }
 
-
 /* A map cache's bad put of @obj (node @n locked): report it, no return. */
 static __sp_cold __sp_noreturn void sp_freemap_bad(struct segpool_cache *c,
 						   struct sp_cache_node *n,
@@ -756,8 +755,9 @@ __sp_libframe void sp_slab_free_one(struct segpool_cache *c, struct sp_slab *s,
  * The node lock is taken once per run of one node's objects (a magazine
  * holds one node's: once per flush).  Not sorted: a sort of 1000 rounds
  * would cost some 10^4 compares, more than the list work it would merge.
- * The object lines are not prefetched: more prefetched lines an object
- * fill the core's miss buffers.
+ * The object lines are not prefetched: a map cache's flush writes none of
+ * them, and a list cache's would compete with the descriptors' for the
+ * core's miss buffers.
  */
 #define SP_FLUSH_DESC	24
 #define SP_FLUSH_NBR	8
