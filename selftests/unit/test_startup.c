@@ -387,7 +387,7 @@ static void test_desc_side_lines(void **state)
 	static char *blk[DESCS];
 	unsigned char vec[64];
 	size_t span = (size_t)1 << 20, resident = 0;
-	uintptr_t hi = 0;
+	uintptr_t hi = 0, end;
 
 	(void)state;
 	segpool_free(started());
@@ -408,14 +408,27 @@ static void test_desc_side_lines(void **state)
 	}
 	for (int i = 0; i < DESCS; i++)
 		assert_int_equal(sp_slab_desc(blk[i])->inuse, i);
-	/* the 1 MiB of the table past the last line written: not backed */
-	hi = SP_ALIGN(hi + 1, (uintptr_t)SP_PAGE_SIZE);
+	/*
+	 * The 1 MiB of the table past the last line written: not backed.
+	 * From the next huge-page boundary on, as under THP "always" (the
+	 * arm64 rig's kernel) the first touch of a line backs the huge page
+	 * around it; within the table's mapping.
+	 */
+	end = (uintptr_t)sp_space.side +
+	      (sp_space.size >> SP_PAGE_SHIFT) * SP_PAGE_SIDE_BYTES;
+	hi = SP_ALIGN(hi + 1, (uintptr_t)SP_MAX(sp_os_thp_size(),
+						(size_t)SP_PAGE_SIZE));
+	span = hi < end ? SP_MIN(span, (size_t)(end - hi)) : 0;
+	span = SP_ALIGN_DOWN(span, sizeof(vec) * SP_PAGE_SIZE);
 	for (size_t off = 0; off < span; off += sizeof(vec) * SP_PAGE_SIZE) {
 		assert_int_equal(mincore((void *)(hi + off),
 					 sizeof(vec) * SP_PAGE_SIZE, vec), 0);
 		for (size_t k = 0; k < sizeof(vec); k++)
 			resident += vec[k] & 1;
 	}
+	if (!span)
+		print_message("# side table: no room past the last line "
+			      "written to look at\n");
 	if (resident > 8)
 		fail_msg("%zu of the %zu side-table pages past the last line "
 			 "written are resident", resident,
