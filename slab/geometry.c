@@ -54,12 +54,12 @@ static unsigned int sp_waste_order(size_t stride, unsigned int fraction)
 }
 
 /*
- * The order for a map cache (no debug, random order, ctor or internal use)
+ * The order for a cache that may take a map and reach lazily (below)
  * of @stride whose waste rule chose @order: the largest up to
  * SP_MAP_SLAB_BYTES whose objects a map holds (a wide map needs two pages)
  * and whose waste is at most a 32nd, or @order.  Four times the objects a
  * slab means a fourth of the descriptors: a heap of 10^7 small objects
- * has 2.5 MiB of them and their maps, not 10 MiB, and a scattered free's
+ * has 2.4 MiB of them and their maps, not 9.5 MiB, and a scattered free's
  * flush finds more of them in the cache.  The pages a slab's objects never
  * reached stay untouched (SP_CACHE_REACH).
  */
@@ -76,6 +76,28 @@ static unsigned int sp_map_order(size_t stride, unsigned int order)
 			return o;
 	}
 	return order;
+}
+
+/*
+ * Which caches may take a map and lazy reach, each rule stated once:
+ * a debug cache (its checks walk a list), a randomised order and the
+ * tests' SP_CACHE_LINKED keep a free list linked through the objects;
+ * a slab written whole at creation (a ctor, zeroed objects) has nothing
+ * to reach lazily, and the library's own caches carry no free mark.
+ * A map cache's slabs grow (sp_map_order()) only where both hold.
+ */
+#define SP_GEO_LINKED_FLAGS	(SP_CACHE_DEBUG | SEGPOOL_FREELIST_RANDOM | \
+				 SP_CACHE_LINKED)
+#define SP_GEO_WHOLE_FLAGS	(SP_CACHE_INTERNAL | SP_CACHE_ZEROED)
+
+static bool sp_geo_may_map(const struct segpool_cache *c)
+{
+	return !(c->flags & SP_GEO_LINKED_FLAGS);
+}
+
+static bool sp_geo_may_reach(const struct segpool_cache *c)
+{
+	return !c->ctor && !(c->flags & SP_GEO_WHOLE_FLAGS);
 }
 
 static unsigned int sp_least_waste_order(size_t stride)
@@ -146,9 +168,7 @@ int sp_geometry_compute(struct segpool_cache *c, size_t size, size_t align)
 		order = sp_waste_order(stride, fractions[i]);
 	if (order > SP_MAX_ORDER)
 		order = sp_least_waste_order(stride);
-	if (!c->ctor && !(c->flags & (SP_CACHE_DEBUG | SEGPOOL_FREELIST_RANDOM |
-				      SP_CACHE_INTERNAL | SP_CACHE_ZEROED |
-				      SP_CACHE_LINKED)))
+	if (sp_geo_may_map(c) && sp_geo_may_reach(c))
 		order = sp_map_order(stride, order);
 
 	c->object_size = (unsigned int)size;
@@ -177,8 +197,7 @@ int sp_geometry_compute(struct segpool_cache *c, size_t size, size_t align)
 	 */
 	if ((c->objs_per_slab <= SP_FREEMAP_WORD_OBJS ||
 	     (c->objs_per_slab <= SP_FREEMAP_MAX_OBJS && order > 0)) &&
-	    !(c->flags & (SP_CACHE_DEBUG | SEGPOOL_FREELIST_RANDOM |
-			  SP_CACHE_LINKED)))
+	    sp_geo_may_map(c))
 		c->flags |= SP_CACHE_FREEMAP;
 	/*
 	 * A slab of several pages is written only as its objects are handed
@@ -191,8 +210,7 @@ int sp_geometry_compute(struct segpool_cache *c, size_t size, size_t align)
 	 * that make an order worth it (SP_MIN_OBJS) fit in a map, so a slab
 	 * of several pages with a list is a randomised or a debug one.
 	 */
-	if (order > 0 && !c->ctor && (c->flags & SP_CACHE_FREEMAP) &&
-	    !(c->flags & (SP_CACHE_INTERNAL | SP_CACHE_ZEROED)))
+	if (order > 0 && (c->flags & SP_CACHE_FREEMAP) && sp_geo_may_reach(c))
 		c->flags |= SP_CACHE_REACH;
 	return 0;
 }
