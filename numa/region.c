@@ -433,7 +433,8 @@ static void sp_set_owner(struct sp_region *r, uint32_t page, unsigned int order,
 		SP_WRITE_ONCE(r->map[page + i].info, owner);
 }
 
-void *sp_region_alloc(int idx, unsigned int order, uintptr_t owner)
+void *sp_region_alloc_dirty(int idx, unsigned int order, uintptr_t owner,
+			    bool *was_dirty)
 {
 	struct sp_region *r;
 	unsigned int o;
@@ -477,6 +478,8 @@ void *sp_region_alloc(int idx, unsigned int order, uintptr_t owner)
 	r->pages_used += 1UL << order;
 	sp_region_want_low(r);
 	pthread_mutex_unlock(&r->lock);
+	if (was_dirty)
+		*was_dirty = dirty;
 	return r->base + ((size_t)page << SP_PAGE_SHIFT);
 }
 

@@ -145,6 +145,49 @@ void sp_os_release(void *addr, size_t size)
 	madvise(addr, size, MADV_DONTNEED);
 }
 
+/* Pages whose residency one mincore() call reads (a stack vector). */
+#define SP_OS_ZERO_BATCH	256U
+
+/* Clear or discard pages [@from, @to) of @p, all resident or all not. */
+static void sp_os_zero_run(char *p, size_t from, size_t to, bool resident)
+{
+	if (from == to)
+		return;
+	if (resident)
+		memset(p + (from << SP_PAGE_SHIFT), 0,
+		       (to - from) << SP_PAGE_SHIFT);
+	else
+		madvise(p + (from << SP_PAGE_SHIFT),
+			(to - from) << SP_PAGE_SHIFT, MADV_DONTNEED);
+}
+
+void sp_os_zero(void *addr, size_t size)
+{
+	unsigned char vec[SP_OS_ZERO_BATCH];
+	size_t pages = size >> SP_PAGE_SHIFT;
+	char *p = addr;
+
+	for (size_t done = 0; done < pages;) {
+		size_t n = SP_MIN(pages - done, (size_t)SP_OS_ZERO_BATCH);
+		char *q = p + (done << SP_PAGE_SHIFT);
+		size_t start = 0;
+
+		/* unreadable residency: clear it all, as before */
+		if (mincore(q, n << SP_PAGE_SHIFT, vec)) {
+			memset(q, 0, n << SP_PAGE_SHIFT);
+			done += n;
+			continue;
+		}
+		for (size_t i = 1; i <= n; i++)
+			if (i == n || (vec[i] & 1) != (vec[start] & 1)) {
+				sp_os_zero_run(q, start, i, vec[start] & 1);
+				start = i;
+			}
+		done += n;
+	}
+	memset(p + (pages << SP_PAGE_SHIFT), 0, size & (SP_PAGE_SIZE - 1));
+}
+
 /*
  * A place of @size bytes that nothing else can take meanwhile (PROT_NONE),
  * at the same offset as @like within a transparent huge page: pages that

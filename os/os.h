@@ -77,6 +77,15 @@ SP_INTERNAL int sp_os_bind(void *addr, size_t size, int node);
 /* Give the pages' memory back to the OS; the range stays mapped, reads zero. */
 SP_INTERNAL void sp_os_release(void *addr, size_t size);
 /*
+ * sp_os_zero() - make the page-aligned private anonymous range read zero
+ * while touching only the pages that are resident: those are cleared,
+ * the others (never touched, or swapped out) are discarded and read zero
+ * when first touched.  A large block that comes back from a dirty free
+ * block is often mostly pages nobody touched; clearing it whole would
+ * fault every one of them in.
+ */
+SP_INTERNAL void sp_os_zero(void *addr, size_t size);
+/*
  * sp_os_move_out() - move the pages of [@addr, + @old) (within one mapping)
  * to a new mapping of @size bytes (>= @old) of their own, no copy: mremap
  * to a fresh place.  The range left behind is unmapped; sp_os_refill()

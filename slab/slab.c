@@ -41,7 +41,8 @@
  * the ctor, which Bonwick's design runs once per object here, never on
  * allocation.
  */
-static void sp_slab_populate(struct segpool_cache *c, struct sp_slab *s)
+static void sp_slab_populate(struct segpool_cache *c, struct sp_slab *s,
+			     bool dirty)
 {
 	s->freelist = NULL;
 	s->fresh = 0;
@@ -57,8 +58,12 @@ static void sp_slab_populate(struct segpool_cache *c, struct sp_slab *s)
 			map[w] = sp_freemap_full(c, w);
 		s->fresh = c->objs_per_slab;
 	}
-	/* its pages may come from another cache's slab, with its bytes */
-	if (c->flags & SP_CACHE_ZEROED)
+	/*
+	 * its pages may come from another cache's slab, with its bytes; a
+	 * block nobody wrote since it was mapped or purged reads zero, and
+	 * clearing it would fault in pages its first objects never reach
+	 */
+	if ((c->flags & SP_CACHE_ZEROED) && dirty)
 		memset(s->base, 0, (size_t)c->objs_per_slab * c->stride);
 	if (c->ctor) {
 		/*
@@ -265,7 +270,9 @@ static inline void sp_slab_prefetch_links(const struct segpool_cache *c,
 /* A new slab for @c on node index @idx, not yet on any list. */
 static struct sp_slab *sp_slab_new(struct segpool_cache *c, int idx)
 {
-	char *block = sp_region_alloc(idx, c->order, SP_OWNER_SIDE);
+	bool dirty;
+	char *block = sp_region_alloc_dirty(idx, c->order, SP_OWNER_SIDE,
+					    &dirty);
 	struct sp_slab *s;
 
 	if (!block) {
@@ -284,7 +291,7 @@ static struct sp_slab *sp_slab_new(struct segpool_cache *c, int idx)
 	s->order = (unsigned char)c->order;
 	s->list = SP_SLAB_NONE;
 	sp_list_init(&s->lru);
-	sp_slab_populate(c, s);
+	sp_slab_populate(c, s, dirty);
 	if (unlikely(c->flags & SP_CACHE_DEBUG))
 		sp_debug_slab_init(c, s);
 	return s;

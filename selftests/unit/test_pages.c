@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -518,6 +519,100 @@ static void test_calloc_zeroed(void **state)
 	}
 }
 
+/* Pages of [@p, @p + @pages pages) that are not resident, marked in @out. */
+static size_t nonresident(const void *p, size_t pages, unsigned char *out)
+{
+	size_t n = 0;
+
+	assert_int_equal(mincore((void *)p, pages << SP_PAGE_SHIFT, out), 0);
+	for (size_t i = 0; i < pages; i++) {
+		out[i] = !(out[i] & 1);
+		n += out[i];
+	}
+	return n;
+}
+
+#define ZERO_TEST_PAGES	300	/* more than one mincore() batch of os/ */
+
+/*
+ * sp_os_zero() clears the resident pages of a range and leaves the others
+ * out: after it every byte reads zero, and a page nobody had touched is
+ * still not resident (clearing it would have faulted it in).
+ */
+static void test_os_zero(void **state)
+{
+	static unsigned char before[ZERO_TEST_PAGES], after[ZERO_TEST_PAGES];
+	size_t bytes = (size_t)ZERO_TEST_PAGES << SP_PAGE_SHIFT, out;
+	unsigned char *p;
+
+	(void)state;
+	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(p != MAP_FAILED);
+	/* no huge pages here: a touched page must not back its neighbours */
+	madvise(p, bytes, MADV_NOHUGEPAGE);
+	/* runs of 7 pages touched and 7 not, one short run at each end */
+	for (size_t i = 0; i < ZERO_TEST_PAGES; i++)
+		if ((i / 7) % 2 == 0)
+			memset(p + (i << SP_PAGE_SHIFT) + 100, 0xa5, 200);
+	out = nonresident(p, ZERO_TEST_PAGES, before);
+	if (!out) {
+		munmap(p, bytes);
+		print_message("# skipped: every page already resident\n");
+		skip();
+	}
+	sp_os_zero(p, bytes);
+	assert_int_equal(nonresident(p, ZERO_TEST_PAGES, after), out);
+	for (size_t i = 0; i < ZERO_TEST_PAGES; i++)
+		CHECK(after[i] == before[i], "page %zu: resident %d, was %d",
+		      i, !after[i], !before[i]);
+	assert_true(sp_test_all_bytes(p, 0, bytes));
+	munmap(p, bytes);
+}
+
+/*
+ * calloc of a block that comes from a dirty free block: the pages the
+ * block's last user never touched stay out (large/large.c, sp_os_zero()),
+ * as they do under a malloc that maps its large blocks fresh.  The size is
+ * not a power of two (no natural alignment, so the run is the one freed
+ * just before: the region's free lists give the newest block first).
+ */
+static void test_calloc_leaves_untouched_out(void **state)
+{
+	size_t bytes = MiB + 3 * SP_PAGE_SIZE, pages = bytes >> SP_PAGE_SHIFT;
+	static unsigned char before[(MiB >> 12) + 3], after[(MiB >> 12) + 3];
+	unsigned char *p, *q;
+	size_t out;
+
+	(void)state;
+	/* earlier tests left dirty blocks whose pages are all resident */
+	for (int i = 0; i < sp_space.nr_regions; i++)
+		sp_region_purge(i);
+	p = segpool_malloc(bytes);
+	assert_non_null(p);
+	/* small pages: a huge one would back the untouched ones too */
+	sp_os_advise_huge(p, bytes, false);
+	memset(p, 0x5a, SP_PAGE_SIZE);
+	p[bytes - 1] = 0x5a;
+	segpool_free(p);
+	out = nonresident(p, pages, before);
+	q = segpool_calloc(1, bytes);
+	assert_non_null(q);
+	CHECK(q == p, "calloc returned %p, not the block freed at %p",
+	      (void *)q, (void *)p);
+	if (!out) {
+		segpool_free(q);
+		print_message("# skipped: every page of the block resident\n");
+		skip();
+	}
+	assert_int_equal(nonresident(q, pages, after), out);
+	for (size_t i = 0; i < pages; i++)
+		CHECK(after[i] == before[i], "page %zu: resident %d, was %d",
+		      i, !after[i], !before[i]);
+	assert_true(sp_test_all_bytes(q, 0, bytes));
+	segpool_free(q);
+}
+
 static void test_bad_input(void **state)
 {
 	char *p;
@@ -747,6 +842,8 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test_setup(test_realloc_growth_and_remap, setup),
 	cmocka_unit_test(test_reserve_like),
 	cmocka_unit_test_setup(test_calloc_zeroed, setup),
+	cmocka_unit_test(test_os_zero),
+	cmocka_unit_test_setup(test_calloc_leaves_untouched_out, setup),
 	cmocka_unit_test_setup(test_bad_input, setup),
 	cmocka_unit_test_setup(test_misuse_reported, setup),
 	cmocka_unit_test_setup(test_fork, setup),

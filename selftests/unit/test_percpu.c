@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/rseq.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -566,6 +567,49 @@ static void test_mag_fresh_rounds_even(void **state)
 		sp_mag_free(again);
 	}
 	assert_int_equal(segpool_cache_destroy(c), 0);
+}
+
+/*
+ * The cost side of that defence: a zeroed cache's new slab on a block
+ * nobody wrote since the region purged it is not cleared (the block reads
+ * zero already), so none of its pages is faulted in until objects are
+ * used: a program's first magazine of a class costs the pages it fills,
+ * not the whole slab.
+ */
+static void test_zeroed_slab_clean_block(void **state)
+{
+	static unsigned char vec[1U << SP_MAX_ORDER];
+	struct segpool_cache *z;
+	size_t bytes, out = 0;
+	char *p;
+	void *obj;
+
+	(void)state;
+	/* 3000 bytes: the waste rule gives a slab of several pages */
+	z = sp_cache_create("pcpu-zeroed-clean", 3000, 0,
+			    SP_CACHE_INTERNAL | SP_CACHE_ZEROED, NULL);
+	assert_non_null(z);
+	assert_true(z->order >= 1);
+	bytes = (size_t)SP_PAGE_SIZE << z->order;
+	p = sp_region_alloc(0, z->order, SP_OWNER_META);
+	assert_non_null(p);
+	memset(p, 0x1b, bytes);
+	sp_region_free(p, z->order);
+	/* the block, and every other dirty one, given back: now clean */
+	for (int i = 0; i < sp_space.nr_regions; i++)
+		sp_region_purge(i);
+	assert_int_equal(sp_slab_alloc_bulk(z, 0, 1, &obj), 1);
+	CHECK(sp_obj_to_slab(obj)->base == p,
+	      "new slab at %p, not on the block purged at %p",
+	      (void *)sp_obj_to_slab(obj)->base, (void *)p);
+	assert_int_equal(mincore(p, bytes, vec), 0);
+	for (size_t i = 0; i < ((size_t)1 << z->order); i++)
+		out += !(vec[i] & 1);
+	assert_int_equal(out, (size_t)1 << z->order);
+	/* and what the program reads is zero all the same */
+	assert_true(sp_test_all_bytes(p, 0, bytes));
+	sp_slab_free_bulk(z, 1, &obj);
+	/* z stays: an internal cache has no destroy of its own (one per run) */
 }
 
 /* --- layout --------------------------------------------------------------- */
@@ -1783,6 +1827,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test_teardown(test_drain_every_slot, teardown),
 	cmocka_unit_test_teardown(test_rseq_abort_storm, teardown),
 	cmocka_unit_test(test_mag_fresh_rounds_even),
+	cmocka_unit_test(test_zeroed_slab_clean_block),
 	cmocka_unit_test(test_mag_growth),
 	cmocka_unit_test(test_mag_growth_bound),
 	cmocka_unit_test(test_mag_shrink),
