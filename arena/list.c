@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "arena/arena.h"
+#include "internal/flags.h"
 
 pthread_mutex_t sp_bump_list_lock = PTHREAD_MUTEX_INITIALIZER;
 struct sp_list_head sp_bump_list = SP_LIST_HEAD_INIT(sp_bump_list);
@@ -38,10 +39,7 @@ const struct sp_bump_field sp_bump_fields[] = {
 #undef SP_BUMP_FIELD_ENTRY
 const size_t sp_nr_bump_fields = SP_ARRAY_SIZE(sp_bump_fields);
 
-static const struct {
-	unsigned long bit;
-	const char *name;
-} sp_bump_flag_name[] = {
+static const struct sp_flag_name sp_bump_flag_name[] = {
 	{ SEGPOOL_ARENA_THREADSAFE,	"threadsafe" },
 	{ SEGPOOL_ARENA_THISNODE,	"thisnode" },
 	{ SEGPOOL_ARENA_RED_ZONE,	"red_zone" },
@@ -50,12 +48,9 @@ static const struct {
 
 size_t sp_bump_flag_names(unsigned long flags, const char **names, size_t max)
 {
-	size_t n = 0;
-
-	for (size_t i = 0; i < SP_ARRAY_SIZE(sp_bump_flag_name) && n < max; i++)
-		if (flags & sp_bump_flag_name[i].bit)
-			names[n++] = sp_bump_flag_name[i].name;
-	return n;
+	return sp_flag_names(sp_bump_flag_name,
+			     SP_ARRAY_SIZE(sp_bump_flag_name), flags, names,
+			     max);
 }
 
 static void sp_bump_fork_prepare(void)

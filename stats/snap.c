@@ -32,6 +32,7 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "internal/flags.h"
 #include "internal/init.h"
 #include "internal/reentry.h"
 #include "internal/rculist.h"
@@ -64,10 +65,7 @@ _Static_assert(0 SEGPOOL_PCPU_COUNTERS(SP_CTR_ONE) == SP_CTR_NR,
 
 /* --- flag names --------------------------------------------------------- */
 
-static const struct {
-	unsigned long bit;
-	const char *name;
-} sp_flag_names[] = {
+static const struct sp_flag_name sp_cache_flag_table[] = {
 	{ SEGPOOL_HWCACHE_ALIGN,	"hwcache_align" },
 	{ SEGPOOL_PANIC,		"panic" },
 	{ SEGPOOL_TYPESAFE_BY_RCU,	"typesafe_by_rcu" },
@@ -83,12 +81,9 @@ static const struct {
 
 size_t sp_cache_flag_names(unsigned long flags, const char **names, size_t max)
 {
-	size_t n = 0;
-
-	for (size_t i = 0; i < SP_ARRAY_SIZE(sp_flag_names) && n < max; i++)
-		if (flags & sp_flag_names[i].bit)
-			names[n++] = sp_flag_names[i].name;
-	return n;
+	return sp_flag_names(sp_cache_flag_table,
+			     SP_ARRAY_SIZE(sp_cache_flag_table), flags, names,
+			     max);
 }
 
 /* --- field lists -------------------------------------------------------- */
