@@ -151,14 +151,14 @@ void sp_os_release(void *addr, size_t size)
 /* Clear or discard pages [@from, @to) of @p, all resident or all not. */
 static void sp_os_zero_run(char *p, size_t from, size_t to, bool resident)
 {
+	char *q = p + (from << SP_PAGE_SHIFT);
+	size_t len = (to - from) << SP_PAGE_SHIFT;
+
 	if (from == to)
 		return;
-	if (resident)
-		memset(p + (from << SP_PAGE_SHIFT), 0,
-		       (to - from) << SP_PAGE_SHIFT);
-	else
-		madvise(p + (from << SP_PAGE_SHIFT),
-			(to - from) << SP_PAGE_SHIFT, MADV_DONTNEED);
+	/* a discard the kernel refuses (locked pages): cleared instead */
+	if (resident || madvise(q, len, MADV_DONTNEED))
+		memset(q, 0, len);
 }
 
 void sp_os_zero(void *addr, size_t size)

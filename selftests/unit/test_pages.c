@@ -570,6 +570,39 @@ static void test_os_zero(void **state)
 	munmap(p, bytes);
 }
 
+#define ZERO_LOCKED_PAGES	16	/* below any RLIMIT_MEMLOCK in use */
+
+/*
+ * Pages locked on fault (mlock2(MLOCK_ONFAULT)) cannot be discarded: the
+ * kernel refuses MADV_DONTNEED on them, and sp_os_zero() clears them
+ * instead.  Written pages among them must read zero all the same.
+ */
+static void test_os_zero_locked(void **state)
+{
+	size_t bytes = (size_t)ZERO_LOCKED_PAGES << SP_PAGE_SHIFT;
+	unsigned char *p;
+
+	(void)state;
+	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(p != MAP_FAILED);
+	if (mlock2(p, bytes, MLOCK_ONFAULT)) {
+		munmap(p, bytes);
+		print_message("# skipped: mlock2(MLOCK_ONFAULT): %s\n",
+			      strerror(errno));
+		skip();
+	}
+	/* every other page written, the rest never touched */
+	for (size_t i = 0; i < ZERO_LOCKED_PAGES; i += 2)
+		memset(p + (i << SP_PAGE_SHIFT), 0x3c, SP_PAGE_SIZE);
+	assert_int_equal(madvise(p + SP_PAGE_SIZE, SP_PAGE_SIZE,
+				 MADV_DONTNEED), -1);
+	sp_os_zero(p, bytes);
+	assert_true(sp_test_all_bytes(p, 0, bytes));
+	munlock(p, bytes);
+	munmap(p, bytes);
+}
+
 /*
  * calloc of a block that comes from a dirty free block: the pages the
  * block's last user never touched stay out (large/large.c, sp_os_zero()),
@@ -843,6 +876,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_reserve_like),
 	cmocka_unit_test_setup(test_calloc_zeroed, setup),
 	cmocka_unit_test(test_os_zero),
+	cmocka_unit_test(test_os_zero_locked),
 	cmocka_unit_test_setup(test_calloc_leaves_untouched_out, setup),
 	cmocka_unit_test_setup(test_bad_input, setup),
 	cmocka_unit_test_setup(test_misuse_reported, setup),
