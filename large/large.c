@@ -244,10 +244,11 @@ static size_t sp_large_bytes_of(size_t size)
 /*
  * sp_large_zero() - clear a block that came from a dirty free block: a
  * small one at once, a large one by its resident pages only (sp_os_zero():
- * one mincore() call a MiB, which pays once the clearing it saves is
- * more than a few pages).
+ * one mincore() call a MiB).  From 128 KiB the call costs a tenth of
+ * clearing a block whose pages are all resident, at most, while a block
+ * mostly untouched is cleared several times faster.
  */
-#define SP_LARGE_ZERO_PROBE	(64UL << 10)
+#define SP_LARGE_ZERO_PROBE	(128UL << 10)
 
 static void sp_large_zero(void *p, size_t bytes)
 {
