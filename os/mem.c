@@ -172,7 +172,7 @@ void sp_os_zero(void *addr, size_t size)
 		char *q = p + (done << SP_PAGE_SHIFT);
 		size_t start = 0;
 
-		/* unreadable residency: clear it all, as before */
+		/* residency unknown (mincore() failed): clear it all */
 		if (mincore(q, n << SP_PAGE_SHIFT, vec)) {
 			memset(q, 0, n << SP_PAGE_SHIFT);
 			done += n;
@@ -185,7 +185,6 @@ void sp_os_zero(void *addr, size_t size)
 			}
 		done += n;
 	}
-	memset(p + (pages << SP_PAGE_SHIFT), 0, size & (SP_PAGE_SIZE - 1));
 }
 
 /*

@@ -77,8 +77,9 @@ SP_INTERNAL int sp_os_bind(void *addr, size_t size, int node);
 /* Give the pages' memory back to the OS; the range stays mapped, reads zero. */
 SP_INTERNAL void sp_os_release(void *addr, size_t size);
 /*
- * sp_os_zero() - make the page-aligned private anonymous range read zero
- * while touching only the pages that are resident: those are cleared,
+ * sp_os_zero() - make the private anonymous range of whole pages at
+ * @addr (page-aligned, @size a multiple of the page) read zero while
+ * touching only the pages that are resident: those are cleared,
  * the others (never touched, or swapped out) are discarded and read zero
  * when first touched.  A large block that comes back from a dirty free
  * block is often mostly pages nobody touched; clearing it whole would

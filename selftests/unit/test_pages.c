@@ -613,7 +613,8 @@ static void test_os_zero_locked(void **state)
 static void test_calloc_leaves_untouched_out(void **state)
 {
 	size_t bytes = MiB + 3 * SP_PAGE_SIZE, pages = bytes >> SP_PAGE_SHIFT;
-	static unsigned char before[(MiB >> 12) + 3], after[(MiB >> 12) + 3];
+	static unsigned char before[(MiB >> SP_PAGE_SHIFT) + 3],
+		after[(MiB >> SP_PAGE_SHIFT) + 3];
 	unsigned char *p, *q;
 	size_t out;
 
