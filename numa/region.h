@@ -252,13 +252,13 @@ static inline int sp_space_idx_of(const void *addr)
  * sp_region_alloc_dirty() - a block of 2^@order pages on node index @idx,
  * every page's owner set to @owner (bit 0 clear, non-zero).  The block's
  * memory reads as zero unless it was handed out before and not yet
- * released: *@dirty (when @dirty is not NULL) says whether it may hold old
+ * released: *@was_dirty (when not NULL) says whether it may hold old
  * bytes.
  * Return: the block, or NULL with errno ENOMEM (region full, commit or bind
  * failed); nothing changes on failure.
  */
 SP_INTERNAL void *sp_region_alloc_dirty(int idx, unsigned int order,
-					uintptr_t owner, bool *dirty);
+					uintptr_t owner, bool *was_dirty);
 
 /* sp_region_alloc_dirty() for a caller that writes the block anyway. */
 static inline void *sp_region_alloc(int idx, unsigned int order,
