@@ -241,23 +241,6 @@ static size_t sp_large_bytes_of(size_t size)
 	return bytes;
 }
 
-/*
- * sp_large_zero() - clear a block that came from a dirty free block: a
- * small one at once, a large one by its resident pages only (sp_os_zero():
- * one mincore() call a MiB).  From 128 KiB the call costs a tenth of
- * clearing a block whose pages are all resident, at most, while a block
- * mostly untouched is cleared several times faster.
- */
-#define SP_LARGE_ZERO_PROBE	(128UL << 10)
-
-static void sp_large_zero(void *p, size_t bytes)
-{
-	if (bytes < SP_LARGE_ZERO_PROBE)
-		memset(p, 0, bytes);
-	else
-		sp_os_zero(p, bytes);
-}
-
 void *sp_large_alloc(size_t size, size_t align, int idx, bool zero)
 {
 	size_t bytes = sp_large_bytes_of(size);
@@ -278,7 +261,7 @@ void *sp_large_alloc(size_t size, size_t align, int idx, bool zero)
 					  &dirty);
 		if (likely(p)) {
 			if (zero && dirty)
-				sp_large_zero(p, bytes);
+				sp_os_clear(p, bytes);
 			return p;
 		}
 		/* the region is full: a mapping of its own, same node */

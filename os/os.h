@@ -29,6 +29,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 #include "internal/compiler.h"
 
@@ -86,6 +87,24 @@ SP_INTERNAL void sp_os_release(void *addr, size_t size);
  * fault every one of them in.
  */
 SP_INTERNAL void sp_os_zero(void *addr, size_t size);
+/*
+ * sp_os_clear() - make the range of whole pages at @addr read zero at the
+ * least cost, the one rule for memory that may hold old bytes (a large
+ * calloc() block, a zeroed cache's slab on a dirty block): below
+ * SP_OS_ZERO_PROBE memset(), from it sp_os_zero().  Its mincore() call
+ * costs about 0.5 us, a tenth at most of clearing a 128 KiB range whose
+ * pages are all resident, while a range mostly untouched is cleared
+ * several times faster and stays out of memory.
+ */
+#define SP_OS_ZERO_PROBE	(128UL << 10)
+
+static inline void sp_os_clear(void *addr, size_t size)
+{
+	if (size < SP_OS_ZERO_PROBE)
+		memset(addr, 0, size);
+	else
+		sp_os_zero(addr, size);
+}
 /*
  * sp_os_move_out() - move the pages of [@addr, + @old) (within one mapping)
  * to a new mapping of @size bytes (>= @old) of their own, no copy: mremap

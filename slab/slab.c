@@ -33,6 +33,7 @@
 #include "internal/debug.h"
 #include "internal/reentry.h"
 #include "internal/report.h"
+#include "os/os.h"
 #include "slab/slab.h"
 
 /*
@@ -62,9 +63,12 @@ static void sp_slab_populate(struct segpool_cache *c, struct sp_slab *s,
 	 * its pages may come from another cache's slab, with its bytes; a
 	 * block nobody wrote since it was mapped or purged reads zero, and
 	 * clearing it would fault in pages its first objects never reach
+	 * (a zeroed cache is internal: no red zone, the slab is the block)
 	 */
-	if ((c->flags & SP_CACHE_ZEROED) && dirty)
-		memset(s->base, 0, (size_t)c->objs_per_slab * c->stride);
+	if ((c->flags & SP_CACHE_ZEROED) && dirty) {
+		sp_assert(c->dbg.red_left == 0);
+		sp_os_clear(s->base, sp_slab_bytes(c));
+	}
 	if (c->ctor) {
 		/*
 		 * no lock held: the ctor may call segpool as the program does
