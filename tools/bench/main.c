@@ -51,7 +51,7 @@ static const char bench_usage[] =
 "      --no-plots         no gnuplot run\n"
 "      --update-doc FILE  put results.md into FILE's results (needs -o)\n"
 "      --programs         real programs under each malloc instead\n"
-"                         (tools/bench/programs.sh; -r runs, default 3)\n"
+"                         (tools/bench/programs.sh; -r runs, default 5)\n"
 "      --prog LIST        with --programs: only these programs\n"
 "      --smoke            tiny counts, one repetition: correctness only\n"
 "  -q, --quiet            no progress lines\n"
@@ -269,7 +269,13 @@ int main(int argc, char **argv)
 			.out_dir = run.out_dir, .doc = run.doc, .only = prog,
 			.srctree = run.srctree, .scale = run.smoke ? 0.01 :
 			run.cfg.scale, .smoke = run.smoke,
-			.reps = reps_set ? run.reps : run.smoke ? 1 : 3,
+			/*
+			 * five: with three, one run of a case disturbed
+			 * by the machine moved its median (git read
+			 * 1.41x glibc's in one such table, 1.23x with
+			 * five; Documentation/internals/benchmarks.md)
+			 */
+			.reps = reps_set ? run.reps : run.smoke ? 1 : 5,
 		};
 
 		return bench_programs_main(&po);
