@@ -270,12 +270,12 @@ int main(int argc, char **argv)
 			.srctree = run.srctree, .scale = run.smoke ? 0.01 :
 			run.cfg.scale, .smoke = run.smoke,
 			/*
-			 * five: with three, one run of a case disturbed
-			 * by the machine moved its median (git read
-			 * 1.41x glibc's in one such table, 1.23x with
-			 * five; Documentation/internals/benchmarks.md)
+			 * the workloads' default: with three runs, one run
+			 * of a case disturbed by the machine moved its
+			 * median (git read 1.41x glibc's in one such table,
+			 * 1.23x with five; internals/benchmarks.md)
 			 */
-			.reps = reps_set ? run.reps : run.smoke ? 1 : 5,
+			.reps = run.smoke && !reps_set ? 1 : run.reps,
 		};
 
 		return bench_programs_main(&po);
