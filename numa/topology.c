@@ -58,14 +58,24 @@ static enum sp_bind_mode sp_bind_mode_from_env(void)
 	return v == 1 ? SP_BIND_ALWAYS : v == 2 ? SP_BIND_NEVER : SP_BIND_AUTO;
 }
 
-static void sp_topology_single(void)
+/*
+ * One node, id @node: index 0, and every CPU's.  The CPUs up to the highest
+ * possible one, as sp_topology_numa() does: no CPU id reaches past them,
+ * and the table's 8 KiB span pages a small process need not touch.
+ */
+static void sp_topology_one(int node)
 {
 	sp_topo.nr_nodes = 1;
-	sp_topo.node_id[0] = 0;
-	sp_topo.node_idx[0] = 0;
-	for (int c = 0; c < SP_MAX_CPUS; c++)
+	sp_topo.node_id[0] = node;
+	sp_topo.node_idx[node] = 0;
+	for (int c = 0; c < sp_topo.nr_cpus; c++)
 		sp_topo.cpu_idx[c] = 0;
 	sp_topo.fallback[0][0] = 0;
+}
+
+static void sp_topology_single(void)
+{
+	sp_topology_one(0);
 }
 
 int sp_numa_distance(int a, int b)
@@ -121,8 +131,19 @@ static int sp_nearest_idx(int node)
 
 static void sp_topology_numa(void)
 {
-	int maxnode = sp_os_numa_max_node();
-	int n = 0;
+	int only = sp_os_numa_only_node();
+	int maxnode, n = 0;
+
+	/*
+	 * Memory on one node only (a one-node machine, or a cpuset's one
+	 * node): the model below would find that node alone usable, and
+	 * every CPU's nearest; it needs no file to say so.
+	 */
+	if (only >= 0 && only <= SP_MAX_NODE_ID) {
+		sp_topology_one(only);
+		return;
+	}
+	maxnode = sp_os_numa_max_node();
 
 	for (int node = 0; node <= maxnode && node <= SP_MAX_NODE_ID; node++) {
 		if (!sp_os_numa_node_usable(node))

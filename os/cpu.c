@@ -15,7 +15,9 @@
  * Files are read only for what no system call says: the online nodes
  * (/sys/devices/system/node/online) and, only when there is more than one,
  * which of them have memory (has_memory), each node's CPUs (nodeN/cpulist)
- * and distances (nodeN/distance).  A one-node machine reads the one file.
+ * and distances (nodeN/distance).  A one-node machine reads the one file,
+ * and a process that may allocate on one node only none
+ * (sp_os_numa_only_node(), which numa/topology.c asks first).
  * Everything is read once, into static storage, with open and read into
  * stack buffers (os/file.c): this runs inside the first malloc(), before
  * the allocator can serve one.  The node model that numa/topology.c builds
@@ -301,6 +303,23 @@ bool sp_os_numa_node_usable(int node)
 	sp_once(&sp_mems_allowed_once, sp_mems_allowed_read);
 	return sp_mask_test(sp_mems_allowed, SP_MAX_NODE_BITS, node) &&
 	       sp_node_has_memory(node);
+}
+
+int sp_os_numa_only_node(void)
+{
+	int only = -1;
+
+	sp_once(&sp_mems_allowed_once, sp_mems_allowed_read);
+	for (size_t i = 0; i < SP_MASK_LONGS(SP_MAX_NODE_BITS); i++) {
+		unsigned long w = sp_mems_allowed[i];
+
+		if (!w)
+			continue;
+		if (only >= 0 || (w & (w - 1)))
+			return -1;	/* a second node */
+		only = (int)i * SP_LONG_BITS + __builtin_ctzl(w);
+	}
+	return only;
 }
 
 static short sp_cpu_node[SP_OS_MAX_CPUS];

@@ -100,6 +100,12 @@ static inline int sp_thread_node_hint(unsigned long feature_size)
  * Return: true when it has (get_mempolicy() is there and allowed).
  */
 SP_INTERNAL bool sp_os_numa_init(void);
+/*
+ * sp_os_numa_only_node() - the node id when the process may allocate on
+ * one node only (its cpuset's mems, MPOL_F_MEMS_ALLOWED: a subset of the
+ * nodes with memory), else -1 (several, or unknown).  No file is read.
+ */
+SP_INTERNAL int sp_os_numa_only_node(void);
 /* sp_os_numa_max_node() - the highest node id the kernel knows (online). */
 SP_INTERNAL int sp_os_numa_max_node(void);
 /*

@@ -171,9 +171,11 @@ enum sp_os_thp {
 };
 /* The kernel's mode, /sys/kernel/mm/transparent_hugepage/enabled. */
 SP_INTERNAL enum sp_os_thp sp_os_thp_mode(void);
-/* The kernel's huge page in bytes (transparent_hugepage/hpage_pmd_size:
- * 2 MiB on x86-64 and 4 KiB-page arm64, 32 MiB with 16 KiB pages); 0 when
- * unreadable. */
+/*
+ * The kernel's huge page in bytes, what transparent_hugepage/hpage_pmd_size
+ * says: 2 MiB on x86-64 and 4 KiB-page arm64, 32 MiB with 16 KiB pages,
+ * 512 MiB with 64 KiB ones.  Computed, not read (os/thp.c).
+ */
 SP_INTERNAL size_t sp_os_thp_size(void);
 /* Bytes of [@addr, @addr + @size) backed by huge pages (AnonHugePages of
  * /proc/self/smaps); 0 when unreadable. */
