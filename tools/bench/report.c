@@ -269,7 +269,10 @@ static void bench_report_summary(FILE *f, const struct bench_run *run)
 		   "time over the best peer's (below 1.00x: segpool is "
 		   "ahead).  *: oversubscribed, more threads than the %u "
 		   "usable CPUs.  floor: the benchmark loop with no allocator, "
-		   "the cost every figure includes.", run->usable);
+		   "the cost every figure includes; on the passive "
+		   "false-sharing row (scratch) no lower bound, as its loop "
+		   "writes the shared lines an allocator may keep apart.",
+		   run->usable);
 	bench_table_print(f, t);
 }
 
