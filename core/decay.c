@@ -133,7 +133,7 @@ static struct {
 
 static long sp_decay_ms = -1;		/* atomic */
 static bool sp_decay_once_done;
-static pthread_once_t sp_decay_once_ctl = PTHREAD_ONCE_INIT;
+static int sp_decay_once_ctl;		/* sp_os_once() */
 /* The lazy start, all atomic (reset in a fork child): */
 static unsigned int sp_decay_asked;	/* SP_DECAY_ASK_* bits */
 static bool sp_decay_starting;		/* a call is starting it */
@@ -558,7 +558,7 @@ void sp_decay_settings(void)
 
 void sp_decay_start(void)
 {
-	pthread_once(&sp_decay_once_ctl, sp_decay_once);
+	sp_os_once(&sp_decay_once_ctl, sp_decay_once);
 	sp_region_want_arm(SP_DECAY_WANT_PAGES);
 	if (__atomic_load_n(&sp_decay_ms, __ATOMIC_RELAXED) == 0)
 		sp_decay_ask(SP_DECAY_ASK_MEMORY);

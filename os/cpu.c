@@ -46,28 +46,6 @@
 /* Online nodes whose distances are kept (the rest read as unknown). */
 #define SP_OS_DIST_NODES 64
 
-/*
- * sp_once() - run @fn once, whoever calls first; the others wait for it.
- * pthread_once() would do, but wakes its futex after every first call: a
- * system call each, for readers that all run in the first malloc().
- */
-static void sp_once(int *state, void (*fn)(void))
-{
-	int s = __atomic_load_n(state, __ATOMIC_ACQUIRE);
-
-	if (likely(s == 2))
-		return;
-	s = 0;
-	if (__atomic_compare_exchange_n(state, &s, 1, false, __ATOMIC_ACQUIRE,
-					__ATOMIC_RELAXED)) {
-		fn();
-		__atomic_store_n(state, 2, __ATOMIC_RELEASE);
-		return;
-	}
-	while (__atomic_load_n(state, __ATOMIC_ACQUIRE) != 2)
-		sched_yield();
-}
-
 static bool sp_mask_test(const unsigned long *mask, int bits, long bit)
 {
 	return bit >= 0 && bit < bits &&
@@ -158,7 +136,7 @@ int sp_cpu_possible_count(void)
 
 static unsigned long sp_allowed_cpus[SP_MASK_LONGS(SP_OS_AFFINITY_BITS)];
 static bool sp_allowed_cpus_known;	/* read, and not empty */
-static int sp_allowed_cpus_once;	/* sp_once() */
+static int sp_allowed_cpus_once;	/* sp_os_once() */
 
 static void sp_allowed_cpus_read(void)
 {
@@ -171,7 +149,7 @@ static void sp_allowed_cpus_read(void)
 }
 
 static unsigned long sp_mems_allowed[SP_MASK_LONGS(SP_MAX_NODE_BITS)];
-static int sp_mems_allowed_once;	/* sp_once() */
+static int sp_mems_allowed_once;	/* sp_os_once() */
 
 /* The cpuset's nodes; none when the kernel cannot say (as libnuma). */
 static void sp_mems_allowed_read(void)
@@ -188,7 +166,7 @@ bool sp_os_numa_init(void)
 	 * The CPUs the process may run on, as libnuma's numa_all_cpus_ptr:
 	 * read once, at start-up, before a caller pins a thread.
 	 */
-	sp_once(&sp_allowed_cpus_once, sp_allowed_cpus_read);
+	sp_os_once(&sp_allowed_cpus_once, sp_allowed_cpus_read);
 	/* libnuma's test: a kernel without NUMA policy, or one a seccomp
 	 * filter denies (libnuma 2.0.19), has none */
 	if (syscall(SYS_get_mempolicy, NULL, NULL, 0UL, NULL, 0UL) &&
@@ -199,7 +177,7 @@ bool sp_os_numa_init(void)
 
 bool sp_os_cpu_allowed(int cpu)
 {
-	sp_once(&sp_allowed_cpus_once, sp_allowed_cpus_read);
+	sp_os_once(&sp_allowed_cpus_once, sp_allowed_cpus_read);
 	if (!sp_allowed_cpus_known)
 		return true;
 	return sp_mask_test(sp_allowed_cpus, SP_OS_AFFINITY_BITS, cpu);
@@ -213,7 +191,7 @@ static struct {
 	int nr;			/* online nodes (1 when unknown) */
 	int first;		/* the lowest online node id */
 } sp_nodes;
-static int sp_nodes_once;	/* sp_once() */
+static int sp_nodes_once;	/* sp_os_once() */
 
 /*
  * The online nodes: those with a directory in /sys/devices/system/node,
@@ -249,7 +227,7 @@ static void sp_nodes_read(void)
 
 static void sp_nodes_get(void)
 {
-	sp_once(&sp_nodes_once, sp_nodes_read);
+	sp_os_once(&sp_nodes_once, sp_nodes_read);
 }
 
 static bool sp_node_online(int node)
@@ -266,7 +244,7 @@ int sp_os_numa_max_node(void)
 
 static unsigned long sp_mem_nodes[SP_MASK_LONGS(SP_MAX_NODE_BITS)];
 static bool sp_mem_nodes_known;
-static int sp_mem_nodes_once;	/* sp_once() */
+static int sp_mem_nodes_once;	/* sp_os_once() */
 
 static void sp_mem_nodes_read(void)
 {
@@ -288,7 +266,7 @@ static bool sp_node_has_memory(int node)
 		return false;
 	if (sp_nodes.nr == 1)
 		return true;	/* the one node holds the kernel's memory */
-	sp_once(&sp_mem_nodes_once, sp_mem_nodes_read);
+	sp_os_once(&sp_mem_nodes_once, sp_mem_nodes_read);
 	if (sp_mem_nodes_known)
 		return sp_mask_test(sp_mem_nodes, SP_MAX_NODE_BITS, node);
 	snprintf(path, sizeof(path), SP_OS_NODE_DIR "/node%d/meminfo", node);
@@ -300,7 +278,7 @@ static bool sp_node_has_memory(int node)
 
 bool sp_os_numa_node_usable(int node)
 {
-	sp_once(&sp_mems_allowed_once, sp_mems_allowed_read);
+	sp_os_once(&sp_mems_allowed_once, sp_mems_allowed_read);
 	return sp_mask_test(sp_mems_allowed, SP_MAX_NODE_BITS, node) &&
 	       sp_node_has_memory(node);
 }
@@ -309,7 +287,7 @@ int sp_os_numa_only_node(void)
 {
 	int only = -1;
 
-	sp_once(&sp_mems_allowed_once, sp_mems_allowed_read);
+	sp_os_once(&sp_mems_allowed_once, sp_mems_allowed_read);
 	for (size_t i = 0; i < SP_MASK_LONGS(SP_MAX_NODE_BITS); i++) {
 		unsigned long w = sp_mems_allowed[i];
 
@@ -323,7 +301,7 @@ int sp_os_numa_only_node(void)
 }
 
 static short sp_cpu_node[SP_OS_MAX_CPUS];
-static int sp_cpu_node_once;	/* sp_once() */
+static int sp_cpu_node_once;	/* sp_os_once() */
 
 /* Each online node's CPUs (nodeN/cpulist): the CPUs online now. */
 static void sp_cpu_node_read(void)
@@ -355,7 +333,7 @@ int sp_os_numa_node_of_cpu(int cpu)
 	sp_nodes_get();
 	if (sp_nodes.nr == 1)
 		return sp_nodes.first;	/* every CPU is the one node's */
-	sp_once(&sp_cpu_node_once, sp_cpu_node_read);
+	sp_os_once(&sp_cpu_node_once, sp_cpu_node_read);
 	return sp_cpu_node[cpu];
 }
 
@@ -368,7 +346,7 @@ static struct {
 	int nr;
 	unsigned char d[SP_OS_DIST_NODES][SP_OS_DIST_NODES];	/* 0: unknown */
 } sp_dist;
-static int sp_dist_once;	/* sp_once() */
+static int sp_dist_once;	/* sp_os_once() */
 
 static void sp_dist_read(void)
 {
@@ -413,7 +391,7 @@ int sp_os_numa_distance(int a, int b)
 		return 0;
 	if (sp_nodes.nr == 1)	/* a node to itself: LOCAL_DISTANCE */
 		return 10;
-	sp_once(&sp_dist_once, sp_dist_read);
+	sp_os_once(&sp_dist_once, sp_dist_read);
 	i = sp_dist_pos(a);
 	k = sp_dist_pos(b);
 	return i < 0 || k < 0 ? 0 : sp_dist.d[i][k];

@@ -303,6 +303,30 @@ void *sp_os_map_meta(size_t size)
 
 static uintptr_t sp_packed_cur;		/* next free byte; 0: no chunk */
 
+/*
+ * A chunk aligned to its size: twice its size mapped, the aligned half
+ * kept.  The rest stays mapped, never touched (so never backed), rather
+ * than trimmed: chunks live as long as the process, and the two munmap()
+ * calls were two of the few dozen system calls every process under the
+ * preload makes at start-up.
+ */
+static uintptr_t sp_packed_map(void)
+{
+	char *p;
+
+	if (sp_fault_should_fail(SP_FAULT_MMAP)) {
+		errno = ENOMEM;
+		return 0;
+	}
+	p = mmap(NULL, 2 * SP_PACKED_CHUNK, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		errno = ENOMEM;
+		return 0;
+	}
+	return SP_ALIGN((uintptr_t)p, SP_PACKED_CHUNK);
+}
+
 void *sp_os_map_packed(size_t size, size_t align)
 {
 	uintptr_t cur, start, end, chunk;
@@ -331,9 +355,7 @@ void *sp_os_map_packed(size_t size, size_t align)
 			continue;	/* another carver moved it: again */
 		}
 		/* a fresh chunk; the block at its start */
-		chunk = (uintptr_t)sp_os_mmap_aligned(
-			SP_PACKED_CHUNK, SP_PACKED_CHUNK,
-			PROT_READ | PROT_WRITE, 0);
+		chunk = sp_packed_map();
 		if (!chunk)
 			return NULL;
 		if (__atomic_compare_exchange_n(&sp_packed_cur, &cur,

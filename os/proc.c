@@ -88,6 +88,23 @@ void sp_os_yield(void)
 	sched_yield();
 }
 
+void sp_os_once(int *state, void (*fn)(void))
+{
+	int s = __atomic_load_n(state, __ATOMIC_ACQUIRE);
+
+	if (likely(s == 2))
+		return;
+	s = 0;
+	if (__atomic_compare_exchange_n(state, &s, 1, false, __ATOMIC_ACQUIRE,
+					__ATOMIC_RELAXED)) {
+		fn();
+		__atomic_store_n(state, 2, __ATOMIC_RELEASE);
+		return;
+	}
+	while (__atomic_load_n(state, __ATOMIC_ACQUIRE) != 2)
+		sched_yield();
+}
+
 void sp_os_sleep_ms(unsigned long ms)
 {
 	struct timespec ts = {

@@ -33,12 +33,13 @@
 
 #include "internal/env.h"
 #include "internal/report.h"
+#include "os/os.h"
 #include "slab/slab.h"
 
 int sp_debug_response = SEGPOOL_DEBUG_ABORT;
 
 static struct sp_debug_env sp_debug_env_global;
-static pthread_once_t sp_debug_env_once = PTHREAD_ONCE_INIT;
+static int sp_debug_env_once;		/* sp_os_once() */
 
 static unsigned long sp_debug_letter(char ch)
 {
@@ -187,10 +188,13 @@ static void sp_debug_env_init(void)
 	/* no control character in it (refused): the health text shows it */
 	const char *s = sp_env_get(SP_ENV_DEBUG);
 
-	if (s)
+	/* unset: the global table stays as it is, all zero (and its pages
+	 * untouched, in every process) */
+	if (s) {
 		snprintf(sp_debug_env_text, sizeof(sp_debug_env_text), "%s", s);
-	if (sp_debug_env_parse(&sp_debug_env_global, s))
-		sp_env_bad(SP_ENV_DEBUG, s, sp_debug_env_global.why);
+		if (sp_debug_env_parse(&sp_debug_env_global, s))
+			sp_env_bad(SP_ENV_DEBUG, s, sp_debug_env_global.why);
+	}
 	/* the table's words: 0 abort, 1 continue */
 	if (sp_env_word(SP_ENV_DEBUG_RESPONSE) == 1)
 		sp_debug_response = SEGPOOL_DEBUG_CONTINUE;
@@ -198,13 +202,13 @@ static void sp_debug_env_init(void)
 
 const char *sp_debug_env_string(void)
 {
-	pthread_once(&sp_debug_env_once, sp_debug_env_init);
+	sp_os_once(&sp_debug_env_once, sp_debug_env_init);
 	return sp_debug_env_text;
 }
 
 unsigned long sp_debug_cache_flags(const char *name, unsigned long flags)
 {
-	pthread_once(&sp_debug_env_once, sp_debug_env_init);
+	sp_os_once(&sp_debug_env_once, sp_debug_env_init);
 	if (!name || (flags & SP_CACHE_INTERNAL))
 		return flags;
 	return flags | sp_debug_env_flags(&sp_debug_env_global, name);
