@@ -222,8 +222,8 @@ static inline void *sp_cache_alloc_locked(struct segpool_cache *cache,
 	}
 	if (!obj && !sp_alloc_objs(cache, gfp, node, 1, &obj))
 		return NULL;
+	obj = sp_prof_alloc_obj(cache, obj, cache->object_size, ra);
 	sp_obj_out(cache, obj);
-	sp_prof_alloc(cache, obj, cache->object_size, ra);
 	if (gfp & SEGPOOL_ZERO)
 		memset(obj, 0, cache->object_size);
 	return obj;
@@ -394,9 +394,10 @@ segpool_cache_alloc_bulk(struct segpool_cache *cache,
 	if (!n)
 		return 0;
 	for (size_t i = 0; i < n; i++) {
+		objs[i] = sp_prof_alloc_obj(cache, objs[i],
+					    cache->object_size,
+					    __builtin_return_address(0));
 		sp_obj_out(cache, objs[i]);
-		sp_prof_alloc(cache, objs[i], cache->object_size,
-			      __builtin_return_address(0));
 		if (gfp & SEGPOOL_ZERO)
 			memset(objs[i], 0, cache->object_size);
 	}
@@ -437,7 +438,13 @@ static __sp_libframe void sp_free_to_layers(struct segpool_cache *cache,
 {
 	sp_prof_free(obj);
 	sp_vg_free(cache, obj);		/* valgrind runs no rseq: always here */
-	if (likely(cache->pcpu))
+	/*
+	 * An object of a sampled slab goes back to it, never to a magazine:
+	 * handed out again from there, it would take the slow path at every
+	 * free, and its slab would never go back.
+	 */
+	if (likely(cache->pcpu) &&
+	    likely(!sp_prof_active() || !sp_tag_sampled(sp_space_tag(obj))))
 		sp_pcpu_free_slow(cache->pcpu, obj, node);
 	else
 		sp_slab_free_one(cache, sp_obj_to_slab(obj), obj);
@@ -586,10 +593,11 @@ __sp_libframe void sp_free_miss(struct segpool_cache *cache, void *obj,
 		return;
 	}
 	/*
-	 * Sampling keeps the hit paths closed: an object that was not sampled
-	 * (its address fails the filter) takes their sequence here.
+	 * Sampling keeps the hit paths closed: an object that is not in a
+	 * sampled slab (none that a record names is elsewhere) takes their
+	 * sequence here.
 	 */
-	if (unlikely(sp_prof_active()) && likely(!sp_prof_maybe(obj))) {
+	if (unlikely(sp_prof_active()) && likely(!sp_tag_sampled(tag))) {
 		sp_pcpu_push_nr(cache->slots, sp_pcpu_closed_nr, obj, tag,
 				sp_freemark(obj), cache->key_off, miss);
 		return;

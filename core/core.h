@@ -87,6 +87,12 @@ sp_kmalloc_load(struct segpool_cache *const *entry)
 
 /* The inline ABI's words, set before the hit paths open (core/inline_abi.c). */
 SP_INTERNAL void sp_inline_abi_publish(void);
+/*
+ * Close the inline hit path for good (its version word back to 0): while
+ * sampling runs, a page tag may carry SP_TAG_SAMPLED, which layout
+ * version 1 does not know; every inline call is then the library's.
+ */
+SP_INTERNAL void sp_inline_abi_close(void);
 /* Copy the space's words to the layout line (core/hotpath.h sp_hot_tag()). */
 SP_INTERNAL void sp_inline_abi_space(void);
 /*

@@ -11,7 +11,8 @@
  *     runs unless it was started with SEGPOOL_HEAP_PROFILE set.
  *   - the counted build (sp_*_counted): the same sequence on the slot
  *     bound sp_pcpu_closed_nr, with sampled heap profiling's byte count
- *     on the allocation and its filter test on the free
+ *     on the allocation; the free is the open one's on that bound, since
+ *     a recorded object's page tag makes its push miss
  *     (Documentation/internals/profile.md), so that a profiled process
  *     keeps its hit paths.
  *

@@ -14,7 +14,8 @@
  * The exported names are IFUNCs (core/entry.h) that resolve to the open
  * build, sp_*_open, unless the process was started to sample a heap
  * profile; the counted build, sp_*_counted, adds the profiler's byte
- * count (allocations) or its filter test (frees) to the same sequence.
+ * count to an allocation's sequence, and runs a free's as it is (a
+ * recorded object lies in a sampled slab, whose tag no slot expects).
  * Budget, counted from the function's entry to its ret on a hit, ret
  * included (x86-64; gcc 12 and clang 14 -O2 both stay within it):
  *   hotpath-budget: sp_cache_alloc_open 27
@@ -22,9 +23,9 @@
  *   hotpath-budget: sp_malloc_open 28
  *   hotpath-budget: sp_free_open 47
  *   hotpath-budget: sp_cache_alloc_counted 34
- *   hotpath-budget: sp_cache_free_counted 57
+ *   hotpath-budget: sp_cache_free_counted 47
  *   hotpath-budget: sp_malloc_counted 35
- *   hotpath-budget: sp_free_counted 57
+ *   hotpath-budget: sp_free_counted 47
  * The same on arm64 (a cross build, gcc 12 -O2; percpu/arch-arm64.h), where
  * every constant and address takes an instruction of its own and the
  * sequence's commit stores the hit count with the top:
@@ -33,9 +34,9 @@
  *   hotpath-budget-arm64: sp_malloc_open 34
  *   hotpath-budget-arm64: sp_free_open 56
  *   hotpath-budget-arm64: sp_cache_alloc_counted 44
- *   hotpath-budget-arm64: sp_cache_free_counted 71
+ *   hotpath-budget-arm64: sp_cache_free_counted 56
  *   hotpath-budget-arm64: sp_malloc_counted 43
- *   hotpath-budget-arm64: sp_free_counted 71
+ *   hotpath-budget-arm64: sp_free_counted 56
  * An allocation: cache checks (NULL, gfp, magic), the slot array from line
  * 0, the sequence (15, percpu/arch-x86_64.h), the free mark cleared.  A free:
  * the page tag (space range check and one load, sp_hot_tag(): the space's
@@ -175,9 +176,10 @@ miss:
 }
 
 /*
- * sp_hot_free_counted() - sp_hot_free() of the counted build: an object
- * whose address passes the sampled-address filter goes to the slow path,
- * which drops its record; the others take the closed sequence.
+ * sp_hot_free_counted() - sp_hot_free() of the counted build: the closed
+ * sequence.  A recorded object lies in a sampled slab, whose page tag no
+ * slot expects (slab/slab.h, SP_TAG_SAMPLED): its push misses, and the
+ * slow path drops the record.  Nothing else to test.
  */
 static __sp_always_inline void sp_hot_free_counted(struct segpool_cache *c,
 						   void *obj, uintptr_t tag,
@@ -187,8 +189,6 @@ static __sp_always_inline void sp_hot_free_counted(struct segpool_cache *c,
 
 	if (!sp_hot_free_checks(c, obj, koff))
 		return;
-	if (unlikely(sp_prof_maybe(obj)))
-		goto miss;
 	sp_pcpu_push_nr(c->slots, sp_pcpu_closed_nr, obj, tag,
 			sp_freemark(obj), koff, miss);
 	return;

@@ -295,6 +295,7 @@ int sp_init_slow(void)
 	if (sp_prof_init()) {
 		__atomic_store_n(&sp_pcpu_fast_closed, true, __ATOMIC_RELAXED);
 		sp_pcpu_fast_update(sp_failslab_active());
+		sp_inline_abi_close();	/* before any sampled slab exists */
 		/* only then: no sampled object's free may take a hit path */
 		__atomic_store_n(&sp_prof_on, true, __ATOMIC_RELEASE);
 	} else if (sp_entry_counted()) {

@@ -75,3 +75,8 @@ void sp_inline_abi_publish(void)
 	__atomic_store_n(&sp_pcpu_fast.version, SEGPOOL_INLINE_ABI_VERSION,
 			 __ATOMIC_RELEASE);
 }
+
+void sp_inline_abi_close(void)
+{
+	__atomic_store_n(&sp_pcpu_fast.version, 0, __ATOMIC_RELEASE);
+}

@@ -39,7 +39,8 @@ static const unsigned int sp_kmalloc_sizes[SP_KMALLOC_NR_CLASSES] = {
  * (sp_kmalloc_get()).  A class is made at its first allocation: a process
  * that uses a dozen of the 53 pays for a dozen, at start-up and in memory.
  */
-static struct segpool_cache sp_kmalloc_boot;
+static struct segpool_cache sp_kmalloc_boot
+	__attribute__((aligned(SP_CACHE_CTL_ALIGN)));
 
 struct segpool_cache *sp_kmalloc_by8[(SP_KMALLOC_BY8_MAX >> 3) + 1] = {
 	[0 ... (SP_KMALLOC_BY8_MAX >> 3)] = &sp_kmalloc_boot,

@@ -63,8 +63,8 @@ static inline void *sp_malloc_node_locked(size_t size, int node, bool zero,
 			return NULL;
 		}
 out:
+		obj = sp_prof_alloc_obj(c, obj, size, ra);
 		sp_obj_out(c, obj);
-		sp_prof_alloc(c, obj, size, ra);
 		return obj;
 	}
 	idx = node == SEGPOOL_NUMA_NO_NODE ? sp_numa_current_idx()
@@ -74,7 +74,7 @@ out:
 		return NULL;
 	}
 	obj = sp_large_alloc(size, SP_PAGE_SIZE, idx, zero);
-	sp_prof_alloc(NULL, obj, size, ra);
+	sp_prof_alloc(obj, size, ra);
 	return obj;
 }
 
@@ -436,7 +436,7 @@ SEGPOOL_API __sp_libframe void *segpool_realloc(void *ptr, size_t size)
 			sp_prof_free(ptr);	/* its address may be reused */
 			q = sp_large_realloc(ptr, size);
 			if (q) {
-				sp_prof_alloc(NULL, q, size,
+				sp_prof_alloc(q, size,
 					      __builtin_return_address(0));
 			}
 			return q;
@@ -477,6 +477,6 @@ SEGPOOL_API __sp_libframe void *segpool_aligned_alloc(size_t align, size_t size)
 	}
 	p = sp_large_alloc(SP_MAX(size, (size_t)1), align,
 			   sp_numa_current_idx(), false);
-	sp_prof_alloc(NULL, p, size, __builtin_return_address(0));
+	sp_prof_alloc(p, size, __builtin_return_address(0));
 	return p;
 }

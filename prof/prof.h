@@ -12,9 +12,12 @@
  * closed while it runs: Documentation/internals/profile.md.
  *
  * Everything here is called from the library's slow paths (core/), but
- * for sp_prof_left and sp_prof_maybe(), which the counted build of the
- * entry points reads on its hit paths (core/entry.h): with sampling off
- * each hook is one load and a branch not taken.
+ * for sp_prof_left, which the counted build of the entry points reads on
+ * its allocation hit paths (core/entry.h): with sampling off each hook is
+ * one load and a branch not taken.  A sampled object of a cache with
+ * magazines lies in a sampled slab (slab/slab.h, SP_TAG_SAMPLED), whose
+ * page tag no slot expects: its free misses every hit path and reaches
+ * sp_prof_free() on the slow path, where the filter below is read.
  */
 #ifndef SP_PROF_PROF_H
 #define SP_PROF_PROF_H
@@ -31,7 +34,7 @@ struct segpool_cache;
 #define SP_PROF_RATE_DEFAULT	(512LL << 10)
 /* Frames kept per sample (deeper stacks are cut at their outer end). */
 #define SP_PROF_DEPTH		48
-/* Bits of the filter a free consults before it takes the lock. */
+/* Bits of the filter a slow-path free consults before it takes the lock. */
 #define SP_PROF_FILTER_BITS	16
 
 /* Whether sampling runs (set once at start-up, before the hit paths open). */
@@ -57,12 +60,27 @@ SP_INTERNAL bool sp_prof_init(void);
 
 /* --- prof/sample.c --- */
 /*
+ * sp_prof_due() - @size bytes are about to be handed out by this thread:
+ * whether they hold its next sampling point (the count moves either way).
+ */
+SP_INTERNAL __sp_noinline bool sp_prof_due(size_t size);
+/*
  * sp_prof_take() - @size bytes at @obj were handed out (from cache @c, or a
  * large block when @c is NULL); @ra is the return address into the
  * allocating program, where the recorded stack starts.
  */
 SP_INTERNAL __sp_noinline void sp_prof_take(const struct segpool_cache *c,
 					    void *obj, size_t size, void *ra);
+/*
+ * sp_prof_sample_obj() - @obj of cache @c, @size bytes, is sampled: record
+ * it, in a sampled slab when @c has magazines (the one given is put back
+ * and one of a sampled slab takes its place: slab/slab.h,
+ * sp_slab_take_sampled()).  @obj is still as the layers keep a free
+ * object (before sp_obj_out()).  Return: the object to hand out.
+ */
+SP_INTERNAL __sp_noinline void *sp_prof_sample_obj(struct segpool_cache *c,
+						   void *obj, size_t size,
+						   void *ra);
 /* The hash of @obj's address into the filter. */
 static inline unsigned int sp_prof_hash(const void *obj)
 {
@@ -100,16 +118,32 @@ extern SP_INTERNAL __thread bool sp_prof_busy
  */
 extern SP_INTERNAL bool sp_prof_idle;
 
-/* An allocation leaves a slow path: charge it to the sampler. */
-static inline void sp_prof_alloc(const struct segpool_cache *c, void *obj,
-				 size_t size, void *ra)
+/* A large block leaves a slow path: charge it to the sampler. */
+static inline void sp_prof_alloc(void *obj, size_t size, void *ra)
 {
 	if (unlikely(sp_prof_active())) {
 		if (obj)
-			sp_prof_take(c, obj, size, ra);
+			sp_prof_take(NULL, obj, size, ra);
 	} else if (unlikely(SP_READ_ONCE(sp_prof_idle))) {
 		sp_prof_left = INT64_MAX;
 	}
+}
+
+/*
+ * An object of cache @c is about to leave a slow path (before
+ * sp_obj_out()): charge it to the sampler.  Return: the object to hand
+ * out, another one when it was sampled (sp_prof_sample_obj()).
+ */
+static inline void *sp_prof_alloc_obj(struct segpool_cache *c, void *obj,
+				      size_t size, void *ra)
+{
+	if (unlikely(sp_prof_active())) {
+		if (sp_prof_due(size))
+			obj = sp_prof_sample_obj(c, obj, size, ra);
+	} else if (unlikely(SP_READ_ONCE(sp_prof_idle))) {
+		sp_prof_left = INT64_MAX;
+	}
+	return obj;
 }
 
 /* --- prof/table.c --- */
@@ -117,6 +151,8 @@ static inline void sp_prof_alloc(const struct segpool_cache *c, void *obj,
 SP_INTERNAL int sp_prof_table_init(void);
 /* The record of the sample at @obj, if any, goes (its memory is freed). */
 SP_INTERNAL __sp_noinline void sp_prof_forget(const void *obj);
+/* A sample that could not be kept where its free finds it: counted. */
+SP_INTERNAL void sp_prof_drop(void);
 
 static inline void sp_prof_free(const void *obj)
 {

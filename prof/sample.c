@@ -160,15 +160,11 @@ static __sp_always_inline int sp_prof_stack(void *ra, void **pcs)
 	return n;
 }
 
-__sp_libframe void sp_prof_take(const struct segpool_cache *c, void *obj,
-				size_t size, void *ra)
+__sp_libframe bool sp_prof_due(size_t size)
 {
-	void *pcs[SP_PROF_DEPTH];
-	int n;
-
 	/* pairs with the store that turned sampling on: the settings before */
 	if (!__atomic_load_n(&sp_prof_on, __ATOMIC_ACQUIRE))
-		return;
+		return false;
 	if (unlikely(!sp_prof_rng)) {
 		/* a fixed sequence of seeds: runs repeat, thread by thread */
 		uint64_t s =
@@ -181,8 +177,18 @@ __sp_libframe void sp_prof_take(const struct segpool_cache *c, void *obj,
 	}
 	sp_prof_left -= (int64_t)size;
 	if (likely(sp_prof_left > 0))
-		return;
+		return false;
 	sp_prof_left = sp_prof_draw();
+	return true;
+}
+
+/* Record @obj, @size bytes of cache @c (NULL: a large block), sampled. */
+static void sp_prof_keep(const struct segpool_cache *c, void *obj,
+			 size_t size, void *ra)
+{
+	void *pcs[SP_PROF_DEPTH];
+	int n;
+
 	/*
 	 * The caller is inside the library (internal/reentry.h), so anything
 	 * the stack walk might allocate fails at once instead of coming back
@@ -200,6 +206,44 @@ __sp_libframe void sp_prof_take(const struct segpool_cache *c, void *obj,
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	sp_prof_busy = false;
 	sp_lib_exit();
+}
+
+__sp_libframe void sp_prof_take(const struct segpool_cache *c, void *obj,
+				size_t size, void *ra)
+{
+	if (sp_prof_due(size))
+		sp_prof_keep(c, obj, size, ra);
+}
+
+__sp_libframe void *sp_prof_sample_obj(struct segpool_cache *c, void *obj,
+				       size_t size, void *ra)
+{
+	struct sp_slab *s = sp_obj_to_slab(obj);
+	void *in;
+
+	/*
+	 * An object of a cache with magazines is recorded in a sampled slab
+	 * only, whose page tag no slot expects (slab/slab.h, sp_slab_tag()):
+	 * its free never takes a hit path, and the slow path drops the
+	 * record.  The object the layers handed out goes back to its slab
+	 * unseen (it is still as they keep a free object: marked, poisoned)
+	 * and one of a sampled slab of its node takes its place.  Without
+	 * one (no memory) the sample is dropped: recorded where it is, its
+	 * free could take a hit path and leave the record behind.  A cache
+	 * without magazines (a debug cache among them) frees on its slow
+	 * paths only: recorded where it is.
+	 */
+	if (c->pcpu && !sp_tag_sampled(sp_space_tag(obj))) {
+		in = sp_slab_take_sampled(c, s->node);
+		if (unlikely(!in)) {
+			sp_prof_drop();
+			return obj;
+		}
+		sp_slab_free_one(c, s, obj);
+		obj = in;
+	}
+	sp_prof_keep(c, obj, size, ra);
+	return obj;
 }
 
 bool sp_prof_init(void)

@@ -139,6 +139,21 @@ static struct sp_prof_rec **sp_prof_rec_bucket(const void *obj)
 	return &sp_prof_rec_hash[x >> (64 - 14)];
 }
 
+/* A sample that could not be kept where its free finds it: counted. */
+void sp_prof_drop(void)
+{
+	if (sp_prof_busy)		/* a signal handler's, mid-record */
+		return;
+	sp_prof_busy = true;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	pthread_mutex_lock(&sp_prof_lock);
+	sp_prof_sum.samples++;
+	sp_prof_sum.dropped++;
+	pthread_mutex_unlock(&sp_prof_lock);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	sp_prof_busy = false;
+}
+
 /* Drop the record at *@pp (under the lock). */
 static void sp_prof_rec_drop(struct sp_prof_rec **pp)
 {

@@ -93,9 +93,10 @@ struct segpool_cache *sp_cache_create(const char *name, size_t size,
 	}
 
 	bytes += sp_harden_extra_bytes(&proto);
+	/* aligned to SP_CACHE_CTL_ALIGN: a page tag's low bits are free */
 	if (sp_cache_packed(&proto)) {
 		bytes = SP_ALIGN(bytes, SP_CACHE_LINE);
-		c = sp_os_map_packed(bytes, SP_CACHE_LINE);
+		c = sp_os_map_packed(bytes, SP_CACHE_CTL_ALIGN);
 	} else {
 		bytes = SP_ALIGN(bytes, SP_PAGE_SIZE);
 		c = sp_os_map(bytes, SP_PAGE_SIZE);
@@ -116,6 +117,7 @@ struct segpool_cache *sp_cache_create(const char *name, size_t size,
 		sp_list_init(&n->partial);
 		sp_list_init(&n->full);
 		sp_list_init(&n->empty);
+		sp_list_init(&n->sampled);
 	}
 
 	pthread_mutex_lock(&sp_cache_list_lock);

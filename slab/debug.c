@@ -717,7 +717,7 @@ int sp_debug_validate(struct segpool_cache *c)
 	for (int i = 0; i < sp_space.nr_regions; i++) {
 		struct sp_cache_node *n = &c->node[i];
 		struct sp_debug_walk full = { 0, 0 };
-		unsigned long partial = 0, empty = 0;
+		unsigned long partial = 0, empty = 0, sampled = 0;
 		struct sp_slab *s;
 
 		pthread_mutex_lock(&n->lock);
@@ -725,6 +725,11 @@ int sp_debug_validate(struct segpool_cache *c)
 			bad += sp_debug_validate_slab(c, s);
 			bad += sp_debug_validate_list(c, s, SP_SLAB_PARTIAL);
 			partial++;
+		}
+		sp_list_for_each_entry(s, &n->sampled, lru) {
+			bad += sp_debug_validate_slab(c, s);
+			bad += sp_debug_validate_list(c, s, SP_SLAB_SAMPLED);
+			sampled++;
 		}
 		sp_list_for_each_entry(s, &n->empty, lru) {
 			bad += sp_debug_validate_slab(c, s);
@@ -738,6 +743,8 @@ int sp_debug_validate(struct segpool_cache *c)
 					       n->nr_partial);
 		bad += sp_debug_validate_count(c, i, "empty", empty,
 					       n->nr_empty);
+		bad += sp_debug_validate_count(c, i, "sampled", sampled,
+					       n->nr_sampled);
 		bad += sp_debug_validate_count(c, i, "full", full.seen,
 					       n->nr_full);
 		pthread_mutex_unlock(&n->lock);
@@ -879,6 +886,8 @@ long sp_debug_leaks(struct segpool_cache *c, void *file)
 
 		pthread_mutex_lock(&n->lock);
 		sp_list_for_each_entry(s, &n->partial, lru)
+			live += sp_debug_leaks_slab(&b, c, s, map);
+		sp_list_for_each_entry(s, &n->sampled, lru)
 			live += sp_debug_leaks_slab(&b, c, s, map);
 		sp_slab_walk_full(c, i, sp_debug_leaks_full, &w);
 		live += w.live;

@@ -110,6 +110,29 @@ static void sp_slab_populate(struct segpool_cache *c, struct sp_slab *s,
 }
 
 /*
+ * Sampled slabs (sp_slab_take_sampled()): set once the first one is built,
+ * so that a process that never samples reads no tag on the list moves.
+ */
+static bool sp_slab_sampling;
+
+/* The first page of @s carries SP_TAG_SAMPLED from its build on. */
+static inline bool sp_slab_is_sampled(const struct segpool_cache *c,
+				      const struct sp_slab *s)
+{
+	return unlikely(SP_READ_ONCE(sp_slab_sampling)) &&
+	       sp_tag_sampled(sp_space_tag(s->base - c->dbg.red_left));
+}
+
+/* The tag of @s's pages: its cache and node, and whether it is sampled. */
+static inline uintptr_t sp_slab_own_tag(const struct segpool_cache *c,
+					const struct sp_slab *s)
+{
+	uintptr_t tag = sp_slab_tag(c, s->node);
+
+	return sp_slab_is_sampled(c, s) ? tag | SP_TAG_SAMPLED : tag;
+}
+
+/*
  * Lazily reached slabs (SP_CACHE_REACH, slab/geometry.c).  A new slab of
  * several pages is neither written nor tagged.  A hand-out that goes past
  * s->reach first marks every object from there up to the last one that
@@ -147,7 +170,7 @@ static __sp_noinline void sp_slab_reach_to(struct segpool_cache *c,
 		sp_san_mark_close(c, obj);
 	}
 	sp_space_set_tag_pages(s->base + (first << SP_PAGE_SHIFT),
-			       last - first, sp_slab_tag(c, s->node));
+			       last - first, sp_slab_own_tag(c, s));
 	s->reach = to;
 }
 
@@ -271,12 +294,17 @@ static inline void sp_slab_prefetch_links(const struct segpool_cache *c,
 		__builtin_prefetch(p + off, 0, 3);
 }
 
-/* A new slab for @c on node index @idx, not yet on any list. */
-static struct sp_slab *sp_slab_new(struct segpool_cache *c, int idx)
+/*
+ * A new slab for @c on node index @idx, not yet on any list; @sampled: a
+ * sampled slab (sp_slab_take_sampled()).
+ */
+static struct sp_slab *sp_slab_new(struct segpool_cache *c, int idx,
+				   bool sampled)
 {
 	bool dirty;
 	char *block = sp_region_alloc_dirty(idx, c->order, SP_OWNER_SIDE,
 					    &dirty);
+	uintptr_t tag = sp_slab_tag(c, idx);
 	struct sp_slab *s;
 
 	if (!block) {
@@ -284,10 +312,21 @@ static struct sp_slab *sp_slab_new(struct segpool_cache *c, int idx)
 		return NULL;
 	}
 	s = sp_slab_desc(block);
-	/* whose page: a free's hit path needs only this word (a lazily
-	 * reached slab's pages get it as hand-outs reach them) */
+	/*
+	 * whose page: a free's hit path needs only this word (a lazily
+	 * reached slab's pages get it as hand-outs reach them; a sampled
+	 * one's first page has it at once, which is where
+	 * sp_slab_is_sampled() looks: no slot expects that tag, so a free
+	 * into an object not reached yet still reaches the slow path)
+	 */
+	if (sampled) {
+		tag |= SP_TAG_SAMPLED;
+		SP_WRITE_ONCE(sp_slab_sampling, true);
+		if (c->flags & SP_CACHE_REACH)
+			sp_space_set_tag_pages(block, 1, tag);
+	}
 	if (!(c->flags & SP_CACHE_REACH))
-		sp_space_set_tags(block, c->order, sp_slab_tag(c, idx));
+		sp_space_set_tags(block, c->order, tag);
 	s->base = block + c->dbg.red_left;	/* past the left red zone */
 	s->cache = c;
 	s->inuse = 0;
@@ -429,6 +468,10 @@ static void sp_slab_relist(struct segpool_cache *c, struct sp_cache_node *n,
 		want = SP_SLAB_FULL;
 	else
 		want = SP_SLAB_PARTIAL;
+	/* a sampled slab with a free object: on its own list, whatever
+	 * its level (one that goes empty by a free leaves the cache) */
+	if (want != SP_SLAB_FULL && sp_slab_is_sampled(c, s))
+		want = SP_SLAB_SAMPLED;
 	if (s->list == want)
 		return;
 
@@ -436,6 +479,7 @@ static void sp_slab_relist(struct segpool_cache *c, struct sp_cache_node *n,
 	case SP_SLAB_PARTIAL: n->nr_partial--; break;
 	case SP_SLAB_FULL:    n->nr_full--;    break;
 	case SP_SLAB_EMPTY:   n->nr_empty--;   break;
+	case SP_SLAB_SAMPLED: n->nr_sampled--; break;
 	default: break;
 	}
 	/* a full slab's link points at itself: the moves touch it alone */
@@ -450,6 +494,10 @@ static void sp_slab_relist(struct segpool_cache *c, struct sp_cache_node *n,
 			sp_list_move(&s->lru, &n->full);
 		else
 			sp_list_del(&s->lru);
+		break;
+	case SP_SLAB_SAMPLED:
+		n->nr_sampled++;
+		sp_list_move(&s->lru, &n->sampled);
 		break;
 	default:
 		n->nr_empty++;
@@ -580,7 +628,7 @@ static __sp_libframe size_t sp_slab_take(struct segpool_cache *c, int idx,
 	pthread_mutex_unlock(&n->lock);
 
 	while (got < want) {
-		struct sp_slab *s = sp_slab_new(c, idx);
+		struct sp_slab *s = sp_slab_new(c, idx, false);
 
 		pthread_mutex_lock(&n->lock);
 		if (!s) {
@@ -610,6 +658,54 @@ __sp_libframe size_t sp_slab_fill(struct segpool_cache *c, int idx,
 }
 
 /*
+ * One object of @s, a sampled slab with a free one (node lock held): the
+ * same taking as a fill's, one object, no debug cache.
+ */
+static void *sp_slab_take_one(struct segpool_cache *c, struct sp_slab *s)
+{
+	void *obj = NULL;
+
+	if (c->flags & SP_CACHE_FREEMAP) {
+		if (unlikely(!sp_slab_take_map(c, s, 1, &obj)))
+			sp_report_short_freelist(c, s);
+		return obj;
+	}
+	obj = sp_slab_next(c, s);
+	if (unlikely(!obj))
+		sp_report_short_freelist(c, s);
+	s->inuse++;
+	return obj;
+}
+
+void *sp_slab_take_sampled(struct segpool_cache *c, int idx)
+{
+	struct sp_cache_node *n = &c->node[idx];
+	struct sp_slab *s;
+	void *obj;
+
+	sp_assert(!(c->flags & SP_CACHE_DEBUG));
+	pthread_mutex_lock(&n->lock);
+	if (sp_list_empty(&n->sampled)) {
+		pthread_mutex_unlock(&n->lock);
+		s = sp_slab_new(c, idx, true);
+		if (!s)
+			return NULL;
+		pthread_mutex_lock(&n->lock);
+		/* not churn: the empty reserve's growth (sp_slab_created())
+		 * follows the fills alone */
+		n->slabs_created++;
+		sp_slab_relist(c, n, s);
+	}
+	s = sp_list_first_entry(&n->sampled, struct sp_slab, lru);
+	obj = sp_slab_take_one(c, s);
+	n->active_objs++;
+	n->allocs++;
+	sp_slab_relist(c, n, s);
+	pthread_mutex_unlock(&n->lock);
+	return obj;
+}
+
+/*
  * A free left @s empty (node lock held): when the node already keeps its
  * reserve of empty slabs, @s itself leaves its list and is returned for
  * the caller to release once the node lock is dropped; otherwise NULL, and
@@ -622,17 +718,27 @@ static struct sp_slab *sp_node_victim(struct segpool_cache *c,
 				      struct sp_cache_node *n,
 				      struct sp_slab *s)
 {
-	if (s->inuse != 0 || n->nr_empty < sp_keep_empty(c, n))
+	bool sampled;
+
+	if (s->inuse != 0)
+		return NULL;
+	/* a sampled slab is never kept: nothing but a sample takes from it */
+	sampled = sp_slab_is_sampled(c, s);
+	if (!sampled && n->nr_empty < sp_keep_empty(c, n))
 		return NULL;
 	switch (s->list) {
 	case SP_SLAB_PARTIAL: n->nr_partial--; break;
 	case SP_SLAB_FULL:    n->nr_full--;    break;
 	case SP_SLAB_EMPTY:   n->nr_empty--;   break;
+	case SP_SLAB_SAMPLED: n->nr_sampled--; break;
 	default: break;
 	}
 	sp_list_del(&s->lru);
 	s->list = SP_SLAB_NONE;
-	sp_slab_released(c, n);
+	if (sampled)
+		n->slabs_released++;	/* not churn: the reserve stays */
+	else
+		sp_slab_released(c, n);
 	return s;
 }
 
@@ -1071,6 +1177,15 @@ unsigned long sp_slab_shrink(struct segpool_cache *c, bool purge)
 			n->nr_empty--;
 			n->slabs_released++;
 		}
+		/* none expected: a sampled slab leaves at its last free */
+		sp_list_for_each_entry_safe(s, &n->sampled, lru) {
+			if (s->inuse)
+				continue;
+			sp_list_move(&s->lru, &list);
+			s->list = SP_SLAB_NONE;
+			n->nr_sampled--;
+			n->slabs_released++;
+		}
 		/* the reserve starts again from max_empty */
 		n->keep_empty = 0;
 		n->released_at_create = n->slabs_released;
@@ -1107,7 +1222,9 @@ void sp_slab_walk_full(struct segpool_cache *c, int idx,
 	 * one's first page: from its first hand-out, before it can be full)
 	 * to its release */
 	for (size_t p = 0; p < top; p += 1UL << c->order) {
-		if (SP_READ_ONCE(sp_space.tags[first + p]) != tag)
+		/* a sampled slab's too */
+		if ((SP_READ_ONCE(sp_space.tags[first + p]) &
+		     ~SP_TAG_SAMPLED) != tag)
 			continue;
 		s = (struct sp_slab *)SP_READ_ONCE(r->map[p].info);
 		if (s->cache == c && s->list == SP_SLAB_FULL)

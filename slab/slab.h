@@ -79,6 +79,7 @@ enum sp_slab_list {
 	SP_SLAB_PARTIAL,
 	SP_SLAB_FULL,
 	SP_SLAB_EMPTY,
+	SP_SLAB_SAMPLED,	/* a sampled slab with a free object */
 };
 
 /*
@@ -142,7 +143,10 @@ struct sp_cache_node {
 	/* --- the other lists and the counts --- */
 	struct sp_list_head full;	/* no object free: debug caches only */
 	struct sp_list_head empty;	/* every object free; a small reserve */
+	struct sp_list_head sampled;	/* sampled slabs with a free object
+					 * (sp_slab_take_sampled()) */
 	unsigned long nr_partial;
+	unsigned long nr_sampled;
 	unsigned long nr_full;
 	unsigned long nr_empty;
 	uint64_t active_objs;		/* objects handed out from this node */
@@ -241,18 +245,31 @@ _Static_assert(offsetof(struct segpool_cache, name) +
 
 /*
  * sp_slab_tag() - the space tag of every page of a slab of @c on node index
- * @idx: the cache's address with the node index in its low bits (a cache is
- * line-aligned, and there are fewer nodes than bytes in a line).  A free's
- * hit path reads the tag of the object's page and needs nothing else to
- * know the object's cache and node.
+ * @idx: the cache's address with the node index in its low bits (a cache's
+ * control block is aligned to SP_CACHE_CTL_ALIGN, and there are fewer
+ * nodes than SP_TAG_SAMPLED).  A free's hit path reads the tag of the
+ * object's page and needs nothing else to know the object's cache and
+ * node.
+ *
+ * A sampled slab's pages (sampled heap profiling, prof/: the objects a
+ * profile records live there and nowhere else) carry SP_TAG_SAMPLED as
+ * well.  No per-CPU slot expects such a tag, so every free of a recorded
+ * object misses its hit path and reaches the slow path that drops the
+ * record: the hit paths test nothing of their own for it.
  */
+#define SP_TAG_SAMPLED		((uintptr_t)SP_CACHE_LINE)
+#define SP_TAG_NODE_MASK	((uintptr_t)SP_CACHE_LINE - 1)
+#define SP_CACHE_CTL_ALIGN	(2 * SP_CACHE_LINE)
+
 static inline uintptr_t sp_slab_tag(const struct segpool_cache *c, int idx)
 {
 	return (uintptr_t)c | (uintptr_t)idx;
 }
 
-_Static_assert(SP_MAX_NODES <= SP_CACHE_LINE,
-	       "node index fits a tag's low bits");
+_Static_assert(SP_MAX_NODES <= SP_TAG_SAMPLED,
+	       "node index fits a tag's low bits, below the sampled bit");
+_Static_assert(SP_TAG_SAMPLED < SP_CACHE_CTL_ALIGN,
+	       "the sampled bit lies below a cache's alignment");
 
 /* The cache of a page tag (0: the page belongs to no slab). */
 /* Whether @c's control block is packed (SP_CACHE_PACKED). */
@@ -263,13 +280,20 @@ static inline bool sp_cache_packed(const struct segpool_cache *c)
 
 static inline struct segpool_cache *sp_tag_cache(uintptr_t tag)
 {
-	return (struct segpool_cache *)(tag & ~(uintptr_t)(SP_CACHE_LINE - 1));
+	return (struct segpool_cache *)(tag &
+					~(uintptr_t)(SP_CACHE_CTL_ALIGN - 1));
 }
 
 /* The node index of a page tag. */
 static inline unsigned int sp_tag_node(uintptr_t tag)
 {
-	return (unsigned int)(tag & (SP_CACHE_LINE - 1));
+	return (unsigned int)(tag & SP_TAG_NODE_MASK);
+}
+
+/* Whether a page tag is a sampled slab's. */
+static inline bool sp_tag_sampled(uintptr_t tag)
+{
+	return tag & SP_TAG_SAMPLED;
 }
 
 /*
@@ -421,6 +445,15 @@ _Static_assert(sizeof(struct sp_slab) == SP_PAGE_SIDE_BYTES,
  */
 SP_INTERNAL size_t sp_slab_alloc_bulk(struct segpool_cache *c, int idx,
 				      size_t n, void **objs);
+/*
+ * sp_slab_take_sampled() - one object of @c on node index @idx, from a
+ * sampled slab (a slab whose pages carry SP_TAG_SAMPLED: sampled heap
+ * profiling's, prof/), made if none has a free object.  Sampled slabs are
+ * on their own list: no fill ever takes from them, and each goes back to
+ * the region as soon as it is empty.  Return: the object (free: marked,
+ * poisoned as a free object is), or NULL with errno ENOMEM.
+ */
+SP_INTERNAL void *sp_slab_take_sampled(struct segpool_cache *c, int idx);
 /* sp_slab_fill() - as sp_slab_alloc_bulk(), for objects that go into a
  * per-CPU magazine rather than to the application (counted apart). */
 SP_INTERNAL size_t sp_slab_fill(struct segpool_cache *c, int idx, size_t n,

@@ -298,7 +298,7 @@ static void sp_export_cache_nodes(struct segpool_cache *c,
 		memset(o, 0, sizeof(*o));
 		o->node_id = sp_space.region[i].node;
 		pthread_mutex_lock(&n->lock);
-		o->partial_slabs = n->nr_partial;
+		o->partial_slabs = n->nr_partial + n->nr_sampled;
 		o->full_slabs = n->nr_full;
 		o->empty_slabs = n->nr_empty;
 		o->objects = n->active_objs;

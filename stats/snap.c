@@ -233,7 +233,7 @@ static void sp_snap_node(struct segpool_cache *c, int i, struct sp_node_snap *n)
 
 	sp_lib_enter();		/* a node lock: internal/reentry.h */
 	pthread_mutex_lock(&cn->lock);
-	n->partial = cn->nr_partial;
+	n->partial = cn->nr_partial + cn->nr_sampled;	/* sampled: prof/ */
 	n->full = cn->nr_full;
 	n->empty = cn->nr_empty;
 	n->slab_objs = cn->active_objs;

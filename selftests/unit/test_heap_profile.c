@@ -33,6 +33,7 @@
 #include "core/entry.h"
 #include "percpu/pcpu.h"
 #include "prof/prof.h"
+#include "slab/slab.h"
 #include "selftests/lib/harness.h"
 
 #define CHILD_ENV	"SP_TEST_HEAP_PROFILE_CHILD"
@@ -474,6 +475,86 @@ static void test_threads_balance(void **state)
 	assert_int_equal(after.records, before.records);
 }
 
+/*
+ * Every recorded object lies in a sampled slab (slab/slab.h, SP_TAG_SAMPLED)
+ * and every object of one is recorded: a cache with magazines and the size
+ * classes, allocated through the counted build and freed through it, whose
+ * hit path tests nothing for records.  Afterwards no record is left, and
+ * no sampled slab: each went back at its last free.
+ */
+#define SAMPLED_OBJS	20000
+#define SAMPLED_SIZE	200
+
+static void *sampled_objs[2][SAMPLED_OBJS];
+
+static unsigned long sampled_slabs(struct segpool_cache *c)
+{
+	unsigned long n = 0;
+
+	for (int i = 0; i < sp_space.nr_regions; i++) {
+		pthread_mutex_lock(&c->node[i].lock);
+		n += c->node[i].nr_sampled;
+		pthread_mutex_unlock(&c->node[i].lock);
+	}
+	return n;
+}
+
+static void test_sampled_slabs(void **state)
+{
+	struct segpool_cache *c, *k;
+	struct sp_prof_totals before, mid, after;
+	size_t tagged = 0;
+
+	(void)state;
+	if (!in_child())
+		return;
+	c = segpool_cache_create("prof-sampled-slabs", SAMPLED_SIZE, 0, 0,
+				 NULL);
+	assert_non_null(c);
+	sp_prof_totals(&before);
+	for (int i = 0; i < SAMPLED_OBJS; i++) {
+		sampled_objs[0][i] = segpool_cache_alloc(c, 0);
+		sampled_objs[1][i] = segpool_malloc(SAMPLED_SIZE);
+		assert_non_null(sampled_objs[0][i]);
+		assert_non_null(sampled_objs[1][i]);
+	}
+	k = sp_tag_cache(sp_space_tag(sampled_objs[1][0]));
+	sp_prof_totals(&mid);
+	for (int a = 0; a < 2; a++)
+		for (int i = 0; i < SAMPLED_OBJS; i++) {
+			void *p = sampled_objs[a][i];
+
+			if (!sp_tag_sampled(sp_space_tag(p)))
+				continue;
+			tagged++;
+			/* its record is there (the filter is exact for it) */
+			assert_true(sp_prof_maybe(p));
+			assert_ptr_equal(sp_tag_cache(sp_space_tag(p)),
+					 a ? k : c);
+		}
+	print_message("# %zu of %d objects sampled, %llu records more, "
+		      "%lu + %lu sampled slabs\n", tagged, 2 * SAMPLED_OBJS,
+		      (unsigned long long)(mid.records - before.records),
+		      sampled_slabs(c), sampled_slabs(k));
+	/* at 4096 bytes a sample, a 200-byte object: about 1 in 21 */
+	assert_true(tagged > SAMPLED_OBJS / 50);
+	/* the records taken are those objects, nothing else */
+	assert_int_equal(mid.records - before.records, tagged);
+	assert_true(sampled_slabs(c) > 0);
+	assert_int_equal(segpool_cache_validate(c), 0);
+	assert_int_equal(segpool_cache_validate(k), 0);
+	for (int i = 0; i < SAMPLED_OBJS; i++) {
+		segpool_cache_free(c, sampled_objs[0][i]);
+		segpool_free(sampled_objs[1][i]);
+	}
+	sp_prof_totals(&after);
+	assert_int_equal(after.records, before.records);
+	assert_int_equal(sampled_slabs(c), 0);
+	assert_int_equal(segpool_cache_validate(c), 0);
+	assert_int_equal(segpool_cache_validate(k), 0);
+	assert_int_equal(segpool_cache_destroy(c), 0);
+}
+
 /* --- in the parent -------------------------------------------------------- */
 
 static void test_heap_profile_child(void **state)
@@ -656,6 +737,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_free_removes),
 	cmocka_unit_test(test_dump_on_demand),
 	cmocka_unit_test(test_threads_balance),
+	cmocka_unit_test(test_sampled_slabs),
 	cmocka_unit_test(test_heap_profile_child),
 	cmocka_unit_test(test_off_by_default),
 	cmocka_unit_test(test_bad_child),
