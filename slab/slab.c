@@ -1177,7 +1177,8 @@ unsigned long sp_slab_shrink(struct segpool_cache *c, bool purge)
 			n->nr_empty--;
 			n->slabs_released++;
 		}
-		/* none expected: a sampled slab leaves at its last free */
+		/* an empty sampled slab: one built while another thread
+		 * built one too (sp_slab_take_sampled()), left unused */
 		sp_list_for_each_entry_safe(s, &n->sampled, lru) {
 			if (s->inuse)
 				continue;
