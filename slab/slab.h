@@ -271,13 +271,13 @@ _Static_assert(SP_MAX_NODES <= SP_TAG_SAMPLED,
 _Static_assert(SP_TAG_SAMPLED < SP_CACHE_CTL_ALIGN,
 	       "the sampled bit lies below a cache's alignment");
 
-/* The cache of a page tag (0: the page belongs to no slab). */
 /* Whether @c's control block is packed (SP_CACHE_PACKED). */
 static inline bool sp_cache_packed(const struct segpool_cache *c)
 {
 	return c->flags & SP_CACHE_PACKED;
 }
 
+/* The cache of a page tag (0: the page belongs to no slab). */
 static inline struct segpool_cache *sp_tag_cache(uintptr_t tag)
 {
 	return (struct segpool_cache *)(tag &
