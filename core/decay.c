@@ -532,6 +532,8 @@ void sp_decay_settings(void)
 {
 	int thp = sp_env_word(SP_ENV_THP);
 	long long limit = sp_env_number(SP_ENV_MEMORY_LIMIT, 0);
+	size_t huge = sp_os_thp_size();
+	long ms;
 
 	if (thp < 0)			/* unset: the table's default */
 		thp = SP_THP_AUTO;
@@ -550,10 +552,16 @@ void sp_decay_settings(void)
 	__atomic_store_n(&sp_region_want_hook, sp_decay_ask_memory,
 			 __ATOMIC_RELEASE);
 	__atomic_store_n(&sp_health_decay_fn, sp_decay_read, __ATOMIC_RELEASE);
-	sp_region_thp = sp_decay_thp_choice(
-		thp, thp == SP_THP_AUTO ? (int)sp_os_thp_mode() : 0,
-		sp_os_thp_size(), __atomic_load_n(&sp_decay_ms,
-						  __ATOMIC_RELAXED));
+	ms = __atomic_load_n(&sp_decay_ms, __ATOMIC_RELAXED);
+	if (thp != SP_THP_AUTO) {
+		sp_region_thp = sp_decay_thp_choice(thp, 0, huge, ms);
+		return;
+	}
+	/* auto: what the kernel's mode would make of it, read when needed */
+	sp_region_thp_madvise = sp_decay_thp_choice(thp, SP_OS_THP_MADVISE,
+						    huge, ms);
+	sp_region_thp = sp_region_thp_madvise > 0 ? SP_REGION_THP_UNREAD :
+						    sp_region_thp_madvise;
 }
 
 void sp_decay_start(void)
@@ -609,7 +617,7 @@ void sp_decay_read(struct sp_decay_stats *st)
 					 __ATOMIC_RELAXED);
 	st->limit_exceeded = __atomic_load_n(&sp_region_limit_exceeded,
 					     __ATOMIC_RELAXED);
-	st->thp = sp_region_thp > 0;
+	st->thp = sp_region_thp_now() > 0;
 	pthread_mutex_lock(&sp_decay.lock);
 	st->runs = sp_decay.runs;
 	st->caches_released = sp_decay.caches_released;

@@ -266,10 +266,12 @@ static int sp_region_chunk_thp(const struct sp_region *r, uint32_t page)
 {
 	int thp = SP_READ_ONCE(sp_region_thp);
 
+	/* NEVER is never unread: the first chunk's answer needs no mode */
 	if (thp == SP_REGION_THP_NEVER)
 		return -1;
 	if (page < SP_MAX_BLOCK_PAGES)
 		return SP_READ_ONCE(r->thp_first);
+	thp = sp_region_thp_now();
 	if (thp == SP_REGION_THP_COMMIT)
 		return 1;
 	return thp == SP_REGION_THP_AGED && page < SP_READ_ONCE(r->thp_done);
@@ -287,7 +289,7 @@ size_t sp_region_thp_age(int idx, uint64_t now_ns)
 	struct sp_region *r = &sp_space.region[idx];
 	size_t from = 0, to = 0;
 
-	if (SP_READ_ONCE(sp_region_thp) != SP_REGION_THP_AGED)
+	if (sp_region_thp_now() != SP_REGION_THP_AGED)
 		return 0;
 	pthread_mutex_lock(&r->lock);
 	/* a clock behind the last look's (a pass that read it earlier and
@@ -328,11 +330,13 @@ size_t sp_region_thp_age(int idx, uint64_t now_ns)
 static void sp_thp_promote_locked(struct sp_region *r, uint32_t page,
 				  size_t pages)
 {
-	int thp = SP_READ_ONCE(sp_region_thp);
 	size_t end = SP_ALIGN(page + pages, SP_MAX_BLOCK_PAGES), from, to;
+	int thp;
 
-	if (pages < ((size_t)SP_REGION_THP_RUN_MB << (20 - SP_PAGE_SHIFT)) ||
-	    (thp != SP_REGION_THP_AGED && thp != SP_REGION_THP_COMMIT))
+	if (pages < ((size_t)SP_REGION_THP_RUN_MB << (20 - SP_PAGE_SHIFT)))
+		return;
+	thp = sp_region_thp_now();
+	if (thp != SP_REGION_THP_AGED && thp != SP_REGION_THP_COMMIT)
 		return;
 	from = SP_MAX(r->thp_done, (size_t)SP_MAX_BLOCK_PAGES);
 	to = thp == SP_REGION_THP_AGED ? SP_MIN(end, r->committed) : 0;
@@ -357,7 +361,7 @@ static void sp_thp_promote_locked(struct sp_region *r, uint32_t page,
  */
 static bool sp_thp_top_advised(const struct sp_region *r)
 {
-	if (SP_READ_ONCE(sp_region_thp) != SP_REGION_THP_AGED || !r->committed)
+	if (!r->committed || sp_region_thp_now() != SP_REGION_THP_AGED)
 		return false;
 	if (r->committed <= SP_MAX_BLOCK_PAGES)
 		return r->thp_first;
@@ -379,8 +383,8 @@ static void sp_thp_grown_locked(struct sp_region *r)
 	size_t eager = (size_t)SP_REGION_THP_EAGER_MB << (20 - SP_PAGE_SHIFT);
 	size_t from = SP_MAX(r->thp_done, (size_t)SP_MAX_BLOCK_PAGES);
 
-	if (SP_READ_ONCE(sp_region_thp) != SP_REGION_THP_AGED ||
-	    r->committed + SP_MAX_BLOCK_PAGES < eager)
+	if (r->committed + SP_MAX_BLOCK_PAGES < eager ||
+	    sp_region_thp_now() != SP_REGION_THP_AGED)
 		return;
 	if (r->committed > from)
 		sp_thp_advise_locked(r, from, r->committed);
@@ -1179,7 +1183,7 @@ size_t sp_region_decay(int idx, uint64_t now_ns, uint64_t delay_ns)
 	/* blocks smaller than a huge page, under advised huge pages: later */
 	split = SP_DECAY_SPLIT_DELAYS * delay_ns;
 	small = now_ns < split ? 0 : (now_ns - split) >> SP_PAGE_STAMP_UNIT;
-	if (SP_READ_ONCE(sp_region_thp) <= 0)
+	if (sp_region_thp_now() <= 0)
 		small = limit;
 	pthread_mutex_lock(&r->lock);
 	before = r->purged_pages;
@@ -1215,8 +1219,8 @@ static void sp_region_want_check(struct sp_region *r)
 	if (likely(!SP_READ_ONCE(sp_region_want_armed)))
 		return;
 	if (r->dirty_pages <= r->want_dirty &&
-	    (SP_READ_ONCE(sp_region_thp) != SP_REGION_THP_AGED ||
-	     r->committed <= r->want_committed))
+	    (r->committed <= r->want_committed ||
+	     sp_region_thp_now() != SP_REGION_THP_AGED))
 		return;
 	if (!__atomic_exchange_n(&sp_region_want_armed, false,
 				 __ATOMIC_RELAXED))
@@ -1253,6 +1257,20 @@ void (*sp_region_limit_hook)(void);
 uint64_t sp_region_limit_hits;
 uint64_t sp_region_limit_exceeded;
 int sp_region_thp;
+int sp_region_thp_madvise;
+
+int sp_region_thp_now(void)
+{
+	int thp = SP_READ_ONCE(sp_region_thp);
+
+	if (likely(thp != SP_REGION_THP_UNREAD))
+		return thp;
+	/* racing first readers read the same file and store the same */
+	thp = sp_os_thp_mode() == SP_OS_THP_MADVISE ?
+		SP_READ_ONCE(sp_region_thp_madvise) : 0;
+	SP_WRITE_ONCE(sp_region_thp, thp);
+	return thp;
+}
 
 /* Pages in use and dirty, all regions (each read under its lock). */
 static uint64_t sp_region_resident(void)

@@ -363,6 +363,15 @@ enum {
 	SP_REGION_THP_NEVER = -1,
 	SP_REGION_THP_AGED = 1,
 	SP_REGION_THP_COMMIT = 2,
+	/*
+	 * SEGPOOL_THP=auto before the kernel's mode was read: the choice is
+	 * sp_region_thp_madvise in "madvise" mode, 0 in any other.  Read
+	 * by sp_region_thp_now() at the first question that needs it, which
+	 * a process that never grows a region past its first chunk never
+	 * asks: the mode's sysfs file is one that every process under the
+	 * preload read at start-up for nothing.
+	 */
+	SP_REGION_THP_UNREAD = 3,
 };
 #define SP_REGION_THP_AGE_MS	2000
 /*
@@ -384,6 +393,10 @@ enum {
  */
 #define SP_REGION_THP_RUN_MB	16
 extern SP_INTERNAL int sp_region_thp;
+/* The choice under SP_REGION_THP_UNREAD when the mode reads "madvise". */
+extern SP_INTERNAL int sp_region_thp_madvise;
+/* sp_region_thp, the kernel's mode read first if it was not yet. */
+SP_INTERNAL int sp_region_thp_now(void);
 
 /*
  * sp_region_thp_age() - under SP_REGION_THP_AGED, advise huge pages for the

@@ -1189,7 +1189,14 @@ static void test_thp_choice(void **state)
 	 * for advice (an unset SEGPOOL_THP once turned them off) */
 	if (sp_env_word(SP_ENV_THP) <= SP_THP_AUTO &&
 	    mode == SP_OS_THP_MADVISE && huge == SP_OS_HUGE_SIZE)
-		assert_true(sp_region_thp > 0);
+		assert_true(sp_region_thp_now() > 0);
+	/* auto in another mode: nothing advised, once the mode is read */
+	if (sp_env_word(SP_ENV_THP) <= SP_THP_AUTO &&
+	    mode != SP_OS_THP_MADVISE)
+		assert_true(sp_region_thp_now() <= 0);
+	/* read now if it was not: the same answer, for good */
+	assert_int_not_equal(sp_region_thp, SP_REGION_THP_UNREAD);
+	assert_int_equal(sp_region_thp_now(), sp_region_thp);
 }
 
 static void test_bad_settings(void **state)
