@@ -19,10 +19,11 @@
  * runs on a layout it does not know.  The first word of that object is its
  * version: the library sets it only once it is started and only in builds
  * whose hit path is the one below (not in AddressSanitizer builds, whose
- * hit path holds the sanitizer's hooks, nor under valgrind); while it
- * differs, every inline call is the library's call.  Inline hit paths
- * exist on x86-64 with glibc 2.35 or later (its rseq area); elsewhere the
- * inline functions are the calls.
+ * hit path holds the sanitizer's hooks, nor under valgrind, nor while
+ * sampled heap profiling runs, whose page tags this layout does not
+ * know); while it differs, every inline call is the library's call.
+ * Inline hit paths exist on x86-64 with glibc 2.35 or later (its rseq
+ * area); elsewhere the inline functions are the calls.
  *
  * Nothing here is API beyond the four functions: the structs say what the
  * inline code reads, for the library to assert (core/inline_abi.c), and
