@@ -259,20 +259,25 @@ sp_cache_alloc_full(struct segpool_cache *cache, unsigned int gfp, int node,
 }
 
 /*
- * Sampling keeps the hit paths closed: an allocation short of this
- * thread's next sampling point runs their sequence here (prof/prof.h).
+ * Sampling keeps the hit paths closed: an allocation the magazine can
+ * serve runs their sequence here, on the slot's sample count (prof/prof.h).
  */
 static __sp_noinline __sp_libframe void *
 sp_cache_alloc_sampled(struct segpool_cache *cache, unsigned int gfp, int node,
 		       void *ra)
 {
 	if (gfp == 0 && node == SEGPOOL_NUMA_NO_NODE && cache &&
-	    cache->magic == SP_CACHE_MAGIC &&
-	    sp_prof_left > (int64_t)cache->object_size) {
-		void *obj = sp_hot_alloc_closed(cache);
+	    cache->magic == SP_CACHE_MAGIC) {
+		struct sp_pcpu_slot *due;
+		void *obj = sp_hot_alloc_counted(cache, &due);
 
 		if (likely(obj)) {
-			sp_prof_left -= (int64_t)cache->object_size;
+			if (unlikely(due)) {
+				obj = sp_prof_hit(cache, obj,
+						  cache->object_size,
+						  &due->sample_left, ra);
+				sp_obj_out(cache, obj);
+			}
 			return obj;
 		}
 	}
@@ -336,33 +341,39 @@ __sp_libframe void *sp_cache_alloc_open(struct segpool_cache *cache,
 }
 
 /*
- * The counted build's miss after its count was taken: given back, since
- * the slow path counts the allocation itself.  No frame of its own.
+ * The counted build's hit whose slot's sample count ran out (@slot): the
+ * round @obj sampled or not, then handed out.  @ra: the return address
+ * into the program, taken by the entry (a tail call to here is the
+ * compiler's choice; a sanitizer's frame may keep it from making it).
+ * @slot last: the register the pop left it in.
  */
 static __sp_noinline __sp_libframe void *
-sp_cache_alloc_refund(struct segpool_cache *cache)
+sp_cache_alloc_due(struct segpool_cache *cache, void *obj, void *ra,
+		   struct sp_pcpu_slot *slot)
 {
-	sp_prof_left += (int64_t)cache->object_size;
-	return sp_cache_alloc_slow(cache, 0, SEGPOOL_NUMA_NO_NODE);
+	obj = sp_prof_hit(cache, obj, cache->object_size, &slot->sample_left,
+			  ra);
+	sp_obj_out(cache, obj);
+	return obj;
 }
 
 /*
- * The counted build (core/entry.h): an allocation short of this thread's
- * next sampling point takes the closed sequence, counting its bytes.
+ * The counted build (core/entry.h): the closed sequence, and one off the
+ * slot's sample count.
  */
 __sp_libframe void *sp_cache_alloc_counted(struct segpool_cache *cache,
 					   unsigned int gfp)
 {
-	if (likely(gfp == 0 && cache && cache->magic == SP_CACHE_MAGIC &&
-		   sp_prof_left > (int64_t)cache->object_size)) {
-		void *obj;
+	if (likely(gfp == 0 && cache && cache->magic == SP_CACHE_MAGIC)) {
+		struct sp_pcpu_slot *due;
+		void *obj = sp_hot_alloc_counted(cache, &due);
 
-		/* stored first: nothing is held across the sequence */
-		sp_prof_left -= (int64_t)cache->object_size;
-		obj = sp_hot_alloc_closed(cache);
-		if (likely(obj))
+		if (likely(obj)) {
+			if (unlikely(due))
+				return sp_cache_alloc_due(cache, obj,
+					__builtin_return_address(0), due);
 			return obj;
-		return sp_cache_alloc_refund(cache);
+		}
 	}
 	return sp_cache_alloc_slow(cache, gfp, SEGPOOL_NUMA_NO_NODE);
 }

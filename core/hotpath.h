@@ -13,18 +13,19 @@
  *
  * The exported names are IFUNCs (core/entry.h) that resolve to the open
  * build, sp_*_open, unless the process was started to sample a heap
- * profile; the counted build, sp_*_counted, adds the profiler's byte
- * count to an allocation's sequence, and runs a free's as it is (a
- * recorded object lies in a sampled slab, whose tag no slot expects).
+ * profile; the counted build, sp_*_counted, takes one off the slot's
+ * sample count after an allocation's sequence (sp_hot_alloc_counted()),
+ * and runs a free's as it is (a recorded object lies in a sampled slab,
+ * whose tag no slot expects).
  * Budget, counted from the function's entry to its ret on a hit, ret
  * included (x86-64; gcc 12 and clang 14 -O2 both stay within it):
  *   hotpath-budget: sp_cache_alloc_open 27
  *   hotpath-budget: sp_cache_free_open 47
  *   hotpath-budget: sp_malloc_open 28
  *   hotpath-budget: sp_free_open 47
- *   hotpath-budget: sp_cache_alloc_counted 34
+ *   hotpath-budget: sp_cache_alloc_counted 29
  *   hotpath-budget: sp_cache_free_counted 47
- *   hotpath-budget: sp_malloc_counted 35
+ *   hotpath-budget: sp_malloc_counted 29
  *   hotpath-budget: sp_free_counted 47
  * The same on arm64 (a cross build, gcc 12 -O2; percpu/arch-arm64.h), where
  * every constant and address takes an instruction of its own and the
@@ -33,9 +34,9 @@
  *   hotpath-budget-arm64: sp_cache_free_open 56
  *   hotpath-budget-arm64: sp_malloc_open 34
  *   hotpath-budget-arm64: sp_free_open 56
- *   hotpath-budget-arm64: sp_cache_alloc_counted 44
+ *   hotpath-budget-arm64: sp_cache_alloc_counted 42
  *   hotpath-budget-arm64: sp_cache_free_counted 56
- *   hotpath-budget-arm64: sp_malloc_counted 43
+ *   hotpath-budget-arm64: sp_malloc_counted 41
  *   hotpath-budget-arm64: sp_free_counted 56
  * An allocation: cache checks (NULL, gfp, magic), the slot array from line
  * 0, the sequence (15, percpu/arch-x86_64.h), the free mark cleared.  A free:
@@ -116,16 +117,28 @@ miss:
 }
 
 /*
- * sp_hot_alloc_closed() - sp_hot_alloc() for the slow paths while sampled
- * heap profiling keeps the hit paths closed (prof/prof.h): the same
- * sequence, with the slot bound the hit paths would have.
+ * sp_hot_alloc_counted() - sp_hot_alloc() for the counted build (core/
+ * entry.h) and the slow paths while sampled heap profiling keeps the hit
+ * paths closed (prof/prof.h): the same sequence on the slot bound the hit
+ * paths would have, then one off the slot's sample count.  While the
+ * count stays above 0, *@due is NULL and the round is handed out as
+ * sp_hot_alloc() hands it; when it runs out, *@due is the slot and the
+ * round is returned as the layers keep a free object, for the caller to
+ * give sp_prof_hit() and then sp_obj_out().  NULL: a miss.
  */
-static __sp_always_inline void *sp_hot_alloc_closed(struct segpool_cache *c)
+static __sp_always_inline void *
+sp_hot_alloc_counted(struct segpool_cache *c, struct sp_pcpu_slot **due)
 {
-	void *obj = sp_pcpu_pop_nr(c->slots, sp_pcpu_closed_nr, miss);
+	struct sp_pcpu_slot *slot;
+	void *obj = sp_pcpu_pop_slot(c->slots, sp_pcpu_closed_nr, slot, miss);
 
-	if (!obj)
+	if (!obj || !slot)		/* a round is never NULL, nor a slot */
 		__builtin_unreachable();
+	if (unlikely(!sp_count_down(&slot->sample_left))) {
+		*due = slot;
+		return obj;
+	}
+	*due = NULL;
 	obj = sp_san_alloc(c, obj);
 	sp_freemark_clear(obj, c->key_off);
 	return obj;

@@ -103,24 +103,29 @@ static __sp_noinline __sp_libframe void *sp_malloc_node_full(size_t size,
 }
 
 /*
- * Sampling keeps the hit paths closed: an allocation short of this
- * thread's next sampling point runs their sequence here (prof/prof.h).
+ * Sampling keeps the hit paths closed: an allocation the magazine can
+ * serve runs their sequence here, on the slot's sample count (prof/prof.h).
  */
 static __sp_noinline __sp_libframe void *sp_malloc_sampled(size_t size,
 							  int node, bool zero,
 							  void *ra)
 {
 	if (node == SEGPOOL_NUMA_NO_NODE &&
-	    size <= SEGPOOL_KMALLOC_MAX_CACHE_SIZE &&
-	    sp_prof_left > (int64_t)size) {
-		void *obj = sp_hot_alloc_closed(sp_kmalloc_load(
+	    size <= SEGPOOL_KMALLOC_MAX_CACHE_SIZE) {
+		struct segpool_cache *c = sp_kmalloc_load(
 			size <= SP_KMALLOC_BY8_MAX ?
 				&sp_kmalloc_by8[(size + 7) >> 3] :
-				&sp_kmalloc_caches[sp_kmalloc_index(size)]));
+				&sp_kmalloc_caches[sp_kmalloc_index(size)]);
+		struct sp_pcpu_slot *due;
+		void *obj = sp_hot_alloc_counted(c, &due);
 
 		if (likely(obj)) {
-			sp_prof_left -= (int64_t)size;
-			return obj;
+			if (unlikely(due)) {
+				obj = sp_prof_hit(c, obj, size,
+						  &due->sample_left, ra);
+				sp_obj_out(c, obj);
+			}
+			return obj;	/* a zeroed one: its caller clears */
 		}
 	}
 	return sp_malloc_node_full(size, node, zero, ra);
@@ -172,35 +177,42 @@ __sp_libframe void *sp_malloc_open(size_t size)
 }
 
 /*
- * The counted build's miss after its count was taken: given back, since
- * the slow path counts the allocation itself.  No frame of its own.
+ * The counted build's hit whose slot's sample count ran out (@slot): the
+ * round @obj of class @c, for a request of @size (first: the register it
+ * came in), sampled or not, then handed out.  @ra: the return address
+ * into the program, taken by the entry (sp_cache_alloc_due()).
  */
-static __sp_noinline __sp_libframe void *sp_malloc_refund(size_t size)
+static __sp_noinline __sp_libframe void *
+sp_malloc_due(size_t size, struct segpool_cache *c, void *obj,
+	      struct sp_pcpu_slot *slot, void *ra)
 {
-	sp_prof_left += (int64_t)size;
-	return sp_malloc_node(size, SEGPOOL_NUMA_NO_NODE, false);
+	obj = sp_prof_hit(c, obj, size, &slot->sample_left, ra);
+	sp_obj_out(c, obj);
+	return obj;
 }
 
 /*
- * The counted build (core/entry.h): an allocation short of this thread's
- * next sampling point takes the closed sequence, counting its bytes;
- * sizes above 1 KiB go to the slow entry, whose sampling path runs the
- * same sequence.
+ * The counted build (core/entry.h): the closed sequence, and one off the
+ * slot's sample count; sizes above 1 KiB go to the slow entry, whose
+ * sampling path runs the same sequence.
  */
 __sp_libframe void *sp_malloc_counted(size_t size)
 {
+	struct segpool_cache *c;
+	struct sp_pcpu_slot *due;
 	void *obj;
 
-	if (unlikely(size > SP_KMALLOC_BY8_MAX ||
-		     sp_prof_left <= (int64_t)size))
+	if (unlikely(size > SP_KMALLOC_BY8_MAX))
 		return sp_malloc_node(size, SEGPOOL_NUMA_NO_NODE, false);
-	/* stored first: nothing is held across the sequence */
-	sp_prof_left -= (int64_t)size;
-	obj = sp_hot_alloc_closed(
-		sp_kmalloc_load(&sp_kmalloc_by8[(size + 7) >> 3]));
-	if (likely(obj))
+	c = sp_kmalloc_load(&sp_kmalloc_by8[(size + 7) >> 3]);
+	obj = sp_hot_alloc_counted(c, &due);
+	if (likely(obj)) {
+		if (unlikely(due))
+			return sp_malloc_due(size, c, obj, due,
+					     __builtin_return_address(0));
 		return obj;
-	return sp_malloc_refund(size);
+	}
+	return sp_malloc_node(size, SEGPOOL_NUMA_NO_NODE, false);
 }
 
 SEGPOOL_API __sp_libframe void *segpool_malloc_node(size_t size, int node)

@@ -194,9 +194,12 @@ extern SP_INTERNAL __thread struct sp_rseq_inject sp_rseq_inject;
  *
  * sp_rseq_pop_fast(): the top round of the calling CPU's loaded magazine
  * of @slots, or a jump to @miss (empty: the word below top is an odd
- * guard; id out of range; abort).
+ * guard; id out of range; abort).  sp_rseq_pop_slot(): the same, and the
+ * slot popped from into @_sp (the counted build's sample count,
+ * core/hotpath.h).
  */
-#define sp_rseq_pop_fast(_slots, _base, _delta, _nr, _miss) __extension__ ({ \
+#define sp_rseq_pop_slot(_slots, _base, _delta, _nr, _sp, _miss)	\
+__extension__ ({							\
 	void *__obj;							\
 	uintptr_t __s, __top, __cnt __sp_unused;			\
 	__asm__ __volatile__ goto(					\
@@ -221,7 +224,13 @@ extern SP_INTERNAL __thread struct sp_rseq_inject sp_rseq_inject;
 		  [delta] "r"((long)(_delta)), [nr] "m"(_nr)		\
 		: "memory", "cc"					\
 		: _miss);						\
+	(_sp) = (__typeof__(_sp))__s;					\
 	__obj;								\
+})
+
+#define sp_rseq_pop_fast(_slots, _base, _delta, _nr, _miss) __extension__ ({ \
+	uintptr_t __sp_s __sp_unused;					\
+	sp_rseq_pop_slot(_slots, _base, _delta, _nr, __sp_s, _miss);	\
 })
 
 /*

@@ -152,6 +152,22 @@ static inline __attribute__((always_inline)) void sp_hit_count(uint64_t *ctr)
 }
 
 /*
+ * sp_count_down() - one off the counted build's sample count of a slot
+ * (core/hotpath.h), on the line the pop just wrote: whether it stays
+ * above 0.  One subtract on memory and the flags it sets, a branch's
+ * worth: two instructions on the counted allocation's hit.
+ */
+#define SP_COUNT_DOWN_ARCH	1
+static inline __attribute__((always_inline)) bool sp_count_down(int32_t *ctr)
+{
+	bool above;
+
+	__asm__ __volatile__("subl $1, %[c]"
+			     : [c] "+m"(*ctr), "=@ccg"(above) : : );
+	return above;
+}
+
+/*
  * sp_cas16() - compare-and-swap of the 16-byte, 16-byte aligned @word: when
  * it holds @old, store @nw and return true; otherwise load what it holds
  * into @old and return false.  lock cmpxchg16b: a full barrier either way.
@@ -217,7 +233,9 @@ static inline bool sp_cas16(uint64_t *word, uint64_t old[2],
  *
  * sp_rseq_pop_fast(): the top round of the calling CPU's loaded magazine
  * of the slot array @slots, or a jump to @miss (empty magazine: its guard
- * slot is odd; id out of range; abort).
+ * slot is odd; id out of range; abort).  sp_rseq_pop_slot(): the same,
+ * and the slot popped from into @s (the counted build's sample count,
+ * core/hotpath.h).
  *
  * sp_rseq_push_fast(): put @obj on the calling CPU's loaded magazine of
  * @slots, or jump to @miss: the slot's expected tag is not @tag (@obj's
@@ -229,6 +247,7 @@ static inline bool sp_cas16(uint64_t *word, uint64_t old[2],
  * nothing the slow path would not write again.
  */
 #define sp_rseq_pop_fast	__segpool_rseq_pop
+#define sp_rseq_pop_slot	__segpool_rseq_pop_slot
 #define sp_rseq_push_fast	__segpool_rseq_push
 
 /*

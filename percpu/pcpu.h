@@ -66,7 +66,10 @@ struct sp_pcpu_slot {
 					 * takes: cache | node index of its CPU
 					 * (slab/slab.h sp_slab_tag()) */
 	uint32_t lock;			/* 32: lock mode: the slot's spinlock */
-	uint32_t pad_lock;		/* 36 */
+	int32_t sample_left;		/* 36: counted build: allocations the
+					 * hit path may still hand out before
+					 * the slot's next sample (prof/prof.h,
+					 * sp_prof_hit()); 0 unarmed */
 	struct sp_mag *loaded;		/* 40: owner only: magazine under top */
 	struct sp_mag *prev;		/* 48: owner only: Bonwick's previous */
 	unsigned long node;		/* 56: node index of this CPU */
@@ -87,6 +90,8 @@ _Static_assert(offsetof(struct sp_pcpu_slot, alloc_hits) == SP_SLOT_ALLOC_HITS,
 	       "asm: alloc_hits");
 _Static_assert(offsetof(struct sp_pcpu_slot, expect) == SP_SLOT_EXPECT,
 	       "asm: expect");
+_Static_assert(offsetof(struct sp_pcpu_slot, sample_left) < SP_CACHE_LINE,
+	       "the counted pop's count is on the line the pop wrote");
 _Static_assert(offsetof(struct rseq, rseq_cs) == SP_RSEQ_CS_OFF,
 	       "asm: rseq_cs");
 /* sp_mag_top_remote is the word after sp_mag_top_busy (percpu/magazine.h) */
@@ -275,6 +280,10 @@ SP_INTERNAL void *sp_pcpu_nil_slots(void);
 #define sp_pcpu_pop_nr(slots, nr, miss)					\
 	sp_rseq_pop_fast(slots, __rseq_offset, sp_pcpu_fast.id_delta,	\
 			 nr, miss)
+/* sp_pcpu_pop_nr(), and the slot it popped from into @slot (a pointer). */
+#define sp_pcpu_pop_slot(slots, nr, slot, miss)				\
+	sp_rseq_pop_slot(slots, __rseq_offset, sp_pcpu_fast.id_delta,	\
+			 nr, slot, miss)
 #define sp_pcpu_push_nr(slots, nr, obj, tag, mark, koff, miss)		\
 	sp_rseq_push_fast(slots, __rseq_offset, sp_pcpu_fast.id_delta,	\
 			  nr, obj, tag, mark, (unsigned long)(koff), miss)
@@ -283,6 +292,8 @@ SP_INTERNAL void *sp_pcpu_nil_slots(void);
 	({ (void)(slots); goto miss; (void *)0; })
 #define sp_pcpu_pop_nr(slots, nr, miss)					\
 	({ (void)(slots); (void)(nr); goto miss; (void *)0; })
+#define sp_pcpu_pop_slot(slots, nr, slot, miss)				\
+	({ (void)(slots); (void)(nr); (slot) = NULL; goto miss; (void *)0; })
 #define sp_pcpu_push_nr(slots, nr, obj, tag, mark, koff, miss)		\
 	do { (void)(slots); (void)(nr); goto miss; } while (0)
 #define sp_pcpu_push(slots, obj, tag, mark, koff, miss)			\

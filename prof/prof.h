@@ -12,9 +12,10 @@
  * closed while it runs: Documentation/internals/profile.md.
  *
  * Everything here is called from the library's slow paths (core/), but
- * for sp_prof_left, which the counted build of the entry points reads on
- * its allocation hit paths (core/entry.h): with sampling off each hook is
- * one load and a branch not taken.  A sampled object of a cache with
+ * for sp_prof_hit(), which the counted build of the entry points calls
+ * from its allocation hit paths when a slot's count runs out (core/entry.h,
+ * the count kept in the slot): with sampling off each hook of the slow
+ * paths is one load and a branch not taken.  A sampled object of a cache with
  * magazines lies in a sampled slab (slab/slab.h, SP_TAG_SAMPLED), whose
  * page tag no slot expects: its free misses every hit path and reaches
  * sp_prof_free() on the slow path, where the filter below is read.
@@ -65,22 +66,39 @@ SP_INTERNAL bool sp_prof_init(void);
  */
 SP_INTERNAL __sp_noinline bool sp_prof_due(size_t size);
 /*
- * sp_prof_take() - @size bytes at @obj were handed out (from cache @c, or a
- * large block when @c is NULL); @ra is the return address into the
- * allocating program, where the recorded stack starts.
+ * sp_prof_take() - a large block of @size bytes at @obj was handed out;
+ * @ra is the return address into the allocating program, where the
+ * recorded stack starts.
  */
-SP_INTERNAL __sp_noinline void sp_prof_take(const struct segpool_cache *c,
-					    void *obj, size_t size, void *ra);
+SP_INTERNAL __sp_noinline void sp_prof_take(void *obj, size_t size, void *ra);
+
 /*
- * sp_prof_sample_obj() - @obj of cache @c, @size bytes, is sampled: record
- * it, in a sampled slab when @c has magazines (the one given is put back
- * and one of a sampled slab takes its place: slab/slab.h,
- * sp_slab_take_sampled()).  @obj is still as the layers keep a free
- * object (before sp_obj_out()).  Return: the object to hand out.
+ * sp_prof_sample_obj() - @obj of cache @c, @size bytes, is sampled (on a
+ * count that took @charged bytes for it): record it, in a sampled slab
+ * when @c has magazines (the one given is put back and one of a sampled
+ * slab takes its place: slab/slab.h, sp_slab_take_sampled()).  @obj is
+ * still as the layers keep a free object (before sp_obj_out()).  Return:
+ * the object to hand out.
  */
 SP_INTERNAL __sp_noinline void *sp_prof_sample_obj(struct segpool_cache *c,
 						   void *obj, size_t size,
-						   void *ra);
+						   size_t charged, void *ra);
+
+/*
+ * sp_prof_hit() - the counted build's hit path (core/entry.h) popped @obj
+ * of @c (a request of @size bytes) and took the slot's count *@left of
+ * objects to its next sampling point down to 0 or below: sample @obj when
+ * the point lies in it, and arm the count again.  Each slot counts in
+ * objects of its cache's size, a Poisson process over the bytes it hands
+ * out as the thread's count is over the slow paths' (an allocation is
+ * counted by one of the two, so each is sampled with the chance its
+ * weight assumes: Documentation/internals/profile.md).  Return: the
+ * object to hand out, still as the layers keep a free one.
+ */
+SP_INTERNAL __sp_noinline void *sp_prof_hit(struct segpool_cache *c,
+					    void *obj, size_t size,
+					    int32_t *left, void *ra);
+
 /* The hash of @obj's address into the filter. */
 static inline unsigned int sp_prof_hash(const void *obj)
 {
@@ -98,10 +116,9 @@ static inline bool sp_prof_maybe(const void *obj)
 }
 
 /*
- * Bytes this thread may still allocate before its next sampling point (0
- * before its first allocation).  A slow path that serves an allocation of
- * fewer bytes without sampling (the closed hit path's sequence) subtracts
- * them itself; everything else goes through sp_prof_alloc().
+ * Bytes this thread's slow paths may still allocate before its next
+ * sampling point (0 before its first allocation), counted by
+ * sp_prof_due().
  */
 extern SP_INTERNAL __thread int64_t sp_prof_left
 	__attribute__((tls_model("initial-exec")));
@@ -112,20 +129,27 @@ extern SP_INTERNAL __thread bool sp_prof_busy
 
 /*
  * Set at start-up when the counted entry points run (core/entry.h) but
- * sampling does not (a setting was refused): their byte count must then
- * never run out, so each thread's is set past reach at its first slow
- * path.
+ * sampling does not (a setting was refused): their counts must then never
+ * run out, so each thread's is set past reach at its first slow path (and
+ * each slot's at its first count, sp_prof_hit()).
  */
 extern SP_INTERNAL bool sp_prof_idle;
+
+/* Sampling off: the thread's count past reach if the counted build runs. */
+static inline void sp_prof_idle_count(void)
+{
+	if (unlikely(SP_READ_ONCE(sp_prof_idle)))
+		sp_prof_left = INT64_MAX;
+}
 
 /* A large block leaves a slow path: charge it to the sampler. */
 static inline void sp_prof_alloc(void *obj, size_t size, void *ra)
 {
 	if (unlikely(sp_prof_active())) {
 		if (obj)
-			sp_prof_take(NULL, obj, size, ra);
-	} else if (unlikely(SP_READ_ONCE(sp_prof_idle))) {
-		sp_prof_left = INT64_MAX;
+			sp_prof_take(obj, size, ra);
+	} else {
+		sp_prof_idle_count();
 	}
 }
 
@@ -139,12 +163,24 @@ static inline void *sp_prof_alloc_obj(struct segpool_cache *c, void *obj,
 {
 	if (unlikely(sp_prof_active())) {
 		if (sp_prof_due(size))
-			obj = sp_prof_sample_obj(c, obj, size, ra);
-	} else if (unlikely(SP_READ_ONCE(sp_prof_idle))) {
-		sp_prof_left = INT64_MAX;
+			obj = sp_prof_sample_obj(c, obj, size, size, ra);
+	} else {
+		sp_prof_idle_count();
 	}
 	return obj;
 }
+
+/* --- prof/unwind.c --- */
+
+/*
+ * sp_prof_unwind() - the calling thread's return addresses into @pcs, at
+ * most @max, as backtrace() gives them: the first is the one into the
+ * caller of sp_prof_unwind().  Return: how many.  Reads nothing but the
+ * stack and its table once it has learned the frames (prof/unwind.c).
+ */
+SP_INTERNAL __sp_noinline int sp_prof_unwind(void **pcs, int max);
+/* Find libgcc's walker (glibc's backtrace() loads it); at start-up. */
+SP_INTERNAL void sp_prof_unwind_init(void);
 
 /* --- prof/table.c --- */
 /* Map the tables (at start-up, when sampling is asked for). Return: 0 or -1. */

@@ -17,7 +17,6 @@
  * a negative one, are below, good to about 1e-12 relative.
  */
 #include <errno.h>
-#include <execinfo.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,11 +60,18 @@ static uint64_t sp_prof_next(void)
 	return x * 0x2545f4914f6cdd1dULL;
 }
 
+/* 1 / i!, i = 0 to 13 (exp's series). */
+static const double sp_prof_inv_fact[14] = {
+	1.0, 1.0, 1.0 / 2, 1.0 / 6, 1.0 / 24, 1.0 / 120, 1.0 / 720,
+	1.0 / 5040, 1.0 / 40320, 1.0 / 362880, 1.0 / 3628800,
+	1.0 / 39916800, 1.0 / 479001600, 1.0 / 6227020800.0,
+};
+
 /* exp(@x) for x <= 0: 2^k e^r with |r| <= ln2/2, Taylor to r^13. */
 static double sp_prof_exp(double x)
 {
 	const double ln2 = 0.69314718055994530942;
-	double k, r, term = 1, sum = 1;
+	double k, r, sum = 0;
 	union { double d; uint64_t u; } p;
 
 	if (x < -700)
@@ -73,21 +79,30 @@ static double sp_prof_exp(double x)
 	k = x / ln2;
 	k = (double)(long long)(k < 0 ? k - 0.5 : k + 0.5);	/* nearest */
 	r = x - k * ln2;
-	for (int i = 1; i <= 13; i++) {
-		term *= r / i;
-		sum += term;
-	}
+	/* Horner, from the r^13 / 13! term down: no division */
+	for (int i = 13; i >= 1; i--)
+		sum = (sum + sp_prof_inv_fact[i]) * r;
 	p.u = (uint64_t)((int64_t)k + 1023) << 52;
-	return sum * p.d;
+	return (1 + sum) * p.d;
 }
 
-/* log(@x) for x > 0: x = m 2^e, m in [1/sqrt2, sqrt2), atanh series. */
+/* 1 / (2i + 1), i = 0 to 9 (log's series). */
+static const double sp_prof_inv_odd[10] = {
+	1.0, 1.0 / 3, 1.0 / 5, 1.0 / 7, 1.0 / 9, 1.0 / 11, 1.0 / 13,
+	1.0 / 15, 1.0 / 17, 1.0 / 19,
+};
+
+/*
+ * log(@x) for x > 0: x = m 2^e, m in [1/sqrt2, sqrt2), 2 atanh(z) with
+ * z = (m - 1) / (m + 1), |z| <= 0.1716: its terms z^(2i+1) / (2i+1) fall
+ * below 1e-13 of the first by i = 8.
+ */
 static double sp_prof_log(double x)
 {
 	const double ln2 = 0.69314718055994530942;
 	union { double d; uint64_t u; } v = { .d = x };
 	int e = (int)((v.u >> 52) & 0x7ff) - 1023;
-	double m, z, z2, term, sum = 0;
+	double m, z, z2, sum = 0;
 
 	v.u = (v.u & ((1ULL << 52) - 1)) | (1023ULL << 52);	/* [1, 2) */
 	m = v.d;
@@ -97,12 +112,9 @@ static double sp_prof_log(double x)
 	}
 	z = (m - 1) / (m + 1);
 	z2 = z * z;
-	term = z;
-	for (int i = 1; i < 40; i += 2) {
-		sum += term / i;
-		term *= z2;
-	}
-	return 2 * sum + e * ln2;
+	for (int i = 9; i >= 0; i--)
+		sum = sum * z2 + sp_prof_inv_odd[i];
+	return 2 * z * sum + e * ln2;
 }
 
 /* Bytes to the next sampling point: exponential, mean sp_prof_rate. */
@@ -118,11 +130,12 @@ static int64_t sp_prof_draw(void)
 
 /*
  * sp_prof_weight() - the bytes a sample of @size stands for: size / p,
- * p = 1 - exp(-size / rate) the chance that it was sampled.
+ * p = 1 - exp(-charged / rate) the chance that it was sampled, @charged
+ * the bytes its count took (@size, or its size class's on a counted hit).
  */
-static double sp_prof_weight(size_t size)
+static double sp_prof_weight(size_t size, size_t charged)
 {
-	double x = (double)size / (double)sp_prof_rate;
+	double x = (double)charged / (double)sp_prof_rate;
 	double p = x < 1e-6 ? x * (1 - x / 2) : 1 - sp_prof_exp(-x);
 
 	return (double)size / p;
@@ -135,7 +148,7 @@ static double sp_prof_weight(size_t size)
 static __sp_always_inline int sp_prof_stack(void *ra, void **pcs)
 {
 	void *buf[SP_PROF_DEPTH + 16];
-	int n = backtrace(buf, (int)(sizeof(buf) / sizeof(buf[0])));
+	int n = sp_prof_unwind(buf, (int)(sizeof(buf) / sizeof(buf[0])));
 	int from = 1;	/* at least this function */
 
 	int lib = 0;
@@ -160,21 +173,25 @@ static __sp_always_inline int sp_prof_stack(void *ra, void **pcs)
 	return n;
 }
 
+/* This thread's generator, seeded at its first draw; and its first count. */
+static void sp_prof_seed(void)
+{
+	/* a fixed sequence of seeds: runs repeat, thread by thread */
+	uint64_t s = __atomic_add_fetch(&sp_prof_seeds, 1, __ATOMIC_RELAXED);
+
+	s = (s + 0x5eedULL) * 0x9e3779b97f4a7c15ULL;
+	s ^= s >> 31;
+	sp_prof_rng = s ? s : 1;
+	sp_prof_left = sp_prof_draw();
+}
+
 __sp_libframe bool sp_prof_due(size_t size)
 {
 	/* pairs with the store that turned sampling on: the settings before */
 	if (!__atomic_load_n(&sp_prof_on, __ATOMIC_ACQUIRE))
 		return false;
-	if (unlikely(!sp_prof_rng)) {
-		/* a fixed sequence of seeds: runs repeat, thread by thread */
-		uint64_t s =
-			__atomic_add_fetch(&sp_prof_seeds, 1, __ATOMIC_RELAXED);
-
-		s = (s + 0x5eedULL) * 0x9e3779b97f4a7c15ULL;
-		s ^= s >> 31;
-		sp_prof_rng = s ? s : 1;
-		sp_prof_left = sp_prof_draw();
-	}
+	if (unlikely(!sp_prof_rng))
+		sp_prof_seed();
 	sp_prof_left -= (int64_t)size;
 	if (likely(sp_prof_left > 0))
 		return false;
@@ -182,9 +199,12 @@ __sp_libframe bool sp_prof_due(size_t size)
 	return true;
 }
 
-/* Record @obj, @size bytes of cache @c (NULL: a large block), sampled. */
+/*
+ * Record @obj, @size bytes of cache @c (NULL: a large block), sampled on
+ * a count of @charged bytes.
+ */
 static void sp_prof_keep(const struct segpool_cache *c, void *obj,
-			 size_t size, void *ra)
+			 size_t size, size_t charged, void *ra)
 {
 	void *pcs[SP_PROF_DEPTH];
 	int n;
@@ -193,7 +213,8 @@ static void sp_prof_keep(const struct segpool_cache *c, void *obj,
 	 * The caller is inside the library (internal/reentry.h), so anything
 	 * the stack walk might allocate fails at once instead of coming back
 	 * here; the walker was run once at start-up, outside, to load what it
-	 * needs (glibc's backtrace() opens libgcc_s on its first call).
+	 * needs (prof/unwind.c: glibc's backtrace() opens libgcc_s on its
+	 * first call).
 	 */
 	if (unlikely(sp_prof_busy))	/* a signal handler's, mid-record */
 		return;
@@ -202,21 +223,20 @@ static void sp_prof_keep(const struct segpool_cache *c, void *obj,
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	n = sp_prof_stack(ra, pcs);
 	sp_prof_record(obj, pcs, n, c ? c->name : NULL, size,
-		       sp_prof_weight(size));
+		       sp_prof_weight(size, charged));
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	sp_prof_busy = false;
 	sp_lib_exit();
 }
 
-__sp_libframe void sp_prof_take(const struct segpool_cache *c, void *obj,
-				size_t size, void *ra)
+__sp_libframe void sp_prof_take(void *obj, size_t size, void *ra)
 {
 	if (sp_prof_due(size))
-		sp_prof_keep(c, obj, size, ra);
+		sp_prof_keep(NULL, obj, size, size, ra);
 }
 
 __sp_libframe void *sp_prof_sample_obj(struct segpool_cache *c, void *obj,
-				       size_t size, void *ra)
+				       size_t size, size_t charged, void *ra)
 {
 	struct sp_slab *s = sp_obj_to_slab(obj);
 	void *in;
@@ -242,7 +262,58 @@ __sp_libframe void *sp_prof_sample_obj(struct segpool_cache *c, void *obj,
 		sp_slab_free_one(c, s, obj);
 		obj = in;
 	}
-	sp_prof_keep(c, obj, size, ra);
+	sp_prof_keep(c, obj, size, charged, ra);
+	return obj;
+}
+
+/*
+ * Objects of @charged bytes up to and including the one that holds a
+ * sampling point drawn afresh: 1 or more, capped where a slot's count
+ * ends (a cap only a rate some 2^31 objects long would meet).
+ */
+static int32_t sp_prof_objs(size_t charged)
+{
+	int64_t d = sp_prof_draw();
+	uint64_t m = ((uint64_t)d + charged - 1) / charged;
+
+	return m > INT32_MAX ? INT32_MAX : m < 1 ? 1 : (int32_t)m;
+}
+
+__sp_libframe void *sp_prof_hit(struct segpool_cache *c, void *obj,
+				size_t size, int32_t *left, void *ra)
+{
+	size_t charged = c->object_size;
+	int32_t was = SP_READ_ONCE(*left), m;
+
+	/* the counted build, sampling refused: never again (nearly) */
+	if (unlikely(!__atomic_load_n(&sp_prof_on, __ATOMIC_ACQUIRE))) {
+		SP_WRITE_ONCE(*left, INT32_MAX);
+		return obj;
+	}
+	if (unlikely(!sp_prof_rng))
+		sp_prof_seed();
+	m = sp_prof_objs(charged);
+	/*
+	 * Unarmed (below 0: the slot's first allocation): the distance to
+	 * the slot's first point is drawn now, from this object on, as it
+	 * would be at any moment (memoryless); 0: the point lies here, and
+	 * the next one is @m objects on.
+	 */
+	if (was < 0 && m > 1) {
+		SP_WRITE_ONCE(*left, m - 1);
+		return obj;
+	}
+	if (was < 0)
+		m = sp_prof_objs(charged);
+	SP_WRITE_ONCE(*left, m);
+	/* a signal handler's, inside the library: no lock may be taken */
+	if (unlikely(sp_lib_nested())) {
+		sp_prof_drop();
+		return obj;
+	}
+	sp_lib_enter();
+	obj = sp_prof_sample_obj(c, obj, size, charged, ra);
+	sp_lib_exit();
 	return obj;
 }
 
@@ -253,7 +324,6 @@ bool sp_prof_init(void)
 	char check[sizeof(sp_prof_path) + 16], tmp[sizeof(check) + 16];
 	const char *why;
 	long long r;
-	void *warm[4];
 	int fd;
 
 	if (rate) {
@@ -288,7 +358,7 @@ bool sp_prof_init(void)
 		return false;
 	}
 	snprintf(sp_prof_path, sizeof(sp_prof_path), "%s", path);
-	backtrace(warm, 4);		/* outside the library: may allocate */
+	sp_prof_unwind_init();		/* outside the library: may allocate */
 	/* segpool-top --sites (sp_prof_sites() refuses until sampling is on) */
 	__atomic_store_n(&sp_export_sites_fn, sp_prof_sites, __ATOMIC_RELEASE);
 	return true;		/* the caller turns sampling on */

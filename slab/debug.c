@@ -664,6 +664,9 @@ static int sp_debug_validate_list(struct segpool_cache *c, struct sp_slab *s,
 	case SP_SLAB_FULL:
 		ok = s->inuse == c->objs_per_slab;
 		break;
+	case SP_SLAB_SAMPLED:	/* with room: one kept empty too */
+		ok = s->inuse < c->objs_per_slab;
+		break;
 	default:
 		ok = s->inuse > 0 && s->inuse < c->objs_per_slab;
 		break;

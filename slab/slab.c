@@ -722,9 +722,14 @@ static struct sp_slab *sp_node_victim(struct segpool_cache *c,
 
 	if (s->inuse != 0)
 		return NULL;
-	/* a sampled slab is never kept: nothing but a sample takes from it */
+	/*
+	 * A sampled slab is kept only while no other has room: nothing but
+	 * a sample takes from it, and a program whose samples are freed soon
+	 * (most are) would otherwise build and release one a sample.
+	 */
 	sampled = sp_slab_is_sampled(c, s);
-	if (!sampled && n->nr_empty < sp_keep_empty(c, n))
+	if (sampled ? n->nr_sampled == (s->list == SP_SLAB_SAMPLED)
+		    : n->nr_empty < sp_keep_empty(c, n))
 		return NULL;
 	switch (s->list) {
 	case SP_SLAB_PARTIAL: n->nr_partial--; break;
@@ -1177,8 +1182,9 @@ unsigned long sp_slab_shrink(struct segpool_cache *c, bool purge)
 			n->nr_empty--;
 			n->slabs_released++;
 		}
-		/* an empty sampled slab: one built while another thread
-		 * built one too (sp_slab_take_sampled()), left unused */
+		/* an empty sampled slab: the one kept for the next sample,
+		 * or one built while another thread built one too
+		 * (sp_slab_take_sampled()), left unused */
 		sp_list_for_each_entry_safe(s, &n->sampled, lru) {
 			if (s->inuse)
 				continue;

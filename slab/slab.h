@@ -79,7 +79,8 @@ enum sp_slab_list {
 	SP_SLAB_PARTIAL,
 	SP_SLAB_FULL,
 	SP_SLAB_EMPTY,
-	SP_SLAB_SAMPLED,	/* a sampled slab with a free object */
+	SP_SLAB_SAMPLED,	/* a sampled slab with room (one empty,
+				 * at most) */
 };
 
 /*
@@ -143,7 +144,8 @@ struct sp_cache_node {
 	/* --- the other lists and the counts --- */
 	struct sp_list_head full;	/* no object free: debug caches only */
 	struct sp_list_head empty;	/* every object free; a small reserve */
-	struct sp_list_head sampled;	/* sampled slabs with a free object
+	struct sp_list_head sampled;	/* sampled slabs with room, one of
+					 * them empty at most
 					 * (sp_slab_take_sampled()) */
 	unsigned long nr_partial;
 	unsigned long nr_sampled;
@@ -449,8 +451,9 @@ SP_INTERNAL size_t sp_slab_alloc_bulk(struct segpool_cache *c, int idx,
  * sp_slab_take_sampled() - one object of @c on node index @idx, from a
  * sampled slab (a slab whose pages carry SP_TAG_SAMPLED: sampled heap
  * profiling's, prof/), made if none has a free object.  Sampled slabs are
- * on their own list: no fill ever takes from them, and each goes back to
- * the region as soon as it is empty.  Return: the object (free: marked,
+ * on their own list: no fill ever takes from them, and one that empties
+ * goes back to the region unless it is the only one with room (kept for
+ * the next sample; a shrink releases it).  Return: the object (free: marked,
  * poisoned as a free object is), or NULL with errno ENOMEM.
  */
 SP_INTERNAL void *sp_slab_take_sampled(struct segpool_cache *c, int idx);

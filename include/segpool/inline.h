@@ -171,32 +171,48 @@ SEGPOOL_END_DECLS
 	"jmp %l[miss]\n\t"						\
 	".popsection\n\t"
 
+/* The pop's text: the round into %[obj], the slot's address in %rcx. */
+#define __SEGPOOL_RSEQ_POP						\
+	__SEGPOOL_RSEQ_DESC						\
+	/* arm: the thread's rseq_cs = this sequence's descriptor */	\
+	"leaq 99b(%%rip), %%rcx\n\t"					\
+	"movq %%rcx, %%fs:" __SEGPOOL_S(SEGPOOL_ABI_RSEQ_CS)		\
+	"(%[base])\n\t"							\
+	"1:\n\t"		/* start */				\
+	"movl %%fs:(%[base],%[delta]), %%ecx\n\t" /* id */		\
+	__SEGPOOL_RSEQ_SLOT("rcx", "ecx")				\
+	"movq " __SEGPOOL_S(SEGPOOL_ABI_SLOT_TOP) "(%%rcx), %%rdx\n\t"	\
+	"movq -8(%%rdx), %[obj]\n\t"	/* obj = top[-1] */		\
+	"testb $1, %b[obj]\n\t"	/* if obj is odd: */		\
+	"jnz %l[miss]\n\t"		/*	goto miss (empty) */	\
+	"subq $8, %%rdx\n\t"						\
+	/* commit: s->top = top - 1 */					\
+	"movq %%rdx, " __SEGPOOL_S(SEGPOOL_ABI_SLOT_TOP) "(%%rcx)\n\t"	\
+	"2:\n\t"		/* committed */				\
+	__SEGPOOL_RSEQ_HIT(SEGPOOL_ABI_SLOT_ALLOC_HITS, "rcx")		\
+	__SEGPOOL_RSEQ_ABORT
+
 /* The top round of this CPU's loaded magazine of @slots, or goto @miss. */
 #define __segpool_rseq_pop(_slots, _base, _delta, _nr, _miss) __extension__ ({ \
 	void *__obj;							\
-	__asm__ goto(							\
-		__SEGPOOL_RSEQ_DESC					\
-		/* arm: the thread's rseq_cs = this sequence's descriptor */ \
-		"leaq 99b(%%rip), %%rcx\n\t"				\
-		"movq %%rcx, %%fs:" __SEGPOOL_S(SEGPOOL_ABI_RSEQ_CS)	\
-		"(%[base])\n\t"						\
-		"1:\n\t"		/* start */			\
-		"movl %%fs:(%[base],%[delta]), %%ecx\n\t" /* id */	\
-		__SEGPOOL_RSEQ_SLOT("rcx", "ecx")			\
-		"movq " __SEGPOOL_S(SEGPOOL_ABI_SLOT_TOP) "(%%rcx), %%rdx\n\t" \
-		"movq -8(%%rdx), %[obj]\n\t"	/* obj = top[-1] */	\
-		"testb $1, %b[obj]\n\t"		/* if obj is odd: */	\
-		"jnz %l[miss]\n\t"		/*	goto miss (empty) */ \
-		"subq $8, %%rdx\n\t"					\
-		/* commit: s->top = top - 1 */				\
-		"movq %%rdx, " __SEGPOOL_S(SEGPOOL_ABI_SLOT_TOP) "(%%rcx)\n\t" \
-		"2:\n\t"		/* committed */			\
-		__SEGPOOL_RSEQ_HIT(SEGPOOL_ABI_SLOT_ALLOC_HITS, "rcx")	\
-		__SEGPOOL_RSEQ_ABORT					\
+	__asm__ goto(__SEGPOOL_RSEQ_POP					\
 		: [obj] "=&r"(__obj)					\
 		: [slots] "r"(_slots), [base] "r"(_base),		\
 		  [delta] "r"(_delta), [nr] "m"(_nr)			\
 		: "rcx", "rdx", "memory", "cc"				\
+		: _miss);						\
+	__obj;								\
+})
+
+/* The same, and the slot's address into the lvalue @_s. */
+#define __segpool_rseq_pop_slot(_slots, _base, _delta, _nr, _s, _miss)	\
+__extension__ ({							\
+	void *__obj;							\
+	__asm__ goto(__SEGPOOL_RSEQ_POP					\
+		: [obj] "=&a"(__obj), "=&c"(_s)				\
+		: [slots] "r"(_slots), [base] "r"(_base),		\
+		  [delta] "r"(_delta), [nr] "m"(_nr)			\
+		: "rdx", "memory", "cc"					\
 		: _miss);						\
 	__obj;								\
 })

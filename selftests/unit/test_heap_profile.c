@@ -16,10 +16,15 @@
  *     and the refusals of bad paths.
  * The parent checks that bad settings are refused naming the setting, with
  * sampling off and the hit paths open, and that google-pprof (when
- * installed) reads a profile written at exit and names the call sites.
+ * installed) reads a profile written at exit and names the call sites;
+ * and that the sampler's stack walk (prof/unwind.c) gives libgcc's frames
+ * at every depth, past a frame sized by alloca() once it has seen it
+ * change, from a signal handler, and from threads at once.
  */
+#include <alloca.h>
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +32,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <unwind.h>
 
 #include <segpool/segpool.h>
 
@@ -480,7 +486,8 @@ static void test_threads_balance(void **state)
  * and every object of one is recorded: a cache with magazines and the size
  * classes, allocated through the counted build and freed through it, whose
  * hit path tests nothing for records.  Afterwards no record is left, and
- * no sampled slab: each went back at its last free.
+ * no sampled slab but one kept empty for the next sample, which a shrink
+ * gives back.
  */
 #define SAMPLED_OBJS	20000
 #define SAMPLED_SIZE	200
@@ -503,7 +510,7 @@ static void test_sampled_slabs(void **state)
 {
 	struct segpool_cache *c, *k;
 	struct sp_prof_totals before, mid, after;
-	size_t tagged = 0;
+	size_t tagged = 0, in_c = 0;
 
 	(void)state;
 	if (!in_child())
@@ -527,6 +534,7 @@ static void test_sampled_slabs(void **state)
 			if (!sp_tag_sampled(sp_space_tag(p)))
 				continue;
 			tagged++;
+			in_c += !a;
 			/* its record is there (the filter is exact for it) */
 			assert_true(sp_prof_maybe(p));
 			assert_ptr_equal(sp_tag_cache(sp_space_tag(p)),
@@ -540,7 +548,12 @@ static void test_sampled_slabs(void **state)
 	assert_true(tagged > SAMPLED_OBJS / 50);
 	/* the records taken are those objects, nothing else */
 	assert_int_equal(mid.records - before.records, tagged);
-	assert_true(sampled_slabs(c) > 0);
+	/*
+	 * samples fill one sampled slab before the next is made: one with
+	 * room is left unless the last filled up (which samples happen to
+	 * be counted by the slots depends on the CPUs the test ran on)
+	 */
+	assert_int_equal(sampled_slabs(c), in_c % c->objs_per_slab != 0);
 	assert_int_equal(segpool_cache_validate(c), 0);
 	assert_int_equal(segpool_cache_validate(k), 0);
 	for (int i = 0; i < SAMPLED_OBJS; i++) {
@@ -549,6 +562,11 @@ static void test_sampled_slabs(void **state)
 	}
 	sp_prof_totals(&after);
 	assert_int_equal(after.records, before.records);
+	/* one empty sampled slab is kept for the next sample; a shrink
+	 * gives it back */
+	assert_true(sampled_slabs(c) <= 1);
+	assert_int_equal(segpool_cache_validate(c), 0);
+	segpool_cache_shrink(c);
 	assert_int_equal(sampled_slabs(c), 0);
 	assert_int_equal(segpool_cache_validate(c), 0);
 	assert_int_equal(segpool_cache_validate(k), 0);
@@ -732,6 +750,196 @@ static void test_pprof(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+/* --- the sampled stack (prof/unwind.c), in the parent ------------------- */
+
+#define UW_MAX	64
+
+struct uw_ref {
+	void **pcs;
+	int max, n;
+	bool skip;
+};
+
+static _Unwind_Reason_Code uw_ref_step(struct _Unwind_Context *ctx,
+				       void *arg)
+{
+	struct uw_ref *r = arg;
+	uintptr_t pc = _Unwind_GetIP(ctx);
+
+	if (r->skip) {			/* in uw_libgcc() itself */
+		r->skip = false;
+		return _URC_NO_REASON;
+	}
+	if (!pc || r->n == r->max)
+		return _URC_END_OF_STACK;
+	r->pcs[r->n++] = (void *)pc;
+	return _URC_NO_REASON;
+}
+
+/*
+ * The reference: libgcc's walk as glibc's backtrace() runs it (which
+ * AddressSanitizer replaces with a walk of its own).
+ */
+static __attribute__((noinline)) int uw_libgcc(void **pcs, int max)
+{
+	struct uw_ref r = { .pcs = pcs, .max = max, .skip = true };
+
+	_Unwind_Backtrace(uw_ref_step, &r);
+	__asm__ __volatile__("" : : : "memory");	/* no tail call */
+	return r.n;
+}
+
+/* One walk or the other from one frame: entries 2 on are the callers'. */
+static __attribute__((noinline)) int uw_walk(void **pcs, int max, bool bt)
+{
+	int n = bt ? uw_libgcc(pcs, max) : sp_prof_unwind(pcs, max);
+
+	__asm__ __volatile__("" : : : "memory");	/* no tail call */
+	return n;
+}
+
+struct uw_pair {
+	void *a[UW_MAX], *b[UW_MAX];
+	int na, nb, max;
+};
+
+/* Both walks, @depth frames of recursion down. */
+static __attribute__((noinline)) void uw_nest(int depth, struct uw_pair *p)
+{
+	if (depth > 0) {
+		uw_nest(depth - 1, p);
+		__asm__ __volatile__("" : : : "memory");
+		return;
+	}
+	p->na = uw_walk(p->a, p->max, false);
+	p->nb = uw_walk(p->b, p->max, true);
+}
+
+/* The table's walk gave libgcc's frames (above the two call sites). */
+static bool uw_same(const struct uw_pair *p)
+{
+	return p->na == p->nb && p->na > 2 &&
+	       !memcmp(p->a + 2, p->b + 2,
+		       (size_t)(p->na - 2) * sizeof(void *));
+}
+
+/* A frame whose size changes from call to call. */
+static __attribute__((noinline)) void uw_alloca(size_t len,
+						struct uw_pair *p)
+{
+	volatile char *buf = alloca(len);
+
+	buf[0] = 1;
+	buf[len - 1] = 1;
+	uw_nest(2, p);
+	__asm__ __volatile__("" : : "r"(buf) : "memory");
+}
+
+/*
+ * Walks from every depth to past the frame limit, many times each (the
+ * first learns, the rest read the table, one in SP_UNWIND_CHECK learns
+ * again): always libgcc's frames.
+ */
+static void test_unwind_matches(void **state)
+{
+	static struct uw_pair p;
+
+	(void)state;
+	sp_prof_unwind_init();
+	for (int depth = 0; depth < 80; depth += 3)
+		for (int rep = 0; rep < 40; rep++) {
+			p.max = rep % 4 ? UW_MAX : 8;
+			uw_nest(depth, &p);
+			assert_true(uw_same(&p));
+		}
+}
+
+/*
+ * A frame sized by alloca(): once its size changed, the walk that meets
+ * the difference (a lookup that fails, or the periodic learning walk)
+ * marks its return address unstable, and libgcc walks past it from then
+ * on.  Before that a walk may be wrong; never after, and nothing faults.
+ */
+static void test_unwind_alloca(void **state)
+{
+	static struct uw_pair p;
+	unsigned int seed = (unsigned int)sp_test_seed();
+	int wrong = 0;
+
+	(void)state;
+	sp_prof_unwind_init();
+	p.max = UW_MAX;
+	for (int rep = 0; rep < 400; rep++) {
+		uw_alloca(16 + rand_r(&seed) % 4096, &p);
+		if (rep >= 2 * 16)
+			assert_true(uw_same(&p));
+		else
+			wrong += !uw_same(&p);
+	}
+	print_message("# %d of the first 32 walks past alloca() were wrong\n",
+		      wrong);
+}
+
+static struct uw_pair uw_sig;
+static volatile sig_atomic_t uw_sig_done;
+
+static void uw_handler(int sig)
+{
+	(void)sig;
+	uw_nest(1, &uw_sig);
+	uw_sig_done = 1;
+}
+
+/* From a signal handler: past the kernel's trampoline as libgcc walks. */
+static void test_unwind_signal(void **state)
+{
+	struct sigaction sa = { .sa_handler = uw_handler }, old;
+
+	(void)state;
+	sp_prof_unwind_init();
+	assert_int_equal(sigaction(SIGUSR1, &sa, &old), 0);
+	uw_sig.max = UW_MAX;
+	for (int rep = 0; rep < 40; rep++) {
+		uw_sig_done = 0;
+		raise(SIGUSR1);
+		assert_true(uw_sig_done);
+		assert_true(uw_same(&uw_sig));
+	}
+	assert_int_equal(sigaction(SIGUSR1, &old, NULL), 0);
+}
+
+static void *uw_thread(void *arg)
+{
+	struct uw_pair *p = arg;
+	long bad = 0;
+
+	for (int rep = 0; rep < 2000; rep++) {
+		p->max = UW_MAX;
+		uw_nest(rep % 23, p);
+		bad += !uw_same(p);
+	}
+	return (void *)bad;
+}
+
+/* Threads learning and reading the one table at once. */
+static void test_unwind_threads(void **state)
+{
+	static struct uw_pair p[4];
+	pthread_t t[4];
+
+	(void)state;
+	sp_prof_unwind_init();
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, uw_thread, &p[i]),
+				 0);
+	for (int i = 0; i < 4; i++) {
+		void *bad;
+
+		assert_int_equal(pthread_join(t[i], &bad), 0);
+		assert_ptr_equal(bad, NULL);
+	}
+}
+
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_shares),
 	cmocka_unit_test(test_free_removes),
@@ -744,6 +952,10 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_bad_settings),
 	cmocka_unit_test(test_pprof_child),
 	cmocka_unit_test(test_pprof),
+	cmocka_unit_test(test_unwind_matches),
+	cmocka_unit_test(test_unwind_alloca),
+	cmocka_unit_test(test_unwind_signal),
+	cmocka_unit_test(test_unwind_threads),
 };
 
 SP_TEST_MAIN(tests)
