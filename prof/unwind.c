@@ -24,8 +24,9 @@
  *     fast walk ends there as libgcc's did;
  *   - the fast walk gives up (and libgcc's runs, and learns) at an address
  *     the table does not know or marked unstable, and before a CFA beyond
- *     the outermost one this thread's learning walks saw: it reads nothing
- *     but this thread's stack between its own frame and that CFA.
+ *     the outermost one this thread's learning walks saw on its stack (not
+ *     on an alternate signal stack): it reads nothing but this thread's
+ *     stack between its own frame and that CFA.
  * Other architectures (arm64 keeps its return address where each function
  * chooses) and a libgcc that cannot be found use backtrace() for every
  * sample.
@@ -145,6 +146,8 @@ struct sp_unwind_learn {
 	uintptr_t sp;		/* the CFA of sp_prof_unwind() */
 	uintptr_t pend_pc;	/* the frame below, its size not yet known */
 	uintptr_t prev_sp;	/* its stack pointer at its call */
+	uintptr_t top;		/* the outermost stack pointer since the
+				 * last signal frame */
 	bool started, full;
 };
 
@@ -182,8 +185,13 @@ static _Unwind_Reason_Code sp_unwind_step(struct _Unwind_Context *ctx,
 	/* a frame a signal interrupted is at no return address */
 	l->pend_pc = before ? 0 : pc;
 	l->prev_sp = sp;
-	if (sp > sp_unwind_top)
-		sp_unwind_top = sp;
+	/*
+	 * The frames below a signal frame may be on an alternate stack
+	 * (sigaltstack()): the bound of the table's walks is the thread's
+	 * stack's, from the frames above the last one.
+	 */
+	if (before || sp > l->top)
+		l->top = sp;
 	l->pcs[l->n++] = (void *)pc;
 	return _URC_NO_REASON;
 }
@@ -197,6 +205,8 @@ static __sp_noinline int sp_unwind_slow(void **pcs, int max, uintptr_t sp)
 	/* the walk went no further: the fast one ends there too */
 	if (l.pend_pc && !l.full)
 		sp_unwind_note(l.pend_pc, 0, SP_UNWIND_LAST);
+	if (l.top > sp_unwind_top)
+		sp_unwind_top = l.top;
 	return l.n;
 }
 

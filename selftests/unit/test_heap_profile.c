@@ -19,7 +19,8 @@
  * installed) reads a profile written at exit and names the call sites;
  * and that the sampler's stack walk (prof/unwind.c) gives libgcc's frames
  * at every depth, past a frame sized by alloca() once it has seen it
- * change, from a signal handler, and from threads at once.
+ * change, from a signal handler (on the thread's stack and on an
+ * alternate one), and from threads at once.
  */
 #include <alloca.h>
 #include <errno.h>
@@ -908,6 +909,36 @@ static void test_unwind_signal(void **state)
 	assert_int_equal(sigaction(SIGUSR1, &old, NULL), 0);
 }
 
+/*
+ * The same from a handler on an alternate signal stack (sigaltstack()):
+ * the walk starts on other memory than the thread's stack and crosses to
+ * it at the trampoline.
+ */
+static void test_unwind_altstack(void **state)
+{
+	struct sigaction sa = { .sa_handler = uw_handler,
+				.sa_flags = SA_ONSTACK }, old;
+	stack_t ss = { .ss_size = 1 << 16 }, old_ss;
+
+	(void)state;
+	sp_prof_unwind_init();
+	ss.ss_sp = malloc(ss.ss_size);
+	assert_non_null(ss.ss_sp);
+	assert_int_equal(sigaltstack(&ss, &old_ss), 0);
+	assert_int_equal(sigaction(SIGUSR1, &sa, &old), 0);
+	uw_sig.max = UW_MAX;
+	for (int rep = 0; rep < 40; rep++) {
+		uw_sig_done = 0;
+		raise(SIGUSR1);
+		assert_true(uw_sig_done);
+		assert_true(uw_same(&uw_sig));
+	}
+	assert_int_equal(sigaction(SIGUSR1, &old, NULL), 0);
+	ss.ss_flags = SS_DISABLE;
+	assert_int_equal(sigaltstack(&ss, NULL), 0);
+	free(ss.ss_sp);
+}
+
 static void *uw_thread(void *arg)
 {
 	struct uw_pair *p = arg;
@@ -955,6 +986,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_unwind_matches),
 	cmocka_unit_test(test_unwind_alloca),
 	cmocka_unit_test(test_unwind_signal),
+	cmocka_unit_test(test_unwind_altstack),
 	cmocka_unit_test(test_unwind_threads),
 };
 
