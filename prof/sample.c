@@ -285,9 +285,14 @@ __sp_libframe void *sp_prof_hit(struct segpool_cache *c, void *obj,
 	size_t charged = c->object_size;
 	int32_t was = SP_READ_ONCE(*left), m;
 
-	/* the counted build, sampling refused: never again (nearly) */
+	/*
+	 * Sampling off: refused (the counted build serves all the same:
+	 * never again, nearly), or not started yet (start-up: unarmed,
+	 * so that the slot draws once it runs).
+	 */
 	if (unlikely(!__atomic_load_n(&sp_prof_on, __ATOMIC_ACQUIRE))) {
-		SP_WRITE_ONCE(*left, INT32_MAX);
+		SP_WRITE_ONCE(*left,
+			      SP_READ_ONCE(sp_prof_idle) ? INT32_MAX : 0);
 		return obj;
 	}
 	if (unlikely(!sp_prof_rng))
