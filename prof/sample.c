@@ -13,6 +13,13 @@
  * site is its true total, small objects and large alike (tcmalloc's and
  * jemalloc's estimator).
  *
+ * Two counts share the allocations: each thread's, in bytes, for those its
+ * slow paths serve (sp_prof_due()), and each per-CPU slot's, in objects of
+ * its cache, for those the counted build's hit path serves (sp_prof_hit()).
+ * Each allocation is counted by one of them, and by memorylessness is
+ * sampled with the probability of the bytes its count took, whichever it
+ * was: together they are the one process above.
+ *
  * No libm: the two functions needed, log of a uniform number and exp of
  * a negative one, are below, good to about 1e-12 relative.
  */
