@@ -892,11 +892,12 @@ static void uw_handler(int sig)
 }
 
 /* From a signal handler: past the kernel's trampoline as libgcc walks. */
-static void test_unwind_signal(void **state)
+/* Both walks from uw_handler() 40 times, the handler installed @flags. */
+static void uw_signal_walks(int flags)
 {
-	struct sigaction sa = { .sa_handler = uw_handler }, old;
+	struct sigaction sa = { .sa_handler = uw_handler, .sa_flags = flags };
+	struct sigaction old;
 
-	(void)state;
 	sp_prof_unwind_init();
 	assert_int_equal(sigaction(SIGUSR1, &sa, &old), 0);
 	uw_sig.max = UW_MAX;
@@ -909,6 +910,12 @@ static void test_unwind_signal(void **state)
 	assert_int_equal(sigaction(SIGUSR1, &old, NULL), 0);
 }
 
+static void test_unwind_signal(void **state)
+{
+	(void)state;
+	uw_signal_walks(0);
+}
+
 /*
  * The same from a handler on an alternate signal stack (sigaltstack()):
  * the walk starts on other memory than the thread's stack and crosses to
@@ -916,24 +923,13 @@ static void test_unwind_signal(void **state)
  */
 static void test_unwind_altstack(void **state)
 {
-	struct sigaction sa = { .sa_handler = uw_handler,
-				.sa_flags = SA_ONSTACK }, old;
-	stack_t ss = { .ss_size = 1 << 16 }, old_ss;
+	stack_t ss = { .ss_size = 1 << 16 };
 
 	(void)state;
-	sp_prof_unwind_init();
 	ss.ss_sp = malloc(ss.ss_size);
 	assert_non_null(ss.ss_sp);
-	assert_int_equal(sigaltstack(&ss, &old_ss), 0);
-	assert_int_equal(sigaction(SIGUSR1, &sa, &old), 0);
-	uw_sig.max = UW_MAX;
-	for (int rep = 0; rep < 40; rep++) {
-		uw_sig_done = 0;
-		raise(SIGUSR1);
-		assert_true(uw_sig_done);
-		assert_true(uw_same(&uw_sig));
-	}
-	assert_int_equal(sigaction(SIGUSR1, &old, NULL), 0);
+	assert_int_equal(sigaltstack(&ss, NULL), 0);
+	uw_signal_walks(SA_ONSTACK);
 	ss.ss_flags = SS_DISABLE;
 	assert_int_equal(sigaltstack(&ss, NULL), 0);
 	free(ss.ss_sp);
