@@ -179,7 +179,7 @@ static uint64_t sp_decay_cache_ops(struct segpool_cache *c, bool *holds)
 
 		pthread_mutex_lock(&n->lock);
 		ops += n->allocs + n->frees + n->slabs_created;
-		*holds |= n->nr_empty != 0;
+		*holds |= sp_node_holds_free(n);
 		pthread_mutex_unlock(&n->lock);
 	}
 	return ops;

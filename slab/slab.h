@@ -168,6 +168,19 @@ struct sp_cache_node {
 					 * (>= max_empty) */
 } __sp_cacheline_aligned;
 
+/*
+ * sp_node_holds_free() - whether node @n (locked) holds a slab a shrink
+ * would give back: one of its empty reserve, or the sampled slab kept
+ * empty for the next sample when it is the node's only sampled slab with
+ * room (sp_slab_take_sampled()).  The decay's test for an idle cache.
+ */
+static inline bool sp_node_holds_free(struct sp_cache_node *n)
+{
+	return n->nr_empty ||
+	       (n->nr_sampled == 1 &&
+		!sp_list_first_entry(&n->sampled, struct sp_slab, lru)->inuse);
+}
+
 _Static_assert(offsetof(struct sp_cache_node, lock) == 0, "lock first");
 _Static_assert(sizeof(struct sp_cache_node) % SP_CACHE_LINE == 0,
 	       "nodes of a cache never share a line");
@@ -453,7 +466,8 @@ SP_INTERNAL size_t sp_slab_alloc_bulk(struct segpool_cache *c, int idx,
  * profiling's, prof/), made if none has a free object.  Sampled slabs are
  * on their own list: no fill ever takes from them, and one that empties
  * goes back to the region unless it is the only one with room (kept for
- * the next sample; a shrink releases it).  Return: the object (free: marked,
+ * the next sample; a shrink releases it, the decay's of an idle cache
+ * too: sp_node_holds_free()).  Return: the object (free: marked,
  * poisoned as a free object is), or NULL with errno ENOMEM.
  */
 SP_INTERNAL void *sp_slab_take_sampled(struct segpool_cache *c, int idx);

@@ -487,8 +487,8 @@ static void test_threads_balance(void **state)
  * and every object of one is recorded: a cache with magazines and the size
  * classes, allocated through the counted build and freed through it, whose
  * hit path tests nothing for records.  Afterwards no record is left, and
- * no sampled slab but one kept empty for the next sample, which a shrink
- * gives back.
+ * no sampled slab but one kept empty for the next sample, which the decay
+ * gives back once the cache is idle.
  */
 #define SAMPLED_OBJS	20000
 #define SAMPLED_SIZE	200
@@ -512,6 +512,7 @@ static void test_sampled_slabs(void **state)
 	struct segpool_cache *c, *k;
 	struct sp_prof_totals before, mid, after;
 	size_t tagged = 0, in_c = 0;
+	long decay;
 
 	(void)state;
 	if (!in_child())
@@ -563,12 +564,18 @@ static void test_sampled_slabs(void **state)
 	}
 	sp_prof_totals(&after);
 	assert_int_equal(after.records, before.records);
-	/* one empty sampled slab is kept for the next sample; a shrink
-	 * gives it back */
+	/*
+	 * one empty sampled slab is kept for the next sample; the decay
+	 * gives it back once the cache is idle (a deadline, not a timing)
+	 */
 	assert_true(sampled_slabs(c) <= 1);
 	assert_int_equal(segpool_cache_validate(c), 0);
-	segpool_cache_shrink(c);
+	decay = segpool_get_decay_ms();
+	assert_int_equal(segpool_set_decay_ms(20), 0);
+	for (int i = 0; i < 3000 && sampled_slabs(c); i++)
+		usleep(10000);
 	assert_int_equal(sampled_slabs(c), 0);
+	assert_int_equal(segpool_set_decay_ms(decay), 0);
 	assert_int_equal(segpool_cache_validate(c), 0);
 	assert_int_equal(segpool_cache_validate(k), 0);
 	assert_int_equal(segpool_cache_destroy(c), 0);
