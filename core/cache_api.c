@@ -272,12 +272,9 @@ sp_cache_alloc_sampled(struct segpool_cache *cache, unsigned int gfp, int node,
 		void *obj = sp_hot_alloc_counted(cache, &due);
 
 		if (likely(obj)) {
-			if (unlikely(due)) {
-				obj = sp_prof_hit(cache, obj,
-						  cache->object_size,
-						  &due->sample_left, ra);
-				sp_obj_out(cache, obj);
-			}
+			if (unlikely(due))
+				return sp_alloc_due(cache->object_size, cache,
+						    obj, due, ra);
 			return obj;
 		}
 	}
@@ -341,20 +338,31 @@ __sp_libframe void *sp_cache_alloc_open(struct segpool_cache *cache,
 }
 
 /*
- * The counted build's hit whose slot's sample count ran out (@slot): the
- * round @obj sampled or not, then handed out.  @ra: the return address
- * into the program, taken by the entry (a tail call to here is the
- * compiler's choice; a sanitizer's frame may keep it from making it).
- * @slot last: the register the pop left it in.
+ * sp_alloc_due() (core/hotpath.h): no frame of its own.  @ra: the return
+ * address into the program, taken by the entry (a tail call to here is
+ * the compiler's choice; a sanitizer's frame may keep it from making it).
+ */
+__sp_noinline __sp_libframe void *sp_alloc_due(size_t size,
+					       struct segpool_cache *c,
+					       void *obj,
+					       struct sp_pcpu_slot *slot,
+					       void *ra)
+{
+	obj = sp_prof_hit(c, obj, size, &slot->sample_left, ra);
+	sp_obj_out(c, obj);
+	return obj;
+}
+
+/*
+ * sp_alloc_due() for the cache entry, in the registers its pop leaves
+ * (@cache where it came, @slot fourth): a hop on the cold path, so that
+ * the hit keeps @cache in place of the object size's register.
  */
 static __sp_noinline __sp_libframe void *
 sp_cache_alloc_due(struct segpool_cache *cache, void *obj, void *ra,
 		   struct sp_pcpu_slot *slot)
 {
-	obj = sp_prof_hit(cache, obj, cache->object_size, &slot->sample_left,
-			  ra);
-	sp_obj_out(cache, obj);
-	return obj;
+	return sp_alloc_due(cache->object_size, cache, obj, slot, ra);
 }
 
 /*

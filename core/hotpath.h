@@ -124,7 +124,7 @@ miss:
  * count stays above 0, *@due is NULL and the round is handed out as
  * sp_hot_alloc() hands it; when it runs out, *@due is the slot and the
  * round is returned as the layers keep a free object, for the caller to
- * give sp_prof_hit() and then sp_obj_out().  NULL: a miss.
+ * hand to sp_alloc_due().  NULL: a miss.
  */
 static __sp_always_inline void *
 sp_hot_alloc_counted(struct segpool_cache *c, struct sp_pcpu_slot **due)
@@ -145,6 +145,19 @@ sp_hot_alloc_counted(struct segpool_cache *c, struct sp_pcpu_slot **due)
 miss:
 	return NULL;
 }
+
+/*
+ * sp_alloc_due() - the round @obj of @c, for a request of @size bytes,
+ * whose slot's sample count ran out (sp_hot_alloc_counted(): @slot):
+ * sampled or not (sp_prof_hit()), then handed out (sp_obj_out()).  @ra:
+ * the return address into the program.  @size first, @slot fourth: the
+ * registers segpool_malloc()'s size and the pop's slot are in.
+ */
+SP_INTERNAL __sp_noinline void *sp_alloc_due(size_t size,
+					     struct segpool_cache *c,
+					     void *obj,
+					     struct sp_pcpu_slot *slot,
+					     void *ra);
 
 /* Slow paths behind sp_hot_free() (core/cache_api.c). */
 /* @obj failed a check before any change: analyse it in full and free it. */

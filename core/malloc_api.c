@@ -120,11 +120,8 @@ static __sp_noinline __sp_libframe void *sp_malloc_sampled(size_t size,
 		void *obj = sp_hot_alloc_counted(c, &due);
 
 		if (likely(obj)) {
-			if (unlikely(due)) {
-				obj = sp_prof_hit(c, obj, size,
-						  &due->sample_left, ra);
-				sp_obj_out(c, obj);
-			}
+			if (unlikely(due))
+				obj = sp_alloc_due(size, c, obj, due, ra);
 			return obj;	/* a zeroed one: its caller clears */
 		}
 	}
@@ -177,21 +174,6 @@ __sp_libframe void *sp_malloc_open(size_t size)
 }
 
 /*
- * The counted build's hit whose slot's sample count ran out (@slot): the
- * round @obj of class @c, for a request of @size (first: the register it
- * came in), sampled or not, then handed out.  @ra: the return address
- * into the program, taken by the entry (sp_cache_alloc_due()).
- */
-static __sp_noinline __sp_libframe void *
-sp_malloc_due(size_t size, struct segpool_cache *c, void *obj,
-	      struct sp_pcpu_slot *slot, void *ra)
-{
-	obj = sp_prof_hit(c, obj, size, &slot->sample_left, ra);
-	sp_obj_out(c, obj);
-	return obj;
-}
-
-/*
  * The counted build (core/entry.h): the closed sequence, and one off the
  * slot's sample count; sizes above 1 KiB go to the slow entry, whose
  * sampling path runs the same sequence.
@@ -208,8 +190,8 @@ __sp_libframe void *sp_malloc_counted(size_t size)
 	obj = sp_hot_alloc_counted(c, &due);
 	if (likely(obj)) {
 		if (unlikely(due))
-			return sp_malloc_due(size, c, obj, due,
-					     __builtin_return_address(0));
+			return sp_alloc_due(size, c, obj, due,
+					    __builtin_return_address(0));
 		return obj;
 	}
 	return sp_malloc_node(size, SEGPOOL_NUMA_NO_NODE, false);
