@@ -239,6 +239,11 @@ BENCH_WL(bench_wl_memory); BENCH_WL(bench_wl_xfer); BENCH_WL(bench_wl_xfer_lat);
 BENCH_WL(bench_wl_thrash); BENCH_WL(bench_wl_scratch); BENCH_WL(bench_wl_large);
 BENCH_WL(bench_wl_realloc); BENCH_WL(bench_wl_live); BENCH_WL(bench_wl_idle);
 
+typedef int (*bench_wl_fn)(const struct bench_cfg *cfg, uint64_t ops,
+			   struct bench_result *res);
+/* wl_local_inline.c: @run's copy built with the inline API, or @run */
+bench_wl_fn bench_wl_inline_of(bench_wl_fn run);
+
 /* --- threads (workloads.c) --- */
 
 struct bench_lat_buf {
@@ -346,12 +351,38 @@ static inline void bench_lat_add(struct bench_lat_buf *b, uint64_t ticks)
 						  : (uint32_t)ticks;
 }
 
+/*
+ * The heap's calls in a workload's loop: one indirect call each, the same
+ * for every contender; but in the copy of the local workloads built for
+ * segpool-cache-inline (wl_local_inline.c defines BENCH_INLINE_LOOPS), the
+ * inline API itself, so that its hit runs in the loop as in a program
+ * built with SEGPOOL_INLINE.
+ */
+#ifdef BENCH_INLINE_LOOPS
+#define SEGPOOL_INLINE 1
+#include <segpool/segpool.h>
+
+static inline __attribute__((always_inline)) void *bench_heap_alloc(size_t size)
+{
+	return segpool_cache_alloc(bench_cache_of[(size + 7) >> 3], 0);
+}
+
+static inline __attribute__((always_inline)) void
+bench_heap_free(void *p, size_t size)
+{
+	segpool_cache_free(bench_cache_of[(size + 7) >> 3], p);
+}
+#else
+#define bench_heap_alloc(size)		bench_heap.alloc(size)
+#define bench_heap_free(p, size)	bench_heap.free(p, size)
+#endif
+
 /* One call, the object written or checked; @lat (a constant) times it. */
 static inline __attribute__((always_inline)) void *
 bench_obj_alloc(struct bench_worker *w, size_t size, uint64_t seq, bool lat)
 {
 	uint64_t t0 = lat ? bench_tick() : 0;
-	void *p = bench_heap.alloc(size);
+	void *p = bench_heap_alloc(size);
 
 	if (lat)
 		bench_lat_add(&w->lat[BENCH_LAT_ALLOC], bench_tick() - t0);
@@ -370,7 +401,7 @@ bench_obj_free(struct bench_worker *w, void *p, size_t size, bool lat)
 
 	bench_obj_check(w, p, size);
 	t0 = lat ? bench_tick() : 0;
-	bench_heap.free(p, size);
+	bench_heap_free(p, size);
 	if (lat)
 		bench_lat_add(&w->lat[BENCH_LAT_FREE], bench_tick() - t0);
 }

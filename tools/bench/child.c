@@ -65,6 +65,7 @@ int bench_child_main(const struct bench_cfg *cfg, const char *contender,
 	const struct bench_workload *wl = bench_workload_find(workload);
 	struct bench_result res = { .ops = 0 }, warm = { .ops = 0 };
 	static struct bench_record rec;
+	bench_wl_fn run;
 	uint64_t ops;
 
 	if (!c || !wl)
@@ -77,17 +78,18 @@ int bench_child_main(const struct bench_cfg *cfg, const char *contender,
 	if (bench_heap_setup(c, wl->cls ? wl->cls : &cfg->size,
 			     wl->cls ? wl->nr_cls : 1))
 		return bench_record(&rec, "error", &res, 1);
+	run = c->inline_api ? bench_wl_inline_of(wl->run) : wl->run;
 	ops = bench_workload_ops(wl, cfg);
 	if (wl->flags & BENCH_WL_LATENCY)
 		bench_empty_cost(cfg, &res);
 	warm.x[BENCH_X_EMPTY] = res.x[BENCH_X_EMPTY];
 	if (!(wl->flags & (BENCH_WL_MEMORY | BENCH_WL_NO_WARMUP)) &&
-	    (wl->run(cfg, (uint64_t)((double)ops * cfg->warmup) + 1, &warm) ||
+	    (run(cfg, (uint64_t)((double)ops * cfg->warmup) + 1, &warm) ||
 	     !bench_ok(&warm))) {
 		bench_warn("%s/%s: the warm-up run failed", c->name, wl->name);
 		return bench_record(&rec, "failed", &warm, 2);
 	}
-	if (wl->run(cfg, ops, &res))
+	if (run(cfg, ops, &res))
 		return bench_record(&rec, "error", &res, 1);
 	res.peak_rss_kb = bench_peak_rss_kb();
 	bench_heap_cached(&res);	/* the workers' CPUs' magazines */
