@@ -288,6 +288,23 @@ void *sp_os_map_meta(size_t size)
 	return p;
 }
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE	23	/* Linux 5.14 */
+#endif
+
+void sp_os_prefault(void *addr, size_t size)
+{
+	uintptr_t lo = SP_ALIGN_DOWN((uintptr_t)addr, SP_PAGE_SIZE);
+	uintptr_t hi = SP_ALIGN((uintptr_t)addr + size, SP_PAGE_SIZE);
+
+	if (!size || !madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE))
+		return;
+	/* an older kernel: a write to each page that changes nothing */
+	for (uintptr_t p = lo; p < hi; p += SP_PAGE_SIZE)
+		__atomic_fetch_add((char *)(p > (uintptr_t)addr ? p :
+				   (uintptr_t)addr), 0, __ATOMIC_RELAXED);
+}
+
 /*
  * Packed bookkeeping: blocks that live as long as the process (the control
  * blocks of the library's own caches and their per-CPU blocks: some 90 of

@@ -141,6 +141,14 @@ SP_INTERNAL void *sp_os_remap(void *addr, size_t old, size_t size,
  * Fault point SP_FAULT_META.  Return: it, or NULL with errno ENOMEM.
  */
 SP_INTERNAL void *sp_os_map_meta(size_t size);
+/*
+ * sp_os_prefault() - fault in the pages holding [@addr, @addr + @size) of
+ * private read-write memory now, writable, so that the stores to come
+ * take no page fault: MADV_POPULATE_WRITE (Linux 5.14), which leaves the
+ * contents as they are, else an atomic add of 0 to a byte of each page.
+ * The pages at either end are taken whole.  Best effort.
+ */
+SP_INTERNAL void sp_os_prefault(void *addr, size_t size);
 
 /*
  * sp_os_map_packed() - @size bytes of zero-filled read-write bookkeeping

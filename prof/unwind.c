@@ -38,6 +38,7 @@
 #include <unwind.h>
 
 #include "internal/compiler.h"
+#include "os/os.h"
 #include "prof/prof.h"
 
 #if defined(__x86_64__)
@@ -278,4 +279,7 @@ void sp_prof_unwind_init(void)
 							   void *))
 			dlsym(gcc, "_Unwind_Backtrace");
 	/* the handle stays open, as glibc keeps its own */
+	/* its probes fall anywhere in it: faulted in now (prof/table.c) */
+	if (sp_ug_backtrace)
+		sp_os_prefault(sp_unwind_tab, sizeof(sp_unwind_tab));
 }
