@@ -66,7 +66,8 @@ static struct sp_prof_totals sp_prof_sum;
  * counts fall anywhere in them, so left to fault on demand the first few
  * hundred samples of a process each took a page fault or three (several
  * microseconds here, where a sample costs half of one), paid by whichever
- * thread allocated.  About 460 KiB, resident while sampling is on.
+ * thread allocated.  About 460 KiB (and the learned walk's 64, prof/unwind.c),
+ * resident while sampling is on.
  */
 int sp_prof_table_init(void)
 {
