@@ -19,21 +19,21 @@
  * whose tag no slot expects).
  * Budget, counted from the function's entry to its ret on a hit, ret
  * included (x86-64; gcc 12 and clang 14 -O2 both stay within it):
- *   hotpath-budget: sp_cache_alloc_open 27
- *   hotpath-budget: sp_cache_free_open 47
+ *   hotpath-budget: sp_cache_alloc_open 28
+ *   hotpath-budget: sp_cache_free_open 48
  *   hotpath-budget: sp_malloc_open 28
- *   hotpath-budget: sp_free_open 47
- *   hotpath-budget: sp_cache_alloc_counted 29
- *   hotpath-budget: sp_cache_free_counted 47
- *   hotpath-budget: sp_malloc_counted 29
- *   hotpath-budget: sp_free_counted 47
+ *   hotpath-budget: sp_free_open 48
+ *   hotpath-budget: sp_cache_alloc_counted 30
+ *   hotpath-budget: sp_cache_free_counted 48
+ *   hotpath-budget: sp_malloc_counted 30
+ *   hotpath-budget: sp_free_counted 48
  * The same on arm64 (a cross build, gcc 12 -O2; percpu/arch-arm64.h), where
  * every constant and address takes an instruction of its own and the
  * sequence's commit stores the hit count with the top:
- *   hotpath-budget-arm64: sp_cache_alloc_open 36
- *   hotpath-budget-arm64: sp_cache_free_open 56
- *   hotpath-budget-arm64: sp_malloc_open 34
- *   hotpath-budget-arm64: sp_free_open 56
+ *   hotpath-budget-arm64: sp_cache_alloc_open 34
+ *   hotpath-budget-arm64: sp_cache_free_open 55
+ *   hotpath-budget-arm64: sp_malloc_open 33
+ *   hotpath-budget-arm64: sp_free_open 55
  *   hotpath-budget-arm64: sp_cache_alloc_counted 42
  *   hotpath-budget-arm64: sp_cache_free_counted 56
  *   hotpath-budget-arm64: sp_malloc_counted 41

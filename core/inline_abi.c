@@ -40,6 +40,9 @@ _Static_assert(sizeof(((struct segpool_cache *)0)->stride_shift) == 1 &&
 	       "inline ABI: field widths");
 _Static_assert(offsetof(struct segpool_inline_layout, version) == 0,
 	       "inline ABI: the version word leads, in every version");
+_Static_assert(sizeof(struct segpool_inline_layout) == 64,
+	       "inline ABI: the layout is one line (rseq_off, the library's "
+	       "own word, in its last bytes)");
 _Static_assert(SEGPOOL_ABI_CACHE_MAGIC == SP_CACHE_MAGIC, "inline ABI: magic");
 #ifdef SEGPOOL_INLINE_ARCH	/* where the inline hit path reads the tags */
 _Static_assert(SEGPOOL_ABI_PAGE_SHIFT == SP_PAGE_SHIFT,

@@ -48,10 +48,11 @@
  *	s->top = top - 1				(commit)
  *	s->alloc_hits += 1				(after the commit)
  *	return obj
- *     abort: goto miss.  @base is __rseq_offset, @delta the id field's offset
- *     in the area, @nr the slot bound (sp_pcpu_fast.nr: 0 closes every hit
- *     path).  The hit count is one add instruction outside the section,
- *     or, where an add to memory would have to be atomic, part of the
+ *     abort: goto miss.  @base is the rseq area's offset (__rseq_offset;
+ *     the library's copy in sp_pcpu_fast.rseq_off), @delta the id field's
+ *     offset in the area, @nr the slot bound (sp_pcpu_fast.nr: 0 closes
+ *     every hit path).  The hit count is one add instruction outside the
+ *     section, or, where an add to memory would have to be atomic, part of the
  *     commit: one store of the pair top and counter (percpu/arch-arm64.h),
  *     which an abort leaves unmade.
  *

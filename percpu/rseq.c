@@ -75,6 +75,7 @@ struct segpool_inline_layout sp_pcpu_fast = {
 	.version = 0,
 	.nr = 0,			/* no hit path before start-up */
 	.id_delta = SP_RSEQ_CPU_ID_OFF,
+	.rseq_off = 0,			/* every hit path misses */
 };
 
 /* the same object under its exported, versioned name (segpool/inline.h) */
@@ -136,6 +137,8 @@ static bool sp_rseq_usable(void)
 
 	if (__rseq_size >= 20 && (int)sp_rseq_area()->cpu_id >= 0) {
 		sp_rseq_off = (long)__rseq_offset;
+		/* the hit paths' copy: they may run from here on */
+		SP_WRITE_ONCE(sp_pcpu_fast.rseq_off, sp_rseq_off);
 		sp_rseq_own = false;
 		sp_set_reason("rseq (glibc registration%s)", SP_RSEQ_HIT_NOTE);
 	} else {

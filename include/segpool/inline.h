@@ -95,6 +95,9 @@ struct segpool_inline_cache {
  * @tags: one page tag per space page (cache | node index, 0 for none).
  * @mark_secret: the free mark is @mark_secret ^ the object's address.
  * @by8: segpool_malloc()'s size class of each (size + 7) >> 3.
+ * @rseq_off: the library's own copy of glibc's __rseq_offset, 0 until the
+ *	per-CPU layer runs on glibc's rseq area (and in every other mode).
+ *	Not read by the inline hit path, which takes __rseq_offset itself.
  *
  * The library's own hit paths read the same words (one fact, one place).
  */
@@ -107,6 +110,7 @@ struct segpool_inline_layout {
 	const uintptr_t *tags;
 	uintptr_t mark_secret;
 	struct segpool_cache *const *by8;
+	long rseq_off;
 } __attribute__((aligned(64)));
 
 /*
@@ -125,7 +129,8 @@ SEGPOOL_END_DECLS
  * and checked there, in percpu/arch-x86_64.h).  No lock prefix, no call,
  * no stack.  Every failure, an abort included, jumps to @miss.  The
  * pop keeps the slot in %rcx, so the round may be returned in %rax as it
- * is; the push takes the rseq offset from memory, one register less.
+ * is; the push takes the rseq offset in %rax, where the slot id and then
+ * the slot go (the library has it in a register already, having tested it).
  */
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define SEGPOOL_INLINE_ARCH	1
@@ -196,7 +201,7 @@ SEGPOOL_END_DECLS
 #define __segpool_rseq_pop(_slots, _base, _delta, _nr, _miss) __extension__ ({ \
 	void *__obj;							\
 	__asm__ goto(__SEGPOOL_RSEQ_POP					\
-		: [obj] "=&r"(__obj)					\
+		: [obj] "=&a"(__obj)					\
 		: [slots] "r"(_slots), [base] "r"(_base),		\
 		  [delta] "r"(_delta), [nr] "m"(_nr)			\
 		: "rcx", "rdx", "memory", "cc"				\
@@ -225,11 +230,11 @@ __extension__ ({							\
  * unseen until the commit, so a miss leaves nothing anyone has read.
  */
 #define __segpool_rseq_push(_slots, _base, _delta, _nr, _obj, _tag,	\
-			    _mark, _koff, _miss)			\
-	__asm__ goto(							\
+			    _mark, _koff, _miss) do {			\
+	long __segpool_rb = (_base);	/* in %rax: the id goes there */ \
+	__asm__ __volatile__ goto(					\
 		__SEGPOOL_RSEQ_DESC					\
 		/* arm: the thread's rseq_cs = this sequence's descriptor */ \
-		"movq %[base], %%rax\n\t"				\
 		"leaq 99b(%%rip), %%rdx\n\t"				\
 		"movq %%rdx, %%fs:" __SEGPOOL_S(SEGPOOL_ABI_RSEQ_CS)	\
 		"(%%rax)\n\t"						\
@@ -252,12 +257,13 @@ __extension__ ({							\
 		"2:\n\t"		/* committed */			\
 		__SEGPOOL_RSEQ_HIT(SEGPOOL_ABI_SLOT_FREE_HITS, "rax")	\
 		__SEGPOOL_RSEQ_ABORT					\
-		:							\
-		: [slots] "r"(_slots), [base] "m"(_base),		\
+		: "+a"(__segpool_rb)					\
+		: [slots] "r"(_slots),					\
 		  [delta] "m"(_delta), [nr] "m"(_nr), [obj] "r"(_obj),	\
 		  [tag] "r"(_tag), [mark] "r"(_mark), [koff] "r"(_koff)	\
-		: "rax", "rdx", "memory", "cc"				\
-		: _miss)
+		: "rdx", "memory", "cc"					\
+		: _miss);						\
+} while (0)
 #endif /* x86-64 */
 
 /* ------------------------------------------------------------------------ */
