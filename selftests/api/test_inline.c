@@ -7,7 +7,9 @@
  * inline functions of segpool/inline.h; the called ones are reached by
  * their names in parentheses.  Checked:
  *   - the layout word: open (version 1) after start-up but in AddressSanitizer
- *     builds and under valgrind, and the slot bound open in rseq mode only;
+ *     builds and under valgrind, the slot bound open in rseq mode only, and
+ *     the library's copy of the rseq offset glibc's where the hit paths are
+ *     open, 0 in lock and off modes;
  *   - the same results: one operation sequence (fixed seed) run on a thread
  *     pinned to one CPU through the inline calls on one cache and through the
  *     called ones on a twin cache hands out objects in the same order (as
@@ -75,8 +77,17 @@ static void test_layout_word(void **state)
 	assert_non_null(c);
 	assert_int_equal(segpool_inline_abi.version,
 			 open ? SEGPOOL_INLINE_ABI_VERSION : 0);
-	if (!mode_rseq())
+	if (!mode_rseq()) {
 		assert_int_equal(segpool_inline_abi.nr, 0);
+		/* the library's hit paths miss before touching an area */
+		assert_int_equal(segpool_inline_abi.rseq_off, 0);
+	}
+#if SEGPOOL_INLINE_HIT
+	/* open hit paths run on glibc's area, at the library's copy */
+	if (segpool_inline_abi.nr)
+		assert_int_equal(segpool_inline_abi.rseq_off,
+				 (long)__rseq_offset);
+#endif
 	if (open)
 		assert_non_null(segpool_inline_abi.by8);
 	assert_int_equal(segpool_cache_destroy(c), 0);
