@@ -46,6 +46,12 @@ struct segpool_cache *sp_kmalloc_by8[(SP_KMALLOC_BY8_MAX >> 3) + 1] = {
 	[0 ... (SP_KMALLOC_BY8_MAX >> 3)] = &sp_kmalloc_boot,
 };
 
+struct segpool_cache *sp_kmalloc_by256[(SEGPOOL_KMALLOC_MAX_CACHE_SIZE >>
+					SP_KMALLOC_BY256_SHIFT) + 1] = {
+	[0 ... (SEGPOOL_KMALLOC_MAX_CACHE_SIZE >> SP_KMALLOC_BY256_SHIFT)] =
+		&sp_kmalloc_boot,
+};
+
 struct segpool_cache *sp_kmalloc_caches[SP_KMALLOC_NR_CLASSES] = {
 	[0 ... SP_KMALLOC_NR_CLASSES - 1] = &sp_kmalloc_boot,
 };
@@ -100,6 +106,13 @@ struct segpool_cache *sp_kmalloc_get(unsigned int idx)
 			if (sp_kmalloc_index(b << 3) == idx)
 				__atomic_store_n(&sp_kmalloc_by8[b], c,
 						 __ATOMIC_RELEASE);
+		for (size_t sz = SP_KMALLOC_BY8_MAX + SP_KMALLOC_BY256;
+		     sz <= SEGPOOL_KMALLOC_MAX_CACHE_SIZE;
+		     sz += SP_KMALLOC_BY256)
+			if (sp_kmalloc_index(sz) == idx)
+				__atomic_store_n(&sp_kmalloc_by256[
+					sz >> SP_KMALLOC_BY256_SHIFT], c,
+					__ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&sp_kmalloc_lock);
 	return c;
@@ -131,6 +144,9 @@ int sp_kmalloc_init(void)
 		/* the table and the formula disagree */
 		if (sp_kmalloc_index(sz) != i || sp_kmalloc_index(sz - 1) > i ||
 		    sp_kmalloc_index(prev + 1) != i)
+			return -EINVAL;
+		/* a class that would split a step of sp_kmalloc_by256[] */
+		if (sz > SP_KMALLOC_BY8_MAX && sz % SP_KMALLOC_BY256)
 			return -EINVAL;
 	}
 	/* before the hit paths open: they may reach the stand-in's slots */

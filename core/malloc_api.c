@@ -143,14 +143,15 @@ static __sp_noinline __sp_libframe void *sp_malloc_node(size_t size, int node,
 				   __builtin_return_address(0));
 }
 
-/* Sizes above 1 KiB: the class by sp_kmalloc_index(), then the same hit. */
+/* Sizes above 1 KiB: the class from sp_kmalloc_by256[], then the same hit. */
 static __sp_noinline __sp_libframe void *sp_malloc_mid(size_t size)
 {
 	void *obj;
 
 	if (likely(size <= SEGPOOL_KMALLOC_MAX_CACHE_SIZE)) {
-		obj = sp_hot_alloc(sp_kmalloc_load(
-			&sp_kmalloc_caches[sp_kmalloc_index(size)]));
+		obj = sp_hot_alloc(sp_kmalloc_load(&sp_kmalloc_by256[
+			(size + SP_KMALLOC_BY256 - 1) >>
+			SP_KMALLOC_BY256_SHIFT]));
 		if (likely(obj))
 			return obj;
 	}

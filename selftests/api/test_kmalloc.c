@@ -99,10 +99,18 @@ static void check_blocks(struct blk *b, size_t n)
 static void test_every_size(void **state)
 {
 	size_t nmax = 4097 + (70000 - 4097) / 61 + 2, n = 0, size, i;
+	size_t prev_u = 0;
 	struct blk *b = calloc(nmax, sizeof(*b));
 
 	(void)state;
 	assert_non_null(b);
+	/*
+	 * Every class made and holding a freed object on this CPU, so that
+	 * the sizes below are served by the hit paths' tables, not only by
+	 * the slow path's own lookup.
+	 */
+	for (size = 8; size <= SEGPOOL_KMALLOC_MAX_CACHE_SIZE; size += 8)
+		segpool_free(segpool_malloc(size));
 	for (size = 0; size <= 70000; size += size < 4096 ? 1 : 61) {
 		unsigned char *p = segpool_malloc(size);
 		size_t u;
@@ -111,6 +119,22 @@ static void test_every_size(void **state)
 		u = segpool_usable_size(p);
 		CHECK(u >= size && u >= 1, "usable_size %zu for size %zu", u,
 		      size);
+		/*
+		 * The smallest class that holds it: a larger size never gets
+		 * a smaller class, and a class's own size gets that class
+		 * (the size-class tables of the hit paths, core/kmalloc.c).
+		 */
+		if (size && size <= SEGPOOL_KMALLOC_MAX_CACHE_SIZE) {
+			void *q = segpool_malloc(u);
+
+			CHECK(u >= prev_u, "segpool_malloc(%zu): usable %zu "
+			      "below a smaller size's %zu", size, u, prev_u);
+			CHECK(q && segpool_usable_size(q) == u,
+			      "segpool_malloc(%zu) (a class size): usable %zu",
+			      u, q ? segpool_usable_size(q) : 0);
+			segpool_free(q);
+			prev_u = u;
+		}
 		CHECK((uintptr_t)p % min_align(u) == 0,
 		      "segpool_malloc(%zu) = %p, usable %zu, misaligned",
 		      size, (void *)p, u);
