@@ -277,9 +277,8 @@ SP_INTERNAL void *sp_pcpu_nil_slots(void);
  * glibc's __rseq_offset, copied into the layout line the sequences read
  * anyway (percpu/rseq.c): one load where __rseq_offset takes two (its GOT
  * entry, then the value), and one step less in the chain every hit waits
- * on (rseq offset, id, slot, top, round).  A hot pair of the bench went
- * from 3.45 to 3.21 ns, a batch of 1000 from 4.24 to 3.91
- * (Documentation/internals/percpu.md, "The hit path's loads").
+ * on (rseq offset, id, slot, top, round); what it saved is measured in
+ * Documentation/internals/percpu.md, "The hit path's loads".
  */
 #define sp_pcpu_base(miss) __extension__ ({				\
 	long __sp_b = sp_pcpu_fast.rseq_off;				\
