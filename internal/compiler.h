@@ -58,6 +58,25 @@
 #define SP_MIN(a, b)		((a) < (b) ? (a) : (b))
 #define SP_MAX(a, b)		((a) > (b) ? (a) : (b))
 
+/*
+ * sp_color_next() - where the next of a series of like blocks starts in its
+ * page-aligned mapping: 0, @step, 2 * @step, ... up to @room bytes in, then
+ * 0 again (@next: the series' counter, atomic).  Bonwick's slab colouring
+ * applied to control blocks: mappings of their own put the same field of
+ * every block at the same page offset, so a program that uses a dozen of
+ * them in turn has their hot lines compete for one set of the L1 cache
+ * (eight ways) and every store to one alias every load from the next
+ * (Documentation/internals/design.md, "Control blocks").
+ */
+static inline size_t sp_color_next(unsigned int *next, size_t room,
+				   size_t step)
+{
+	size_t colors = room / step + 1;
+
+	return (size_t)(__atomic_fetch_add(next, 1, __ATOMIC_RELAXED) %
+			colors) * step;
+}
+
 #define sp_container_of(ptr, type, member) \
 	((type *)((char *)(ptr) - offsetof(type, member)))
 

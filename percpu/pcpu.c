@@ -145,6 +145,28 @@ static void sp_pcpu_default_classes(size_t stride, uint32_t *cls, uint32_t *max)
 	*max = m;
 }
 
+/*
+ * A program's cache's block (a mapping of its own) puts a colour between
+ * its header and its depots (sp_color_next()), in lines, within the slack
+ * of its last page, or within SP_PCPU_COLORS lines when that slack holds
+ * fewer (one page more at most): the slot of one CPU then lies at a
+ * different page offset in each of the next caches created, so their
+ * tops do not share an L1 set, and a push's store to one cache's top does
+ * not alias the next pop's load from another's.  The packed blocks of the
+ * library's own caches are already at scattered offsets.
+ */
+#define SP_PCPU_COLORS		16
+static unsigned int sp_pcpu_color_next;
+
+static size_t sp_pcpu_color(size_t bytes)
+{
+	size_t room = SP_ALIGN(bytes, SP_PAGE_SIZE) - bytes;
+
+	if (room < (SP_PCPU_COLORS - 1) * SP_CACHE_LINE)
+		room = (SP_PCPU_COLORS - 1) * SP_CACHE_LINE;
+	return sp_color_next(&sp_pcpu_color_next, room, SP_CACHE_LINE);
+}
+
 struct sp_pcpu_cache *sp_pcpu_cache_create(struct segpool_cache *c)
 {
 	size_t slots_bytes = (size_t)sp_nr_slots << SP_PCPU_SHIFT;
@@ -153,6 +175,7 @@ struct sp_pcpu_cache *sp_pcpu_cache_create(struct segpool_cache *c)
 	size_t bytes = SP_ALIGN(sizeof(struct sp_pcpu_cache), SP_CACHE_LINE) +
 		       depot_bytes + slots_bytes + alien_bytes;
 	struct sp_pcpu_cache *pc;
+	size_t color = 0;
 	char *p;
 
 	if (sp_pcpu_mode == SP_PCPU_OFF)
@@ -162,7 +185,8 @@ struct sp_pcpu_cache *sp_pcpu_cache_create(struct segpool_cache *c)
 		bytes = SP_ALIGN(bytes, SP_CACHE_LINE);
 		p = sp_os_map_packed(bytes, SP_CACHE_LINE);
 	} else {
-		bytes = SP_ALIGN(bytes, SP_PAGE_SIZE);
+		color = sp_pcpu_color(bytes);
+		bytes = SP_ALIGN(bytes + color, SP_PAGE_SIZE);
 		p = sp_os_map_meta(bytes);
 	}
 	if (!p)
@@ -171,7 +195,7 @@ struct sp_pcpu_cache *sp_pcpu_cache_create(struct segpool_cache *c)
 	pc->map_size = bytes;
 	pc->cache = c;
 	pc->depot = (struct sp_depot *)(p + SP_ALIGN(sizeof(*pc),
-						     SP_CACHE_LINE));
+						     SP_CACHE_LINE) + color);
 	pc->slots = (struct sp_pcpu_slot *)((char *)pc->depot + depot_bytes);
 	pc->nr_slots = sp_nr_slots;
 	pc->alien = alien_bytes ? (struct sp_alien *)((char *)pc->slots +

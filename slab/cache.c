@@ -67,6 +67,41 @@ bool sp_cache_is_listed(const struct segpool_cache *cache)
 	return false;
 }
 
+/*
+ * A program's cache's control block starts a colour into its mapping
+ * (sp_color_next()), in steps of SP_CACHE_CTL_ALIGN, within the slack of
+ * its last page, or within the first page's room past the tombstone's
+ * fields when that slack holds fewer than SP_CACHE_COLORS colours (one
+ * page more at most); never so far that the tombstone's fields leave the
+ * first page.
+ * Line 0, which every hit reads, then lies in a different L1 set for each
+ * of the next caches created.
+ */
+#define SP_CACHE_COLORS		16
+static unsigned int sp_cache_color_next;
+
+_Static_assert(SP_PAGE_SIZE - SP_ALIGN(SP_CACHE_TOMB_END, SP_CACHE_CTL_ALIGN) >=
+	       (SP_CACHE_COLORS - 1) * SP_CACHE_CTL_ALIGN,
+	       "the first page holds SP_CACHE_COLORS colours");
+
+static size_t sp_cache_color(size_t bytes)
+{
+	size_t first = SP_PAGE_SIZE - SP_ALIGN(SP_CACHE_TOMB_END,
+					       SP_CACHE_CTL_ALIGN);
+	size_t room = SP_ALIGN(bytes, SP_PAGE_SIZE) - bytes;
+
+	if (room < (SP_CACHE_COLORS - 1) * SP_CACHE_CTL_ALIGN)
+		room = first;
+	return sp_color_next(&sp_cache_color_next, SP_MIN(room, first),
+			     SP_CACHE_CTL_ALIGN);
+}
+
+/* The first byte of a program's cache's mapping (its colour before it). */
+static inline char *sp_cache_map_base(struct segpool_cache *c)
+{
+	return (char *)SP_ALIGN_DOWN((uintptr_t)c, SP_PAGE_SIZE);
+}
+
 struct segpool_cache *sp_cache_create(const char *name, size_t size,
 				      size_t align, unsigned long flags,
 				      void (*ctor)(void *))
@@ -98,8 +133,12 @@ struct segpool_cache *sp_cache_create(const char *name, size_t size,
 		bytes = SP_ALIGN(bytes, SP_CACHE_LINE);
 		c = sp_os_map_packed(bytes, SP_CACHE_CTL_ALIGN);
 	} else {
-		bytes = SP_ALIGN(bytes, SP_PAGE_SIZE);
-		c = sp_os_map(bytes, SP_PAGE_SIZE);
+		size_t color = sp_cache_color(bytes);
+		char *map;
+
+		bytes = SP_ALIGN(color + bytes, SP_PAGE_SIZE);
+		map = sp_os_map(bytes, SP_PAGE_SIZE);
+		c = map ? (struct segpool_cache *)(map + color) : NULL;
 	}
 	if (!c)
 		return NULL;
@@ -123,8 +162,8 @@ struct segpool_cache *sp_cache_create(const char *name, size_t size,
 	pthread_mutex_lock(&sp_cache_list_lock);
 	if (sp_cache_find_locked(name)) {
 		pthread_mutex_unlock(&sp_cache_list_lock);
-		if (!sp_cache_packed(c))
-			sp_os_unmap(c, bytes);	/* a packed block stays */
+		if (!sp_cache_packed(c))	/* a packed block stays */
+			sp_os_unmap(sp_cache_map_base(c), bytes);
 		errno = EEXIST;
 		return NULL;
 	}
@@ -203,10 +242,10 @@ void sp_cache_free(struct segpool_cache *c)
 	if (sp_cache_packed(c))
 		return;		/* a failed start-up's: its lines stay */
 	if (c->map_size > SP_PAGE_SIZE)
-		sp_os_unmap((char *)c + SP_PAGE_SIZE,
+		sp_os_unmap(sp_cache_map_base(c) + SP_PAGE_SIZE,
 			    c->map_size - SP_PAGE_SIZE);
 	/* a write through the stale handle faults rather than lands */
-	sp_os_protect_ro(c, SP_PAGE_SIZE);
+	sp_os_protect_ro(sp_cache_map_base(c), SP_PAGE_SIZE);
 
 	pthread_mutex_lock(&sp_cache_list_lock);
 	old = sp_tombs[sp_tomb_next];
@@ -214,7 +253,7 @@ void sp_cache_free(struct segpool_cache *c)
 	sp_tomb_next = (sp_tomb_next + 1) % SP_CACHE_TOMBSTONES;
 	pthread_mutex_unlock(&sp_cache_list_lock);
 	if (old)
-		sp_os_unmap(old, SP_PAGE_SIZE);
+		sp_os_unmap(sp_cache_map_base(old), SP_PAGE_SIZE);
 }
 
 const char *sp_cache_object_check(const struct segpool_cache *c,

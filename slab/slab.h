@@ -254,9 +254,12 @@ _Static_assert(offsetof(struct segpool_cache, pcpu) + sizeof(void *) <=
 	       SP_CACHE_LINE, "the hit paths read line 0 only");
 _Static_assert(offsetof(struct segpool_cache, node) % SP_CACHE_LINE == 0,
 	       "per-node structs start on a line");
-_Static_assert(offsetof(struct segpool_cache, name) +
-	       sizeof(((struct segpool_cache *)0)->name) <= SP_PAGE_SIZE,
-	       "magic and name in the first page: the tombstone keeps only it");
+/* What a tombstone keeps of the struct: magic to name (slab/cache.c). */
+#define SP_CACHE_TOMB_END	(offsetof(struct segpool_cache, name) +	\
+				 sizeof(((struct segpool_cache *)0)->name))
+_Static_assert(SP_CACHE_TOMB_END <= SP_PAGE_SIZE / 2,
+	       "magic and name in the first page, a colour before them "
+	       "(slab/cache.c): the tombstone keeps only it");
 
 /*
  * sp_slab_tag() - the space tag of every page of a slab of @c on node index

@@ -1370,6 +1370,89 @@ static void die_panic_create(void *arg)
 		fprintf(stderr, "created a cache of size 0\n");
 }
 
+/* The permissions of the mapping holding @addr in /proc/self/maps. */
+static void map_perms(const void *addr, char perms[5])
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	unsigned long lo, hi;
+	char line[512];
+
+	assert_non_null(f);
+	strcpy(perms, "none");
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perms) == 3 &&
+		    (uintptr_t)addr >= lo && (uintptr_t)addr < hi)
+			break;
+		else
+			strcpy(perms, "none");
+	fclose(f);
+}
+
+/*
+ * Control-block colouring (Documentation/internals/design.md, "Control
+ * blocks"): sixteen caches made in a row put their control blocks, and
+ * (with a per-CPU layer) their slot arrays, at sixteen page offsets, so
+ * their hot lines do not share an L1 set; destroyed, each leaves its
+ * first page behind read-only, the block where it was.
+ */
+static void test_control_block_colors(void **state)
+{
+	enum { N = 16 };
+	struct segpool_cache *c[N];
+	uintptr_t ctl[N], slots[N];
+	char perms[5];
+
+	(void)state;
+	for (int i = 0; i < N; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "tca-color-%d", i);
+		c[i] = mk(name, 64, 0, 0, NULL);
+		ctl[i] = (uintptr_t)c[i] & (SP_PAGE_SIZE - 1);
+		slots[i] = (uintptr_t)c[i]->slots & (SP_PAGE_SIZE - 1);
+		CHECK(ctl[i] % SP_CACHE_CTL_ALIGN == 0,
+		      "cache %d at page offset %#lx, not a multiple of %lu",
+		      i, (unsigned long)ctl[i],
+		      (unsigned long)SP_CACHE_CTL_ALIGN);
+		/* the tombstone's fields in the first page */
+		CHECK(ctl[i] + SP_CACHE_TOMB_END <= SP_PAGE_SIZE,
+		      "cache %d: magic to name cross its first page", i);
+	}
+	for (int i = 0; i < N; i++)
+		for (int j = 0; j < i; j++) {
+			CHECK(ctl[i] != ctl[j],
+			      "caches %d and %d share page offset %#lx", j, i,
+			      (unsigned long)ctl[i]);
+			if (c[i]->pcpu)
+				CHECK(slots[i] != slots[j],
+				      "slot arrays %d and %d share page "
+				      "offset %#lx", j, i,
+				      (unsigned long)slots[i]);
+		}
+	/* every one still works, then stands as a read-only tombstone */
+	for (int i = 0; i < N; i++) {
+		void *p = segpool_cache_alloc(c[i], 0);
+
+		assert_non_null(p);
+		memset(p, 0x5a, 64);
+		segpool_cache_free(c[i], p);
+	}
+	for (int i = 0; i < N; i++) {
+		char name[32];
+
+		destroy_ok(c[i]);
+		map_perms(c[i], perms);
+		CHECK(!strncmp(perms, "r-", 2),
+		      "destroyed cache %d's page is %s, not read-only", i,
+		      perms);
+		snprintf(name, sizeof(name), "tca-color-%d", i);
+		CHECK(c[i]->magic == SP_CACHE_DEAD_MAGIC &&
+		      !strcmp(c[i]->name, name),
+		      "tombstone %d: magic %#x, name \"%s\"", i,
+		      c[i]->magic, c[i]->name);
+	}
+}
+
 static void test_death_foreign(void **state)
 {
 	struct segpool_cache *c = mk("tca-victim", 64, 0, 0, NULL);
@@ -1720,6 +1803,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_shrink),
 	cmocka_unit_test(test_info_counts),
 	cmocka_unit_test(test_destroy),
+	cmocka_unit_test(test_control_block_colors),
 	cmocka_unit_test(test_death_foreign),
 	cmocka_unit_test(test_death_interior),
 	cmocka_unit_test(test_death_wrong_cache),
