@@ -84,6 +84,21 @@ void sp_kmalloc_name(unsigned int idx, char *buf, size_t size)
 		snprintf(buf, size, "kmalloc-%u", sz);
 }
 
+/*
+ * Point the entries of the size table @tab (one per 2^@shift bytes) for
+ * the sizes @first to @last that class @idx serves at @c, with release
+ * stores: a hit path that loads one sees the cache made.
+ */
+static void sp_kmalloc_publish(struct segpool_cache **tab, size_t first,
+			       size_t last, unsigned int shift,
+			       unsigned int idx, struct segpool_cache *c)
+{
+	for (size_t sz = first; sz <= last; sz += (size_t)1 << shift)
+		if (sp_kmalloc_index(sz) == idx)
+			__atomic_store_n(&tab[sz >> shift], c,
+					 __ATOMIC_RELEASE);
+}
+
 struct segpool_cache *sp_kmalloc_get(unsigned int idx)
 {
 	struct segpool_cache *c = sp_kmalloc_cache(idx);
@@ -102,17 +117,12 @@ struct segpool_cache *sp_kmalloc_get(unsigned int idx)
 		/* release: a hit path that loads it sees it made */
 		__atomic_store_n(&sp_kmalloc_caches[idx], c,
 				 __ATOMIC_RELEASE);
-		for (size_t b = 0; b <= (SP_KMALLOC_BY8_MAX >> 3); b++)
-			if (sp_kmalloc_index(b << 3) == idx)
-				__atomic_store_n(&sp_kmalloc_by8[b], c,
-						 __ATOMIC_RELEASE);
-		for (size_t sz = SP_KMALLOC_BY8_MAX + SP_KMALLOC_BY256;
-		     sz <= SEGPOOL_KMALLOC_MAX_CACHE_SIZE;
-		     sz += SP_KMALLOC_BY256)
-			if (sp_kmalloc_index(sz) == idx)
-				__atomic_store_n(&sp_kmalloc_by256[
-					sz >> SP_KMALLOC_BY256_SHIFT], c,
-					__ATOMIC_RELEASE);
+		sp_kmalloc_publish(sp_kmalloc_by8, 0, SP_KMALLOC_BY8_MAX, 3,
+				   idx, c);
+		sp_kmalloc_publish(sp_kmalloc_by256,
+				   SP_KMALLOC_BY8_MAX + SP_KMALLOC_BY256,
+				   SEGPOOL_KMALLOC_MAX_CACHE_SIZE,
+				   SP_KMALLOC_BY256_SHIFT, idx, c);
 	}
 	pthread_mutex_unlock(&sp_kmalloc_lock);
 	return c;
