@@ -96,6 +96,15 @@ sp_kmalloc_load(struct segpool_cache *const *entry)
 #endif
 }
 
+/* The entry of sp_kmalloc_by256[] for @size (SP_KMALLOC_BY8_MAX < @size <=
+ * SEGPOOL_KMALLOC_MAX_CACHE_SIZE). */
+static __sp_always_inline struct segpool_cache *const *
+sp_kmalloc_by256_entry(size_t size)
+{
+	return &sp_kmalloc_by256[(size + SP_KMALLOC_BY256 - 1) >>
+				 SP_KMALLOC_BY256_SHIFT];
+}
+
 /* The inline ABI's words, set before the hit paths open (core/inline_abi.c). */
 SP_INTERNAL void sp_inline_abi_publish(void);
 /*
