@@ -174,45 +174,18 @@ __sp_libframe void *sp_malloc_open(size_t size)
 }
 
 /*
- * sp_malloc_mid() of the counted build: the class from sp_kmalloc_by256[],
- * the closed sequence and one off the slot's sample count.  Through the
- * slow entry instead (two calls and sp_malloc_sampled()'s tests) a 2 KiB
- * pair cost 2.2 ns more with sampling on than off, a third of the pair.
+ * The counted hit on class table entry @entry for @size: the closed
+ * sequence and one off the slot's sample count, sp_alloc_due() when it
+ * runs out, the slow entry on a miss.  Inlined into each counted entry,
+ * whose return address (into the program) a sample's stack starts at.
  */
-static __sp_noinline __sp_libframe void *sp_malloc_mid_counted(size_t size)
+static __sp_always_inline void *
+sp_malloc_counted_hit(size_t size, struct segpool_cache *const *entry)
 {
-	struct segpool_cache *c;
+	struct segpool_cache *c = sp_kmalloc_load(entry);
 	struct sp_pcpu_slot *due;
-	void *obj;
+	void *obj = sp_hot_alloc_counted(c, &due);
 
-	if (likely(size <= SEGPOOL_KMALLOC_MAX_CACHE_SIZE)) {
-		c = sp_kmalloc_load(sp_kmalloc_by256_entry(size));
-		obj = sp_hot_alloc_counted(c, &due);
-		if (likely(obj)) {
-			if (unlikely(due))
-				return sp_alloc_due(size, c, obj, due,
-					__builtin_return_address(0));
-			return obj;
-		}
-	}
-	return sp_malloc_node(size, SEGPOOL_NUMA_NO_NODE, false);
-}
-
-/*
- * The counted build (core/entry.h): the closed sequence, and one off the
- * slot's sample count; sizes above 1 KiB are one tail call away, as in
- * the open build.
- */
-__sp_libframe void *sp_malloc_counted(size_t size)
-{
-	struct segpool_cache *c;
-	struct sp_pcpu_slot *due;
-	void *obj;
-
-	if (unlikely(size > SP_KMALLOC_BY8_MAX))
-		return sp_malloc_mid_counted(size);
-	c = sp_kmalloc_load(&sp_kmalloc_by8[(size + 7) >> 3]);
-	obj = sp_hot_alloc_counted(c, &due);
 	if (likely(obj)) {
 		if (unlikely(due))
 			return sp_alloc_due(size, c, obj, due,
@@ -220,6 +193,32 @@ __sp_libframe void *sp_malloc_counted(size_t size)
 		return obj;
 	}
 	return sp_malloc_node(size, SEGPOOL_NUMA_NO_NODE, false);
+}
+
+/*
+ * sp_malloc_mid() of the counted build: the class from sp_kmalloc_by256[],
+ * then the counted hit.  Through the slow entry instead (two calls and
+ * sp_malloc_sampled()'s tests) a 2 KiB pair cost 2.2 ns more with sampling
+ * on than off, a third of the pair.
+ */
+static __sp_noinline __sp_libframe void *sp_malloc_mid_counted(size_t size)
+{
+	if (likely(size <= SEGPOOL_KMALLOC_MAX_CACHE_SIZE))
+		return sp_malloc_counted_hit(size,
+					     sp_kmalloc_by256_entry(size));
+	return sp_malloc_node(size, SEGPOOL_NUMA_NO_NODE, false);
+}
+
+/*
+ * The counted build (core/entry.h): the counted hit on the class from one
+ * table load; sizes above 1 KiB are one tail call away, as in the open
+ * build.
+ */
+__sp_libframe void *sp_malloc_counted(size_t size)
+{
+	if (unlikely(size > SP_KMALLOC_BY8_MAX))
+		return sp_malloc_mid_counted(size);
+	return sp_malloc_counted_hit(size, &sp_kmalloc_by8[(size + 7) >> 3]);
 }
 
 SEGPOOL_API __sp_libframe void *segpool_malloc_node(size_t size, int node)
