@@ -892,6 +892,67 @@ static uint32_t sp_take_block(struct sp_region *r, unsigned int order,
 	return page;
 }
 
+/*
+ * The first runs of a size go back at their free.  A run larger than
+ * every run the process freed before it was taken is given back to the OS
+ * at its own free (sp_region_free_pages()), and that free raises the bar to
+ * its size, as glibc's malloc maps such a block of its own and unmaps it at
+ * its free (the dynamic mmap threshold, from 128 KiB up to 32 MiB, the
+ * bounds taken here).  A program's first blocks of a size are often
+ * one-off buffers (a compiler's 4 MiB table, git's first round of delta
+ * windows): kept for the decay's delay, they were what a short process's
+ * peak held above glibc's while blocks of the next sizes took fresh pages
+ * beside them.  A churn of sizes the process freed before never pays: the
+ * bar passes each size after its first free.
+ */
+#define SP_RUN_FIRST_MIN_PAGES	((size_t)(128UL << 10) >> SP_PAGE_SHIFT)
+#define SP_RUN_FIRST_MAX_PAGES	((size_t)(32UL << 20) >> SP_PAGE_SHIFT)
+
+static size_t sp_run_first_bar = SP_RUN_FIRST_MIN_PAGES;	/* atomic */
+
+/* A run head's @prev (no free-list link while it lives): one of the first. */
+#define SP_RUN_FIRST		1U
+
+size_t sp_region_first_bar(void)
+{
+	return __atomic_load_n(&sp_run_first_bar, __ATOMIC_RELAXED);
+}
+
+void sp_region_first_bar_reset(void)
+{
+	__atomic_store_n(&sp_run_first_bar, SP_RUN_FIRST_MIN_PAGES,
+			 __ATOMIC_RELAXED);
+}
+
+/* Mark the new run of @pages at @page when it passes the bar (lock held). */
+static void sp_run_set_first(struct sp_region *r, uint32_t page, size_t pages)
+{
+	r->map[page].prev = pages > sp_region_first_bar() ? SP_RUN_FIRST :
+							    SP_PAGE_NONE;
+}
+
+/*
+ * @addr, the run of @pages at @page of @r, which the caller owns and
+ * frees: when it is one of the first of its size, raise the bar and give
+ * its pages back now (no lock: its entries are the caller's).  True when
+ * it did, its pages then reading zero.
+ */
+static bool sp_run_free_first(struct sp_region *r, uint32_t page, void *addr,
+			      size_t pages)
+{
+	size_t bar = SP_MIN(pages, SP_RUN_FIRST_MAX_PAGES);
+	size_t cur = sp_region_first_bar();
+
+	if (SP_READ_ONCE(r->map[page].prev) != SP_RUN_FIRST)
+		return false;
+	while (cur < bar &&
+	       !__atomic_compare_exchange_n(&sp_run_first_bar, &cur, bar, true,
+					   __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+	sp_os_release(addr, pages << SP_PAGE_SHIFT);
+	return true;
+}
+
 void *sp_region_alloc_pages(int idx, size_t pages, size_t align, bool *dirty)
 {
 	size_t align_pages = align >> SP_PAGE_SHIFT, span;
@@ -930,6 +991,7 @@ void *sp_region_alloc_pages(int idx, size_t pages, size_t align, bool *dirty)
 	sp_free_range(r, page + (uint32_t)pages, page + (uint32_t)span, *dirty);
 	sp_run_mark(r, page, 1, (uint32_t)pages);
 	sp_run_set_head(r, page, pages);
+	sp_run_set_first(r, page, pages);
 	r->pages_used += pages;
 	r->nr_runs++;
 	r->run_pages += pages;
@@ -968,10 +1030,14 @@ bool sp_region_free_pages(void *addr)
 	struct sp_region *r;
 	uint32_t page;
 	size_t pages;
+	bool clean;
 
 	r = sp_run_region(addr, &page);
 	if (!r)
 		return false;
+	/* the caller's run, or no run: then the check below refuses it */
+	pages = sp_run_pages(addr);
+	clean = pages && sp_run_free_first(r, page, addr, pages);
 	pthread_mutex_lock(&r->lock);
 	r->stamp = sp_stamp_of(now);
 	pages = sp_run_len_locked(r, page);
@@ -981,7 +1047,9 @@ bool sp_region_free_pages(void *addr)
 	}
 	sp_run_unmark(r, page, 0, pages);
 	r->nr_runs--;
-	sp_free_merge_range(r, page, page + (uint32_t)pages, true);
+	if (clean)
+		r->purged_pages += pages;
+	sp_free_merge_range(r, page, page + (uint32_t)pages, !clean);
 	pthread_mutex_unlock(&r->lock);
 	return true;
 }

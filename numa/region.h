@@ -497,10 +497,21 @@ SP_INTERNAL void *sp_region_alloc_pages(int idx, size_t pages, size_t align,
 /*
  * sp_region_free_pages() - give the run at @addr back: it is cut into buddy
  * blocks that merge with their free buddies, under the same purge policy
- * as sp_region_free().  Checked under the region lock.
+ * as sp_region_free(), except that a run larger than every run freed
+ * before it was taken (sp_region_first_bar()) goes back to the OS at once.
+ * Checked under the region lock.
  * Return: false (nothing changed) when @addr is not the start of a run.
  */
 SP_INTERNAL bool sp_region_free_pages(void *addr);
+
+/*
+ * sp_region_first_bar() - the pages a run must pass to go back to the OS at
+ * its free: SP_RUN_FIRST_MIN_PAGES at start-up, raised by each such free
+ * to the run's size, up to SP_RUN_FIRST_MAX_PAGES (numa/region.c).
+ */
+SP_INTERNAL size_t sp_region_first_bar(void);
+/* sp_region_first_bar_reset() - back to start-up's bar (tests). */
+SP_INTERNAL void sp_region_first_bar_reset(void);
 /*
  * sp_region_resize_pages() - make the run at @addr @pages pages long
  * (1 .. SP_RUN_MAX_PAGES) where it lies: a shrink gives the tail back, a

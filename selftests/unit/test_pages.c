@@ -2,8 +2,9 @@
 /*
  * selftests/unit/test_pages.c - the page layer under the blocks above the
  * size classes: page runs of the node regions (split, merge, exact page
- * counts, natural alignment, node placement), realloc in place, moved and
- * by mremap, misuse reported, and fork.
+ * counts, natural alignment, node placement), the first runs of a size
+ * given back at their free, realloc in place, moved and by mremap, misuse
+ * reported, and fork.
  */
 #include <errno.h>
 #include <numaif.h>
@@ -247,6 +248,98 @@ static void test_exact_pages(void **state)
 		assert_int_equal(count1, count0);
 	}
 	sp_test_unpin();
+}
+
+/* How many of the @pages pages at @p are resident. */
+static size_t resident_pages(void *p, size_t pages)
+{
+	static unsigned char vec[(64 * MiB) / 4096];
+	size_t n = 0;
+
+	CHECK(pages <= sizeof(vec), "%zu pages", pages);
+	CHECK(sp_test_mincore(p, pages << SP_PAGE_SHIFT, vec) == 0, "%m");
+	for (size_t i = 0; i < pages; i++)
+		n += vec[i] & 1;
+	return n;
+}
+
+/* A run of @pages on region 0, written at its first and last page. */
+static char *run_written(size_t pages)
+{
+	bool dirty;
+	char *p = sp_region_alloc_pages(0, pages, SP_PAGE_SIZE, &dirty);
+
+	CHECK(p, "%zu pages", pages);
+	p[0] = 1;
+	p[(pages << SP_PAGE_SHIFT) - 1] = 1;
+	return p;
+}
+
+/*
+ * The first runs of a size go back at their free (numa/region.c): a run
+ * larger than every run freed before is purged at its free and raises the
+ * bar to its size, so the next run of that size stays resident for reuse;
+ * a run of 128 KiB or less never goes at its free, and the bar stops at
+ * 32 MiB, past which every run goes back at its free.  The decay is off,
+ * so only the free itself can have purged.
+ */
+static void test_first_runs_purged(void **state)
+{
+	size_t small = (96 * KiB + SP_PAGE_SIZE - 1) >> SP_PAGE_SHIFT;
+	size_t mid = (640 * KiB) >> SP_PAGE_SHIFT;
+	size_t huge = (36 * MiB) >> SP_PAGE_SHIFT;
+	size_t bar0, max = (32 * MiB) >> SP_PAGE_SHIFT;
+	long decay = segpool_get_decay_ms();
+	uint64_t purged0;
+	char *p;
+
+	(void)state;
+	assert_int_equal(segpool_set_decay_ms(SEGPOOL_DECAY_NEVER), 0);
+	sp_region_purge(0);	/* far below the cap of dirty pages */
+	sp_region_first_bar_reset();
+	bar0 = sp_region_first_bar();
+	assert_int_equal(bar0, (128 * KiB) >> SP_PAGE_SHIFT);
+
+	/* at or below the bar: kept resident, the bar as it was */
+	p = run_written(small);
+	assert_true(sp_region_free_pages(p));
+	CHECK(resident_pages(p, small) == 2, "%zu", resident_pages(p, small));
+	assert_int_equal(sp_region_first_bar(), bar0);
+
+	/* the first of its size: purged at its free, the bar raised to it */
+	purged0 = sp_space.region[0].purged_pages;
+	p = run_written(mid);
+	assert_int_equal(resident_pages(p, mid), 2);
+	assert_true(sp_region_free_pages(p));
+	assert_int_equal(resident_pages(p, mid), 0);
+	assert_int_equal(sp_region_first_bar(), mid);
+	assert_true(sp_space.region[0].purged_pages >= purged0 + mid);
+
+	/* the same size again: kept for reuse, the bar unchanged */
+	p = run_written(mid);
+	assert_true(sp_region_free_pages(p));
+	assert_int_equal(resident_pages(p, mid), 2);
+	assert_int_equal(sp_region_first_bar(), mid);
+	/* and a smaller one too */
+	p = run_written(mid / 2);
+	assert_true(sp_region_free_pages(p));
+	assert_int_equal(resident_pages(p, mid / 2), 2);
+
+	/* past 32 MiB the bar stops: such a run goes back at every free */
+	for (int round = 0; round < 2; round++) {
+		p = run_written(huge);
+		assert_true(sp_region_free_pages(p));
+		assert_int_equal(resident_pages(p, huge), 0);
+		assert_int_equal(sp_region_first_bar(), max);
+	}
+
+	/* a double free is refused, the bar and the pages untouched */
+	assert_false(sp_region_free_pages(p));
+	assert_int_equal(sp_region_first_bar(), max);
+
+	sp_region_purge(0);
+	sp_region_first_bar_reset();
+	assert_int_equal(segpool_set_decay_ms(decay), 0);
 }
 
 /* Every power of two is aligned to itself; aligned_alloc's align is kept. */
@@ -876,6 +969,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test_setup(test_split_merge, setup),
 	cmocka_unit_test_setup(test_run_anchors, setup),
 	cmocka_unit_test_setup(test_exact_pages, setup),
+	cmocka_unit_test_setup(test_first_runs_purged, setup),
 	cmocka_unit_test_setup(test_alignment, setup),
 	cmocka_unit_test_setup(test_node_placement, setup),
 	cmocka_unit_test_setup(test_realloc_in_place_and_moving, setup),
