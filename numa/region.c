@@ -897,16 +897,17 @@ static uint32_t sp_take_block(struct sp_region *r, unsigned int order,
  * every run the process freed before it was taken is given back to the OS
  * at its own free (sp_region_free_pages()), and that free raises the bar to
  * its size, as glibc's malloc maps such a block of its own and unmaps it at
- * its free (the dynamic mmap threshold, from 128 KiB up to 32 MiB, the
- * bounds taken here).  A program's first blocks of a size are often
- * one-off buffers (a compiler's 4 MiB table, git's first round of delta
- * windows): kept for the decay's delay, they were what a short process's
- * peak held above glibc's while blocks of the next sizes took fresh pages
- * beside them.  A churn of sizes the process freed before never pays: the
- * bar passes each size after its first free.
+ * its free (its dynamic mmap threshold, which starts at 128 KiB as this
+ * bar does; glibc's stops at 32 MiB, this one at the largest run, so that
+ * a churn of blocks of 32-64 MiB is not purged and faulted back every
+ * time).  A program's first blocks of a size are often one-off buffers (a
+ * compiler's 4 MiB table, git's first round of delta windows): kept for
+ * the decay's delay, they were what a short process's peak held above
+ * glibc's while blocks of the next sizes took fresh pages beside them.  A
+ * churn of sizes the process freed before never pays: the bar passes each
+ * size after its first free.
  */
 #define SP_RUN_FIRST_MIN_PAGES	((size_t)(128UL << 10) >> SP_PAGE_SHIFT)
-#define SP_RUN_FIRST_MAX_PAGES	((size_t)(32UL << 20) >> SP_PAGE_SHIFT)
 
 static size_t sp_run_first_bar = SP_RUN_FIRST_MIN_PAGES;	/* atomic */
 
@@ -940,14 +941,14 @@ static void sp_run_set_first(struct sp_region *r, uint32_t page, size_t pages)
 static bool sp_run_free_first(struct sp_region *r, uint32_t page, void *addr,
 			      size_t pages)
 {
-	size_t bar = SP_MIN(pages, SP_RUN_FIRST_MAX_PAGES);
 	size_t cur = sp_region_first_bar();
 
 	if (SP_READ_ONCE(r->map[page].prev) != SP_RUN_FIRST)
 		return false;
-	while (cur < bar &&
-	       !__atomic_compare_exchange_n(&sp_run_first_bar, &cur, bar, true,
-					   __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+	while (cur < pages &&
+	       !__atomic_compare_exchange_n(&sp_run_first_bar, &cur, pages,
+					   true, __ATOMIC_RELAXED,
+					   __ATOMIC_RELAXED))
 		;
 	sp_os_release(addr, pages << SP_PAGE_SHIFT);
 	return true;

@@ -507,7 +507,7 @@ SP_INTERNAL bool sp_region_free_pages(void *addr);
 /*
  * sp_region_first_bar() - the pages a run must pass to go back to the OS at
  * its free: SP_RUN_FIRST_MIN_PAGES at start-up, raised by each such free
- * to the run's size, up to SP_RUN_FIRST_MAX_PAGES (numa/region.c).
+ * to the run's size (numa/region.c).
  */
 SP_INTERNAL size_t sp_region_first_bar(void);
 /* sp_region_first_bar_reset() - back to start-up's bar (tests). */
