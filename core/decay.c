@@ -17,7 +17,12 @@
  *                   shrunk as segpool_cache_shrink() does but without its
  *                   purge of the node, once per idle spell (a drain fences
  *                   every CPU in rseq mode: not something to repeat for
- *                   nothing).
+ *                   nothing);
+ *   stashes         a busy cache's slot whose stash of magazines kept for
+ *                   its own allocations (percpu/stash.h) went unused for
+ *                   the delay gives it to the depot
+ *                   (sp_pcpu_reap_stashes(): one slot fenced, only when
+ *                   there is such a stash).
  *
  * Both are done by one background thread, "segpool-decay", every quarter
  * of the delay (10 ms to 1 s), with every signal blocked.  It starts only
@@ -208,6 +213,7 @@ static unsigned long sp_decay_caches(uint64_t now, uint64_t delay_ns, bool all)
 
 	sp_rcu_walk_begin();
 	sp_list_for_each_entry_rcu(c, &sp_cache_list, list) {
+		struct sp_pcpu_cache *pc;
 		bool holds;
 		uint64_t ops = sp_decay_cache_ops(c, &holds);
 
@@ -215,6 +221,10 @@ static unsigned long sp_decay_caches(uint64_t now, uint64_t delay_ns, bool all)
 		if (ops != c->decay_ops || !c->decay_since) {
 			c->decay_ops = ops;
 			c->decay_since = now;
+			/* busy: only the stashes its slots stopped using */
+			pc = __atomic_load_n(&c->pcpu, __ATOMIC_ACQUIRE);
+			if (pc && !all)
+				sp_pcpu_reap_stashes(pc);
 			if (!all)
 				continue;
 		}

@@ -295,40 +295,55 @@ static inline void sp_depot_after(struct sp_pcpu_cache *pc, struct sp_depot *d,
 
 /* --- exchange ------------------------------------------------------------- */
 
+/*
+ * Give @give to the list its count puts it on; a magazine the depot has no
+ * room for, or an empty one of a retired class, is flushed and freed.
+ */
+static void sp_depot_give(struct sp_pcpu_cache *pc, struct sp_pcpu_slot *slot,
+			  struct sp_depot *d, struct sp_mag *give)
+{
+	uint32_t max = SP_READ_ONCE(pc->depot_max), cnt = give->count, gen = 1;
+
+	if (cnt == 0) {
+		if (sp_mag_class_of(give) == SP_READ_ONCE(pc->cls) &&
+		    sp_stack_push(d, &d->empty, give, max, &gen)) {
+			sp_stat_inc(slot, SP_STAT_DEPOT_PUT_EMPTY);
+			sp_depot_after(pc, d, gen);
+			return;
+		}
+	} else {
+		/* counted first: a pop may take it at once */
+		__atomic_fetch_add(&d->objs, (int64_t)cnt, __ATOMIC_RELAXED);
+		if (sp_stack_push(d, &d->full, give, max, &gen)) {
+			sp_stat_inc(slot, SP_STAT_DEPOT_PUT_FULL);
+			sp_stat_add(slot, SP_STAT_DEPOT_PUT_OBJS, cnt);
+			sp_depot_after(pc, d, gen);
+			return;
+		}
+		__atomic_fetch_sub(&d->objs, (int64_t)cnt, __ATOMIC_RELAXED);
+	}
+	sp_stat_add(slot, SP_STAT_FLUSH_OBJS, cnt);
+	sp_mag_flush(pc, give);
+	sp_stat_inc(slot, SP_STAT_MAG_FLUSH);
+	sp_mag_free(give);
+}
+
+void sp_depot_put(struct sp_pcpu_cache *pc, struct sp_pcpu_slot *slot,
+		  struct sp_mag *give)
+{
+	sp_depot_give(pc, slot, &pc->depot[slot->node], give);
+}
+
 struct sp_mag *sp_depot_exchange(struct sp_pcpu_cache *pc,
 				 struct sp_pcpu_slot *slot,
 				 struct sp_mag *give, bool want_full)
 {
 	struct sp_depot *d = &pc->depot[slot->node];
-	uint32_t max = SP_READ_ONCE(pc->depot_max), gen = 1, nr;
-	struct sp_mag *got, *drop = NULL;
+	uint32_t gen = 1, nr;
+	struct sp_mag *got;
 
-	if (give) {
-		uint32_t cnt = give->count;
-
-		if (cnt == 0) {
-			if (sp_mag_class_of(give) == SP_READ_ONCE(pc->cls) &&
-			    sp_stack_push(d, &d->empty, give, max, &gen)) {
-				sp_stat_inc(slot, SP_STAT_DEPOT_PUT_EMPTY);
-				sp_depot_after(pc, d, gen);
-			} else {
-				drop = give;
-			}
-		} else {
-			/* counted first: a pop may take it at once */
-			__atomic_fetch_add(&d->objs, (int64_t)cnt,
-					   __ATOMIC_RELAXED);
-			if (sp_stack_push(d, &d->full, give, max, &gen)) {
-				sp_stat_inc(slot, SP_STAT_DEPOT_PUT_FULL);
-				sp_stat_add(slot, SP_STAT_DEPOT_PUT_OBJS, cnt);
-				sp_depot_after(pc, d, gen);
-			} else {
-				__atomic_fetch_sub(&d->objs, (int64_t)cnt,
-						   __ATOMIC_RELAXED);
-				drop = give;
-			}
-		}
-	}
+	if (give)
+		sp_depot_give(pc, slot, d, give);
 	if (want_full) {
 		got = sp_stack_pop(d, &d->full, &gen, &nr);
 		if (got) {
@@ -346,13 +361,6 @@ struct sp_mag *sp_depot_exchange(struct sp_pcpu_cache *pc,
 			sp_stat_inc(slot, SP_STAT_DEPOT_GET_EMPTY);
 			sp_depot_after(pc, d, gen);
 		}
-	}
-
-	if (drop) {
-		sp_stat_add(slot, SP_STAT_FLUSH_OBJS, drop->count);
-		sp_mag_flush(pc, drop);
-		sp_stat_inc(slot, SP_STAT_MAG_FLUSH);
-		sp_mag_free(drop);
 	}
 	return got;
 }

@@ -115,6 +115,10 @@ SP_INTERNAL struct sp_mag *sp_depot_exchange(struct sp_pcpu_cache *pc,
 					     struct sp_mag *give,
 					     bool want_full);
 
+/* sp_depot_exchange() with nothing to take: give @give alone. */
+SP_INTERNAL void sp_depot_put(struct sp_pcpu_cache *pc,
+			      struct sp_pcpu_slot *slot, struct sp_mag *give);
+
 /* Empty every magazine of node @n's depot into the slabs and free them. */
 SP_INTERNAL void sp_depot_drain(struct sp_pcpu_cache *pc, int n);
 

@@ -7,6 +7,8 @@
  *
  *   alloc: loaded has a round  -> take it                        (fast path)
  *          previous has rounds -> swap loaded and previous, take one
+ *          the slot kept one   -> load the slot's own full magazine
+ *                                 (percpu/stash.h), take one
  *          depot has a full    -> return loaded (empty) to the depot,
  *                                 load the full one, take one
  *          otherwise           -> fill a magazine from the slabs in one bulk
@@ -14,9 +16,11 @@
  *                                 frees that follow), take one
  *   free:  loaded has room     -> put the object there          (fast path)
  *          previous is empty   -> swap, put
- *          otherwise           -> previous (full) to the depot, loaded
- *                                 becomes previous, load an empty magazine
- *                                 (from the depot, or a new one), put
+ *          otherwise           -> previous (full) kept by the slot while
+ *                                 its allocations earned the room, else
+ *                                 to the depot; loaded becomes previous,
+ *                                 load an empty magazine (from the depot,
+ *                                 or a new one), put
  *
  * The slow path first owns the slot (percpu/slot.h).  When it cannot
  * (another thread owns it: a preempted slow path, a drainer, or in lock mode
@@ -41,6 +45,7 @@
 #include "percpu/pcpu.h"
 #include "percpu/sizing.h"
 #include "percpu/slot.h"
+#include "percpu/stash.h"
 #include "slab/slab.h"
 
 void *sp_mag_none[2] __sp_cacheline_aligned = { SP_MAG_GUARD, SP_MAG_GUARD };
@@ -163,6 +168,7 @@ void *sp_pcpu_alloc_slow(struct sp_pcpu_cache *pc)
 		return obj;
 	}
 	m = slot->loaded;		/* empty, or NULL */
+	sp_stash_age(pc, slot);
 	if (slot->prev && slot->prev->count) {
 		/* Bonwick: previous has rounds, swap */
 		if (m)
@@ -172,11 +178,32 @@ void *sp_pcpu_alloc_slow(struct sp_pcpu_cache *pc)
 		sp_swap_center(slot, true, sp_size_event(pc, slot, false));
 		m = slot->loaded;
 		sp_stat_inc(slot, SP_STAT_MAG_SWAP);
+	} else if (slot->stash) {
+		/* the slot's own full magazine (percpu/stash.h) */
+		struct sp_mag *full;
+
+		sp_stash_turn(pc, slot, false);
+		full = sp_stash_take(slot);
+
+		if (m) {
+			m->count = 0;
+			if (!slot->prev)
+				slot->prev = m;
+			else if (sp_mag_class_of(m) != SP_READ_ONCE(pc->cls) ||
+				 !sp_stash_keep_empty(slot, m, c->stride))
+				sp_depot_put(pc, slot, m);
+		}
+		sp_stash_earn(slot, full, c->stride);
+		slot->loaded = full;
+		m = full;
+		sp_size_event(pc, slot, false);
+		sp_stat_inc(slot, SP_STAT_STASH_TAKE);
 	} else {
 		struct sp_mag *full = NULL;
 		unsigned int want;
 
 		sp_trip(pc, slot);
+		sp_stash_turn(pc, slot, false);
 		/* a bulk moment: remote frees waiting here go home too */
 		sp_alien_flush(pc, (unsigned long)(slot - pc->slots));
 		if (m && slot->prev) {
@@ -226,6 +253,7 @@ void *sp_pcpu_alloc_slow(struct sp_pcpu_cache *pc)
 			sp_stat_inc(slot, SP_STAT_MAG_FILL);
 			sp_stat_add(slot, SP_STAT_FILL_OBJS, want);
 		}
+		sp_stash_earn(slot, full, c->stride);
 		slot->loaded = full;
 		m = full;
 	}
@@ -276,6 +304,7 @@ void sp_pcpu_free_slow(struct sp_pcpu_cache *pc, void *obj, unsigned int node)
 	m = slot->loaded;		/* full, or NULL */
 	if (m)
 		m->count = m->cap;
+	sp_stash_age(pc, slot);
 	if (slot->prev && slot->prev->count == 0) {
 		slot->loaded = sp_swap_resize(pc, slot->prev);
 		slot->prev = sp_swap_resize(pc, m);
@@ -284,9 +313,21 @@ void sp_pcpu_free_slow(struct sp_pcpu_cache *pc, void *obj, unsigned int node)
 	} else {
 		struct sp_mag *empty;
 
-		sp_trip(pc, slot);
-		/* previous (full) goes to the depot; loaded becomes previous */
-		empty = sp_depot_exchange(pc, slot, slot->prev, false);
+		sp_stash_turn(pc, slot, true);
+		if (sp_stash_keep(slot, slot->prev, c->stride)) {
+			/* previous (full) kept by the slot (percpu/stash.h) */
+			slot->prev = NULL;
+			sp_size_event(pc, slot, false);
+			empty = sp_stash_take_empty(slot);
+			if (!empty)
+				empty = sp_depot_exchange(pc, slot, NULL,
+							  false);
+		} else {
+			sp_trip(pc, slot);
+			/* previous (full) goes to the depot */
+			empty = sp_depot_exchange(pc, slot, slot->prev, false);
+		}
+		/* loaded becomes previous */
 		slot->prev = m;
 		if (!empty)
 			empty = sp_mag_alloc(SP_READ_ONCE(pc->cls));

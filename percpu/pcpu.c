@@ -21,6 +21,7 @@
 #include "percpu/alien.h"
 #include "percpu/pcpu.h"
 #include "percpu/slot.h"
+#include "percpu/stash.h"
 #include "slab/slab.h"
 
 #define SP_DEPOT_MAX_DEFAULT	16	/* full magazines kept per node */
@@ -105,6 +106,14 @@ static void sp_slot_drain(struct sp_pcpu_cache *pc, unsigned long i)
 		sp_mag_flush(pc, slot->prev);
 		sp_mag_free(slot->prev);
 	}
+	while ((m = sp_stash_take(slot))) {
+		sp_stat_add(slot, SP_STAT_FLUSH_OBJS, m->count);
+		sp_mag_flush(pc, m);
+		sp_mag_free(m);
+	}
+	while ((m = sp_stash_take_empty(slot)))
+		sp_mag_free(m);
+	slot->stash_credit = 0;
 	slot->loaded = NULL;
 	slot->prev = NULL;
 	sp_alien_flush(pc, i);
@@ -119,6 +128,50 @@ void sp_pcpu_drain(struct sp_pcpu_cache *pc)
 	for (int n = 0; n < sp_topo.nr_nodes; n++)
 		sp_depot_drain(pc, n);
 	pthread_mutex_unlock(&pc->drain_lock);
+}
+
+/*
+ * A stash unused for this many passes of the decay (a quarter of the delay
+ * each) goes to the depot: a busy cache's slot that kept a batch, then
+ * settled into swings its two magazines hold (no slow path to age it,
+ * sp_stash_age()), or whose thread left its CPU.
+ */
+#define SP_STASH_IDLE_PASSES	4
+
+unsigned int sp_pcpu_reap_stashes(struct sp_pcpu_cache *pc)
+{
+	unsigned int n = 0;
+
+	if (pthread_mutex_trylock(&pc->drain_lock))
+		return 0;		/* a drain is on it */
+	for (unsigned long i = 0; i < pc->nr_slots; i++) {
+		struct sp_pcpu_slot *slot = &pc->slots[i];
+		uint64_t *seen = &pc->stash_seen[i];
+		uint32_t used = SP_READ_ONCE(slot->stash_ops);
+		void **top;
+
+		/* racy reads: a stash seen wrongly waits for the next pass */
+		if (!SP_READ_ONCE(slot->stash) &&
+		    !SP_READ_ONCE(slot->stash_empty)) {
+			*seen = 0;
+			continue;
+		}
+		if ((uint32_t)(*seen >> 32) != used || !*seen) {
+			*seen = (uint64_t)used << 32 | 1;
+			continue;
+		}
+		if ((uint32_t)*seen < SP_STASH_IDLE_PASSES) {
+			(*seen)++;
+			continue;
+		}
+		top = sp_slot_own_remote(pc, i);
+		sp_stash_expire(pc, slot);
+		sp_slot_release(pc, slot, top);
+		*seen = 0;
+		n++;
+	}
+	pthread_mutex_unlock(&pc->drain_lock);
+	return n;
 }
 
 /* --- create, destroy, tune ------------------------------------------------ */
@@ -172,8 +225,9 @@ struct sp_pcpu_cache *sp_pcpu_cache_create(struct segpool_cache *c)
 	size_t slots_bytes = (size_t)sp_nr_slots << SP_PCPU_SHIFT;
 	size_t depot_bytes = (size_t)sp_topo.nr_nodes * sizeof(struct sp_depot);
 	size_t alien_bytes = sp_alien_bytes(sp_nr_slots);
+	size_t seen_bytes = (size_t)sp_nr_slots * sizeof(uint64_t);
 	size_t bytes = SP_ALIGN(sizeof(struct sp_pcpu_cache), SP_CACHE_LINE) +
-		       depot_bytes + slots_bytes + alien_bytes;
+		       depot_bytes + slots_bytes + alien_bytes + seen_bytes;
 	struct sp_pcpu_cache *pc;
 	size_t color = 0;
 	char *p;
@@ -200,6 +254,8 @@ struct sp_pcpu_cache *sp_pcpu_cache_create(struct segpool_cache *c)
 	pc->nr_slots = sp_nr_slots;
 	pc->alien = alien_bytes ? (struct sp_alien *)((char *)pc->slots +
 						      slots_bytes) : NULL;
+	pc->stash_seen = (uint64_t *)((char *)pc->slots + slots_bytes +
+				      alien_bytes);
 	pc->rseq_off = sp_rseq_off;
 	pc->id_off = sp_rseq_id_off;
 	sp_pcpu_default_classes(c->stride, &pc->cls, &pc->max_cls);
@@ -265,6 +321,7 @@ void sp_pcpu_fork_child(struct sp_pcpu_cache *pc)
 			sp_alien_forget(pc, i);
 			slot->loaded = NULL;
 			slot->prev = NULL;
+			sp_stash_forget(slot);
 			slot->top = sp_mag_top_none;
 			slot->lock = 0;
 		}

@@ -72,15 +72,25 @@ struct sp_pcpu_slot {
 					 * sp_prof_hit()); 0 unarmed */
 	struct sp_mag *loaded;		/* 40: owner only: magazine under top */
 	struct sp_mag *prev;		/* 48: owner only: Bonwick's previous */
-	unsigned long node;		/* 56: node index of this CPU */
+	uint32_t node;			/* 56: node index of this CPU */
+	uint32_t stash_ops;		/* 60: owner only: the slot's
+					 * operations at its stash's last use,
+					 * modulo 2^32 (percpu/stash.h) */
 	/* --- lines 1-3: owner-only counters --- */
 	uint64_t stat[SP_STAT_NR] __sp_cacheline_aligned;
-	uint64_t trip_ops;		/* operations at the last depot or slab
-					 * trip (use-driven sizing, pcpu.c) */
-	uint32_t hot_trips;		/* trips in a row that came too soon */
-	uint32_t cold_trips;		/* trips in a row that came late */
+	uint32_t trip_ops;		/* operations at the last sizing event,
+					 * modulo 2^32 (use-driven sizing,
+					 * percpu/sizing.c) */
+	int8_t trip_run;		/* sizing events in a row that came too
+					 * soon (> 0) or late (< 0) */
+	uint8_t stash_nr;		/* magazines in @stash, */
+	uint8_t stash_empty_nr;		/* in @stash_empty, */
+	uint8_t stash_credit;		/* what @stash may still take, and
+					 * the run's kind (percpu/stash.h) */
+	struct sp_mag *stash;		/* the slot's own full magazines */
+	struct sp_mag *stash_empty;	/* and empty ones */
 	uint64_t pad1[((1UL << SP_PCPU_SHIFT) - SP_CACHE_LINE) / 8 -
-		      SP_STAT_NR - 2];
+		      SP_STAT_NR - 3];
 };
 
 _Static_assert(offsetof(struct sp_pcpu_slot, free_hits) == SP_SLOT_FREE_HITS,
@@ -90,6 +100,8 @@ _Static_assert(offsetof(struct sp_pcpu_slot, alloc_hits) == SP_SLOT_ALLOC_HITS,
 	       "asm: alloc_hits");
 _Static_assert(offsetof(struct sp_pcpu_slot, expect) == SP_SLOT_EXPECT,
 	       "asm: expect");
+_Static_assert(offsetof(struct sp_pcpu_slot, stash_ops) + 4 == SP_CACHE_LINE,
+	       "line 0: the fast path's words, then the owner's");
 _Static_assert(offsetof(struct sp_pcpu_slot, sample_left) < SP_CACHE_LINE,
 	       "the counted pop's count is on the line the pop wrote");
 _Static_assert(offsetof(struct rseq, rseq_cs) == SP_RSEQ_CS_OFF,
@@ -125,6 +137,9 @@ struct sp_pcpu_cache {
 	struct sp_alien *alien;		/* [nr_slots][nr_nodes] remote-free
 					 * batches (percpu/alien.h); NULL on
 					 * one node */
+	uint64_t *stash_seen;		/* [nr_slots] the decay's view of each
+					 * slot's stash (under @drain_lock):
+					 * its last use, passes unchanged */
 };
 
 _Static_assert(offsetof(struct sp_pcpu_cache, slots) == SP_PC_SLOTS,
@@ -141,6 +156,12 @@ SP_INTERNAL int sp_pcpu_init(void);
 SP_INTERNAL struct sp_pcpu_cache *sp_pcpu_cache_create(struct segpool_cache *c);
 /* Drain every slot and the depot into the slabs (shrink, destroy). */
 SP_INTERNAL void sp_pcpu_drain(struct sp_pcpu_cache *pc);
+/*
+ * sp_pcpu_reap_stashes() - the decay's pass over a cache: each slot's
+ * stash (percpu/stash.h) not used for SP_STASH_IDLE_PASSES passes goes to
+ * the depot.  Return: the stashes taken.
+ */
+SP_INTERNAL unsigned int sp_pcpu_reap_stashes(struct sp_pcpu_cache *pc);
 /* Free the layer's memory; the caller drained it first. */
 SP_INTERNAL void sp_pcpu_cache_free(struct sp_pcpu_cache *pc);
 /* fork: take / release the depot locks (lock order: see core/init.c,
@@ -155,6 +176,14 @@ SP_INTERNAL void sp_pcpu_free_slow(struct sp_pcpu_cache *pc, void *obj,
 SP_INTERNAL int sp_pcpu_set_tunables(struct sp_pcpu_cache *pc,
 				     unsigned int mag_size,
 				     unsigned int depot_max);
+
+/* The operations of a slot so far (owner only). */
+static inline uint64_t sp_slot_ops(const struct sp_pcpu_slot *slot)
+{
+	return slot->alloc_hits + slot->free_hits +
+	       slot->stat[SP_STAT_ALLOC_SLOWPATH] +
+	       slot->stat[SP_STAT_FREE_SLOWPATH];
+}
 
 /* A slot's own counters (owner only: plain adds, read racily by stats). */
 static inline void sp_stat_add(struct sp_pcpu_slot *slot, enum sp_pcpu_stat s,

@@ -47,13 +47,6 @@
 #define SP_TRIP_GROW		2
 #define SP_TRIP_SHRINK		4
 
-static uint64_t sp_slot_ops(const struct sp_pcpu_slot *slot)
-{
-	return slot->alloc_hits + slot->free_hits +
-	       slot->stat[SP_STAT_ALLOC_SLOWPATH] +
-	       slot->stat[SP_STAT_FREE_SLOWPATH];
-}
-
 /*
  * A sizing event: a trip (@trip) or a swap of loaded and previous.
  * Return: the slot's operations since its previous event.
@@ -63,33 +56,34 @@ uint64_t sp_size_event(struct sp_pcpu_cache *pc, struct sp_pcpu_slot *slot,
 {
 	uint32_t cls = SP_READ_ONCE(pc->cls);
 	uint64_t cap = sp_mag_class_cap(cls);
-	uint64_t ops = sp_slot_ops(slot);
-	uint64_t since = ops - slot->trip_ops;
+	uint32_t ops = (uint32_t)sp_slot_ops(slot);
+	uint64_t since = (uint32_t)(ops - slot->trip_ops);
 
 	slot->trip_ops = ops;
 	if (trip)
 		sp_stat_inc(slot, SP_STAT_TRIP);
 	if (since < SP_TRIP_HOT * cap) {
-		slot->cold_trips = 0;
-		if (++slot->hot_trips >= SP_TRIP_GROW) {
-			slot->hot_trips = 0;
+		if (slot->trip_run < 0)
+			slot->trip_run = 0;
+		if (++slot->trip_run >= SP_TRIP_GROW) {
+			slot->trip_run = 0;
 			if (cls < SP_READ_ONCE(pc->max_cls)) {
 				SP_WRITE_ONCE(pc->cls, cls + 1);
 				sp_stat_inc(slot, SP_STAT_MAG_GROW);
 			}
 		}
 	} else if (since > SP_TRIP_COLD * cap) {
-		slot->hot_trips = 0;
-		if (++slot->cold_trips >= SP_TRIP_SHRINK) {
-			slot->cold_trips = 0;
+		if (slot->trip_run > 0)
+			slot->trip_run = 0;
+		if (--slot->trip_run <= -SP_TRIP_SHRINK) {
+			slot->trip_run = 0;
 			if (cls > SP_READ_ONCE(pc->base_cls)) {
 				SP_WRITE_ONCE(pc->cls, cls - 1);
 				sp_stat_inc(slot, SP_STAT_MAG_SHRINK);
 			}
 		}
 	} else {
-		slot->hot_trips = 0;
-		slot->cold_trips = 0;
+		slot->trip_run = 0;
 	}
 	return since;
 }

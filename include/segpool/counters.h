@@ -86,6 +86,9 @@
 	  "magazine class grown because trips came too often "		\
 	  "(Documentation/internals/percpu.md, \"Dynamic magazine sizing\")") \
 	X(mag_shrink, MAG_SHRINK, SEGPOOL_CTR_LIBRARY, "events",	\
-	  "magazine class shrunk because trips came rarely")
+	  "magazine class shrunk because trips came rarely")		\
+	X(mag_stash, STASH_TAKE, SEGPOOL_CTR_LIBRARY, "magazines",	\
+	  "full magazines a slot loaded from its own stash, kept at "	\
+	  "its frees for its own allocations, rather than the depot")
 
 #endif /* SEGPOOL_COUNTERS_H */

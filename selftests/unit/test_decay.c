@@ -37,6 +37,8 @@
 #include "internal/sanitize.h"
 #include "numa/region.h"
 #include "os/os.h"
+#include "percpu/pcpu.h"
+#include "percpu/stash.h"
 #include "slab/slab.h"
 
 #define BURST_OBJS	100000
@@ -387,6 +389,87 @@ static void test_burst_goes_back_by_itself(void **state)
 	/* pieces of huge pages go too, later (SP_DECAY_SPLIT_DELAYS) */
 	assert_int_equal(wait_dirty_zero(), 0);
 	assert_int_equal(segpool_set_decay_ms(SEGPOOL_DECAY_NEVER), 0);
+}
+
+/* Full magazines in every slot's stash of @c. */
+static unsigned int stashed(struct segpool_cache *c)
+{
+	unsigned int n = 0;
+
+	for (unsigned long i = 0; i < c->pcpu->nr_slots; i++)
+		n += SP_READ_ONCE(c->pcpu->slots[i].stash_nr);
+	return n;
+}
+
+static void stash_batches(struct segpool_cache *c, void **objs, size_t k,
+			  int rounds)
+{
+	for (int r = 0; r < rounds; r++) {
+		for (size_t i = 0; i < k; i++)
+			assert_non_null(objs[i] = segpool_cache_alloc(c, 0));
+		for (size_t i = 0; i < k; i++)
+			segpool_cache_free(c, objs[i]);
+	}
+}
+
+/*
+ * A busy cache's slot that kept a batch in its stash (percpu/stash.h),
+ * then settled into pairs its two magazines serve, reaches no slow path
+ * that would age the stash: the decay's passes give it to the depot once
+ * it went unused for SP_STASH_IDLE_PASSES of them, and never a stash in
+ * use; the thread does it with no call while the cache stays busy.
+ */
+static void test_busy_cache_stale_stash(void **state)
+{
+	static void *objs[6000];
+	struct segpool_cache *c;
+	unsigned int kept;
+
+	(void)state;
+	assert_int_equal(segpool_set_decay_ms(SEGPOOL_DECAY_NEVER), 0);
+	c = segpool_cache_create("decay-stash", 48, 0, 0, NULL);
+	assert_non_null(c);
+	if (!c->pcpu) {
+		assert_int_equal(segpool_cache_destroy(c), 0);
+		skip();
+	}
+	assert_int_equal(sp_test_pin(sp_test_allowed_cpu(0)), 0);
+	stash_batches(c, objs, 6000, 3);
+	kept = stashed(c);
+	print_message("# %u magazines kept after the batches\n", kept);
+	assert_true(kept > 0);
+
+	/* pairs only: the stash stays, and the passes count it out */
+	for (int pass = 1; pass <= 4; pass++) {
+		for (int i = 0; i < 10000; i++)
+			segpool_cache_free(c, segpool_cache_alloc(c, 0));
+		assert_int_equal(sp_pcpu_reap_stashes(c->pcpu), 0);
+		assert_int_equal(stashed(c), kept);
+	}
+	assert_int_equal(sp_pcpu_reap_stashes(c->pcpu), 1);
+	assert_int_equal(stashed(c), 0);
+
+	/* a stash in use between passes is never taken */
+	stash_batches(c, objs, 6000, 2);
+	for (int pass = 0; pass < 10; pass++) {
+		stash_batches(c, objs, 6000, 1);
+		assert_int_equal(sp_pcpu_reap_stashes(c->pcpu), 0);
+	}
+	assert_true(stashed(c) > 0);
+
+	/* the thread, with no call, while the cache stays busy */
+	assert_int_equal(segpool_set_decay_ms(40), 0);
+	burst("decay-stash-burst");
+	assert_true(decay_thread_appears());
+	for (int t = 0; t < WAIT_BOUND_MS / 20 && stashed(c); t++) {
+		for (int i = 0; i < 1000; i++)
+			segpool_cache_free(c, segpool_cache_alloc(c, 0));
+		sleep_ms(20);
+	}
+	print_message("# stash after the decay: %u magazines\n", stashed(c));
+	assert_int_equal(stashed(c), 0);
+	assert_int_equal(segpool_set_decay_ms(SEGPOOL_DECAY_NEVER), 0);
+	assert_int_equal(segpool_cache_destroy(c), 0);
 }
 
 /* -1: nothing goes back by itself; segpool_shrink_all() gives it all. */
@@ -1286,6 +1369,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test_setup(test_lazy_delay_set_later, setup),
 	cmocka_unit_test_setup(test_dirty_cap_valve, setup),
 	cmocka_unit_test_setup(test_idle_shrink_leaves_others, setup),
+	cmocka_unit_test_setup(test_busy_cache_stale_stash, setup),
 	cmocka_unit_test_setup(test_thp_choice, setup),
 	cmocka_unit_test_setup(test_bad_settings, setup),
 };

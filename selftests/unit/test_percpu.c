@@ -44,6 +44,7 @@
 #include "numa/topology.h"
 #include "os/cpu.h"
 #include "percpu/pcpu.h"
+#include "percpu/stash.h"
 #include "selftests/lib/harness.h"
 #include "selftests/lib/stats_parse.h"
 
@@ -437,9 +438,13 @@ static void test_mag_growth_bound(void **state)
 		      " objects on CPUs\n", st.mag_size, st.objs_in_magazines);
 	assert_true(st.mag_size * c->stride <= SP_MAG_BYTES_MAX);
 	assert_true(st.mag_size > 60);
-	/* two magazines per slot at most, remote batches aside */
+	/*
+	 * two magazines per slot and what its stash may keep
+	 * (percpu/stash.h), remote batches aside
+	 */
 	assert_true(st.objs_in_magazines <=
-		    2UL * st.mag_size * c->pcpu->nr_slots);
+		    (2UL * st.mag_size + SP_STASH_BYTES / c->stride) *
+		    c->pcpu->nr_slots);
 	assert_int_equal(segpool_cache_destroy(c), 0);
 	assert_int_equal(sched_setaffinity(0, sizeof(old), &old), 0);
 }
@@ -676,6 +681,172 @@ static void test_layout(void **state)
 	assert_int_equal(segpool_cache_destroy(c), 0);
 }
 
+/* --- a slot's own stash (percpu/stash.h) ---------------------------------- */
+
+/* The slot holding a stash, or NULL; the totals of every slot's stashes. */
+static struct sp_pcpu_slot *stash_slot(struct segpool_cache *c,
+				       unsigned int *full, unsigned int *empty,
+				       size_t *bytes)
+{
+	struct sp_pcpu_slot *found = NULL;
+
+	*full = *empty = 0;
+	*bytes = 0;
+	for (unsigned long i = 0; i < c->pcpu->nr_slots; i++) {
+		struct sp_pcpu_slot *slot = &c->pcpu->slots[i];
+		unsigned int n = 0;
+
+		for (struct sp_mag *m = slot->stash; m; m = m->next) {
+			*bytes += (size_t)m->cap * c->stride;
+			n++;
+		}
+		assert_int_equal(n, slot->stash_nr);
+		*full += n;
+		n = 0;
+		for (struct sp_mag *m = slot->stash_empty; m; m = m->next) {
+			assert_int_equal(m->count, 0);
+			n++;
+		}
+		assert_int_equal(n, slot->stash_empty_nr);
+		*empty += n;
+		if (slot->stash || slot->stash_empty)
+			found = slot;
+	}
+	return found;
+}
+
+/*
+ * A CPU whose batches pass its two magazines keeps what its own
+ * allocations drew in its stash: after a warm-up no full magazine goes
+ * through the depot and none is filled from the slabs; what a short run
+ * left goes to the depot at the next free run; a stash left by swings
+ * that fit the two magazines ages out; a CPU that only frees keeps none;
+ * the stash stays within its bound and goes with a shrink.
+ */
+static void test_stash(void **state)
+{
+	struct sp_pcpu_stats a, b;
+	unsigned int full, empty;
+	struct segpool_cache *c;
+	size_t k, k2, bytes;
+	void **objs;
+
+	(void)state;
+	SKIP_UNLESS(mode_has_pcpu(), "no magazines");
+	pin_self(sp_test_allowed_cpu(0));
+	c = segpool_cache_create("pcpu-stash", 48, 0, 0, NULL);
+	assert_non_null(c);
+	k = 6000;
+	objs = calloc(k, sizeof(*objs));
+	assert_non_null(objs);
+
+	/* batches of 6000: after three rounds, nothing leaves the slot */
+	batch_rounds(c, objs, k, 3);
+	a = pcpu_stats(c);
+	batch_rounds(c, objs, k, 20);
+	b = pcpu_stats(c);
+	print_message("# 20 batches of %zu: %" PRIu64 " magazines from the "
+		      "stash, %" PRIu64 " full to the depot, %" PRIu64
+		      " from it, %" PRIu64 " fills\n", k,
+		      b.stat[SP_STAT_STASH_TAKE] - a.stat[SP_STAT_STASH_TAKE],
+		      b.stat[SP_STAT_DEPOT_PUT_FULL] -
+		      a.stat[SP_STAT_DEPOT_PUT_FULL],
+		      b.stat[SP_STAT_DEPOT_GET_FULL] -
+		      a.stat[SP_STAT_DEPOT_GET_FULL],
+		      b.stat[SP_STAT_MAG_FILL] - a.stat[SP_STAT_MAG_FILL]);
+	assert_true(b.stat[SP_STAT_STASH_TAKE] - a.stat[SP_STAT_STASH_TAKE] >=
+		    20);
+	assert_int_equal(b.stat[SP_STAT_DEPOT_PUT_FULL],
+			 a.stat[SP_STAT_DEPOT_PUT_FULL]);
+	assert_int_equal(b.stat[SP_STAT_DEPOT_GET_FULL],
+			 a.stat[SP_STAT_DEPOT_GET_FULL]);
+	assert_int_equal(b.stat[SP_STAT_MAG_FILL], a.stat[SP_STAT_MAG_FILL]);
+	assert_int_equal(b.stat[SP_STAT_MAG_FLUSH], a.stat[SP_STAT_MAG_FLUSH]);
+	assert_non_null(stash_slot(c, &full, &empty, &bytes));
+	assert_true(full > 0);
+	assert_true(bytes <= SP_STASH_BYTES);
+	/* the stash is the slot's: counted among the objects on CPUs */
+	assert_true(b.objs_in_magazines >= k);
+	assert_int_equal(b.objs_in_depot, a.objs_in_depot);
+
+	/*
+	 * a run of allocations one magazine past the slot's two: the frees
+	 * after it give what it left in the stash to the depot, and keep
+	 * nothing (a run of fewer than SP_STASH_RUN_MIN loads)
+	 */
+	k2 = 2UL * b.mag_size + 1;
+	assert_true(k2 <= k);
+	a = b;
+	alloc_n(c, objs, k2);
+	free_n(c, objs, k2);
+	b = pcpu_stats(c);
+	print_message("# a run of %zu: %" PRIu64 " magazines to the depot, "
+		      "%u kept before\n", k2, b.stat[SP_STAT_DEPOT_PUT_FULL] -
+		      a.stat[SP_STAT_DEPOT_PUT_FULL], full);
+	stash_slot(c, &full, &empty, &bytes);
+	assert_int_equal(full, 0);
+	assert_true(b.stat[SP_STAT_DEPOT_PUT_FULL] >
+		    a.stat[SP_STAT_DEPOT_PUT_FULL]);
+
+	/*
+	 * kept again, then swings the two magazines hold (swaps, no trip):
+	 * the stash ages out at a swap, SP_STASH_STALE magazines' worth of
+	 * operations after its last use
+	 */
+	batch_rounds(c, objs, k, 2);
+	assert_non_null(stash_slot(c, &full, &empty, &bytes));
+	a = pcpu_stats(c);
+	k2 = b.mag_size;
+	batch_rounds(c, objs, k2, 2 * SP_STASH_STALE);
+	b = pcpu_stats(c);
+	print_message("# %d swings of %zu: %" PRIu64 " swaps, %" PRIu64
+		      " trips; stash of %u gone\n", 2 * SP_STASH_STALE, k2,
+		      b.stat[SP_STAT_MAG_SWAP] - a.stat[SP_STAT_MAG_SWAP],
+		      b.stat[SP_STAT_TRIP] - a.stat[SP_STAT_TRIP], full);
+	assert_null(stash_slot(c, &full, &empty, &bytes));
+	assert_true(b.stat[SP_STAT_MAG_SWAP] > a.stat[SP_STAT_MAG_SWAP]);
+	assert_int_equal(b.stat[SP_STAT_TRIP], a.stat[SP_STAT_TRIP]);
+
+	/* a shrink takes the stash with the slot's magazines */
+	batch_rounds(c, objs, k, 2);
+	assert_non_null(stash_slot(c, &full, &empty, &bytes));
+	assert_true(segpool_cache_shrink(c) > 0);
+	assert_null(stash_slot(c, &full, &empty, &bytes));
+	assert_int_equal(full + empty, 0);
+	assert_int_equal(pcpu_stats(c).objs_in_magazines, 0);
+
+	/* frees with no allocations of the slot's own before: no stash */
+	alloc_n(c, objs, k);
+	segpool_cache_shrink(c);	/* as if another CPU allocated them */
+	free_n(c, objs, k);
+	b = pcpu_stats(c);
+	assert_null(stash_slot(c, &full, &empty, &bytes));
+	print_message("# %zu freed with no credit: %" PRIu64 " on the CPU, %"
+		      PRIu64 " in the depot\n", k, b.objs_in_magazines,
+		      b.objs_in_depot);
+	assert_true(b.objs_in_depot > 0);
+	assert_true(b.objs_in_magazines <= 2UL * b.mag_size);
+	segpool_cache_shrink(c);
+
+	/* a swing past the bound: the stash keeps SP_STASH_BYTES at most */
+	free(objs);
+	k = 3 * SP_STASH_BYTES / c->stride;
+	objs = calloc(k, sizeof(*objs));
+	assert_non_null(objs);
+	batch_rounds(c, objs, k, 3);
+	assert_non_null(stash_slot(c, &full, &empty, &bytes));
+	b = pcpu_stats(c);
+	print_message("# batches of %zu: %u magazines kept (%zu bytes), %u "
+		      "empty; %" PRIu64 " objects in the depot\n", k, full,
+		      bytes, empty, b.objs_in_depot);
+	assert_true(bytes <= SP_STASH_BYTES);
+	assert_true(bytes >= SP_STASH_BYTES / 2);
+	assert_true(empty <= SP_STASH_MAGS);
+	assert_true(b.objs_in_depot > 0 || b.stat[SP_STAT_MAG_FLUSH] > 0);
+	free(objs);
+	assert_int_equal(segpool_cache_destroy(c), 0);
+}
+
 /* --- fast-path accounting ------------------------------------------------- */
 
 static void test_fastpath_accounting(void **state)
@@ -717,22 +888,31 @@ static void test_fastpath_accounting(void **state)
 	assert_int_equal(info.active_objs, 0);
 	assert_true(info.cpu_objs > 0);
 
-	/* four magazines' worth: two stay on the CPU, the rest in the depot */
+	/*
+	 * four magazines' worth, freed after a shrink (which leaves the slot
+	 * no stash credit, percpu/stash.h): two stay on the CPU, the rest go
+	 * to the depot
+	 */
 	k = 4UL * info.mag_size;
 	objs = calloc(k, sizeof(*objs));
 	assert_non_null(objs);
 	alloc_n(c, objs, k);
 	info = sp_test_info(c);
 	assert_int_equal(info.active_objs, k);
+	segpool_cache_shrink(c);
 	free_n(c, objs, k);
 	info = sp_test_info(c);
 	print_message("# after %lu frees: %" PRIu64
-		      " objects on the CPU, %" PRIu64 " in the depot\n",
-		      k, info.cpu_objs, info.depot_objs);
+		      " objects on the CPU, %" PRIu64 " in the depot "
+		      "(magazines of %u)\n",
+		      k, info.cpu_objs, info.depot_objs, info.mag_size);
 	assert_int_equal(info.active_objs, 0);
 	assert_true(info.cpu_objs > 0);
-	assert_true(info.depot_objs > 0);
-	assert_true(info.cpu_objs + info.depot_objs <= info.total_objs);
+	/* the class may have grown with the allocations' trips */
+	assert_true(info.cpu_objs <= 2UL * info.mag_size);
+	if (k > 2UL * info.mag_size)
+		assert_true(info.depot_objs > 0);
+	assert_int_equal(info.cpu_objs + info.depot_objs, k);
 	assert_int_equal(info.allocs, n + k);
 	assert_int_equal(info.frees, n + k);
 
@@ -804,9 +984,14 @@ static void test_bonwick_transitions(void **state)
 	EXPECT_STAT(s0, SP_STAT_DEPOT_GET_FULL, 0);
 	EXPECT_EQ(s0->alloc_hits, 3 * f - 3);
 
-	/* loaded fills, becomes previous, the next one fills, the previous
-	 * (full) goes to the depot; the rest stays loaded */
+	/*
+	 * loaded fills, becomes previous, the next one fills, the previous
+	 * (full) goes to the depot; the rest stays loaded.  Bonwick's moves
+	 * alone: the slot's stash (percpu/stash.h, test_stash) would keep the
+	 * full one for the slot's own allocations, as the fills earned it.
+	 */
 	phase = "three fills' worth freed";
+	s0->stash_credit = 0;
 	free_n(c, objs, 3 * f);
 	EXPECT_STAT(s0, SP_STAT_FREE_SLOWPATH, 2);
 	EXPECT_EQ(s0->free_hits, 3 * f - 2);
@@ -837,6 +1022,7 @@ static void test_bonwick_transitions(void **state)
 	/* again[0..m) fill the loaded magazine, which swaps out and later
 	 * goes to the depot, full */
 	phase = "freed again";
+	s0->stash_credit = 0;		/* as above */
 	free_n(c, again, 3 * f);
 	EXPECT_STAT(s0, SP_STAT_MAG_SWAP, 2);
 	EXPECT_STAT(s0, SP_STAT_DEPOT_PUT_FULL, 2);
@@ -1098,6 +1284,7 @@ static void test_tunables(void **state)
 	assert_int_equal(sp_test_info(c).cpu_objs,
 			 sp_fill_size(SEGPOOL_MAG_SIZE_MIN) - 1);
 	alloc_n(c, objs + 1, k - 1);
+	segpool_cache_shrink(c);	/* no stash credit: to the depot */
 	free_n(c, objs, k);
 	info = sp_test_info(c);
 	print_message("# %lu freed: %" PRIu64 " on the CPU, %" PRIu64
@@ -1818,6 +2005,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test_teardown(test_mode_reporting, teardown),
 	cmocka_unit_test_teardown(test_layout, teardown),
 	cmocka_unit_test_teardown(test_fastpath_accounting, teardown),
+	cmocka_unit_test_teardown(test_stash, teardown),
 	cmocka_unit_test_teardown(test_zeroed_allocs_hit, teardown),
 	cmocka_unit_test_teardown(test_aligned_allocs_hit, teardown),
 	cmocka_unit_test_teardown(test_bonwick_transitions, teardown),
