@@ -41,6 +41,7 @@
 #define BENCH_SEED		20261130ULL
 #define BENCH_SIZE_MIN		8	/* random sizes of workload 3 */
 #define BENCH_SIZE_MAX		128
+#define BENCH_BATCHES_SIZE	48	/* workload 3's batches */
 #define BENCH_CACHE_MAX_SIZE	4096
 
 /* A sanitized build: its malloc serves every call, nothing preloads. */
@@ -235,6 +236,7 @@ void bench_describe(const struct bench_workload *wl,
 			    struct bench_result *res)
 BENCH_WL(bench_wl_pool); BENCH_WL(bench_wl_pool_lat); BENCH_WL(bench_wl_pair);
 BENCH_WL(bench_wl_batch); BENCH_WL(bench_wl_threads); BENCH_WL(bench_wl_mixed);
+BENCH_WL(bench_wl_batches);
 BENCH_WL(bench_wl_memory); BENCH_WL(bench_wl_xfer); BENCH_WL(bench_wl_xfer_lat);
 BENCH_WL(bench_wl_thrash); BENCH_WL(bench_wl_scratch); BENCH_WL(bench_wl_large);
 BENCH_WL(bench_wl_realloc); BENCH_WL(bench_wl_live); BENCH_WL(bench_wl_idle);

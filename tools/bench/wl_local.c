@@ -2,7 +2,8 @@
 /*
  * tools/bench/wl_local.c - workloads whose objects never leave their
  * thread: pool (1, 7), pair and batch (2), the churn of threads and mixed
- * (3, 4), memory (8); Documentation/internals/benchmarks.md has each loop.
+ * (3, 4) and threads' batches (3), memory (8);
+ * Documentation/internals/benchmarks.md has each loop.
  * One op is one allocation or one free; every object is written on
  * allocation and checked on free (bench.h).
  */
@@ -12,6 +13,7 @@
 #define BENCH_POOL_FREE		50
 #define BENCH_POOL_OPS		(2 * BENCH_POOL_ALLOC)
 #define BENCH_BATCH		1000
+#define BENCH_BATCHES		6000	/* per thread, workload 3's batches */
 #define BENCH_WINDOW		1024
 #define BENCH_SIZE_TAB		4096
 
@@ -155,6 +157,39 @@ BENCH_WL(bench_wl_batch)
 	return bench_run_arrays(cfg, 1, bench_batch_worker, BENCH_BATCH,
 				ops < 2 * BENCH_BATCH ? 2 * BENCH_BATCH : ops,
 				0, res);
+}
+
+/*
+ * Threads' batches (issue 24): each thread allocates BENCH_BATCHES objects
+ * of one class, writes them (the tags), then frees them all, round after
+ * round, past any two magazines: the allocator keeps each thread's
+ * objects on its CPU, or the threads trade them and write each other's
+ * lines.
+ */
+static void bench_batches_worker(struct bench_worker *w)
+{
+	struct bench_arrays *a = w->shared;
+	void **mine = a->ptr + w->id * a->each;
+	uint64_t rounds = w->ops / (2 * BENCH_BATCHES), seq = bench_seq_base(w);
+	size_t size = BENCH_BATCHES_SIZE;
+
+	for (uint64_t r = 0; r < rounds; r++) {
+		for (int i = 0; i < BENCH_BATCHES; i++)
+			if (!(mine[i] = bench_obj_alloc(w, size, seq++,
+							false)))
+				return;
+		for (int i = 0; i < BENCH_BATCHES; i++)
+			bench_obj_free(w, mine[i], size, false);
+	}
+	w->done = rounds * 2 * BENCH_BATCHES;
+}
+
+BENCH_WL(bench_wl_batches)
+{
+	return bench_run_arrays(cfg, cfg->threads, bench_batches_worker,
+				BENCH_BATCHES,
+				ops < 2 * BENCH_BATCHES ? 2 * BENCH_BATCHES :
+				ops, 0, res);
 }
 
 static void bench_churn_worker(struct bench_worker *w)

@@ -16,12 +16,13 @@
 #define bench_wl_pair		bench_wl_pair_inline
 #define bench_wl_batch		bench_wl_batch_inline
 #define bench_wl_threads	bench_wl_threads_inline
+#define bench_wl_batches	bench_wl_batches_inline
 #define bench_wl_mixed		bench_wl_mixed_inline
 #define bench_wl_memory		bench_wl_memory_inline
 
 BENCH_WL(bench_wl_pool); BENCH_WL(bench_wl_pool_lat); BENCH_WL(bench_wl_pair);
 BENCH_WL(bench_wl_batch); BENCH_WL(bench_wl_threads); BENCH_WL(bench_wl_mixed);
-BENCH_WL(bench_wl_memory);
+BENCH_WL(bench_wl_memory); BENCH_WL(bench_wl_batches);
 
 #include "tools/bench/wl_local.c"
 
@@ -30,6 +31,7 @@ BENCH_WL(bench_wl_memory);
 #undef bench_wl_pair
 #undef bench_wl_batch
 #undef bench_wl_threads
+#undef bench_wl_batches
 #undef bench_wl_mixed
 #undef bench_wl_memory
 
@@ -43,6 +45,7 @@ bench_wl_fn bench_wl_inline_of(bench_wl_fn run)
 		{ bench_wl_pair, bench_wl_pair_inline },
 		{ bench_wl_batch, bench_wl_batch_inline },
 		{ bench_wl_threads, bench_wl_threads_inline },
+		{ bench_wl_batches, bench_wl_batches_inline },
 		{ bench_wl_mixed, bench_wl_mixed_inline },
 		{ bench_wl_memory, bench_wl_memory_inline },
 	};

@@ -18,6 +18,7 @@
 #include "tools/bench/bench.h"
 
 static const size_t bench_small[] = { 8 }, bench_mixed[] = { 32, 128, 1024 };
+static const size_t bench_b48[] = { BENCH_BATCHES_SIZE };
 /* 8-128 bytes: segpool_malloc()'s classes, 8, then steps of 16 */
 static const size_t bench_range[] = { 8, 16, 32, 48, 64, 80, 96, 112, 128 };
 
@@ -68,6 +69,9 @@ const struct bench_workload bench_workloads[] = {
 	{ "threads", 3, "random sizes weighted toward small, random slots",
 	  OP, 500000, BENCH_ON_LIST, 0, bench_range, 9, bench_wl_threads,
 	  0, 0, bench_cols_threads, 1 },
+	{ "batches", 3, "threads' batches: allocate 6000, write, free them "
+	  "all", OP, 2000000, BENCH_ON_LIST, 0, bench_b48, 1,
+	  bench_wl_batches, 0, 0, bench_cols_threads, 1 },
 	{ "mixed", 4, "mixed sizes at 30/50/20%, random slots", OP, 4000000,
 	  BENCH_ON_ONE, 0, bench_mixed, 3, bench_wl_mixed, 0, 0, SPEED },
 	{ "xfer", 5, "producer/consumer, every free cross-thread", OP,
