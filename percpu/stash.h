@@ -87,6 +87,27 @@
  */
 #define SP_STASH_RUN_MIN	3
 
+/* A stash list's push and pop; the head written once for the decay's look. */
+static inline void sp_stash_push(struct sp_mag **head, uint8_t *nr,
+				 struct sp_mag *m)
+{
+	m->next = *head;
+	SP_WRITE_ONCE(*head, m);
+	(*nr)++;
+}
+
+static inline struct sp_mag *sp_stash_pop(struct sp_mag **head, uint8_t *nr)
+{
+	struct sp_mag *m = *head;
+
+	if (m) {
+		SP_WRITE_ONCE(*head, m->next);
+		(*nr)--;
+		m->next = NULL;
+	}
+	return m;
+}
+
 /* Magazines like @m that fit the bound (none for large objects). */
 static inline unsigned int sp_stash_room(const struct sp_mag *m, size_t stride)
 {
@@ -155,9 +176,7 @@ static inline bool sp_stash_keep(struct sp_pcpu_slot *slot, struct sp_mag *m,
 	    slot->stash_nr >= sp_stash_room(m, stride))
 		return false;
 	slot->stash_credit--;
-	slot->stash_nr++;
-	m->next = slot->stash;
-	SP_WRITE_ONCE(slot->stash, m);
+	sp_stash_push(&slot->stash, &slot->stash_nr, m);
 	SP_WRITE_ONCE(slot->stash_ops, (uint32_t)sp_slot_ops(slot));
 	return true;
 }
@@ -165,14 +184,10 @@ static inline bool sp_stash_keep(struct sp_pcpu_slot *slot, struct sp_mag *m,
 /* The magazine kept last (its lines the warmest), or NULL. */
 static inline struct sp_mag *sp_stash_take(struct sp_pcpu_slot *slot)
 {
-	struct sp_mag *m = slot->stash;
+	struct sp_mag *m = sp_stash_pop(&slot->stash, &slot->stash_nr);
 
-	if (m) {
-		SP_WRITE_ONCE(slot->stash, m->next);
-		slot->stash_nr--;
-		m->next = NULL;
+	if (m)
 		SP_WRITE_ONCE(slot->stash_ops, (uint32_t)sp_slot_ops(slot));
-	}
 	return m;
 }
 
@@ -185,23 +200,14 @@ static inline bool sp_stash_keep_empty(struct sp_pcpu_slot *slot,
 {
 	if (slot->stash_empty_nr >= sp_stash_room(m, stride))
 		return false;
-	slot->stash_empty_nr++;
-	m->next = slot->stash_empty;
-	SP_WRITE_ONCE(slot->stash_empty, m);
+	sp_stash_push(&slot->stash_empty, &slot->stash_empty_nr, m);
 	return true;
 }
 
 /* An empty magazine kept before, or NULL. */
 static inline struct sp_mag *sp_stash_take_empty(struct sp_pcpu_slot *slot)
 {
-	struct sp_mag *m = slot->stash_empty;
-
-	if (m) {
-		SP_WRITE_ONCE(slot->stash_empty, m->next);
-		slot->stash_empty_nr--;
-		m->next = NULL;
-	}
-	return m;
+	return sp_stash_pop(&slot->stash_empty, &slot->stash_empty_nr);
 }
 
 /* Forget the stash (a fork child's slot given up; its objects are lost). */

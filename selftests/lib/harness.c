@@ -169,6 +169,17 @@ struct segpool_cache_info sp_test_info(struct segpool_cache *c)
 	return info;
 }
 
+void sp_test_batches(struct segpool_cache *c, void **objs, size_t n,
+		     unsigned int rounds)
+{
+	for (unsigned int r = 0; r < rounds; r++) {
+		for (size_t i = 0; i < n; i++)
+			assert_non_null(objs[i] = segpool_cache_alloc(c, 0));
+		for (size_t i = 0; i < n; i++)
+			segpool_cache_free(c, objs[i]);
+	}
+}
+
 struct segpool_cache *sp_test_linked_cache(const char *name, size_t size,
 					   unsigned long flags,
 					   void (*ctor)(void *))

@@ -173,6 +173,14 @@ void sp_test_unpin(void);
 struct segpool_cache_info sp_test_info(struct segpool_cache *c);
 
 /*
+ * sp_test_batches() - @rounds rounds of: allocate @n objects of @c into
+ * @objs, then free them in the same order (a batch pattern).
+ * Context: the thread running the cmocka test (it asserts).
+ */
+void sp_test_batches(struct segpool_cache *c, void **objs, size_t n,
+		     unsigned int rounds);
+
+/*
  * sp_test_make_size_classes() - make every size class's cache, through
  * segpool_cache_find() (a class is made at its first allocation or lookup):
  * for a test that reads all classes' rows without allocating from each.

@@ -401,17 +401,6 @@ static unsigned int stashed(struct segpool_cache *c)
 	return n;
 }
 
-static void stash_batches(struct segpool_cache *c, void **objs, size_t k,
-			  int rounds)
-{
-	for (int r = 0; r < rounds; r++) {
-		for (size_t i = 0; i < k; i++)
-			assert_non_null(objs[i] = segpool_cache_alloc(c, 0));
-		for (size_t i = 0; i < k; i++)
-			segpool_cache_free(c, objs[i]);
-	}
-}
-
 /*
  * A busy cache's slot that kept a batch in its stash (percpu/stash.h),
  * then settled into pairs its two magazines serve, reaches no slow path
@@ -434,7 +423,7 @@ static void test_busy_cache_stale_stash(void **state)
 		skip();
 	}
 	assert_int_equal(sp_test_pin(sp_test_allowed_cpu(0)), 0);
-	stash_batches(c, objs, 6000, 3);
+	sp_test_batches(c, objs, 6000, 3);
 	kept = stashed(c);
 	print_message("# %u magazines kept after the batches\n", kept);
 	assert_true(kept > 0);
@@ -450,9 +439,9 @@ static void test_busy_cache_stale_stash(void **state)
 	assert_int_equal(stashed(c), 0);
 
 	/* a stash in use between passes is never taken */
-	stash_batches(c, objs, 6000, 2);
+	sp_test_batches(c, objs, 6000, 2);
 	for (int pass = 0; pass < 10; pass++) {
-		stash_batches(c, objs, 6000, 1);
+		sp_test_batches(c, objs, 6000, 1);
 		assert_int_equal(sp_pcpu_reap_stashes(c->pcpu), 0);
 	}
 	assert_true(stashed(c) > 0);

@@ -367,17 +367,6 @@ static cpu_set_t pin_here(void)
 	return old;
 }
 
-static void batch_rounds(struct segpool_cache *c, void **objs, size_t n,
-			 unsigned int rounds)
-{
-	for (unsigned int r = 0; r < rounds; r++) {
-		for (size_t i = 0; i < n; i++)
-			assert_non_null(objs[i] = segpool_cache_alloc(c, 0));
-		for (size_t i = 0; i < n; i++)
-			segpool_cache_free(c, objs[i]);
-	}
-}
-
 /*
  * A CPU that keeps trading magazines (a batch of 1000, three magazines of
  * the default 60 rounds and more) grows the class until two magazines hold
@@ -398,14 +387,14 @@ static void test_mag_growth(void **state)
 	assert_non_null(c);
 	a = pcpu_stats(c);
 	assert_int_equal(a.mag_size, 60);
-	batch_rounds(c, objs, 1000, 50);
+	sp_test_batches(c, objs, 1000, 50);
 	a = pcpu_stats(c);
 	print_message("# after 50 batches: magazines of %u, %" PRIu64
 		      " grown, %" PRIu64 " trips\n", a.mag_size,
 		      a.stat[SP_STAT_MAG_GROW], a.stat[SP_STAT_TRIP]);
 	assert_true(a.stat[SP_STAT_MAG_GROW] >= 1);
 	assert_true(a.mag_size >= 508);
-	batch_rounds(c, objs, 1000, 50);
+	sp_test_batches(c, objs, 1000, 50);
 	b = pcpu_stats(c);
 	trips = b.stat[SP_STAT_TRIP] - a.stat[SP_STAT_TRIP];
 	calls = 50 * 2000;
@@ -432,7 +421,7 @@ static void test_mag_growth_bound(void **state)
 	old = pin_here();
 	c = segpool_cache_create("pcpu-grow-big", 512, 0, 0, NULL);
 	assert_non_null(c);
-	batch_rounds(c, objs, 1000, 30);
+	sp_test_batches(c, objs, 1000, 30);
 	st = pcpu_stats(c);
 	print_message("# 512-byte objects: magazines of %u, %" PRIu64
 		      " objects on CPUs\n", st.mag_size, st.objs_in_magazines);
@@ -466,7 +455,7 @@ static void test_mag_shrink(void **state)
 	old = pin_here();
 	c = segpool_cache_create("pcpu-shrink", 64, 0, 0, NULL);
 	assert_non_null(c);
-	batch_rounds(c, objs, 1000, 50);
+	sp_test_batches(c, objs, 1000, 50);
 	a = pcpu_stats(c);
 	assert_true(a.mag_size >= 508);
 	for (int cycle = 0; cycle < 6; cycle++) {
@@ -741,9 +730,9 @@ static void test_stash(void **state)
 	assert_non_null(objs);
 
 	/* batches of 6000: after three rounds, nothing leaves the slot */
-	batch_rounds(c, objs, k, 3);
+	sp_test_batches(c, objs, k, 3);
 	a = pcpu_stats(c);
-	batch_rounds(c, objs, k, 20);
+	sp_test_batches(c, objs, k, 20);
 	b = pcpu_stats(c);
 	print_message("# 20 batches of %zu: %" PRIu64 " magazines from the "
 		      "stash, %" PRIu64 " full to the depot, %" PRIu64
@@ -793,11 +782,11 @@ static void test_stash(void **state)
 	 * the stash ages out at a swap, SP_STASH_STALE magazines' worth of
 	 * operations after its last use
 	 */
-	batch_rounds(c, objs, k, 2);
+	sp_test_batches(c, objs, k, 2);
 	assert_non_null(stash_slot(c, &full, &empty, &bytes));
 	a = pcpu_stats(c);
 	k2 = b.mag_size;
-	batch_rounds(c, objs, k2, 2 * SP_STASH_STALE);
+	sp_test_batches(c, objs, k2, 2 * SP_STASH_STALE);
 	b = pcpu_stats(c);
 	print_message("# %d swings of %zu: %" PRIu64 " swaps, %" PRIu64
 		      " trips; stash of %u gone\n", 2 * SP_STASH_STALE, k2,
@@ -808,7 +797,7 @@ static void test_stash(void **state)
 	assert_int_equal(b.stat[SP_STAT_TRIP], a.stat[SP_STAT_TRIP]);
 
 	/* a shrink takes the stash with the slot's magazines */
-	batch_rounds(c, objs, k, 2);
+	sp_test_batches(c, objs, k, 2);
 	assert_non_null(stash_slot(c, &full, &empty, &bytes));
 	assert_true(segpool_cache_shrink(c) > 0);
 	assert_null(stash_slot(c, &full, &empty, &bytes));
@@ -833,7 +822,7 @@ static void test_stash(void **state)
 	k = 3 * SP_STASH_BYTES / c->stride;
 	objs = calloc(k, sizeof(*objs));
 	assert_non_null(objs);
-	batch_rounds(c, objs, k, 3);
+	sp_test_batches(c, objs, k, 3);
 	assert_non_null(stash_slot(c, &full, &empty, &bytes));
 	b = pcpu_stats(c);
 	print_message("# batches of %zu: %u magazines kept (%zu bytes), %u "
