@@ -19,8 +19,9 @@
  *          otherwise           -> previous (full) kept by the slot while
  *                                 its allocations earned the room, else
  *                                 to the depot; loaded becomes previous,
- *                                 load an empty magazine (from the depot,
- *                                 or a new one), put
+ *                                 load an empty magazine (the slot's own
+ *                                 first, then the depot's, or a new one),
+ *                                 put
  *
  * The slow path first owns the slot (percpu/slot.h).  When it cannot
  * (another thread owns it: a preempted slow path, a drainer, or in lock mode
