@@ -10,10 +10,10 @@
 # marker; the runner asks it for its variants (PROG --list-variants) and
 # runs it once per variant with the variant's environment and
 # SEGPOOL_TEST_VARIANT=NAME set, each run its own entry "PROG [NAME]".
-# Each entry runs in turn.  As it starts, a line "# [K/N] name" says which it
-# is of how many; its output
-# (stdout and stderr) is printed after it ends, each line prefixed with "# ",
-# followed by a TAP result line:
+# Entries run one at a time, or up to SEGPOOL_TEST_JOBS at once.  A line
+# "# [K/N] name" says which entry it is of how many (as it starts, when one
+# runs at a time); its output (stdout and stderr) is printed after it ends,
+# each line prefixed with "# ", followed by a TAP result line:
 #
 #   ok N name            exit status 0
 #   ok N name # SKIP     exit status 4 (kselftest's "skipped")
@@ -37,6 +37,14 @@
 #                         not before a script test (NAME.sh)
 #   SEGPOOL_TEST_TIMEOUT  seconds each entry may run, default 600; 0 = no limit
 #                         (make check sets 60, make stress 600)
+#   SEGPOOL_TEST_JOBS     entries run at once, default 1.  Above 1, each
+#                         entry's block (its "[K/N]" line, output and
+#                         result) is printed whole when it and every entry
+#                         before it have ended, so the output reads as a
+#                         run one at a time would, in the same order; for
+#                         runs whose programs use one CPU each (CI's
+#                         valgrind step: memcheck runs a program's threads
+#                         one at a time)
 #   SEGPOOL_OBJTREE       the build tree (set by make; passed on to tests)
 
 set -u
@@ -54,6 +62,18 @@ if [[ ! "$limit" =~ ^[0-9]+$ ]]; then
 	exit 2
 fi
 
+jobs=${SEGPOOL_TEST_JOBS:-1}
+if [[ ! "$jobs" =~ ^[1-9][0-9]*$ ]]; then
+	echo "${0##*/}: SEGPOOL_TEST_JOBS must be a number of entries of at least 1, not '$jobs'" >&2
+	exit 2
+fi
+# wait -n -p (bash 5.1) says which entry ended; without it, one at a time
+if [[ $jobs -gt 1 ]] &&
+	(( BASH_VERSINFO[0] < 5 || (BASH_VERSINFO[0] == 5 && BASH_VERSINFO[1] < 1) )); then
+	echo "# bash ${BASH_VERSION} lacks wait -n -p: entries run one at a time"
+	jobs=1
+fi
+
 wrapper=()
 read -r -a wrapper <<<"${SEGPOOL_TEST_WRAPPER:-}"
 
@@ -66,18 +86,22 @@ if [[ $limit -gt 0 ]]; then
 	fi
 fi
 
-log=$(mktemp "${TMPDIR:-/tmp}/segpool-selftest.XXXXXX") || exit 2
-child=
+logdir=$(mktemp -d "${TMPDIR:-/tmp}/segpool-selftest.XXXXXX") || exit 2
+declare -A running=()	# pid -> entry index, of the entries running now
 cleanup() {
-	rm -f "$log"
+	rm -rf "$logdir"
 }
-# On Ctrl-C or TERM stop the running test (timeout(1) passes the signal on
-# to the test's whole process group), then stop.
+# On Ctrl-C or TERM stop the running tests (timeout(1) passes the signal on
+# to each test's whole process group), then stop.
 on_signal() {
-	if [[ -n "$child" ]]; then
-		kill -TERM "$child" 2>/dev/null
-		wait "$child" 2>/dev/null
-	fi
+	local pid
+
+	for pid in "${!running[@]}"; do
+		kill -TERM "$pid" 2>/dev/null
+	done
+	for pid in "${!running[@]}"; do
+		wait "$pid" 2>/dev/null
+	done
 	cleanup
 	echo "# interrupted"
 	exit 130
@@ -138,24 +162,99 @@ total=${#e_test[@]}
 passed=0
 failed=0
 skipped=0
-failed_names=()
 times=()
+e_failed=()	# 1 for an entry that failed
+e_out=()	# an ended entry's block, "" while it has not ended
+e_start=()	# a running entry's start (ns)
+printed=0	# entries printed so far, in order
+
+# finish I TEXT... - entry I's block is complete: TEXT's lines, then the
+# blocks of every entry before it have ended are printed, in order.
+finish() {
+	local i=$1
+
+	shift
+	e_out[i]=$(printf '%s\n' "$@")
+	while [[ $printed -lt $total && -n ${e_out[printed]:-} ]]; do
+		printf '%s\n' "${e_out[printed]}"
+		e_out[printed]=.	# printed: short, and still not ""
+		printed=$((printed + 1))
+	done
+}
+
+# launch I - start entry I in the background.  stdin from /dev/null so that
+# no test waits on a terminal; a script test (selftests/*.sh) runs
+# compilers and tools, not code of segpool's: no wrapper.
+launch() {
+	local i=$1 test=${e_test[$1]} venv=() w=("${wrapper[@]}")
+
+	# a variant: its settings through env(1), before the wrapper
+	if [[ -n ${e_env[i]} ]]; then
+		read -r -a venv <<<"${e_env[i]}"
+		venv=(env "${venv[@]}")
+	fi
+	[[ ${test##*/} != *.sh ]] || w=()
+	e_start[i]=$(date +%s%N)
+	"${limiter[@]}" "${venv[@]}" "${w[@]}" "$test" </dev/null \
+		>"$logdir/$i" 2>&1 &
+	running[$!]=$i
+}
+
+# reap - wait for a running entry to end, and finish it.
+reap() {
+	local pid=0 status i name ms took log lines=() head=()
+
+	# (bash's own "Segmentation fault" notice would only repeat ours)
+	{ wait -n -p pid "${!running[@]}"; } 2>/dev/null
+	status=$?
+	i=${running[$pid]}
+	unset "running[$pid]"
+	name=${e_name[i]}
+	log=$logdir/$i
+	ms=$((($(date +%s%N) - e_start[i]) / 1000000))
+	took=$(printf '%d.%02ds' $((ms / 1000)) $((ms % 1000 / 10)))
+	times+=("$ms	$name	$took")
+
+	# one at a time, these lines were printed as the entry started
+	if [[ $jobs -gt 1 ]]; then
+		head+=("# [$((i + 1))/$total] $name")
+		[[ -z ${e_env[i]} ]] || head+=("# env ${e_env[i]} ${e_test[i]}")
+	fi
+	mapfile -t lines < <(sed -e 's/^/# /' "$log")
+	rm -f "$log"
+	if [[ $status -eq 0 ]]; then
+		lines+=("# $name: passed in $took" "ok $((i + 1)) $name")
+		passed=$((passed + 1))
+	elif [[ $status -eq $SKIP_STATUS ]]; then
+		lines+=("# $name: skipped (exit status $SKIP_STATUS) after $took"
+			"ok $((i + 1)) $name # SKIP")
+		skipped=$((skipped + 1))
+	else
+		lines+=("# $name: failed: $(describe_status "$status") after $took"
+			"not ok $((i + 1)) $name")
+		failed=$((failed + 1))
+		e_failed[i]=1
+	fi
+	finish "$i" "${head[@]}" "${lines[@]}"
+}
 
 echo "TAP version 13"
 echo "1..$total"
 if [[ ${#wrapper[@]} -gt 0 ]]; then
 	echo "# wrapper: ${wrapper[*]}"
 fi
-n=0
+if [[ $jobs -gt 1 ]]; then
+	echo "# $jobs entries at a time (SEGPOOL_TEST_JOBS)"
+fi
 for i in "${!e_test[@]}"; do
-	n=$((n + 1))
+	n=$((i + 1))
 	test=${e_test[i]}
 	name=${e_name[i]}
 	prog=${test##*/}
 	if [[ " ${SEGPOOL_TEST_EXCLUDE:-} " == *" $prog "* ]]; then
-		echo "# $name: excluded here: ${SEGPOOL_TEST_EXCLUDE_WHY:-no reason given}"
-		echo "ok $n $name # SKIP excluded"
 		skipped=$((skipped + 1))
+		finish "$i" "# $name: excluded here: ${SEGPOOL_TEST_EXCLUDE_WHY:-no reason given}" \
+			"ok $n $name # SKIP excluded"
 		continue
 	fi
 	tool=
@@ -163,66 +262,32 @@ for i in "${!e_test[@]}"; do
 		[[ ${m%%=*} != "$prog" ]] || tool=${m#*=}
 	done
 	if [[ -n "$tool" ]]; then
-		echo "# $name: needs $tool, which is not installed (scripts/check-deps.sh)"
-		echo "ok $n $name # SKIP $tool not installed"
 		skipped=$((skipped + 1))
+		finish "$i" "# $name: needs $tool, which is not installed (scripts/check-deps.sh)" \
+			"ok $n $name # SKIP $tool not installed"
 		continue
 	fi
-	echo "# [$n/$total] $name"
 
 	[[ -x "$test" ]] || e_why[i]="$test is missing or not executable"
 	if [[ -n ${e_why[i]} ]]; then
-		echo "# $name: ${e_why[i]}"
-		echo "not ok $n $name"
 		failed=$((failed + 1))
-		failed_names+=("$name")
+		e_failed[i]=1
+		finish "$i" "# [$n/$total] $name" "# $name: ${e_why[i]}" \
+			"not ok $n $name"
 		continue
 	fi
-	# a variant: its settings through env(1), before the wrapper
-	venv=()
-	if [[ -n ${e_env[i]} ]]; then
-		read -r -a venv <<<"${e_env[i]}"
-		venv=(env "${venv[@]}")
-		echo "# ${venv[*]} $test"
+	while [[ ${#running[@]} -ge $jobs ]]; do
+		reap
+	done
+	if [[ $jobs -eq 1 ]]; then
+		# everything before it has been printed: say which starts
+		echo "# [$n/$total] $name"
+		[[ -z ${e_env[i]} ]] || echo "# env ${e_env[i]} $test"
 	fi
-
-	start=$(date +%s%N)
-	# In the background so that a signal to this script is handled at once;
-	# stdin from /dev/null so that no test waits on a terminal.
-	# a script test (selftests/*.sh) runs compilers and tools, not code of
-	# segpool's: no wrapper
-	w=("${wrapper[@]}")
-	[[ $prog != *.sh ]] || w=()
-	"${limiter[@]}" "${venv[@]}" "${w[@]}" "$test" </dev/null >"$log" 2>&1 &
-	child=$!
-	# (bash's own "Segmentation fault" notice would only repeat ours)
-	{ wait "$child"; } 2>/dev/null
-	status=$?
-	child=
-	ms=$((($(date +%s%N) - start) / 1000000))
-	took=$(printf '%d.%02ds' $((ms / 1000)) $((ms % 1000 / 10)))
-	times+=("$ms	$name	$took")
-
-	sed -e 's/^/# /' "$log"
-	# A last line without a newline still ends its line.
-	if [[ -s "$log" && -n "$(tail -c 1 "$log")" ]]; then
-		echo
-	fi
-
-	if [[ $status -eq 0 ]]; then
-		echo "# $name: passed in $took"
-		echo "ok $n $name"
-		passed=$((passed + 1))
-	elif [[ $status -eq $SKIP_STATUS ]]; then
-		echo "# $name: skipped (exit status $SKIP_STATUS) after $took"
-		echo "ok $n $name # SKIP"
-		skipped=$((skipped + 1))
-	else
-		echo "# $name: failed: $(describe_status "$status") after $took"
-		echo "not ok $n $name"
-		failed=$((failed + 1))
-		failed_names+=("$name")
-	fi
+	launch "$i"
+done
+while [[ ${#running[@]} -gt 0 ]]; do
+	reap
 done
 
 if [[ ${#times[@]} -gt 0 ]]; then
@@ -231,6 +296,10 @@ if [[ ${#times[@]} -gt 0 ]]; then
 	echo "# slowest: $slowest"
 fi
 if [[ $failed -gt 0 ]]; then
+	failed_names=()
+	for i in "${!e_failed[@]}"; do	# in the entries' order
+		failed_names+=("${e_name[i]}")
+	done
 	echo "# failed: ${failed_names[*]}"
 fi
 echo "# $skipped skipped"

@@ -3,8 +3,9 @@
  * selftests/unit/test_runner.c - scripts/run-selftests.sh, the runner of `make
  * check`, on made-up tests: a "[k/N] name" line as each starts (before its
  * output), the TAP results by exit status, the summary of the slowest, a
- * program's variants as entries of their own, and a test whose tool is
- * missing reported skipped.
+ * program's variants as entries of their own, a test whose tool is
+ * missing reported skipped, and entries run at once (SEGPOOL_TEST_JOBS)
+ * printed in their order.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,6 +69,7 @@ static void test_progress_lines(void **state)
 	write_script(dir, "t_skip", "exit 4");
 	write_script(dir, "t_fail", "echo fail-output; exit 1");
 	snprintf(cmd, sizeof(cmd), "cd %s && SEGPOOL_TEST_EXCLUDE= "
+		 "SEGPOOL_TEST_JOBS=1 "
 		 "%s/scripts/run-selftests.sh ./t_slow ./t_skip ./t_fail 2>&1; "
 		 "rm -f t_slow t_skip t_fail", dir, SEGPOOL_SRCTREE);
 	run_in(dir, cmd, out, sizeof(out));
@@ -114,6 +116,7 @@ static void test_variant_lines(void **state)
 	write_script(dir, "t_var", body);
 	write_script(dir, "t_none", "echo must-not-run; exit 1");
 	snprintf(cmd, sizeof(cmd), "cd %s && GONE=here SEGPOOL_TEST_EXCLUDE= "
+		 "SEGPOOL_TEST_JOBS=1 "
 		 "SEGPOOL_TEST_MISSING='t_none=sometool' "
 		 "%s/scripts/run-selftests.sh ./t_var ./t_none 2>&1; "
 		 "rm -f t_var t_none", dir, SEGPOOL_SRCTREE);
@@ -130,9 +133,79 @@ static void test_variant_lines(void **state)
 	after(out, p, "1 passed, 1 failed\n");
 }
 
+/*
+ * SEGPOOL_TEST_JOBS=2: two tests that each wait for the other to have
+ * started (a file each; they give up after 10 s) both pass, so they ran at
+ * once; the first ends last, yet every block comes whole and in the
+ * entries' order, the failed ones named in that order too.
+ */
+static void test_parallel_entries(void **state)
+{
+	char dir[] = "/tmp/segpool-runner.XXXXXX";
+	char cmd[2048], out[1 << 14];
+	const char *p;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	write_script(dir, "t_a",
+		     "touch a.started; i=0\n"
+		     "while [ ! -e b.started ] && [ $i -lt 200 ]; do\n"
+		     "  sleep 0.05; i=$((i + 1))\n"
+		     "done\n"
+		     "[ -e b.started ] || exit 1\n"
+		     "sleep 0.3; echo a-output; exit 1");
+	write_script(dir, "t_b",
+		     "touch b.started; i=0\n"
+		     "while [ ! -e a.started ] && [ $i -lt 200 ]; do\n"
+		     "  sleep 0.05; i=$((i + 1))\n"
+		     "done\n"
+		     "[ -e a.started ] || exit 1\n"
+		     "echo b-output");
+	write_script(dir, "t_c", "echo c-output; exit 1");
+	snprintf(cmd, sizeof(cmd), "cd %s && SEGPOOL_TEST_EXCLUDE= "
+		 "SEGPOOL_TEST_JOBS=2 "
+		 "%s/scripts/run-selftests.sh ./t_a ./t_b ./t_c 2>&1; "
+		 "rm -f t_a t_b t_c a.started b.started", dir, SEGPOOL_SRCTREE);
+	run_in(dir, cmd, out, sizeof(out));
+	p = after(out, NULL, "1..3\n");
+	p = after(out, p, "# 2 entries at a time (SEGPOOL_TEST_JOBS)\n");
+	p = after(out, p, "# [1/3] t_a\n");
+	p = after(out, p, "# a-output\n");
+	p = after(out, p, "not ok 1 t_a\n");
+	p = after(out, p, "# [2/3] t_b\n");
+	p = after(out, p, "# b-output\n");
+	p = after(out, p, "ok 2 t_b\n");
+	p = after(out, p, "# [3/3] t_c\n");
+	p = after(out, p, "# c-output\n");
+	p = after(out, p, "not ok 3 t_c\n");
+	p = after(out, p, "# failed: t_a t_c\n");
+	after(out, p, "1 passed, 2 failed\n");
+}
+
+/* A number of jobs that is not one: a usage error, nothing run. */
+static void test_jobs_setting(void **state)
+{
+	char dir[] = "/tmp/segpool-runner.XXXXXX";
+	char cmd[1024], out[1 << 12];
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	write_script(dir, "t_x", "echo must-not-run");
+	snprintf(cmd, sizeof(cmd), "cd %s && SEGPOOL_TEST_JOBS=0 "
+		 "%s/scripts/run-selftests.sh ./t_x 2>&1; echo status=$?; "
+		 "rm -f t_x", dir, SEGPOOL_SRCTREE);
+	run_in(dir, cmd, out, sizeof(out));
+	after(out, NULL, "SEGPOOL_TEST_JOBS must be a number of entries of "
+		  "at least 1, not '0'");
+	after(out, NULL, "status=2\n");
+	assert_null(strstr(out, "must-not-run"));
+}
+
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_progress_lines),
 	cmocka_unit_test(test_variant_lines),
+	cmocka_unit_test(test_parallel_entries),
+	cmocka_unit_test(test_jobs_setting),
 };
 
 SP_TEST_MAIN(tests)
