@@ -65,7 +65,7 @@ int sp_mag_init(void)
 			continue;	/* made by an earlier, failed init */
 		snprintf(name, sizeof(name), "segpool-magazine-%u",
 			 sp_mag_class_cap(cls));
-		sp_mag_caches[cls] = sp_cache_create(name, 128U << cls, 0,
+		sp_mag_caches[cls] = sp_cache_create(name, 64U << cls, 0,
 						     SP_CACHE_INTERNAL |
 						     SP_CACHE_ZEROED, NULL);
 		if (!sp_mag_caches[cls])
@@ -108,7 +108,7 @@ struct sp_mag *sp_mag_alloc(unsigned int cls)
 
 unsigned int sp_mag_class_of(const struct sp_mag *m)
 {
-	return sp_ilog2((m->cap + 4) * 8 / 128);
+	return sp_ilog2((m->cap + 4) * 8 / 64);
 }
 
 void sp_mag_free(struct sp_mag *m)

@@ -21,8 +21,8 @@
 #include "internal/compiler.h"
 
 #define SP_MAG_GUARD		((void *)(uintptr_t)1)
-#define SP_MAG_CLASSES		7
-#define SP_MAG_DEFAULT_CLASS	2		/* 60 rounds */
+#define SP_MAG_CLASSES		8
+#define SP_MAG_DEFAULT_CLASS	3		/* 60 rounds */
 /*
  * The bytes of objects one magazine may hold, at its start and as it grows
  * (percpu/pcpu.c): two magazines per slot and the depot's full ones pin
@@ -40,10 +40,14 @@ struct sp_mag {
 	void *slot[];			/* guard, rounds, guard */
 };
 
-/* Capacity of each class: sizes 128, 256, ... 8192 bytes (12 ... 1020). */
+/*
+ * Capacity of each class: sizes 64, 128, ... 8192 bytes (4, 12 ... 1020).
+ * The 4-round class is for objects above 5 KiB, where 12 rounds would pin
+ * more than SP_MAG_BYTES_MAX a magazine (percpu/pcpu.c).
+ */
 static inline unsigned int sp_mag_class_cap(unsigned int cls)
 {
-	return (128U << cls) / 8 - 4;
+	return (64U << cls) / 8 - 4;
 }
 
 static inline void **sp_mag_base(struct sp_mag *m)

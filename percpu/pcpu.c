@@ -181,6 +181,8 @@ unsigned int sp_pcpu_reap_stashes(struct sp_pcpu_cache *pc)
  * memory per CPU, so its class starts (and may grow) smaller.  The default
  * class is at most SP_MAG_DEFAULT_CLASS and keeps a magazine's objects
  * within SP_MAG_BYTES_MAX (percpu/magazine.h); growth stops there too.
+ * Objects above 16 KiB pass the bound even in the smallest class (4
+ * rounds): what Documentation/internals/percpu.md weighs.
  */
 
 static void sp_pcpu_default_classes(size_t stride, uint32_t *cls, uint32_t *max)

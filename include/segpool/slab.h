@@ -182,7 +182,7 @@ struct segpool_cache;
  */
 #define SEGPOOL_KMALLOC_MAX_CACHE_SIZE	(32UL * 1024)
 /** SEGPOOL_MAG_SIZE_MIN - the smallest magazine (objects). */
-#define SEGPOOL_MAG_SIZE_MIN		12U
+#define SEGPOOL_MAG_SIZE_MIN		4U
 /** SEGPOOL_CACHE_LINE - the cache line size SEGPOOL_HWCACHE_ALIGN uses. */
 #define SEGPOOL_CACHE_LINE		64UL
 
@@ -232,12 +232,12 @@ segpool_cache_create(const char *name, size_t size, size_t align,
 
 /**
  * struct segpool_cache_tunables - per-CPU magazine limits of a cache.
- * @mag_size:  most objects one magazine may hold (magazines come in 12, 28,
- *             60, 124, 252, 508 and 1020 rounds; the largest class not above
- *             this is the limit), or 0 to keep the current limit.  Each CPU
- *             holds up to two magazines; frequent trips to the depot and
- *             depot contention grow magazines up to this limit, quiet
- *             shrinks them back.
+ * @mag_size:  most objects one magazine may hold (magazines come in 4, 12,
+ *             28, 60, 124, 252, 508 and 1020 rounds; the largest class not
+ *             above this is the limit), or 0 to keep the current limit.
+ *             Each CPU holds up to two magazines; frequent trips to the
+ *             depot and depot contention grow magazines up to this limit,
+ *             quiet shrinks them back.
  * @depot_max: most full (and most empty) magazines a node's depot keeps,
  *             or 0 to keep the current value.
  */
@@ -257,7 +257,7 @@ struct segpool_cache_tunables {
  *
  * Context: any thread.
  * Return: as segpool_cache_create(); EINVAL also for a @tun->mag_size below
- * the smallest magazine (12).
+ * the smallest magazine (4).
  */
 SEGPOOL_API SEGPOOL_WUR struct segpool_cache *
 segpool_cache_create_tuned(const char *name, size_t size, size_t align,

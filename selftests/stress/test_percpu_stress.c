@@ -631,14 +631,15 @@ static void run_finish(struct run *r)
  */
 static void retune(struct run *r)
 {
-	static const unsigned int caps[] = { 12, 28, 60, 124, 252, 508, 1020 };
+	static const unsigned int caps[] = { 4, 12, 28, 60, 124, 252, 508,
+					     1020 };
 	uint64_t rng = sp_test_seed() ^ 0x7475u;
 	const struct timespec pause = { 0, 50000 };
 	unsigned long n = 0;
 
 	while (atomic_load(&r->running) > 0) {
 		struct segpool_cache_tunables tun = {
-			.mag_size = caps[sp_test_rand(&rng) % 7],
+			.mag_size = caps[sp_test_rand(&rng) % 8],
 		};
 		struct segpool_cache *c =
 			r->caches[sp_test_rand(&rng) % NKINDS];

@@ -402,13 +402,17 @@ static void test_mag_growth(void **state)
 		      " calls\n", trips, calls);
 	CHECK(trips * 1000 < calls * 3, "%" PRIu64 " trips: 0.3%% is %" PRIu64,
 	      trips, calls * 3 / 1000);
-	/* growth stops at the class whose magazine pins 256 KiB */
+	/* growth stops at the class whose magazine pins 64 KiB */
 	assert_true(b.mag_size <= 1020);
 	assert_int_equal(segpool_cache_destroy(c), 0);
 	assert_int_equal(sched_setaffinity(0, sizeof(old), &old), 0);
 }
 
-/* Large objects: the class stops where a magazine would pin 256 KiB. */
+/*
+ * Large objects: the class stops where a magazine would pin 64 KiB
+ * (SP_MAG_BYTES_MAX); objects of 8 KiB start and stay in the smallest
+ * class, whose 4 rounds hold 32 KiB, and keep no stash.
+ */
 static void test_mag_growth_bound(void **state)
 {
 	static void *objs[1000];
@@ -434,6 +438,20 @@ static void test_mag_growth_bound(void **state)
 	assert_true(st.objs_in_magazines <=
 		    (2UL * st.mag_size + SP_STASH_BYTES / c->stride) *
 		    c->pcpu->nr_slots);
+	assert_int_equal(segpool_cache_destroy(c), 0);
+
+	c = segpool_cache_create("pcpu-grow-8k", 8192, 0, 0, NULL);
+	assert_non_null(c);
+	assert_int_equal(pcpu_stats(c).mag_size, SEGPOOL_MAG_SIZE_MIN);
+	sp_test_batches(c, objs, 200, 30);
+	st = pcpu_stats(c);
+	print_message("# 8 KiB objects: magazines of %u, %" PRIu64
+		      " objects on CPUs, %" PRIu64 " trips\n", st.mag_size,
+		      st.objs_in_magazines, st.stat[SP_STAT_TRIP]);
+	assert_int_equal(st.mag_size, SEGPOOL_MAG_SIZE_MIN);
+	assert_true(st.mag_size * c->stride <= SP_MAG_BYTES_MAX);
+	assert_true(st.objs_in_magazines <=
+		    2UL * st.mag_size * c->pcpu->nr_slots);
 	assert_int_equal(segpool_cache_destroy(c), 0);
 	assert_int_equal(sched_setaffinity(0, sizeof(old), &old), 0);
 }
@@ -1208,7 +1226,7 @@ static void expect_row(const char *name, unsigned int mag, unsigned int depot)
 static void test_tunables(void **state)
 {
 	struct segpool_cache_tunables tun = { .mag_size = 28, .depot_max = 7 };
-	struct segpool_cache_tunables bad = { .mag_size = 5 };
+	struct segpool_cache_tunables bad = { .mag_size = 3 };
 	struct segpool_cache_info info;
 	struct segpool_cache *c;
 	unsigned long k;
@@ -1246,7 +1264,7 @@ static void test_tunables(void **state)
 	expect_row("pcpu-tuned", info.mag_size, 7);
 
 	errno = 0;
-	bad.mag_size = 5;
+	bad.mag_size = 3;
 	assert_int_equal(segpool_cache_set_tunables(c, &bad), -EINVAL);
 	assert_int_equal(errno, EINVAL);
 	assert_int_equal(sp_test_info(c).mag_size, info.mag_size);
@@ -1257,12 +1275,12 @@ static void test_tunables(void **state)
 	assert_int_equal(segpool_cache_set_tunables(c, &tun), 0);
 	assert_int_equal(sp_test_info(c).mag_size, SEGPOOL_MAG_SIZE_MIN);
 	expect_row("pcpu-tuned", SEGPOOL_MAG_SIZE_MIN, 7);
-	tun.mag_size = 0;		/* keeps 12 */
+	tun.mag_size = 0;		/* keeps 4 */
 	tun.depot_max = 3;
 	assert_int_equal(segpool_cache_set_tunables(c, &tun), 0);
 	expect_row("pcpu-tuned", SEGPOOL_MAG_SIZE_MIN, 3);
 
-	/* the limits bind: magazines of 12, at most 3 full ones per depot */
+	/* the limits bind: magazines of 4, at most 3 full ones per depot */
 	pin_self(sp_test_allowed_cpu(0));
 	segpool_cache_shrink(c);
 	k = 10UL * SEGPOOL_MAG_SIZE_MIN;
