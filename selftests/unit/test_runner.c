@@ -42,13 +42,33 @@ static const char *after(const char *text, const char *from, const char *s)
 	return p + strlen(s);
 }
 
-/* Run @cmd (which cleans up its scripts) and keep its output; @dir goes. */
-static void run_in(char *dir, const char *cmd, char *out, size_t cap)
+/* after() for each string of the NULL-ended @seq in turn, in that order. */
+static const char *after_each(const char *text, const char *const *seq)
 {
-	FILE *f = popen(cmd, "r");
+	const char *p = NULL;
+
+	while (*seq)
+		p = after(text, p, *seq++);
+	return p;
+}
+
+/*
+ * Run the runner in @dir on @tests, the settings @env before it, and keep
+ * its output (and, last, "status=N", its exit status); the scripts and
+ * @dir go.
+ */
+static void run_runner(char *dir, const char *env, const char *tests,
+		       char *out, size_t cap)
+{
+	char cmd[1024];
+	FILE *f;
 	size_t len;
 	int status;
 
+	snprintf(cmd, sizeof(cmd), "cd %s && SEGPOOL_TEST_EXCLUDE= %s "
+		 "%s/scripts/run-selftests.sh %s 2>&1; echo status=$?; "
+		 "rm -f t_* *.started", dir, env, SEGPOOL_SRCTREE, tests);
+	f = popen(cmd, "r");
 	assert_non_null(f);
 	len = fread(out, 1, cap - 1, f);
 	out[len] = '\0';
@@ -60,7 +80,7 @@ static void run_in(char *dir, const char *cmd, char *out, size_t cap)
 static void test_progress_lines(void **state)
 {
 	char dir[] = "/tmp/segpool-runner.XXXXXX";
-	char cmd[1024], out[1 << 14];
+	char out[1 << 14];
 	const char *p;
 
 	(void)state;
@@ -68,24 +88,17 @@ static void test_progress_lines(void **state)
 	write_script(dir, "t_slow", "sleep 0.3; echo slow-output");
 	write_script(dir, "t_skip", "exit 4");
 	write_script(dir, "t_fail", "echo fail-output; exit 1");
-	snprintf(cmd, sizeof(cmd), "cd %s && SEGPOOL_TEST_EXCLUDE= "
-		 "SEGPOOL_TEST_JOBS=1 "
-		 "%s/scripts/run-selftests.sh ./t_slow ./t_skip ./t_fail 2>&1; "
-		 "rm -f t_slow t_skip t_fail", dir, SEGPOOL_SRCTREE);
-	run_in(dir, cmd, out, sizeof(out));
+	run_runner(dir, "SEGPOOL_TEST_JOBS=1", "./t_slow ./t_skip ./t_fail",
+		   out, sizeof(out));
 
 	/* each test announced as it starts, before its output and result */
-	p = after(out, NULL, "1..3\n");
-	p = after(out, p, "# [1/3] t_slow\n");
-	p = after(out, p, "# slow-output\n");
-	p = after(out, p, "ok 1 t_slow\n");
-	p = after(out, p, "# [2/3] t_skip\n");
-	p = after(out, p, "ok 2 t_skip # SKIP\n");
-	p = after(out, p, "# [3/3] t_fail\n");
-	p = after(out, p, "# fail-output\n");
-	p = after(out, p, "not ok 3 t_fail\n");
-	/* the slowest first, with its time */
-	p = after(out, p, "# slowest: t_slow ");
+	p = after_each(out, (const char *const[]){
+		"1..3\n",
+		"# [1/3] t_slow\n", "# slow-output\n", "ok 1 t_slow\n",
+		"# [2/3] t_skip\n", "ok 2 t_skip # SKIP\n",
+		"# [3/3] t_fail\n", "# fail-output\n", "not ok 3 t_fail\n",
+		/* the slowest first, with its time */
+		"# slowest: t_slow ", NULL });
 	assert_true(strstr(p, "t_skip") && strstr(p, "t_fail"));
 	after(out, p, "1 passed, 1 failed\n");
 }
@@ -99,7 +112,7 @@ static void test_progress_lines(void **state)
 static void test_variant_lines(void **state)
 {
 	char dir[] = "/tmp/segpool-runner.XXXXXX";
-	char cmd[2048], body[1024], out[1 << 14];
+	char body[1024], out[1 << 14];
 	const char *p;
 
 	(void)state;
@@ -115,22 +128,36 @@ static void test_variant_lines(void **state)
 		 "SEGPOOL_SELFTEST_", "HAS_VARIANTS");
 	write_script(dir, "t_var", body);
 	write_script(dir, "t_none", "echo must-not-run; exit 1");
-	snprintf(cmd, sizeof(cmd), "cd %s && GONE=here SEGPOOL_TEST_EXCLUDE= "
-		 "SEGPOOL_TEST_JOBS=1 "
-		 "SEGPOOL_TEST_MISSING='t_none=sometool' "
-		 "%s/scripts/run-selftests.sh ./t_var ./t_none 2>&1; "
-		 "rm -f t_var t_none", dir, SEGPOOL_SRCTREE);
-	run_in(dir, cmd, out, sizeof(out));
-	p = after(out, NULL, "1..3\n");
-	p = after(out, p, "# [1/3] t_var [a=1]\n");
-	p = after(out, p, "# in a=1 V=one GONE=here\n");
-	p = after(out, p, "ok 1 t_var [a=1]\n");
-	p = after(out, p, "# [2/3] t_var [b]\n");
-	p = after(out, p, "# in b V=two GONE=unset\n");
-	p = after(out, p, "not ok 2 t_var [b]\n");
-	p = after(out, p, "ok 3 t_none # SKIP sometool not installed\n");
+	run_runner(dir, "GONE=here SEGPOOL_TEST_JOBS=1 "
+		   "SEGPOOL_TEST_MISSING='t_none=sometool'", "./t_var ./t_none",
+		   out, sizeof(out));
+	p = after_each(out, (const char *const[]){
+		"1..3\n",
+		"# [1/3] t_var [a=1]\n", "# in a=1 V=one GONE=here\n",
+		"ok 1 t_var [a=1]\n",
+		"# [2/3] t_var [b]\n", "# in b V=two GONE=unset\n",
+		"not ok 2 t_var [b]\n",
+		"ok 3 t_none # SKIP sometool not installed\n", NULL });
 	assert_null(strstr(out, "must-not-run"));
 	after(out, p, "1 passed, 1 failed\n");
+}
+
+/*
+ * A test @name that marks itself started (@me.started), waits up to 10 s
+ * for @other to be, fails if it never is, and then runs @then.
+ */
+static void write_meeting(const char *dir, const char *name, const char *me,
+			  const char *other, const char *then)
+{
+	char body[512];
+
+	snprintf(body, sizeof(body),
+		 "touch %s.started; i=0\n"
+		 "while [ ! -e %s.started ] && [ $i -lt 200 ]; do\n"
+		 "  sleep 0.05; i=$((i + 1))\n"
+		 "done\n"
+		 "[ -e %s.started ] || exit 1\n%s", me, other, other, then);
+	write_script(dir, name, body);
 }
 
 /*
@@ -142,59 +169,33 @@ static void test_variant_lines(void **state)
 static void test_parallel_entries(void **state)
 {
 	char dir[] = "/tmp/segpool-runner.XXXXXX";
-	char cmd[2048], out[1 << 14];
-	const char *p;
+	char out[1 << 14];
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
-	write_script(dir, "t_a",
-		     "touch a.started; i=0\n"
-		     "while [ ! -e b.started ] && [ $i -lt 200 ]; do\n"
-		     "  sleep 0.05; i=$((i + 1))\n"
-		     "done\n"
-		     "[ -e b.started ] || exit 1\n"
-		     "sleep 0.3; echo a-output; exit 1");
-	write_script(dir, "t_b",
-		     "touch b.started; i=0\n"
-		     "while [ ! -e a.started ] && [ $i -lt 200 ]; do\n"
-		     "  sleep 0.05; i=$((i + 1))\n"
-		     "done\n"
-		     "[ -e a.started ] || exit 1\n"
-		     "echo b-output");
+	write_meeting(dir, "t_a", "a", "b", "sleep 0.3; echo a-output; exit 1");
+	write_meeting(dir, "t_b", "b", "a", "echo b-output");
 	write_script(dir, "t_c", "echo c-output; exit 1");
-	snprintf(cmd, sizeof(cmd), "cd %s && SEGPOOL_TEST_EXCLUDE= "
-		 "SEGPOOL_TEST_JOBS=2 "
-		 "%s/scripts/run-selftests.sh ./t_a ./t_b ./t_c 2>&1; "
-		 "rm -f t_a t_b t_c a.started b.started", dir, SEGPOOL_SRCTREE);
-	run_in(dir, cmd, out, sizeof(out));
-	p = after(out, NULL, "1..3\n");
-	p = after(out, p, "# 2 entries at a time (SEGPOOL_TEST_JOBS)\n");
-	p = after(out, p, "# [1/3] t_a\n");
-	p = after(out, p, "# a-output\n");
-	p = after(out, p, "not ok 1 t_a\n");
-	p = after(out, p, "# [2/3] t_b\n");
-	p = after(out, p, "# b-output\n");
-	p = after(out, p, "ok 2 t_b\n");
-	p = after(out, p, "# [3/3] t_c\n");
-	p = after(out, p, "# c-output\n");
-	p = after(out, p, "not ok 3 t_c\n");
-	p = after(out, p, "# failed: t_a t_c\n");
-	after(out, p, "1 passed, 2 failed\n");
+	run_runner(dir, "SEGPOOL_TEST_JOBS=2", "./t_a ./t_b ./t_c", out,
+		   sizeof(out));
+	after_each(out, (const char *const[]){
+		"1..3\n", "# 2 entries at a time (SEGPOOL_TEST_JOBS)\n",
+		"# [1/3] t_a\n", "# a-output\n", "not ok 1 t_a\n",
+		"# [2/3] t_b\n", "# b-output\n", "ok 2 t_b\n",
+		"# [3/3] t_c\n", "# c-output\n", "not ok 3 t_c\n",
+		"# failed: t_a t_c\n", "1 passed, 2 failed\n", NULL });
 }
 
 /* A number of jobs that is not one: a usage error, nothing run. */
 static void test_jobs_setting(void **state)
 {
 	char dir[] = "/tmp/segpool-runner.XXXXXX";
-	char cmd[1024], out[1 << 12];
+	char out[1 << 12];
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
 	write_script(dir, "t_x", "echo must-not-run");
-	snprintf(cmd, sizeof(cmd), "cd %s && SEGPOOL_TEST_JOBS=0 "
-		 "%s/scripts/run-selftests.sh ./t_x 2>&1; echo status=$?; "
-		 "rm -f t_x", dir, SEGPOOL_SRCTREE);
-	run_in(dir, cmd, out, sizeof(out));
+	run_runner(dir, "SEGPOOL_TEST_JOBS=0", "./t_x", out, sizeof(out));
 	after(out, NULL, "SEGPOOL_TEST_JOBS must be a number of entries of "
 		  "at least 1, not '0'");
 	after(out, NULL, "status=2\n");
