@@ -177,9 +177,19 @@ finish() {
 	e_out[i]=$(printf '%s\n' "$@")
 	while [[ $printed -lt $total && -n ${e_out[printed]:-} ]]; do
 		printf '%s\n' "${e_out[printed]}"
-		e_out[printed]=.	# printed: short, and still not ""
+		unset "e_out[printed]"
 		printed=$((printed + 1))
 	done
+}
+
+# entry_head I - the lines that say which entry I is: "# [K/N] name" and,
+# for a variant, its settings.  Printed as it starts when entries run one at
+# a time, at the head of its block when they run at once.
+entry_head() {
+	local i=$1
+
+	echo "# [$((i + 1))/$total] ${e_name[i]}"
+	[[ -z ${e_env[i]} ]] || echo "# env ${e_env[i]} ${e_test[i]}"
 }
 
 # launch I - start entry I in the background.  stdin from /dev/null so that
@@ -216,10 +226,7 @@ reap() {
 	times+=("$ms	$name	$took")
 
 	# one at a time, these lines were printed as the entry started
-	if [[ $jobs -gt 1 ]]; then
-		head+=("# [$((i + 1))/$total] $name")
-		[[ -z ${e_env[i]} ]] || head+=("# env ${e_env[i]} ${e_test[i]}")
-	fi
+	[[ $jobs -eq 1 ]] || mapfile -t head < <(entry_head "$i")
 	mapfile -t lines < <(sed -e 's/^/# /' "$log")
 	rm -f "$log"
 	if [[ $status -eq 0 ]]; then
@@ -281,8 +288,7 @@ for i in "${!e_test[@]}"; do
 	done
 	if [[ $jobs -eq 1 ]]; then
 		# everything before it has been printed: say which starts
-		echo "# [$n/$total] $name"
-		[[ -z ${e_env[i]} ]] || echo "# env ${e_env[i]} $test"
+		entry_head "$i"
 	fi
 	launch "$i"
 done

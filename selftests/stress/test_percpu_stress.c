@@ -49,6 +49,7 @@
 #include "core/core.h"
 #include "os/cpu.h"
 #include "numa/region.h"
+#include "percpu/magazine.h"
 #include "percpu/pcpu.h"
 #include "selftests/lib/harness.h"
 
@@ -631,15 +632,14 @@ static void run_finish(struct run *r)
  */
 static void retune(struct run *r)
 {
-	static const unsigned int caps[] = { 4, 12, 28, 60, 124, 252, 508,
-					     1020 };
 	uint64_t rng = sp_test_seed() ^ 0x7475u;
 	const struct timespec pause = { 0, 50000 };
 	unsigned long n = 0;
 
 	while (atomic_load(&r->running) > 0) {
 		struct segpool_cache_tunables tun = {
-			.mag_size = caps[sp_test_rand(&rng) % 8],
+			.mag_size = sp_mag_class_cap(sp_test_rand(&rng) %
+						     SP_MAG_CLASSES),
 		};
 		struct segpool_cache *c =
 			r->caches[sp_test_rand(&rng) % NKINDS];
