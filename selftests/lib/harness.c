@@ -451,6 +451,7 @@ int sp_test_run(const char *group, const struct CMUnitTest *tests,
 	const char *base = strrchr(group, '/');
 
 	base = base ? base + 1 : group;
+	pthread_atfork(NULL, NULL, sp_test_child_no_leak_search);
 	if (filter && *filter)
 		cmocka_set_test_filter(filter);
 	if (skip && *skip)
