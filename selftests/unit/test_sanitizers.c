@@ -12,7 +12,8 @@
  * build, no valgrind, a ThreadSanitizer build) makes its tests skip, with
  * the reason printed.  Under valgrind itself (the CI's valgrind step) the
  * child cannot run valgrind again: test_memcheck_state checks the same
- * annotations from inside instead.
+ * annotations from inside instead.  Last, the harness's own use of
+ * valgrind: a forked child of a selftest runs no leak search.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -325,6 +326,90 @@ static void test_valgrind_leak(void **state)
 	assert_true(expect(report, "(cache_api.c:"));
 }
 
+/*
+ * A forked child under memcheck runs no leak search at its end (sp_test_run()
+ * makes sp_test_child_no_leak_search() every fork's child handler): run
+ * again under "valgrind --leak-check=full --error-exitcode=99" with
+ * SP_SAN_CHILD_LEAK=1, this test forks a child that leaks a block and
+ * exits 0, which must end with status 0; then a control, a child that
+ * turns the search back on before the same leak, which must end with 99
+ * (the leak is one memcheck finds).  The search in the control reads the
+ * whole address space: some seconds.
+ */
+static __attribute__((noinline)) void leak_a_block(void)
+{
+	volatile char *p = malloc(40);
+
+	if (p)
+		p[0] = 1;
+	p = NULL;
+}
+
+/* Fork a child that leaks a block, its leak search on when @search. */
+static int fork_leaker(bool search)
+{
+	char scrub[4096];
+	int status = -1;
+	pid_t pid;
+
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid == 0) {
+#if SP_VALGRIND
+		if (search)
+			VALGRIND_CLO_CHANGE("--leak-check=full");
+#else
+		(void)search;
+#endif
+		leak_a_block();
+		/* no copy of the pointer left on the stack below */
+		memset(scrub, 0, sizeof(scrub));
+		__asm__ volatile("" : : "r"(scrub) : "memory");
+		_exit(0);
+	}
+	assert_true(pid > 0);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return WIFSIGNALED(status) ? 128 + WTERMSIG(status) :
+				     WEXITSTATUS(status);
+}
+
+static void test_valgrind_child_leak_search(void **state)
+{
+	static const char *const cmd[] = {
+		"valgrind", "-q", "--leak-check=full", "--error-exitcode=99",
+		NULL,
+	};
+	static const char *const env[] = { "SP_SAN_CHILD_LEAK=1",
+					   "LD_PRELOAD", NULL };
+	const struct sp_test_exec x = {
+		.wrapper = cmd, .env = env,
+		.arg = "test_valgrind_child_leak_search",
+	};
+	int status;
+
+	(void)state;
+	if (getenv("SP_SAN_CHILD_LEAK")) {	/* the run under valgrind */
+		if (!sp_test_under_valgrind())
+			fail_msg("SP_SAN_CHILD_LEAK=1 but not under valgrind");
+		status = fork_leaker(false);
+		printf("# a leaking child: exit status %d\n", status);
+		assert_int_equal(status, 0);
+		status = fork_leaker(true);
+		printf("# a leaking child with the search on: exit status "
+		       "%d\n", status);
+		assert_int_equal(status, 99);
+		return;
+	}
+	need_valgrind();
+	assert_int_equal(sp_test_exec_self(&x, report, sizeof(report),
+					   &status), 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("the run under valgrind: status %#x; its stderr:\n%s",
+			 status, report);
+}
+
 /* Under valgrind: a free object is inaccessible, an allocated one is not. */
 static void test_memcheck_state(void **state)
 {
@@ -366,6 +451,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_valgrind_malloc_uaf),
 	cmocka_unit_test(test_valgrind_overflow),
 	cmocka_unit_test(test_valgrind_leak),
+	cmocka_unit_test(test_valgrind_child_leak_search),
 	cmocka_unit_test(test_memcheck_state),
 };
 
