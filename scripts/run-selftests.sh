@@ -279,7 +279,8 @@ for i in "${!e_test[@]}"; do
 	if [[ -n ${e_why[i]} ]]; then
 		failed=$((failed + 1))
 		e_failed[i]=1
-		finish "$i" "# [$n/$total] $name" "# $name: ${e_why[i]}" \
+		mapfile -t head < <(entry_head "$i")
+		finish "$i" "${head[@]}" "# $name: ${e_why[i]}" \
 			"not ok $n $name"
 		continue
 	fi
