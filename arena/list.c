@@ -19,6 +19,7 @@
 
 #include "arena/arena.h"
 #include "internal/flags.h"
+#include "os/os.h"
 
 pthread_mutex_t sp_bump_list_lock = PTHREAD_MUTEX_INITIALIZER;
 struct sp_list_head sp_bump_list = SP_LIST_HEAD_INIT(sp_bump_list);
@@ -53,10 +54,17 @@ size_t sp_bump_flag_names(unsigned long flags, const char **names, size_t max)
 			     max);
 }
 
+/* As the library's own handler: no lock taken in a process that never
+ * had a second thread (core/init.c). */
+static bool sp_bump_fork_alone;
+
 static void sp_bump_fork_prepare(void)
 {
 	struct segpool_arena *a;
 
+	sp_bump_fork_alone = sp_os_single_threaded();
+	if (sp_bump_fork_alone)
+		return;
 	pthread_mutex_lock(&sp_bump_list_lock);
 	sp_list_for_each_entry(a, &sp_bump_list, list)
 		pthread_mutex_lock(&a->lock);
@@ -66,6 +74,8 @@ static void sp_bump_fork_parent(void)
 {
 	struct segpool_arena *a;
 
+	if (sp_bump_fork_alone)
+		return;
 	sp_list_for_each_entry(a, &sp_bump_list, list)
 		pthread_mutex_unlock(&a->lock);
 	pthread_mutex_unlock(&sp_bump_list_lock);
@@ -75,6 +85,8 @@ static void sp_bump_fork_child(void)
 {
 	struct segpool_arena *a;
 
+	if (sp_bump_fork_alone)
+		return;
 	sp_list_for_each_entry(a, &sp_bump_list, list)
 		pthread_mutex_init(&a->lock, NULL);
 	pthread_mutex_init(&sp_bump_list_lock, NULL);

@@ -73,7 +73,14 @@
  * 2, 3, 6 to 11 as above, so no lock is held mid-update by a thread that
  * will not exist in the child.  The parent releases them in reverse; the
  * child re-initialises them, since its only thread is a copy of the one
- * that forked.
+ * that forked.  A process that never had a second thread
+ * (sp_os_single_threaded()) takes none of them: no other thread can hold
+ * one, and the thread that forks holds none (fork is never called from
+ * inside segpool).  Taking them would write every page that holds a lock
+ * (each cache's depot and node locks) in the parent before the fork and
+ * again after it, when fork has made those pages copy-on-write: a page
+ * fault and a page copy each, in the parent and in the child, some 60 a
+ * fork in a shell that used two dozen size classes.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -139,8 +146,14 @@ static void sp_fork_child_pcpu(struct segpool_cache *c)
 		sp_pcpu_fork_child(c->pcpu);
 }
 
+/* Set by sp_atfork_prepare(): no lock taken (the child inherits it). */
+static bool sp_fork_alone;
+
 static void sp_atfork_prepare(void)
 {
+	sp_fork_alone = sp_os_single_threaded();
+	if (sp_fork_alone)
+		return;
 	/* cache after cache, each one's depot then node locks: unchecked */
 	sp_lockdep_fork_begin();
 	sp_kmalloc_fork_lock();
@@ -157,6 +170,8 @@ static void sp_atfork_prepare(void)
 
 static void sp_atfork_parent(void)
 {
+	if (sp_fork_alone)
+		return;
 	sp_lockdep_fork_begin();
 	sp_prof_fork_unlock();
 	sp_guard_fork_unlock();
@@ -172,8 +187,12 @@ static void sp_atfork_parent(void)
 
 static void sp_atfork_child(void)
 {
+	sp_os_random_fork_child();	/* never the parent's random bytes */
+	if (sp_fork_alone) {
+		sp_decay_fork_child();
+		return;
+	}
 	sp_lockdep_fork_begin();
-	sp_os_random_fork_child();
 	sp_prof_fork_child();
 	sp_guard_fork_child();
 	sp_rcu_fork_child_leaves();

@@ -44,6 +44,7 @@
 #include "internal/list.h"
 #include "internal/report.h"
 #include "mempool/mempool.h"
+#include "os/os.h"
 
 /* How long a waiter sleeps before it asks the allocator again. */
 #define SP_MEMPOOL_WAIT_SEC	1
@@ -78,10 +79,17 @@ static struct sp_list_head sp_mempools = { &sp_mempools, &sp_mempools };
 static unsigned long sp_mempools_seq;		/* names custom pools */
 static pthread_once_t sp_mempool_once = PTHREAD_ONCE_INIT;
 
+/* As the library's own handler: no lock taken in a process that never
+ * had a second thread (core/init.c). */
+static bool sp_mempool_fork_alone;
+
 static void sp_mempool_fork_prepare(void)
 {
 	struct segpool_mempool *p;
 
+	sp_mempool_fork_alone = sp_os_single_threaded();
+	if (sp_mempool_fork_alone)
+		return;
 	pthread_mutex_lock(&sp_mempools_lock);
 	sp_list_for_each_entry(p, &sp_mempools, list)
 		pthread_mutex_lock(&p->lock);
@@ -91,6 +99,8 @@ static void sp_mempool_fork_parent(void)
 {
 	struct segpool_mempool *p;
 
+	if (sp_mempool_fork_alone)
+		return;
 	sp_list_for_each_entry(p, &sp_mempools, list)
 		pthread_mutex_unlock(&p->lock);
 	pthread_mutex_unlock(&sp_mempools_lock);
@@ -100,6 +110,8 @@ static void sp_mempool_fork_child(void)
 {
 	struct segpool_mempool *p;
 
+	if (sp_mempool_fork_alone)
+		return;
 	sp_list_for_each_entry(p, &sp_mempools, list) {
 		pthread_mutex_init(&p->lock, NULL);
 		pthread_mutex_init(&p->resize_lock, NULL);

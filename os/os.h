@@ -195,6 +195,14 @@ SP_INTERNAL uint64_t sp_os_huge_bytes(const void *addr, size_t size);
  * then returns. */
 SP_INTERNAL bool sp_os_alone(void);
 /*
+ * Whether the process has never had a second thread (glibc's
+ * __libc_single_threaded, 2.32 and later, which the first pthread_create()
+ * clears for good; false where the C library does not say).  A fork
+ * handler that reads true knows that no lock can be held by a thread the
+ * child will not have.
+ */
+SP_INTERNAL bool sp_os_single_threaded(void);
+/*
  * Whether the calling thread is running a signal handler on its alternate
  * signal stack (SS_ONSTACK).  A handler on the thread's own stack is not
  * told apart: a blocked signal that has a handler would say "maybe", but

@@ -15,6 +15,10 @@
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
+#if __has_include(<sys/single_threaded.h>)
+#include <sys/single_threaded.h>
+#define SP_HAVE_SINGLE_THREADED 1
+#endif
 
 #include "os/os.h"
 
@@ -29,6 +33,15 @@ bool sp_os_in_handler_maybe(void)
 
 	/* on the alternate stack: in a handler, whatever its flags */
 	return sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK);
+}
+
+bool sp_os_single_threaded(void)
+{
+#ifdef SP_HAVE_SINGLE_THREADED
+	return __libc_single_threaded;
+#else
+	return false;
+#endif
 }
 
 bool sp_os_alone(void)

@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/single_threaded.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,6 +27,7 @@
 #include <segpool/segpool.h>
 #include <segpool/rcu.h>
 #include "segpool_config.h"
+#include "selftests/lib/child.h"
 #include "selftests/lib/harness.h"
 
 #define CTOR_BYTE	0x6b
@@ -774,8 +777,123 @@ static void test_fork_exec_during_synchronize(void **state)
 	       atomic_load(&sy.rounds) - at_start);
 }
 
+/*
+ * A process that never had a second thread takes no lock at fork
+ * (core/init.c): a lock can be held only by a thread the child will not
+ * have.  Taking them all would write, after the fork, every page that
+ * holds one (each cache's depot and node locks), each then a
+ * copy-on-write fault in the parent, and again in the child.  So the
+ * parent's page faults across a fork are counted for ALONE_CACHES caches
+ * while the process is single-threaded, then with one idle thread alive,
+ * when every lock is taken and the count must grow by at least
+ * ALONE_MIN_PAGES a fork.  It runs in a fresh process (this program
+ * again): glibc never calls a process single-threaded again once it had
+ * a thread, and the tests below start some.
+ */
+#define ALONE_CACHES	48
+#define ALONE_FORKS	8
+#define ALONE_MIN_PAGES	(ALONE_CACHES / 4)
+#define ENV_ALONE	"SP_TFK_ALONE_CHILD"
+
+/* The parent's page faults a fork costs, the mean of ALONE_FORKS forks. */
+static long faults_per_fork(struct segpool_cache **c)
+{
+	struct rusage before, after;
+
+	assert_int_equal(getrusage(RUSAGE_SELF, &before), 0);
+	for (int n = 0; n < ALONE_FORKS; n++) {
+		int status = -1;
+		pid_t pid;
+
+		fflush(NULL);
+		pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			/* every cache works in the child */
+			for (int i = 0; i < ALONE_CACHES; i++) {
+				void *p = segpool_cache_alloc(c[i], 0);
+
+				if (!p)
+					_exit(CHILD_CACHE_ALLOC);
+				segpool_cache_free(c[i], p);
+			}
+			_exit(CHILD_OK);
+		}
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+		check_status(n, status);
+	}
+	assert_int_equal(getrusage(RUSAGE_SELF, &after), 0);
+	return (after.ru_minflt - before.ru_minflt) / ALONE_FORKS;
+}
+
+static void *idle_thread(void *arg)
+{
+	char byte;
+
+	while (read(*(int *)arg, &byte, 1) < 0 && errno == EINTR)
+		;
+	return NULL;
+}
+
+static void test_fork_alone_child(void **state)
+{
+	struct segpool_cache *c[ALONE_CACHES];
+	long alone, locked;
+	pthread_t th;
+	int fd[2];
+
+	(void)state;
+	if (!getenv(ENV_ALONE)) {
+		print_message("# runs in the child of test_fork_alone\n");
+		return;
+	}
+	if (!__libc_single_threaded)
+		skip();		/* a runtime under the program made a thread */
+	for (int i = 0; i < ALONE_CACHES; i++) {
+		char name[32];
+		void *p;
+
+		snprintf(name, sizeof(name), "tfk-alone-%d", i);
+		c[i] = segpool_cache_create(name, 16 + 24 * (size_t)i, 0, 0,
+					    NULL);
+		assert_non_null(c[i]);
+		p = segpool_cache_alloc(c[i], 0);
+		assert_non_null(p);
+		segpool_cache_free(c[i], p);
+	}
+	faults_per_fork(c);	/* the pages the forks themselves touch */
+	alone = faults_per_fork(c);
+	assert_int_equal(pipe(fd), 0);
+	assert_int_equal(pthread_create(&th, NULL, idle_thread, &fd[0]), 0);
+	assert_false(__libc_single_threaded);
+	locked = faults_per_fork(c);
+	assert_int_equal(write(fd[1], "x", 1), 1);
+	pthread_join(th, NULL);
+	close(fd[0]);
+	close(fd[1]);
+	print_message("# parent's page faults a fork, %d caches: %ld alone, "
+		      "%ld with a second thread\n", ALONE_CACHES, alone,
+		      locked);
+	assert_true(locked >= alone + ALONE_MIN_PAGES);
+	for (int i = 0; i < ALONE_CACHES; i++)
+		assert_int_equal(segpool_cache_destroy(c[i]), 0);
+}
+
+static void test_fork_alone(void **state)
+{
+	static const char *const env[] = { ENV_ALONE "=1", NULL };
+
+	(void)state;
+	if (getenv(ENV_ALONE))
+		return;		/* we are that child */
+	assert_int_equal(sp_test_rerun(env, "test_fork_alone_child"), 0);
+}
+
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_fork_single_thread),
+	cmocka_unit_test(test_fork_alone),
+	cmocka_unit_test(test_fork_alone_child),
 	cmocka_unit_test(test_fork_from_main),
 	cmocka_unit_test(test_fork_from_worker),
 	cmocka_unit_test(test_fork_rcu_registered_threads),
