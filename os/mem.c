@@ -318,7 +318,9 @@ void sp_os_prefault(void *addr, size_t size)
  */
 #define SP_PACKED_CHUNK		(256UL << 10)
 
-static uintptr_t sp_packed_cur;		/* next free byte; 0: no chunk */
+/* next free byte of each kind's chunk; 0: no chunk yet */
+static uintptr_t sp_packed_cur;		/* sp_os_map_packed() */
+static uintptr_t sp_packed_hot_cur;	/* sp_os_map_packed_hot() */
 
 /*
  * A chunk aligned to its size: twice its size mapped, the aligned half
@@ -344,7 +346,8 @@ static uintptr_t sp_packed_map(void)
 	return SP_ALIGN((uintptr_t)p, SP_PACKED_CHUNK);
 }
 
-void *sp_os_map_packed(size_t size, size_t align)
+/* A block of @size carved from the chunks that *@curp walks. */
+static void *sp_packed_carve(uintptr_t *curp, size_t size, size_t align)
 {
 	uintptr_t cur, start, end, chunk;
 
@@ -358,13 +361,13 @@ void *sp_os_map_packed(size_t size, size_t align)
 		errno = ENOMEM;
 		return NULL;
 	}
-	cur = __atomic_load_n(&sp_packed_cur, __ATOMIC_ACQUIRE);
+	cur = __atomic_load_n(curp, __ATOMIC_ACQUIRE);
 	for (;;) {
 		start = SP_ALIGN(cur, align);
 		end = start + size;
 		if (cur && end <= SP_ALIGN(cur, SP_PACKED_CHUNK) &&
 		    (cur & (SP_PACKED_CHUNK - 1))) {
-			if (__atomic_compare_exchange_n(&sp_packed_cur, &cur,
+			if (__atomic_compare_exchange_n(curp, &cur,
 							end, false,
 							__ATOMIC_ACQ_REL,
 							__ATOMIC_ACQUIRE))
@@ -375,7 +378,7 @@ void *sp_os_map_packed(size_t size, size_t align)
 		chunk = sp_packed_map();
 		if (!chunk)
 			return NULL;
-		if (__atomic_compare_exchange_n(&sp_packed_cur, &cur,
+		if (__atomic_compare_exchange_n(curp, &cur,
 						chunk + size, false,
 						__ATOMIC_ACQ_REL,
 						__ATOMIC_ACQUIRE))
@@ -383,6 +386,16 @@ void *sp_os_map_packed(size_t size, size_t align)
 		/* another chunk came first: use it, give this one back */
 		munmap((void *)chunk, SP_PACKED_CHUNK);
 	}
+}
+
+void *sp_os_map_packed(size_t size, size_t align)
+{
+	return sp_packed_carve(&sp_packed_cur, size, align);
+}
+
+void *sp_os_map_packed_hot(size_t size, size_t align)
+{
+	return sp_packed_carve(&sp_packed_hot_cur, size, align);
 }
 
 size_t sp_os_as_room(void)

@@ -161,6 +161,16 @@ SP_INTERNAL void sp_os_prefault(void *addr, size_t size);
  * ENOMEM.
  */
 SP_INTERNAL void *sp_os_map_packed(size_t size, size_t align);
+/*
+ * sp_os_map_packed_hot() - as sp_os_map_packed(), from chunks of their own:
+ * for the blocks every allocation and free writes (the per-CPU slots of
+ * the library's own caches), so that they share as few pages as they fit
+ * in rather than one page with each cache's other bookkeeping.  After a
+ * fork() a process pays a page fault (and a copy) for each page it writes
+ * again; a program's calls through two dozen size classes write their
+ * slots' pages and no other page of their bookkeeping.
+ */
+SP_INTERNAL void *sp_os_map_packed_hot(size_t size, size_t align);
 
 /*
  * sp_os_as_room() - bytes of address space the soft RLIMIT_AS still

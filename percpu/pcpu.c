@@ -231,14 +231,22 @@ struct sp_pcpu_cache *sp_pcpu_cache_create(struct segpool_cache *c)
 	size_t bytes = SP_ALIGN(sizeof(struct sp_pcpu_cache), SP_CACHE_LINE) +
 		       depot_bytes + slots_bytes + alien_bytes + seen_bytes;
 	struct sp_pcpu_cache *pc;
+	struct sp_pcpu_slot *slots = NULL;
 	size_t color = 0;
 	char *p;
 
 	if (sp_pcpu_mode == SP_PCPU_OFF)
 		return NULL;
-	/* the library's own caches' blocks are packed (slab/cache.c) */
+	/*
+	 * the library's own caches' blocks are packed (slab/cache.c), their
+	 * slots apart from the rest, beside the other caches' slots: the
+	 * pages every call writes are then as few as the slots fill
+	 */
 	if (sp_cache_packed(c)) {
-		bytes = SP_ALIGN(bytes, SP_CACHE_LINE);
+		slots = sp_os_map_packed_hot(slots_bytes, SP_CACHE_LINE);
+		if (!slots)
+			return NULL;
+		bytes = SP_ALIGN(bytes - slots_bytes, SP_CACHE_LINE);
 		p = sp_os_map_packed(bytes, SP_CACHE_LINE);
 	} else {
 		color = sp_pcpu_color(bytes);
@@ -252,11 +260,16 @@ struct sp_pcpu_cache *sp_pcpu_cache_create(struct segpool_cache *c)
 	pc->cache = c;
 	pc->depot = (struct sp_depot *)(p + SP_ALIGN(sizeof(*pc),
 						     SP_CACHE_LINE) + color);
-	pc->slots = (struct sp_pcpu_slot *)((char *)pc->depot + depot_bytes);
+	if (!slots) {
+		slots = (struct sp_pcpu_slot *)((char *)pc->depot +
+						depot_bytes);
+		depot_bytes += slots_bytes;	/* what follows comes after */
+	}
+	pc->slots = slots;
 	pc->nr_slots = sp_nr_slots;
-	pc->alien = alien_bytes ? (struct sp_alien *)((char *)pc->slots +
-						      slots_bytes) : NULL;
-	pc->stash_seen = (uint64_t *)((char *)pc->slots + slots_bytes +
+	pc->alien = alien_bytes ? (struct sp_alien *)((char *)pc->depot +
+						      depot_bytes) : NULL;
+	pc->stash_seen = (uint64_t *)((char *)pc->depot + depot_bytes +
 				      alien_bytes);
 	pc->rseq_off = sp_rseq_off;
 	pc->id_off = sp_rseq_id_off;
