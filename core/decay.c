@@ -635,6 +635,24 @@ void sp_decay_read(struct sp_decay_stats *st)
 	pthread_mutex_unlock(&sp_decay.lock);
 }
 
+bool sp_decay_wait_idle(unsigned int ms)
+{
+	for (unsigned int waited = 0;; waited++) {
+		bool idle;
+
+		pthread_mutex_lock(&sp_decay.lock);
+		idle = !sp_decay.running ||
+		       (sp_decay.asleep && !sp_decay.kicked &&
+			!sp_decay.shrink);
+		pthread_mutex_unlock(&sp_decay.lock);
+		if (idle)
+			return true;
+		if (waited >= ms)
+			return false;
+		sp_os_sleep_ms(1);
+	}
+}
+
 /* --- the public calls ----------------------------------------------------- */
 
 /* Pages given back so far, all regions (a shrink purges on its own too). */

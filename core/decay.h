@@ -46,4 +46,14 @@ SP_INTERNAL void sp_decay_leave(void);
  */
 SP_INTERNAL void sp_decay_read(struct sp_decay_stats *st);
 
+/*
+ * sp_decay_wait_idle() - wait until the decay thread runs no pass and will
+ * start none before the next tick or kick: it was never started, or it is
+ * asleep with no kick pending.  After segpool_set_decay_ms(-1) (which
+ * kicks it) that holds until the delay changes again: what the selftests
+ * that compare a region's exact counts wait for.  Gives up after @ms.
+ * Return: true when idle.
+ */
+SP_INTERNAL bool sp_decay_wait_idle(unsigned int ms);
+
 #endif /* SP_CORE_DECAY_H */

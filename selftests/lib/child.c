@@ -46,7 +46,7 @@ static void sp_child_collect(pid_t pid, int fd, char *buf, size_t size,
 		;
 }
 
-/* --- death tests ---------------------------------------------------------- */
+/* --- every forked child -------------------------------------------------- */
 
 void sp_test_child_no_leak_search(void)
 {
@@ -55,6 +55,8 @@ void sp_test_child_no_leak_search(void)
 		VALGRIND_CLO_CHANGE("--leak-check=no");
 #endif
 }
+
+/* --- death tests ---------------------------------------------------------- */
 
 int sp_test_run_child(void (*fn)(void *), void *arg, char *buf, size_t size,
 		      int *status)

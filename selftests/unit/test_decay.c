@@ -481,6 +481,41 @@ static void test_never_then_shrink_all(void **state)
 	assert_int_equal(dirty_pages(), 0);
 }
 
+/* The thread's passes so far. */
+static uint64_t decay_passes(void)
+{
+	struct sp_decay_stats st;
+
+	sp_decay_read(&st);
+	return st.runs;
+}
+
+/*
+ * After -1 the thread may still be in a pass it started before; once
+ * sp_decay_wait_idle() says it is idle, it starts no other (what the
+ * tests of exact region counts rely on, test_pages).
+ */
+static void test_never_waits_idle(void **state)
+{
+	uint64_t runs;
+
+	(void)state;
+	assert_int_equal(segpool_set_decay_ms(10), 0);
+	burst("decay-wait-idle");
+	assert_true(decay_thread_appears());
+	runs = decay_passes();
+	for (int t = 0; t < WAIT_BOUND_MS / 10 && decay_passes() < runs + 3;
+	     t++)
+		sleep_ms(10);
+	assert_true(decay_passes() >= runs + 3);	/* it was passing */
+	assert_int_equal(segpool_set_decay_ms(SEGPOOL_DECAY_NEVER), 0);
+	assert_true(sp_decay_wait_idle(WAIT_BOUND_MS));
+	runs = decay_passes();
+	sleep_ms(100);			/* ten ticks of the last delay */
+	assert_true(sp_decay_wait_idle(0));
+	assert_int_equal(decay_passes(), runs);
+}
+
 /* 0: a freed block goes back at the free itself. */
 static void test_zero_purges_at_once(void **state)
 {
@@ -1345,6 +1380,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test_setup(test_decay_walk_under_churn, setup),
 	cmocka_unit_test_setup(test_burst_goes_back_by_itself, setup),
 	cmocka_unit_test_setup(test_never_then_shrink_all, setup),
+	cmocka_unit_test_setup(test_never_waits_idle, setup),
 	cmocka_unit_test_setup(test_zero_purges_at_once, setup),
 	cmocka_unit_test_setup(test_memory_limit_purges_first, setup),
 	cmocka_unit_test_setup(test_thp_advised_by_age, setup),

@@ -20,6 +20,7 @@
 
 #include "selftests/lib/harness.h"
 #include "core/core.h"
+#include "core/decay.h"
 #include "large/large.h"
 #include "numa/region.h"
 #include "numa/topology.h"
@@ -100,6 +101,7 @@ static void test_split_merge(void **state)
 	 * a CI run under valgrind, 9 pages short).
 	 */
 	assert_int_equal(segpool_set_decay_ms(SEGPOOL_DECAY_NEVER), 0);
+	assert_true(sp_decay_wait_idle(10000));	/* a pass under way ends */
 	assert_true(segpool_shrink_all() >= 0);
 	snapshot(0, before, &used0, &runs0);
 	for (int i = 0; i < N; i++) {
@@ -307,6 +309,7 @@ static void test_first_runs_purged(void **state)
 
 	(void)state;
 	assert_int_equal(segpool_set_decay_ms(SEGPOOL_DECAY_NEVER), 0);
+	assert_true(sp_decay_wait_idle(10000));	/* a pass under way ends */
 	sp_region_purge(0);	/* far below the cap of dirty pages */
 	sp_region_first_bar_reset();
 	bar0 = sp_region_first_bar();

@@ -15,7 +15,6 @@
  * annotations from inside instead.  Last, the harness's own use of
  * valgrind: a forked child of a selftest runs no leak search.
  */
-#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
@@ -345,32 +344,31 @@ static __attribute__((noinline)) void leak_a_block(void)
 	p = NULL;
 }
 
+/* A forked child's body: leak a block, its leak search on when *@arg. */
+static void leaker(void *arg)
+{
+	char scrub[4096];
+
+#if SP_VALGRIND
+	if (*(const bool *)arg)
+		VALGRIND_CLO_CHANGE("--leak-check=full");
+#else
+	(void)arg;
+#endif
+	leak_a_block();
+	/* no copy of the pointer left on the stack below */
+	memset(scrub, 0, sizeof(scrub));
+	__asm__ volatile("" : : "r"(scrub) : "memory");
+}
+
 /* Fork a child that leaks a block, its leak search on when @search. */
 static int fork_leaker(bool search)
 {
-	char scrub[4096];
+	char err[256];
 	int status = -1;
-	pid_t pid;
 
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	if (pid == 0) {
-#if SP_VALGRIND
-		if (search)
-			VALGRIND_CLO_CHANGE("--leak-check=full");
-#else
-		(void)search;
-#endif
-		leak_a_block();
-		/* no copy of the pointer left on the stack below */
-		memset(scrub, 0, sizeof(scrub));
-		__asm__ volatile("" : : "r"(scrub) : "memory");
-		_exit(0);
-	}
-	assert_true(pid > 0);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	assert_int_equal(sp_test_run_child(leaker, &search, err, sizeof(err),
+					   &status), 0);
 	return WIFSIGNALED(status) ? 128 + WTERMSIG(status) :
 				     WEXITSTATUS(status);
 }
