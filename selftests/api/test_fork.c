@@ -25,6 +25,8 @@
 #include <unistd.h>
 
 #include <segpool/segpool.h>
+#include <segpool/arena.h>
+#include <segpool/mempool.h>
 #include <segpool/rcu.h>
 #include "segpool_config.h"
 #include "selftests/lib/child.h"
@@ -783,10 +785,11 @@ static void test_fork_exec_during_synchronize(void **state)
  * have.  Taking them all would write, after the fork, every page that
  * holds one (each cache's depot and node locks), each then a
  * copy-on-write fault in the parent, and again in the child.  So the
- * parent's page faults across a fork are counted for ALONE_CACHES caches
- * while the process is single-threaded, then with one idle thread alive,
- * when every lock is taken and the count must grow by at least
- * ALONE_MIN_PAGES a fork.  It runs in a fresh process (this program
+ * parent's page faults across a fork are counted for ALONE_CACHES caches,
+ * an arena and a mempool (whose handlers follow the same rule; each child
+ * uses them all) while the process is single-threaded, then with one idle
+ * thread alive, when every lock is taken and the count must grow by at
+ * least ALONE_MIN_PAGES a fork.  It runs in a fresh process (this program
  * again): glibc never calls a process single-threaded again once it had
  * a thread, and the tests below start some.
  */
@@ -795,8 +798,15 @@ static void test_fork_exec_during_synchronize(void **state)
 #define ALONE_MIN_PAGES	(ALONE_CACHES / 4)
 #define ENV_ALONE	"SP_TFK_ALONE_CHILD"
 
+/* What the alone test's children use: caches, an arena, a mempool. */
+struct alone {
+	struct segpool_cache *c[ALONE_CACHES];
+	struct segpool_arena *arena;
+	struct segpool_mempool *pool;
+};
+
 /* The parent's page faults a fork costs, the mean of ALONE_FORKS forks. */
-static long faults_per_fork(struct segpool_cache **c)
+static long faults_per_fork(struct alone *al)
 {
 	struct rusage before, after;
 
@@ -809,14 +819,21 @@ static long faults_per_fork(struct segpool_cache **c)
 		pid = fork();
 		assert_true(pid >= 0);
 		if (pid == 0) {
-			/* every cache works in the child */
+			/* every cache, the arena and the pool work in it */
+			void *e;
+
 			for (int i = 0; i < ALONE_CACHES; i++) {
-				void *p = segpool_cache_alloc(c[i], 0);
+				void *p = segpool_cache_alloc(al->c[i], 0);
 
 				if (!p)
 					_exit(CHILD_CACHE_ALLOC);
-				segpool_cache_free(c[i], p);
+				segpool_cache_free(al->c[i], p);
 			}
+			if (!segpool_arena_alloc(al->arena, 100, 8))
+				_exit(CHILD_MALLOC);
+			if (!(e = segpool_mempool_alloc(al->pool, 0)))
+				_exit(CHILD_MALLOC);
+			segpool_mempool_free(e, al->pool);
 			_exit(CHILD_OK);
 		}
 		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
@@ -838,7 +855,7 @@ static void *idle_thread(void *arg)
 
 static void test_fork_alone_child(void **state)
 {
-	struct segpool_cache *c[ALONE_CACHES];
+	struct alone al;
 	long alone, locked;
 	pthread_t th;
 	int fd[2];
@@ -855,19 +872,24 @@ static void test_fork_alone_child(void **state)
 		void *p;
 
 		snprintf(name, sizeof(name), "tfk-alone-%d", i);
-		c[i] = segpool_cache_create(name, 16 + 24 * (size_t)i, 0, 0,
-					    NULL);
-		assert_non_null(c[i]);
-		p = segpool_cache_alloc(c[i], 0);
+		al.c[i] = segpool_cache_create(name, 16 + 24 * (size_t)i, 0,
+					       0, NULL);
+		assert_non_null(al.c[i]);
+		p = segpool_cache_alloc(al.c[i], 0);
 		assert_non_null(p);
-		segpool_cache_free(c[i], p);
+		segpool_cache_free(al.c[i], p);
 	}
-	faults_per_fork(c);	/* the pages the forks themselves touch */
-	alone = faults_per_fork(c);
+	al.arena = segpool_arena_create("tfk-alone", SEGPOOL_NUMA_NO_NODE, 0);
+	assert_non_null(al.arena);
+	assert_non_null(segpool_arena_alloc(al.arena, 100, 8));
+	al.pool = segpool_mempool_create_kmalloc(4, 128);
+	assert_non_null(al.pool);
+	faults_per_fork(&al);	/* the pages the forks themselves touch */
+	alone = faults_per_fork(&al);
 	assert_int_equal(pipe(fd), 0);
 	assert_int_equal(pthread_create(&th, NULL, idle_thread, &fd[0]), 0);
 	assert_false(__libc_single_threaded);
-	locked = faults_per_fork(c);
+	locked = faults_per_fork(&al);
 	assert_int_equal(write(fd[1], "x", 1), 1);
 	pthread_join(th, NULL);
 	close(fd[0]);
@@ -876,8 +898,10 @@ static void test_fork_alone_child(void **state)
 		      "%ld with a second thread\n", ALONE_CACHES, alone,
 		      locked);
 	assert_true(locked >= alone + ALONE_MIN_PAGES);
+	segpool_mempool_destroy(al.pool);
+	assert_int_equal(segpool_arena_destroy(al.arena), 0);
 	for (int i = 0; i < ALONE_CACHES; i++)
-		assert_int_equal(segpool_cache_destroy(c[i]), 0);
+		assert_int_equal(segpool_cache_destroy(al.c[i]), 0);
 }
 
 static void test_fork_alone(void **state)
