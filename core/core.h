@@ -48,18 +48,36 @@ sp_cache_create_full(const char *name, size_t size, size_t align,
 /* --- core/kmalloc.c --- */
 #define SP_KMALLOC_NR_CLASSES	53
 #define SP_KMALLOC_BY8_MAX	1024
-/* above SP_KMALLOC_BY8_MAX every class is a multiple of this many bytes */
-#define SP_KMALLOC_BY256_SHIFT	8
-#define SP_KMALLOC_BY256	(1U << SP_KMALLOC_BY256_SHIFT)
+/*
+ * Above SP_KMALLOC_BY8_MAX sp_kmalloc_mid[] has an entry every 64 bytes,
+ * the first for 1025-1088 bytes: 496 entries, within a page.
+ */
+#define SP_KMALLOC_MID_SHIFT	6
+#define SP_KMALLOC_MID_STEP	(1U << SP_KMALLOC_MID_SHIFT)
+#define SP_KMALLOC_MID_FIRST	((SP_KMALLOC_BY8_MAX >> \
+				  SP_KMALLOC_MID_SHIFT) + 1)
+#define SP_KMALLOC_MID_NR	((SEGPOOL_KMALLOC_MAX_CACHE_SIZE >> \
+				  SP_KMALLOC_MID_SHIFT) + 1 - \
+				 SP_KMALLOC_MID_FIRST)
+/* classes fitted to a dominant request size (core/kmalloc.c), at most */
+#define SP_KMALLOC_FIT_MAX	16
+/* every class, the fitted ones after the table's: sp_kmalloc_any() */
+#define SP_KMALLOC_NR_ANY	(SP_KMALLOC_NR_CLASSES + SP_KMALLOC_FIT_MAX)
 
 /*
  * The size classes for the hit path: sp_kmalloc_by8[(size + 7) >> 3] is the
  * cache of any size up to SP_KMALLOC_BY8_MAX (one load, no arithmetic but
- * the shift), sp_kmalloc_by256[(size + 255) >> 8] of any size above it up
- * to SEGPOOL_KMALLOC_MAX_CACHE_SIZE (one load where sp_kmalloc_index()
+ * the shift), sp_kmalloc_mid[((size + 63) >> 6) - 17] of any size above it
+ * up to SEGPOOL_KMALLOC_MAX_CACHE_SIZE (one load where sp_kmalloc_index()
  * takes a bit scan and a dozen dependent steps: a loop of 2 KiB
  * segpool_malloc() and segpool_free() pairs went from 9.4-10.1 to 8.7-8.8
- * ns a pair), sp_kmalloc_caches[] every class.
+ * ns a pair; the 17 folds into the load's displacement),
+ * sp_kmalloc_caches[] every class of the table.  The 64-byte steps above
+ * 1 KiB let a class fitted to one request size take that size's entries
+ * (core/kmalloc.c; steps of 16 took a table of four pages, and a process
+ * that made classes there wrote all four: the git case's 184 processes
+ * took 940 page faults more); by8[] is the inline layout's and keeps the
+ * table's classes.
  * Until its class is made
  * (its first allocation, sp_kmalloc_get()) an entry is a stand-in whose
  * allocations always miss (nil slots; before start-up the hit paths are
@@ -67,9 +85,7 @@ sp_cache_create_full(const char *name, size_t size, size_t align,
  */
 extern SP_INTERNAL struct segpool_cache
 	*sp_kmalloc_by8[(SP_KMALLOC_BY8_MAX >> 3) + 1];
-extern SP_INTERNAL struct segpool_cache
-	*sp_kmalloc_by256[(SEGPOOL_KMALLOC_MAX_CACHE_SIZE >>
-			   SP_KMALLOC_BY256_SHIFT) + 1];
+extern SP_INTERNAL struct segpool_cache *sp_kmalloc_mid[SP_KMALLOC_MID_NR];
 extern SP_INTERNAL struct segpool_cache
 	*sp_kmalloc_caches[SP_KMALLOC_NR_CLASSES];
 
@@ -96,13 +112,20 @@ sp_kmalloc_load(struct segpool_cache *const *entry)
 #endif
 }
 
-/* The entry of sp_kmalloc_by256[] for @size (SP_KMALLOC_BY8_MAX < @size <=
+/* The entry of sp_kmalloc_mid[] for @size (SP_KMALLOC_BY8_MAX < @size <=
  * SEGPOOL_KMALLOC_MAX_CACHE_SIZE). */
 static __sp_always_inline struct segpool_cache *const *
-sp_kmalloc_by256_entry(size_t size)
+sp_kmalloc_mid_entry(size_t size)
 {
-	return &sp_kmalloc_by256[(size + SP_KMALLOC_BY256 - 1) >>
-				 SP_KMALLOC_BY256_SHIFT];
+	return &sp_kmalloc_mid[((size + SP_KMALLOC_MID_STEP - 1) >>
+				SP_KMALLOC_MID_SHIFT) - SP_KMALLOC_MID_FIRST];
+}
+
+/* The entry of either table for @size (@size <= the largest class). */
+static inline struct segpool_cache *const *sp_kmalloc_entry(size_t size)
+{
+	return size <= SP_KMALLOC_BY8_MAX ? &sp_kmalloc_by8[(size + 7) >> 3]
+					  : sp_kmalloc_mid_entry(size);
 }
 
 /* The inline ABI's words, set before the hit paths open (core/inline_abi.c). */
@@ -149,6 +172,25 @@ SP_INTERNAL struct segpool_cache *sp_kmalloc_cache(unsigned int idx);
  * slow paths of an allocation.  Return: it, or NULL with errno set.
  */
 SP_INTERNAL struct segpool_cache *sp_kmalloc_get(unsigned int idx);
+/*
+ * sp_kmalloc_class() - the cache segpool_malloc() takes @size from now:
+ * its table entry's (a fitted class, where one took the size), made now
+ * if it was not.  For the slow paths.  Return: it, or NULL with errno set.
+ */
+SP_INTERNAL struct segpool_cache *sp_kmalloc_class(size_t size);
+/* The class's cache, NULL while the entry still points at the stand-in. */
+SP_INTERNAL struct segpool_cache *sp_kmalloc_class_made(size_t size);
+/*
+ * sp_kmalloc_any() - class @i of every class made: the table's (@i below
+ * SP_KMALLOC_NR_CLASSES), then the fitted ones; NULL for one not made.
+ */
+SP_INTERNAL struct segpool_cache *sp_kmalloc_any(unsigned int i);
+/*
+ * sp_kmalloc_fit_vote() - an allocation of @size above SP_KMALLOC_BY8_MAX
+ * left the hit path of @c, the table's class its entry points at: the
+ * vote that may fit a class to @size (core/kmalloc.c).
+ */
+SP_INTERNAL void sp_kmalloc_fit_vote(size_t size, struct segpool_cache *c);
 /* "kmalloc-64", "kmalloc-1k": the name of class @idx. */
 SP_INTERNAL void sp_kmalloc_name(unsigned int idx, char *buf, size_t size);
 /* fork: the makers' lock, taken before every other (core/init.c). */

@@ -36,11 +36,12 @@ static inline void *sp_malloc_node_locked(size_t size, int node, bool zero,
 	if (unlikely(sp_init()))
 		return NULL;
 	if (likely(size <= SEGPOOL_KMALLOC_MAX_CACHE_SIZE)) {
-		struct segpool_cache *c =
-			sp_kmalloc_get(sp_kmalloc_index(size));
+		struct segpool_cache *c = sp_kmalloc_class(size);
 
 		if (unlikely(!c))
 			return NULL;	/* the class could not be made */
+		if (size > SP_KMALLOC_BY8_MAX && node == SEGPOOL_NUMA_NO_NODE)
+			sp_kmalloc_fit_vote(size, c);
 		if (sp_failslab_active() && sp_should_failslab(c)) {
 			errno = ENOMEM;
 			return NULL;
@@ -112,10 +113,8 @@ static __sp_noinline __sp_libframe void *sp_malloc_sampled(size_t size,
 {
 	if (node == SEGPOOL_NUMA_NO_NODE &&
 	    size <= SEGPOOL_KMALLOC_MAX_CACHE_SIZE) {
-		struct segpool_cache *c = sp_kmalloc_load(
-			size <= SP_KMALLOC_BY8_MAX ?
-				&sp_kmalloc_by8[(size + 7) >> 3] :
-				sp_kmalloc_by256_entry(size));
+		struct segpool_cache *c =
+			sp_kmalloc_load(sp_kmalloc_entry(size));
 		struct sp_pcpu_slot *due;
 		void *obj = sp_hot_alloc_counted(c, &due);
 
@@ -143,14 +142,14 @@ static __sp_noinline __sp_libframe void *sp_malloc_node(size_t size, int node,
 				   __builtin_return_address(0));
 }
 
-/* Sizes above 1 KiB: the class from sp_kmalloc_by256[], then the same hit. */
+/* Sizes above 1 KiB: the class from sp_kmalloc_mid[], then the same hit. */
 static __sp_noinline __sp_libframe void *sp_malloc_mid(size_t size)
 {
 	void *obj;
 
 	if (likely(size <= SEGPOOL_KMALLOC_MAX_CACHE_SIZE)) {
 		obj = sp_hot_alloc(sp_kmalloc_load(
-			sp_kmalloc_by256_entry(size)));
+			sp_kmalloc_mid_entry(size)));
 		if (likely(obj))
 			return obj;
 	}
@@ -196,7 +195,7 @@ sp_malloc_counted_hit(size_t size, struct segpool_cache *const *entry)
 }
 
 /*
- * sp_malloc_mid() of the counted build: the class from sp_kmalloc_by256[],
+ * sp_malloc_mid() of the counted build: the class from sp_kmalloc_mid[],
  * then the counted hit.  Through the slow entry instead (two calls and
  * sp_malloc_sampled()'s tests) a 2 KiB pair cost 2.2 ns more with sampling
  * on than off, a third of the pair.
@@ -205,7 +204,7 @@ static __sp_noinline __sp_libframe void *sp_malloc_mid_counted(size_t size)
 {
 	if (likely(size <= SEGPOOL_KMALLOC_MAX_CACHE_SIZE))
 		return sp_malloc_counted_hit(size,
-					     sp_kmalloc_by256_entry(size));
+					     sp_kmalloc_mid_entry(size));
 	return sp_malloc_node(size, SEGPOOL_NUMA_NO_NODE, false);
 }
 
@@ -224,6 +223,21 @@ __sp_libframe void *sp_malloc_counted(size_t size)
 SEGPOOL_API __sp_libframe void *segpool_malloc_node(size_t size, int node)
 {
 	return sp_malloc_node(size, node, false);
+}
+
+/*
+ * The bytes a zeroed allocation of @size at @p clears: its class's size
+ * (up to 1 KiB from the table; above, the object's own cache, since a
+ * class fitted to the size may have served it), or @size for a guarded
+ * object, which is @size bytes at its page's end.
+ */
+static inline size_t sp_zeroed_size(void *p, size_t size)
+{
+	if (sp_guard_owns(p))
+		return size;
+	if (size <= SP_KMALLOC_BY8_MAX)
+		return sp_kmalloc_class_size(sp_kmalloc_index(size));
+	return sp_obj_to_slab(p)->cache->object_size;
 }
 
 __sp_libframe void *sp_malloc_node_zeroed(size_t size, int node)
@@ -245,8 +259,7 @@ __sp_libframe void *sp_malloc_node_zeroed(size_t size, int node)
 		 * a guarded object is @size bytes at its page's end.
 		 */
 		if (likely(p))
-			memset(p, 0, sp_guard_owns(p) ? size :
-			       sp_kmalloc_class_size(sp_kmalloc_index(size)));
+			memset(p, 0, sp_zeroed_size(p, size));
 		return p;
 	}
 	/* large blocks come zeroed, or are cleared where they may not */
@@ -443,7 +456,7 @@ SEGPOOL_API __sp_libframe void *segpool_realloc(void *ptr, size_t size)
 	/* validated before a byte is copied */
 	sp_classify(ptr, "realloc", false, &c, &old, &idx);
 	if (c && size <= SEGPOOL_KMALLOC_MAX_CACHE_SIZE &&
-	    sp_kmalloc_cache(sp_kmalloc_index(size)) == c)
+	    sp_kmalloc_class_made(size) == c)
 		return ptr;
 	/* large to large: in place, by mremap, or moved (large/large.c) */
 	if (!c && size > SEGPOOL_KMALLOC_MAX_CACHE_SIZE) {

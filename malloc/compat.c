@@ -81,8 +81,8 @@ SEGPOOL_API struct mallinfo2 mallinfo2(void)
 
 	if (!sp_pl_ready())
 		return mi;
-	for (unsigned int i = 0; i < SP_KMALLOC_NR_CLASSES; i++) {
-		struct segpool_cache *c = sp_kmalloc_cache(i);
+	for (unsigned int i = 0; i < SP_KMALLOC_NR_ANY; i++) {
+		struct segpool_cache *c = sp_kmalloc_any(i);
 		struct segpool_cache_info ci = { .size = sizeof(ci) };
 
 		if (!c || segpool_cache_get_info(c, &ci))
@@ -139,9 +139,8 @@ SEGPOOL_API int malloc_info(int options, FILE *fp)
 	mi = mallinfo2();
 	fprintf(fp, "<malloc version=\"segpool-%s\">\n<heap nr=\"0\">\n"
 		"<sizes>\n", segpool_version());
-	for (unsigned int i = 0; sp_pl_ready() && i < SP_KMALLOC_NR_CLASSES;
-	     i++) {
-		struct segpool_cache *c = sp_kmalloc_cache(i);
+	for (unsigned int i = 0; sp_pl_ready() && i < SP_KMALLOC_NR_ANY; i++) {
+		struct segpool_cache *c = sp_kmalloc_any(i);
 		struct segpool_cache_info ci = { .size = sizeof(ci) };
 
 		if (!c || segpool_cache_get_info(c, &ci) || !ci.total_objs)
