@@ -602,10 +602,14 @@ $(lib-a): $(lib-objs)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
-$(lib-so): $(lib-objs) $(srctree)/scripts/segpool.map
+# Both shared objects: the large arrays after the small variables
+# (scripts/segpool.lds, an addition to the default script).
+LIB_LDS := -Wl,-T,$(srctree)/scripts/segpool.lds
+
+$(lib-so): $(lib-objs) $(srctree)/scripts/segpool.map $(srctree)/scripts/segpool.lds
 	$(quiet) LD $(patsubst $(objtree)/%,%,$@)
 	$(Q)$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) -shared -Wl,-soname,$(lib-soname) \
-		-Wl,--version-script=$(srctree)/scripts/segpool.map \
+		-Wl,--version-script=$(srctree)/scripts/segpool.map $(LIB_LDS) \
 		$(LIB_ZDEFS) -o $@ $(lib-objs) $(LDLIBS_LIB)
 	$(Q)ln -sf $(notdir $@) $(objtree)/$(lib-soname)
 	$(Q)ln -sf $(lib-soname) $(objtree)/$(libname).so
@@ -634,10 +638,11 @@ pc-sed     = sed -e 's|@PREFIX@|$(pc-prefix)|' -e 's|@LIBDIR@|$(call pc-dir,$(LI
 # The malloc replacement: the library's objects and malloc/'s in one shared
 # object, so malloc() reaches segpool_malloc()'s hit path by a direct call
 # (-Bsymbolic-functions binds every call inside it locally, no PLT).
-$(malloc-so): $(lib-objs) $(malloc-objs) $(srctree)/malloc/exports.map
+$(malloc-so): $(lib-objs) $(malloc-objs) $(srctree)/malloc/exports.map \
+		$(srctree)/scripts/segpool.lds
 	$(quiet) LD $(patsubst $(objtree)/%,%,$@)
 	$(Q)$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) -shared -Wl,-soname,$(malloc-soname) \
-		-Wl,--version-script=$(srctree)/malloc/exports.map \
+		-Wl,--version-script=$(srctree)/malloc/exports.map $(LIB_LDS) \
 		-Wl,-Bsymbolic-functions $(LIB_ZDEFS) -o $@ $(lib-objs) \
 		$(malloc-objs) $(LDLIBS_LIB)
 	$(Q)ln -sf $(notdir $@) $(objtree)/$(malloc-soname)

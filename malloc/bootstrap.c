@@ -17,7 +17,8 @@
 
 #include "malloc/preload.h"
 
-char sp_boot_area[SP_BOOT_SIZE] __attribute__((aligned(SP_PAGE_SIZE)));
+char sp_boot_area[SP_BOOT_SIZE]
+	__attribute__((aligned(SP_PAGE_SIZE))) __sp_big;
 static size_t sp_boot_top;		/* bytes handed out, atomic */
 static size_t sp_boot_count;		/* blocks handed out, atomic */
 

@@ -50,7 +50,7 @@
 #include "numa/region.h"
 #include "os/os.h"
 
-struct sp_space sp_space;
+struct sp_space sp_space __sp_big;
 
 #define SP_REGION_DEFAULT_SIZE	(32UL << 30)
 #define SP_REGION_MIN_SIZE	(16UL << 20)

@@ -134,7 +134,8 @@ int sp_cpu_possible_count(void)
 
 /* --- what the process may use: one system call each ---------------------- */
 
-static unsigned long sp_allowed_cpus[SP_MASK_LONGS(SP_OS_AFFINITY_BITS)];
+static unsigned long sp_allowed_cpus[SP_MASK_LONGS(SP_OS_AFFINITY_BITS)]
+	__sp_big;
 static bool sp_allowed_cpus_known;	/* read, and not empty */
 static int sp_allowed_cpus_once;	/* sp_os_once() */
 
@@ -300,7 +301,7 @@ int sp_os_numa_only_node(void)
 	return only;
 }
 
-static short sp_cpu_node[SP_OS_MAX_CPUS];
+static short sp_cpu_node[SP_OS_MAX_CPUS] __sp_big;
 static int sp_cpu_node_once;	/* sp_os_once() */
 
 /* Each online node's CPUs (nodeN/cpulist): the CPUs online now. */
@@ -345,7 +346,7 @@ static struct {
 	short id[SP_OS_DIST_NODES];		/* online node ids, rising */
 	int nr;
 	unsigned char d[SP_OS_DIST_NODES][SP_OS_DIST_NODES];	/* 0: unknown */
-} sp_dist;
+} sp_dist __sp_big;
 static int sp_dist_once;	/* sp_os_once() */
 
 static void sp_dist_read(void)

@@ -107,7 +107,7 @@ static int sp_prof_head(void *arg, const struct sp_prof_totals *t)
 
 int sp_prof_write(int fd)
 {
-	static struct sp_prof_out o;	/* a dump at a time: under a lock */
+	static struct sp_prof_out o __sp_big;	/* a dump at a time: locked */
 	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	struct sp_prof_totals t;
 	int maps, err = 0;

@@ -41,7 +41,7 @@
 
 bool sp_prof_on;
 long long sp_prof_rate = SP_PROF_RATE_DEFAULT;
-char sp_prof_path[4096];
+char sp_prof_path[4096] __sp_big;
 
 /* Per thread: bytes to the next sampling point, and the generator. */
 __thread int64_t sp_prof_left __attribute__((tls_model("initial-exec")));

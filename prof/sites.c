@@ -96,7 +96,7 @@ static size_t sp_prof_frame(char *buf, size_t len, size_t at, void *pc)
 
 int sp_prof_sites(const char *path, unsigned int n)
 {
-	static struct sp_prof_top top;	/* one request at a time */
+	static struct sp_prof_top top __sp_big;	/* one request at a time */
 	char tmp[SP_PROF_SITES_PATH + 16], line[2048];
 	struct sp_prof_totals tot;
 	size_t at;

@@ -42,7 +42,7 @@ struct sp_prof_rec {
 	double objs, bytes;		/* its weight */
 };
 
-uint64_t sp_prof_filter[(1U << SP_PROF_FILTER_BITS) / 64];
+uint64_t sp_prof_filter[(1U << SP_PROF_FILTER_BITS) / 64] __sp_big;
 
 static pthread_mutex_t sp_prof_lock = PTHREAD_MUTEX_INITIALIZER;
 /* mapped when sampling starts (sp_prof_table_init()): nothing otherwise */

@@ -70,7 +70,7 @@ struct sp_unwind_ent {
 	uint32_t state;
 };
 
-static struct sp_unwind_ent sp_unwind_tab[1U << SP_UNWIND_BITS];
+static struct sp_unwind_ent sp_unwind_tab[1U << SP_UNWIND_BITS] __sp_big;
 
 /* This thread's outermost CFA seen, and its samples since a check. */
 static __thread uintptr_t sp_unwind_top

@@ -218,7 +218,7 @@ int sp_cache_unlist_unborn(struct segpool_cache *c)
  * (4 MiB of 4 KiB pages), and a handle older than the last
  * SP_CACHE_TOMBSTONES destroys is no longer recognised.
  */
-static struct segpool_cache *sp_tombs[SP_CACHE_TOMBSTONES];
+static struct segpool_cache *sp_tombs[SP_CACHE_TOMBSTONES] __sp_big;
 static unsigned int sp_tomb_next;
 
 void sp_cache_report_dead(const struct segpool_cache *c, const char *op,

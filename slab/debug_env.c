@@ -38,7 +38,7 @@
 
 int sp_debug_response = SEGPOOL_DEBUG_ABORT;
 
-static struct sp_debug_env sp_debug_env_global;
+static struct sp_debug_env sp_debug_env_global __sp_big;
 static int sp_debug_env_once;		/* sp_os_once() */
 
 static unsigned long sp_debug_letter(char ch)

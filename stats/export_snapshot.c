@@ -323,7 +323,7 @@ static void sp_export_cache_nodes(struct segpool_cache *c,
 /* The snapshot of one cache for its values: the publisher's alone (the
  * callers hold the publish lock), too large for its stack. */
 static struct sp_cache_snap sp_export_snap;
-static struct sp_node_snap sp_export_snap_nodes[SP_MAX_NODES];
+static struct sp_node_snap sp_export_snap_nodes[SP_MAX_NODES] __sp_big;
 
 uint32_t sp_export_collect(void *area, const struct sp_export_layout *l)
 {

@@ -12,6 +12,10 @@
 #  2. The README's source-tree table lists these folders in this order
 #     (the layers' one description; Documentation/internals/design.md
 #     points to it).
+#  4. (Given the object tree.)  The shared objects keep their large zeroed
+#     arrays (1 KiB and more) out of .bss, in .sp_big (__sp_big,
+#     scripts/segpool.lds), and their .bss within two pages: the small
+#     variables a process writes at start-up share those pages.
 #  3. One OS door: no code outside os/ calls mmap, munmap, mremap,
 #     mprotect, madvise, mbind, shm_open, shm_unlink, ftruncate or
 #     syscall (comments aside; a source check, no build needed); and,
@@ -166,6 +170,39 @@ if [[ -n $obj ]]; then
 		(( nobj )) || bad "OS door: no object under $obj (build first)"
 		(( door || !nobj )) || ok "OS door: no object but os/'s takes a system call wrapper ($nobj objects, ${#door_allowed[@]} exception)"
 	fi
+fi
+
+# the shared objects' data: large zeroed arrays in .sp_big, .bss small
+if [[ -n $obj ]] && command -v readelf >/dev/null 2>&1; then
+	nso=0
+	lay=0
+	for so in "$obj"/libsegpool.so "$obj"/libsegpool-malloc.so; do
+		[[ -e $so ]] || continue
+		nso=$((nso + 1))
+		# .bss: its address and size, from the section headers
+		read -r bss_addr bss_size < <(readelf -SW "$so" |
+			awk '$2 == ".bss" { print $4, $6 }')
+		if [[ -z ${bss_size:-} ]]; then
+			bad "data layout: ${so##*/} has no .bss"
+			lay=1
+			continue
+		fi
+		lo=$((16#$bss_addr))
+		hi=$((lo + 16#$bss_size))
+		if (( hi - lo > 8192 )); then
+			bad "data layout: ${so##*/}'s .bss is $((hi - lo)) bytes, more than two pages"
+			lay=1
+		fi
+		# zeroed objects of 1 KiB or more inside .bss: to tag __sp_big
+		while read -r addr size type name; do
+			[[ $type == [bB] ]] || continue
+			(( 16#$size >= 1024 && 16#$addr >= lo && 16#$addr < hi )) ||
+				continue
+			bad "data layout: ${so##*/}: $name ($((16#$size)) bytes) in .bss, not __sp_big"
+			lay=1
+		done < <(nm -S "$so")
+	done
+	(( nso && !lay )) && ok "data layout: the shared objects' .bss within two pages, their large arrays in .sp_big ($nso objects)"
 fi
 
 # the README's source-tree table names the library folders in that order
