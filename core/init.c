@@ -93,6 +93,7 @@
 #include "core/core.h"
 #include "core/entry.h"
 #include "core/decay.h"
+#include "young/young.h"
 #include "failslab/failslab.h"
 #include "guard/guard.h"
 #include "internal/debug.h"
@@ -214,6 +215,7 @@ static void sp_init_settings(void)
 	sp_topology_init(sp_cpu_possible_count());
 	sp_rcu_init();
 	sp_decay_settings();	/* before the first chunk is committed */
+	sp_young_init(sp_kmalloc_name);	/* after harden's valgrind test */
 }
 
 /* One try; the name of the step that failed, or NULL. */

@@ -38,6 +38,7 @@
 
 #include "core/core.h"
 #include "percpu/pcpu.h"
+#include "young/young.h"
 
 static const unsigned int sp_kmalloc_sizes[SP_KMALLOC_NR_CLASSES] = {
 	8, 16, 32, 48, 64, 80, 96, 112, 128,
@@ -269,7 +270,8 @@ void sp_kmalloc_fork_child(void)
 
 int sp_kmalloc_init(void)
 {
-	if (sp_kmalloc_sizes[SP_KMALLOC_FINE_IDX] != SP_KMALLOC_FINE_FROM)
+	if (sp_kmalloc_sizes[SP_KMALLOC_FINE_IDX] != SP_KMALLOC_FINE_FROM ||
+	    SP_KMALLOC_NR_CLASSES != SP_YOUNG_CLASSES)
 		return -EINVAL;
 	for (unsigned int i = 0; i < SP_KMALLOC_NR_CLASSES; i++) {
 		unsigned int sz = sp_kmalloc_sizes[i];

@@ -24,6 +24,7 @@
 #include "internal/report.h"
 #include "numa/topology.h"
 #include "prof/prof.h"
+#include "young/young.h"
 #include "slab/policy.h"
 
 /* Everything but a size class's magazine hit: start-up, node, large sizes. */
@@ -36,10 +37,36 @@ static inline void *sp_malloc_node_locked(size_t size, int node, bool zero,
 	if (unlikely(sp_init()))
 		return NULL;
 	if (likely(size <= SEGPOOL_KMALLOC_MAX_CACHE_SIZE)) {
-		struct segpool_cache *c = sp_kmalloc_class(size);
+		struct segpool_cache *c = sp_kmalloc_class_made(size);
 
-		if (unlikely(!c))
-			return NULL;	/* the class could not be made */
+		/*
+		 * A class not made yet: a young block while it has its share
+		 * (young/young.c), unless a layer that watches the caches'
+		 * objects runs.
+		 */
+		bool young = !c && node == SEGPOOL_NUMA_NO_NODE &&
+			     !sp_prof_active() && !sp_failslab_active() &&
+			     !sp_guard_rate;
+		unsigned int i = sp_kmalloc_index(size);
+
+		if (young) {
+			obj = sp_young_alloc(i, sp_kmalloc_class_size(i),
+					     false);
+			if (obj)
+				return obj;
+		}
+		if (!c)
+			c = sp_kmalloc_class(size);
+		if (unlikely(!c)) {
+			/*
+			 * The class could not be made: young if it can, else
+			 * NULL with errno as the class's maker set it.
+			 */
+			if (!young)
+				return NULL;
+			return sp_young_alloc(i, sp_kmalloc_class_size(i),
+					      true);
+		}
 		if (size > SP_KMALLOC_BY8_MAX && node == SEGPOOL_NUMA_NO_NODE)
 			sp_kmalloc_fit_vote(size, c);
 		if (sp_failslab_active() && sp_should_failslab(c)) {
@@ -228,13 +255,16 @@ SEGPOOL_API __sp_libframe void *segpool_malloc_node(size_t size, int node)
 /*
  * The bytes a zeroed allocation of @size at @p clears: its class's size
  * (up to 1 KiB from the table; above, the object's own cache, since a
- * class fitted to the size may have served it), or @size for a guarded
- * object, which is @size bytes at its page's end.
+ * class fitted to the size may have served it), @size for a guarded
+ * object, which is @size bytes at its page's end, and none for a young
+ * block, whose memory was never handed out before (young/young.c).
  */
 static inline size_t sp_zeroed_size(void *p, size_t size)
 {
 	if (sp_guard_owns(p))
 		return size;
+	if (sp_young_owns(p))
+		return 0;	/* never handed out before: zero already */
 	if (size <= SP_KMALLOC_BY8_MAX)
 		return sp_kmalloc_class_size(sp_kmalloc_index(size));
 	return sp_obj_to_slab(p)->cache->object_size;
@@ -344,6 +374,10 @@ static __sp_noinline __sp_libframe void sp_free_untagged(void *ptr)
 
 	if (!ptr)
 		return;
+	if (sp_young_owns(ptr)) {
+		sp_young_free(ptr);
+		return;
+	}
 	if (sp_guard_owns(ptr)) {
 		if (unlikely(sp_lib_nested()))
 			sp_lib_defer_free(ptr);	/* its lock may be taken */
@@ -407,6 +441,8 @@ SEGPOOL_API size_t segpool_usable_size(const void *ptr)
 
 	if (!ptr)
 		return 0;
+	if (sp_young_owns(ptr))
+		return sp_young_size(ptr, "usable_size");
 	if (sp_guard_owns(ptr)) {
 		size = sp_guard_usable_size(ptr);
 		if (!size)
@@ -439,6 +475,19 @@ SEGPOOL_API __sp_libframe void *segpool_realloc(void *ptr, size_t size)
 	if (size == 0) {
 		sp_free_open(ptr);
 		return NULL;
+	}
+	if (sp_young_owns(ptr)) {
+		/* a young block stays while the size keeps its class */
+		old = sp_young_size(ptr, "realloc");
+		if (size <= old && sp_kmalloc_index(size) ==
+				   sp_kmalloc_index(old))
+			return ptr;
+		p = sp_malloc_open(size);
+		if (!p)
+			return NULL;
+		memcpy(p, ptr, SP_MIN(old, size));
+		sp_free_open(ptr);
+		return p;
 	}
 	if (sp_guard_owns(ptr)) {
 		/* a guarded object moves: its slot keeps its own size */

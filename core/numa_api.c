@@ -9,6 +9,7 @@
 #include "core/core.h"
 #include "guard/guard.h"
 #include "numa/topology.h"
+#include "young/young.h"
 
 SEGPOOL_API int segpool_numa_node_count(void)
 {
@@ -41,6 +42,11 @@ SEGPOOL_API int segpool_obj_node(const void *ptr)
 	if (!ptr || sp_init()) {
 		errno = EINVAL;
 		return -EINVAL;
+	}
+	if (sp_young_owns(ptr)) {
+		/* a young block (young/young.c) is not placed either */
+		sp_young_size(ptr, "segpool_obj_node");
+		return sp_topo.node_id[sp_numa_current_idx()];
 	}
 	if (sp_guard_owns(ptr)) {
 		/* a guarded object's slot is not placed: say where we run */

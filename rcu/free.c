@@ -53,6 +53,7 @@
 #include "internal/init.h"
 #include "large/large.h"
 #include "guard/guard.h"
+#include "young/young.h"
 #include "internal/report.h"
 #include "os/cpu.h"
 #include "os/os.h"
@@ -403,6 +404,9 @@ sp_rcu_classify(void *ptr, const struct segpool_rcu_head *head)
 		if (unlikely(what))
 			sp_report_bad_free(what, ptr, s->cache->name);
 		size = s->cache->object_size;
+	} else if (sp_young_owns(ptr)) {
+		/* a young block (young/young.c): freed as a large block is */
+		size = sp_young_size(ptr, "kfree_rcu");
 	} else if (sp_guard_owns(ptr)) {
 		/* a guarded object: freed as a large block is (guard/) */
 		size = sp_guard_usable_size(ptr);

@@ -209,9 +209,10 @@ static void test_duplicate_name(void **state)
 	assert_int_equal(segpool_cache_object_size(b), 256);
 	destroy_ok(b);
 
-	/* the kmalloc size classes are live caches too */
+	/* the kmalloc size classes are live caches too (a lookup makes one) */
 	p = segpool_malloc(64);
 	assert_non_null(p);
+	assert_non_null(segpool_cache_find("kmalloc-64"));
 	expect_create_fails("kmalloc-64", 64, 0, 0, EEXIST);
 	segpool_free(p);
 }
