@@ -44,7 +44,7 @@
 #define SP_LOCKDEP_NEXT(i)	(((i) + 1) & (SP_LOCKDEP_SLOTS - 1))
 
 /* (address << 4) | level; 0 free, 1 a removed entry */
-static uint64_t sp_lockdep_table[SP_LOCKDEP_SLOTS];
+static uint64_t sp_lockdep_table[SP_LOCKDEP_SLOTS] __sp_big;
 SP_INTERNAL unsigned long sp_lockdep_table_full;
 
 struct sp_lockdep_thread {
