@@ -463,12 +463,23 @@ SEGPOOL_API size_t segpool_usable_size(const void *ptr)
 	return size;
 }
 
+/* realloc()'s move: @size bytes anew, @old of @ptr's copied, @ptr freed. */
+static __sp_libframe void *sp_realloc_move(void *ptr, size_t old, size_t size)
+{
+	void *p = sp_malloc_open(size);
+
+	if (!p)
+		return NULL;
+	memcpy(p, ptr, SP_MIN(old, size));
+	sp_free_open(ptr);
+	return p;
+}
+
 SEGPOOL_API __sp_libframe void *segpool_realloc(void *ptr, size_t size)
 {
 	struct segpool_cache *c;
 	size_t old;
 	int idx;
-	void *p;
 
 	if (!ptr)
 		return sp_malloc_open(size);
@@ -482,12 +493,7 @@ SEGPOOL_API __sp_libframe void *segpool_realloc(void *ptr, size_t size)
 		if (size <= old && sp_kmalloc_index(size) ==
 				   sp_kmalloc_index(old))
 			return ptr;
-		p = sp_malloc_open(size);
-		if (!p)
-			return NULL;
-		memcpy(p, ptr, SP_MIN(old, size));
-		sp_free_open(ptr);
-		return p;
+		return sp_realloc_move(ptr, old, size);
 	}
 	if (sp_guard_owns(ptr)) {
 		/* a guarded object moves: its slot keeps its own size */
@@ -495,12 +501,7 @@ SEGPOOL_API __sp_libframe void *segpool_realloc(void *ptr, size_t size)
 		if (!old)
 			sp_report_bad_free("realloc of a pointer that is no "
 					   "live guarded object", ptr, NULL);
-		p = sp_malloc_open(size);
-		if (!p)
-			return NULL;
-		memcpy(p, ptr, SP_MIN(old, size));
-		sp_free_open(ptr);
-		return p;
+		return sp_realloc_move(ptr, old, size);
 	}
 	/* validated before a byte is copied */
 	sp_classify(ptr, "realloc", false, &c, &old, &idx);
@@ -524,12 +525,7 @@ SEGPOOL_API __sp_libframe void *segpool_realloc(void *ptr, size_t size)
 		return sp_large_realloc(ptr, size);
 	}
 	/* small to large, large to small, class to class: a copy */
-	p = sp_malloc_open(size);
-	if (!p)
-		return NULL;
-	memcpy(p, ptr, SP_MIN(old, size));
-	sp_free_open(ptr);
-	return p;
+	return sp_realloc_move(ptr, old, size);
 }
 
 SEGPOOL_API __sp_libframe void *segpool_aligned_alloc(size_t align, size_t size)
