@@ -202,7 +202,9 @@ void sp_young_free(void *p)
 						false, __ATOMIC_RELAXED,
 						__ATOMIC_RELAXED)) {
 			__atomic_fetch_sub(&sp_young_live,
-					   sp_young_class_size[idx],
+					   __atomic_load_n(
+						&sp_young_class_size[idx],
+						__ATOMIC_RELAXED),
 					   __ATOMIC_RELAXED);
 			return;
 		}
