@@ -61,15 +61,15 @@ static uint8_t sp_young_map[SP_YOUNG_SIZE / SP_YOUNG_GRANULE] __sp_big;
 
 /*
  * Bytes of the area handed out (the bump pointer), blocks handed out, the
- * bytes of the live ones; each class's size (written by its first block),
- * blocks handed out and their bytes.  Relaxed atomics, but the map's
+ * bytes of the live ones; each class's size (written by its first block)
+ * and blocks handed out (its bytes are their product: a class's size is
+ * fixed).  Relaxed atomics, but the map's
  * bytes (release at the allocation, acquire at a lookup).
  */
 static size_t sp_young_top;
 static uint64_t sp_young_nr, sp_young_live;
 static uint32_t sp_young_class_size[SP_YOUNG_CLASSES];
 static uint32_t sp_young_class_nr[SP_YOUNG_CLASSES];
-static uint32_t sp_young_class_bytes[SP_YOUNG_CLASSES];
 static bool sp_young_on;
 static void (*sp_young_name_fn)(unsigned int idx, char *buf, size_t size);
 
@@ -92,7 +92,7 @@ void *sp_young_alloc(unsigned int idx, size_t cls, bool any)
 	/* as a slab's objects at multiples of @cls from an aligned slab */
 	size_t align = SP_MAX(cls & -cls, (size_t)SP_YOUNG_GRANULE);
 	size_t top, start, end;
-	uint32_t nr, bytes;
+	uint32_t nr;
 
 	if (!sp_young_on || idx >= SP_YOUNG_CLASSES ||
 	    (cls > SP_YOUNG_MAX && !any))
@@ -104,10 +104,8 @@ void *sp_young_alloc(unsigned int idx, size_t cls, bool any)
 	 * step) takes every later allocation.
 	 */
 	nr = __atomic_fetch_add(&sp_young_class_nr[idx], 1, __ATOMIC_RELAXED);
-	bytes = __atomic_fetch_add(&sp_young_class_bytes[idx], (uint32_t)cls,
-				   __ATOMIC_RELAXED);
-	if (!any && (nr >= SP_YOUNG_CLASS_BLOCKS ||
-		     bytes + cls > SP_YOUNG_CLASS_BYTES))
+	if (!any && nr >= SP_MIN((size_t)SP_YOUNG_CLASS_BLOCKS,
+				 SP_YOUNG_CLASS_BYTES / cls))
 		return NULL;
 	top = __atomic_load_n(&sp_young_top, __ATOMIC_RELAXED);
 	do {
