@@ -54,4 +54,21 @@ static inline __attribute__((always_inline)) bool sp_count_down(int32_t *ctr)
 }
 #endif
 
+#ifndef SP_PREFETCH_WRITE_ARCH
+/*
+ * sp_prefetch_write() - the compiler's hint for a line about to be written
+ * (arm64's prfm pstl1keep; elsewhere whatever the target has, or nothing).
+ */
+static inline bool sp_prefetch_write_usable(void)
+{
+	return true;
+}
+
+static inline __attribute__((always_inline)) void
+sp_prefetch_write(const void *p)
+{
+	__builtin_prefetch(p, 1, 3);
+}
+#endif
+
 #endif /* SP_PERCPU_ARCH_H */

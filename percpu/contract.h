@@ -91,9 +91,12 @@
  *   SP_RSEQ_ARCH 1, SP_RSEQ_SIG, the three sequences above;
  *   optionally SP_HIT_COUNT_ARCH 1 and sp_hit_count() (one add instruction
  *   on a counter: the slow path's plain hit, percpu/arch.h has a fallback),
- *   and SP_CAS16_ARCH 1, sp_cas16() and sp_cas16_usable() (a 16-byte
+ *   SP_CAS16_ARCH 1, sp_cas16() and sp_cas16_usable() (a 16-byte
  *   compare-and-swap, and whether this CPU has it: the depot's stacks are
- *   lock-free with it, percpu/depot.c).
+ *   lock-free with it, percpu/depot.c), and SP_PREFETCH_WRITE_ARCH 1,
+ *   sp_prefetch_write() and sp_prefetch_write_usable() (a hint that asks
+ *   for a line in the exclusive state: a magazine's rounds, percpu/
+ *   magazine.c; percpu/arch.h falls back on the compiler's hint).
  * Without an arch header the per-CPU layer runs in lock mode only.
  */
 #ifndef SP_PERCPU_CONTRACT_H

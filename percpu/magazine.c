@@ -55,9 +55,11 @@ void *sp_mag_busy[3] __sp_cacheline_aligned = {
 };
 
 static struct segpool_cache *sp_mag_caches[SP_MAG_CLASSES];
+static bool sp_mag_prefetch_ok;	/* set once at init */
 
 int sp_mag_init(void)
 {
+	sp_mag_prefetch_ok = sp_prefetch_write_usable();
 	for (unsigned int cls = 0; cls < SP_MAG_CLASSES; cls++) {
 		char name[32];
 
@@ -120,6 +122,45 @@ void sp_mag_free(struct sp_mag *m)
 }
 
 /* --- the slow paths ------------------------------------------------------- */
+
+/*
+ * The lines of a magazine's rounds the hit paths will use next, asked for
+ * by the slow path that loaded it: down from @top for the pops after an
+ * allocation's (@alloc), up from it to the guard for the pushes after a
+ * free's, those for writing.  A magazine from the depot was filled or
+ * emptied last on another CPU, whose cache holds its lines: without the
+ * hint each line in turn stalled the hit that reached it (one pop or push
+ * in eight), with it the lines travel together.  On the producer/consumer
+ * workload, where every magazine changes CPU, 15.3 to 12.5 ns an
+ * operation; a magazine this CPU used last costs the hints' hits in its
+ * cache, a few nanoseconds a slow path.  At most SP_MAG_PREFETCH_LINES:
+ * past them the hardware's own prefetcher has the stride.
+ */
+#define SP_MAG_PREFETCH_LINES	32	/* 2 KiB: a 252-round magazine whole */
+
+static void sp_mag_prefetch(struct sp_mag *m, void **top, bool alloc)
+{
+	uintptr_t lo = (uintptr_t)&m->slot[0];
+	uintptr_t hi = (uintptr_t)&m->slot[m->cap + 1];
+	uintptr_t line = (uintptr_t)(alloc ? top - 1 : top) &
+			 ~(uintptr_t)(SP_CACHE_LINE - 1);
+
+	if (!sp_mag_prefetch_ok)
+		return;
+	for (unsigned int n = 0; n < SP_MAG_PREFETCH_LINES; n++) {
+		if (alloc) {
+			if (line + SP_CACHE_LINE <= lo)
+				break;
+			__builtin_prefetch((const void *)line, 0, 3);
+			line -= SP_CACHE_LINE;
+		} else {
+			if (line > hi)
+				break;
+			sp_prefetch_write((const void *)line);
+			line += SP_CACHE_LINE;
+		}
+	}
+}
 
 static void sp_bypass_count(struct sp_pcpu_cache *pc)
 {
@@ -261,6 +302,7 @@ void *sp_pcpu_alloc_slow(struct sp_pcpu_cache *pc)
 	top = sp_mag_base(m) + m->count;
 	obj = *--top;
 	sp_vg_forget(top);
+	sp_mag_prefetch(m, top, true);
 	sp_stat_inc(slot, SP_STAT_ALLOC_SLOWPATH);
 	sp_slot_release(pc, slot, top);
 	return obj;
@@ -353,6 +395,7 @@ void sp_pcpu_free_slow(struct sp_pcpu_cache *pc, void *obj, unsigned int node)
 	}
 	top = sp_mag_base(m) + m->count;
 	*top++ = obj;
+	sp_mag_prefetch(m, top, false);
 	sp_stat_inc(slot, SP_STAT_FREE_SLOWPATH);
 	sp_slot_release(pc, slot, top);
 }
