@@ -157,6 +157,19 @@ static void ctor_fill(void *p)
 	memset(p, 0x5a, 40);
 }
 
+/*
+ * A child that plants a link stays on one CPU: on a machine of several
+ * nodes a move to another CPU between its frees and its allocation put
+ * them on different nodes (the frees sent home, the allocation served by
+ * another node's slabs), and the planted link was never walked: the
+ * emulated arm64 machine of two nodes saw it (the child exited 4).
+ */
+static void stay_on_one_cpu(void)
+{
+	if (sp_test_pin(sp_test_allowed_cpu(0)))
+		_exit(8);
+}
+
 /* Child: corrupt the links of free objects, then allocate through them. */
 static void corrupt_and_alloc(void *arg)
 {
@@ -165,6 +178,8 @@ static void corrupt_and_alloc(void *arg)
 						       p->ctor);
 	void *objs[6], *more[4];
 	uintptr_t v;
+
+	stay_on_one_cpu();
 
 	if (!c || segpool_cache_alloc_bulk(c, 0, 6, objs) != 6)
 		_exit(2);
@@ -236,6 +251,8 @@ static void corrupt_note_decoded(void *arg)
 						       NULL);
 	void *objs[6], *more[4];
 
+	stay_on_one_cpu();
+
 	if (!c || segpool_cache_alloc_bulk(c, 0, 6, objs) != 6)
 		_exit(2);
 	segpool_cache_free(c, objs[1]);
@@ -297,6 +314,8 @@ static void self_link_and_alloc(void *arg)
 						       NULL);
 	void *objs[6], *more[4], *head;
 	struct sp_slab *s;
+
+	stay_on_one_cpu();
 
 	(void)arg;
 	if (!c || segpool_cache_alloc_bulk(c, 0, 6, objs) != 6)
