@@ -55,11 +55,11 @@ void *sp_mag_busy[3] __sp_cacheline_aligned = {
 };
 
 static struct segpool_cache *sp_mag_caches[SP_MAG_CLASSES];
-static bool sp_mag_prefetch_ok;	/* set once at init */
+static bool sp_mag_prefetch_w;	/* sp_prefetch_write() usable: at init */
 
 int sp_mag_init(void)
 {
-	sp_mag_prefetch_ok = sp_prefetch_write_usable();
+	sp_mag_prefetch_w = sp_prefetch_write_usable();
 	for (unsigned int cls = 0; cls < SP_MAG_CLASSES; cls++) {
 		char name[32];
 
@@ -144,21 +144,21 @@ static void sp_mag_prefetch(struct sp_mag *m, void **top, bool alloc)
 	uintptr_t hi = (uintptr_t)&m->slot[m->cap + 1];
 	uintptr_t line = (uintptr_t)(alloc ? top - 1 : top) &
 			 ~(uintptr_t)(SP_CACHE_LINE - 1);
+	unsigned int n;
 
-	if (!sp_mag_prefetch_ok)
-		return;
-	for (unsigned int n = 0; n < SP_MAG_PREFETCH_LINES; n++) {
-		if (alloc) {
-			if (line + SP_CACHE_LINE <= lo)
-				break;
+	if (alloc) {
+		for (n = 0; n < SP_MAG_PREFETCH_LINES &&
+			    line + SP_CACHE_LINE > lo; n++) {
 			__builtin_prefetch((const void *)line, 0, 3);
 			line -= SP_CACHE_LINE;
-		} else {
-			if (line > hi)
-				break;
-			sp_prefetch_write((const void *)line);
-			line += SP_CACHE_LINE;
 		}
+		return;
+	}
+	if (!sp_mag_prefetch_w)
+		return;
+	for (n = 0; n < SP_MAG_PREFETCH_LINES && line <= hi; n++) {
+		sp_prefetch_write((const void *)line);
+		line += SP_CACHE_LINE;
 	}
 }
 
