@@ -1,15 +1,23 @@
 // SPDX-License-Identifier: MIT
 /*
- * percpu/alien.c - remote frees batched per home node (see alien.h).
+ * percpu/alien.c - remote frees in magazines per home node (see alien.h).
  *
- * Layout: pc->alien is an array of nr_slots * nr_nodes batches, slot-major,
- * so one CPU's batches are contiguous and no two CPUs share a line.  The
- * batch for the slot's own node stays unused (its objects go to the
- * magazines).  Sending a batch home is one sp_slab_free_bulk() call, which
- * takes the home node's lock once for the whole batch.
+ * Layout: pc->alien is an array of nr_slots * nr_nodes words, slot-major,
+ * each on its own line.  The word for the slot's own node stays unused
+ * (its objects go to the magazines).
+ *
+ * Accounting: a remote free counts as the slot's (an application free put
+ * in the per-CPU layer, SP_STAT_FREE_SLOWPATH, besides SP_STAT_REMOTE_FREE),
+ * and a magazine going home as one going to a depot (SP_STAT_DEPOT_PUT_*,
+ * counted by the depot) or, into the slabs, as a flush (SP_STAT_FLUSH_OBJS,
+ * the slab layer's xfer_frees), exactly as the slot's own magazines: the
+ * slot's occupancy (in minus out) then includes the objects waiting here,
+ * and the statistics count each free once.
  */
 #include "numa/topology.h"
 #include "percpu/alien.h"
+#include "percpu/depot.h"
+#include "percpu/magazine.h"
 #include "percpu/pcpu.h"
 #include "slab/slab.h"
 
@@ -27,56 +35,93 @@ static inline struct sp_alien *sp_alien_of(struct sp_pcpu_cache *pc,
 	return &pc->alien[slot * (unsigned long)sp_topo.nr_nodes + node];
 }
 
-static inline void sp_alien_stat(struct sp_pcpu_slot *slot, enum sp_pcpu_stat s,
-				 uint64_t n)
+/* The magazine of @a into its node's slabs, and freed (owner only). */
+static void sp_alien_drain(struct sp_pcpu_cache *pc, struct sp_pcpu_slot *slot,
+			   struct sp_alien *a)
 {
-	SP_WRITE_ONCE(slot->stat[s], slot->stat[s] + n);
+	struct sp_mag *m = a->mag;
+
+	if (!m)
+		return;
+	if (m->count) {
+		sp_stat_add(slot, SP_STAT_FLUSH_OBJS, m->count);
+		sp_mag_flush(pc, m);
+		SP_WRITE_ONCE(a->flushes, a->flushes + 1);
+	}
+	sp_mag_free(m);
+	a->mag = NULL;
+	SP_WRITE_ONCE(a->count, 0);
 }
 
 /*
- * Accounting: a remote free counts as the slot's (an application free put
- * in the per-CPU layer, SP_STAT_FREE_SLOWPATH, besides SP_STAT_REMOTE_FREE),
- * and a batch going home as a flush (SP_STAT_FLUSH_OBJS, the slab layer's
- * xfer_frees), exactly as a magazine's rounds: the slot's occupancy (in
- * minus out) then includes the objects waiting here, and the statistics
- * count each free once.
+ * The magazine of @a to node index @node's depot (into its slabs when the
+ * depot has no room: sp_depot_put_home()); the next remote free takes an
+ * empty one from there.
  */
 static void sp_alien_send(struct sp_pcpu_cache *pc, struct sp_pcpu_slot *slot,
-			  struct sp_alien *a)
+			  struct sp_alien *a, unsigned int node)
 {
-	if (!a->count)
-		return;
-	sp_slab_flush(pc->cache, a->count, a->objs);
-	sp_alien_stat(slot, SP_STAT_FLUSH_OBJS, a->count);
+	struct sp_mag *m = a->mag;
+
+	a->mag = NULL;
 	SP_WRITE_ONCE(a->count, 0);
 	SP_WRITE_ONCE(a->flushes, a->flushes + 1);
+	sp_depot_put_home(pc, slot, node, m);
 }
 
 void sp_alien_put(struct sp_pcpu_cache *pc, unsigned long slot,
 		  unsigned int node, void *obj)
 {
+	struct sp_pcpu_slot *s = &pc->slots[slot];
 	struct sp_alien *a;
+	struct sp_mag *m;
 
+	sp_stat_inc(s, SP_STAT_FREE_SLOWPATH);
 	if (unlikely(!pc->alien || node >= (unsigned int)sp_topo.nr_nodes)) {
 		/* no remote node on one node; stay correct anyway */
-		sp_slab_free_bulk(pc->cache, 1, &obj);
+		sp_stat_inc(s, SP_STAT_FLUSH_OBJS);
+		sp_slab_flush(pc->cache, 1, &obj);
 		return;
 	}
 	a = sp_alien_of(pc, slot, node);
-	if (a->count == SP_ALIEN_BATCH)
-		sp_alien_send(pc, &pc->slots[slot], a);
-	a->objs[a->count] = obj;
-	SP_WRITE_ONCE(a->count, a->count + 1);
-	sp_alien_stat(&pc->slots[slot], SP_STAT_FREE_SLOWPATH, 1);
+	m = a->mag;
+	if (!m) {
+		m = sp_depot_get_empty(pc, s, node);
+		if (!m)
+			m = sp_mag_alloc(SP_READ_ONCE(pc->cls));
+		if (unlikely(!m)) {
+			/* no memory for a magazine: home alone */
+			sp_stat_inc(s, SP_STAT_FLUSH_OBJS);
+			sp_slab_flush(pc->cache, 1, &obj);
+			return;
+		}
+		m->count = 0;
+		a->mag = m;
+		/* last filled or emptied on the home's CPUs */
+		sp_mag_prefetch(m, sp_mag_base(m), false);
+	}
+	sp_mag_base(m)[m->count++] = obj;
+	SP_WRITE_ONCE(a->count, m->count);
+	if (m->count == m->cap)
+		sp_alien_send(pc, s, a, node);
 }
 
-void sp_alien_flush(struct sp_pcpu_cache *pc, unsigned long slot)
+void sp_alien_flush(struct sp_pcpu_cache *pc, unsigned long slot, bool drain)
 {
+	struct sp_pcpu_slot *s = &pc->slots[slot];
+
 	if (!pc->alien)
 		return;
-	for (int n = 0; n < sp_topo.nr_nodes; n++)
-		sp_alien_send(pc, &pc->slots[slot],
-			      sp_alien_of(pc, slot, (unsigned int)n));
+	for (int n = 0; n < sp_topo.nr_nodes; n++) {
+		struct sp_alien *a = sp_alien_of(pc, slot, (unsigned int)n);
+
+		if (!a->mag)
+			continue;
+		if (drain)
+			sp_alien_drain(pc, s, a);
+		else if (2 * a->mag->count >= a->mag->cap)
+			sp_alien_send(pc, s, a, (unsigned int)n);
+	}
 }
 
 unsigned int sp_alien_objects_to(struct sp_pcpu_cache *pc, unsigned long slot,
@@ -116,6 +161,10 @@ void sp_alien_forget(struct sp_pcpu_cache *pc, unsigned long slot)
 {
 	if (!pc->alien)
 		return;
-	for (int n = 0; n < sp_topo.nr_nodes; n++)
-		sp_alien_of(pc, slot, (unsigned int)n)->count = 0;
+	for (int n = 0; n < sp_topo.nr_nodes; n++) {
+		struct sp_alien *a = sp_alien_of(pc, slot, (unsigned int)n);
+
+		a->mag = NULL;
+		a->count = 0;
+	}
 }

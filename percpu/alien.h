@@ -1,71 +1,93 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * percpu/alien.h - per-CPU batches of remote frees, one per home node
+ * percpu/alien.h - per-CPU magazines of remote frees, one per home node
  * (private).
  *
  * An object freed on a CPU of another node than its slab's must not enter
- * that CPU's magazines (a magazine holds only its node's objects).  Instead
- * of locking the home node's slab lists for every such object, the freeing
- * CPU's slot keeps one "alien" batch per node (Linux SLAB's alien caches):
- * remote frees collect there and go home in bulk, under one lock
- * acquisition of the home node, when the batch is full, when the slot's
- * allocation path goes to the depot, and on every drain (shrink, destroy).
+ * that CPU's magazines (a magazine holds only its node's objects).  The
+ * freeing CPU's slot keeps one "alien" magazine per other node instead
+ * (Linux SLAB's alien caches, a magazine deep): remote frees collect there,
+ * and a full one goes to its home node's depot as a full magazine, where
+ * that node's CPUs take it as they take their own (percpu/depot.h), with
+ * no lock and no slab touched; the empty magazine that replaces it comes
+ * from the same depot, where the home's CPUs leave theirs.  So a producer
+ * on one node and a consumer on another trade magazines as two CPUs of
+ * one node do.  A depot with no room takes the magazine's rounds into its
+ * node's slabs (one lock acquisition of the home node for the magazine).
  *
- * A batch belongs to its slot and is touched only by the slot's owner
- * (percpu/pcpu.h); its @count is read without ownership for statistics.
- * Batches exist only on machines with more than one node.
+ * An alien magazine also goes home when the slot's allocation path goes
+ * to the depot, if it is half full or more (a bulk moment: objects do not
+ * wait long where the program runs on, and the home takes no magazine of
+ * a few rounds), and into its node's slabs on every drain (shrink,
+ * destroy, the decay's).
+ *
+ * An alien magazine belongs to its slot and is touched only by the slot's
+ * owner (percpu/pcpu.h); its @count is read without ownership for
+ * statistics.  Alien magazines exist only on machines with more than one
+ * node.
  */
 #ifndef SP_PERCPU_ALIEN_H
 #define SP_PERCPU_ALIEN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "internal/compiler.h"
 
-/* Objects one batch holds: the batch is two cache lines. */
-#define SP_ALIEN_BATCH	15
-
+struct sp_mag;
 struct sp_pcpu_cache;
 
+/*
+ * One slot's remote frees to one home node: one line, so that no two
+ * CPUs' share one.  @count mirrors @mag's rounds for racy readers.
+ */
 struct sp_alien {
-	uint32_t count;			/* objects in @objs */
-	uint32_t flushes;		/* times this batch went home (stats) */
-	void *objs[SP_ALIEN_BATCH];	/* objects of one home node */
+	struct sp_mag *mag;		/* the home node's objects, or NULL */
+	uint32_t count;			/* rounds in @mag */
+	uint32_t flushes;		/* magazines sent home (stats) */
 } __sp_cacheline_aligned;
 
-_Static_assert(sizeof(struct sp_alien) == 2 * SP_CACHE_LINE,
-	       "an alien batch is two cache lines");
+_Static_assert(sizeof(struct sp_alien) == SP_CACHE_LINE,
+	       "an alien magazine's word is one cache line");
 
-/* Bytes of alien batches a cache's per-CPU layer needs (0 on one node). */
+/* Bytes of alien words a cache's per-CPU layer needs (0 on one node). */
 SP_INTERNAL size_t sp_alien_bytes(unsigned long nr_slots);
 
 /*
  * sp_alien_put() - add @obj, whose slab is on node index @node, to slot
- * @slot's batch for that node; a full batch goes home first.  The caller
+ * @slot's alien magazine for that node; a full one goes home.  The caller
  * owns the slot.
  */
 SP_INTERNAL void sp_alien_put(struct sp_pcpu_cache *pc, unsigned long slot,
 			      unsigned int node, void *obj);
 
-/* sp_alien_flush() - send every batch of slot @slot home (owner only). */
-SP_INTERNAL void sp_alien_flush(struct sp_pcpu_cache *pc, unsigned long slot);
+/*
+ * sp_alien_flush() - slot @slot's alien magazines home (owner only): into
+ * their nodes' slabs with @drain, else each half full or more into its
+ * node's depot.
+ */
+SP_INTERNAL void sp_alien_flush(struct sp_pcpu_cache *pc, unsigned long slot,
+				bool drain);
 
 /*
- * sp_alien_objects_to() - objects waiting in slot @slot's batch for node
- * index @node (racy read).
+ * sp_alien_objects_to() - objects waiting in slot @slot's alien magazine
+ * for node index @node (racy read).
  */
 SP_INTERNAL unsigned int sp_alien_objects_to(struct sp_pcpu_cache *pc,
 					     unsigned long slot, int node);
-/* sp_alien_objects() - objects waiting in slot @slot's batches (racy read). */
+/* sp_alien_objects() - objects waiting in slot @slot's alien magazines
+ * (racy read). */
 SP_INTERNAL unsigned int sp_alien_objects(struct sp_pcpu_cache *pc,
 					  unsigned long slot);
 
-/* sp_alien_flushes() - batches sent home so far by every slot (racy read). */
+/* sp_alien_flushes() - alien magazines sent home so far by every slot
+ * (racy read). */
 SP_INTERNAL uint64_t sp_alien_flushes(struct sp_pcpu_cache *pc);
 
-/* After fork, in the child: forget slot @slot's batches (their objects stay
- * allocated, like the magazines of a slot a dead thread owned). */
+/* After fork, in the child: forget slot @slot's alien magazines (their
+ * objects stay allocated, like the magazines of a slot a dead thread
+ * owned). */
 SP_INTERNAL void sp_alien_forget(struct sp_pcpu_cache *pc, unsigned long slot);
 
 #endif /* SP_PERCPU_ALIEN_H */

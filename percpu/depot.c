@@ -334,6 +334,27 @@ void sp_depot_put(struct sp_pcpu_cache *pc, struct sp_pcpu_slot *slot,
 	sp_depot_give(pc, slot, &pc->depot[slot->node], give);
 }
 
+void sp_depot_put_home(struct sp_pcpu_cache *pc, struct sp_pcpu_slot *slot,
+		       unsigned int node, struct sp_mag *give)
+{
+	sp_depot_give(pc, slot, &pc->depot[node], give);
+}
+
+struct sp_mag *sp_depot_get_empty(struct sp_pcpu_cache *pc,
+				  struct sp_pcpu_slot *slot, unsigned int node)
+{
+	struct sp_depot *d = &pc->depot[node];
+	uint32_t gen = 1, nr;
+	struct sp_mag *got = sp_stack_pop(d, &d->empty, &gen, &nr);
+
+	if (got) {
+		sp_low_water(&d->min_empty, nr);
+		sp_stat_inc(slot, SP_STAT_DEPOT_GET_EMPTY);
+		sp_depot_after(pc, d, gen);
+	}
+	return got;
+}
+
 struct sp_mag *sp_depot_exchange(struct sp_pcpu_cache *pc,
 				 struct sp_pcpu_slot *slot,
 				 struct sp_mag *give, bool want_full)

@@ -119,6 +119,23 @@ SP_INTERNAL struct sp_mag *sp_depot_exchange(struct sp_pcpu_cache *pc,
 SP_INTERNAL void sp_depot_put(struct sp_pcpu_cache *pc,
 			      struct sp_pcpu_slot *slot, struct sp_mag *give);
 
+/*
+ * sp_depot_put_home() - sp_depot_put() into node index @node's depot
+ * instead of @slot's own: a full magazine of that node's objects (remote
+ * frees, percpu/alien.h).  The caller owns @slot and @give.
+ */
+SP_INTERNAL void sp_depot_put_home(struct sp_pcpu_cache *pc,
+				   struct sp_pcpu_slot *slot, unsigned int node,
+				   struct sp_mag *give);
+
+/*
+ * sp_depot_get_empty() - an empty magazine from node index @node's depot,
+ * or NULL; counted on @slot, which the caller owns.
+ */
+SP_INTERNAL struct sp_mag *sp_depot_get_empty(struct sp_pcpu_cache *pc,
+					      struct sp_pcpu_slot *slot,
+					      unsigned int node);
+
 /* Empty every magazine of node @n's depot into the slabs and free them. */
 SP_INTERNAL void sp_depot_drain(struct sp_pcpu_cache *pc, int n);
 

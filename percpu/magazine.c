@@ -138,7 +138,7 @@ void sp_mag_free(struct sp_mag *m)
  */
 #define SP_MAG_PREFETCH_LINES	32	/* 2 KiB: a 252-round magazine whole */
 
-static void sp_mag_prefetch(struct sp_mag *m, void **top, bool alloc)
+void sp_mag_prefetch(struct sp_mag *m, void **top, bool alloc)
 {
 	uintptr_t lo = (uintptr_t)&m->slot[0];
 	uintptr_t hi = (uintptr_t)&m->slot[m->cap + 1];
@@ -247,7 +247,7 @@ void *sp_pcpu_alloc_slow(struct sp_pcpu_cache *pc)
 		sp_trip(pc, slot);
 		sp_stash_turn(pc, slot, false);
 		/* a bulk moment: remote frees waiting here go home too */
-		sp_alien_flush(pc, (unsigned long)(slot - pc->slots));
+		sp_alien_flush(pc, (unsigned long)(slot - pc->slots), false);
 		if (m && slot->prev) {
 			/* both empty: one goes back to the depot */
 			m->count = 0;

@@ -82,6 +82,13 @@ SP_INTERNAL int sp_mag_init(void);
 /* A new empty magazine of class @cls, or NULL (ENOMEM). */
 SP_INTERNAL struct sp_mag *sp_mag_alloc(unsigned int cls);
 SP_INTERNAL void sp_mag_free(struct sp_mag *m);
+/*
+ * sp_mag_prefetch() - ask for the lines of @m's rounds the next operations
+ * use: down from @top for pops (@alloc), up from it to the guard for
+ * pushes (for writing, where the CPU has such a hint).  By the slow path
+ * that is about to hand @m to the hits (or to remote frees).
+ */
+SP_INTERNAL void sp_mag_prefetch(struct sp_mag *m, void **top, bool alloc);
 /* Class of a magazine from its capacity. */
 SP_INTERNAL unsigned int sp_mag_class_of(const struct sp_mag *m);
 

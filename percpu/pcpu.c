@@ -116,7 +116,7 @@ static void sp_slot_drain(struct sp_pcpu_cache *pc, unsigned long i)
 	slot->stash_credit = 0;
 	slot->loaded = NULL;
 	slot->prev = NULL;
-	sp_alien_flush(pc, i);
+	sp_alien_flush(pc, i, true);
 	sp_slot_release(pc, slot, sp_mag_top_none);
 }
 

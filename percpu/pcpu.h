@@ -135,7 +135,7 @@ struct sp_pcpu_cache {
 					 * owned */
 	pthread_mutex_t drain_lock;	/* one remote drainer at a time */
 	struct sp_alien *alien;		/* [nr_slots][nr_nodes] remote-free
-					 * batches (percpu/alien.h); NULL on
+					 * magazines (percpu/alien.h); NULL on
 					 * one node */
 	uint64_t *stash_seen;		/* [nr_slots] the decay's view of each
 					 * slot's stash (under @drain_lock):
@@ -202,9 +202,9 @@ struct sp_pcpu_stats {
 	uint64_t free_fastpath;
 	uint64_t stat[SP_STAT_NR];
 	uint64_t objs_in_magazines;	/* held by all slots: loaded, previous
-					 * and remote frees in alien batches */
-	uint64_t objs_in_alien;		/* of which in alien batches */
-	uint64_t alien_flushes;		/* alien batches sent home */
+					 * and remote frees (alien magazines) */
+	uint64_t objs_in_alien;		/* of which in alien magazines */
+	uint64_t alien_flushes;		/* alien magazines sent home */
 	uint64_t objs_in_depot;
 	uint64_t full_in_depot;
 	uint64_t empty_in_depot;

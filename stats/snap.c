@@ -295,7 +295,7 @@ static void sp_snap_pcpu(struct sp_pcpu_cache *pc, struct sp_cache_snap *s,
 		if (!fold && sl->node < (unsigned int)s->nr_nodes)
 			n = &nodes[sl->node];
 		/*
-		 * Objects in the slot's alien batches were taken out of their
+		 * Objects in the slot's alien magazines were taken out of their
 		 * home node's slabs: they are cached on that node, not on the
 		 * slot's, or the slot's node would read more cached than taken
 		 * out and the home node more active than the program holds.

@@ -51,6 +51,8 @@
 #include "os/cpu.h"
 #include "numa/topology.h"
 #include "percpu/alien.h"
+#include "percpu/depot.h"
+#include "percpu/magazine.h"
 #include "percpu/pcpu.h"
 #include "slab/slab.h"
 #include "stats/export.h"
@@ -684,7 +686,7 @@ static void test_remote_frees_go_home(void **state)
 		sp_pcpu_read_stats(c->pcpu, &st);
 		print_message("# %d node(s) with CPUs: %" PRIu64
 			      " remote frees, "
-			      "%" PRIu64 " alien batches sent home\n",
+			      "%" PRIu64 " alien magazines sent home\n",
 			      n, st.stat[SP_STAT_REMOTE_FREE],
 			      st.alien_flushes);
 		if (n > 1) {
@@ -712,7 +714,7 @@ static void test_remote_frees_go_home(void **state)
  * Every rendering of a cache's active objects gives @want (issue 23, item
  * 13): the info struct, the slabinfo dump, the detail and the JSON (the
  * per-node splits adding up to the total) and the export's record.  Objects
- * in an alien batch count on their home node, not the freeing CPU's.
+ * in an alien magazine count on their home node, not the freeing CPU's.
  */
 static void renderings_agree(struct segpool_cache *c, uint64_t want)
 {
@@ -767,17 +769,42 @@ static void renderings_agree(struct segpool_cache *c, uint64_t want)
 	}
 }
 
-/*
- * Remote frees wait in the freeing CPU's batch for their node and go home
- * SP_ALIEN_BATCH at a time: watched on the slab layer's counters of the
- * home node, with the CPU slot and the node injected (lock mode).
- */
-static void test_alien_batches(void **state)
+/* The depot objects of node index @n of @c's per-CPU layer. */
+static uint64_t depot_objs(struct segpool_cache *c, int n)
 {
+	struct sp_depot_info di;
+
+	sp_depot_read(c->pcpu, n, &di);
+	return di.objs;
+}
+
+/* A CPU slot of node index @n, or -1 (a node without CPUs). */
+static long slot_of_node(int n)
+{
+	for (int cpu = 0; cpu < sp_topo.nr_cpus; cpu++)
+		if (sp_topo.cpu_idx[cpu] == n)
+			return cpu;
+	return -1;
+}
+
+/*
+ * Remote frees wait in the freeing CPU's alien magazine for their node; a
+ * full one goes to the home node's depot whole, no slab touched, and the
+ * home's CPUs take it from there; half full or more it goes home on the
+ * slot's bulk moments, and into the slabs on a drain.  Watched on the home
+ * node's slab and depot counters, with the CPU slot and the node injected
+ * (lock mode).
+ */
+static void test_alien_magazines(void **state)
+{
+	struct sp_pcpu_cache *pc;
 	struct segpool_cache *c;
 	struct sp_cache_node *home;
-	void *objs[2 * SP_ALIEN_BATCH + 3];
+	struct sp_alien *a;
+	size_t total, cap, k = 0, half;
+	void **objs, *got;
 	uint64_t frees0;
+	long home_slot;
 	int far;
 
 	(void)state;
@@ -785,40 +812,92 @@ static void test_alien_batches(void **state)
 	SKIP_IF(sp_pcpu_mode != SP_PCPU_LOCK, "slot injection needs lock mode");
 	c = segpool_cache_create("numa-alien", 48, 0, 0, NULL);
 	assert_non_null(c);
-	assert_non_null(c->pcpu);
-	assert_non_null(c->pcpu->alien);
-	/*
-	 * slot 0 is CPU 0's, of node index cpu_idx[0]; free objects of another
-	 */
+	pc = c->pcpu;
+	assert_non_null(pc);
+	assert_non_null(pc->alien);
+	/* slot 0 is CPU 0's, of node index cpu_idx[0]; objects of another */
 	sp_pcpu_test_inject_slot(0);
 	sp_numa_test_inject_node(sp_topo.cpu_idx[0]);
 	far = sp_topo.fallback[sp_topo.cpu_idx[0]][1];
 	home = &c->node[far];
-	for (size_t i = 0; i < SP_ARRAY_SIZE(objs); i++) {
+	a = &pc->alien[far];		/* slot 0's, for node index far */
+	total = 2 * sp_mag_class_cap(SP_MAG_CLASSES - 1) + 8;
+	objs = calloc(total, sizeof(*objs));
+	assert_non_null(objs);
+	for (size_t i = 0; i < total; i++) {
 		objs[i] = segpool_cache_alloc_node(c, SEGPOOL_THISNODE,
 						   sp_topo.node_id[far]);
 		assert_non_null(objs[i]);
 	}
 	frees0 = home->xfer_frees;
-	for (size_t i = 0; i < SP_ALIEN_BATCH; i++)
-		segpool_cache_free(c, objs[i]);
-	/* all of them wait in the batch, counted as held per CPU */
+	assert_int_equal(depot_objs(c, far), 0);
+
+	/* the first remote free makes the magazine; all but one wait */
+	segpool_cache_free(c, objs[k++]);
+	assert_non_null(a->mag);
+	cap = a->mag->cap;
+	assert_true(cap >= 4 && 2 * cap + 8 <= total);
+	while (k < cap - 1)
+		segpool_cache_free(c, objs[k++]);
+	assert_int_equal(sp_alien_objects(pc, 0), cap - 1);
+	assert_int_equal(sp_pcpu_slot_objects(pc, 0), cap - 1);
 	assert_int_equal(home->xfer_frees, frees0);
-	assert_int_equal(sp_alien_objects(c->pcpu, 0), SP_ALIEN_BATCH);
-	assert_int_equal(sp_pcpu_slot_objects(c->pcpu, 0), SP_ALIEN_BATCH);
-	assert_int_equal(sp_test_info(c).active_objs,
-			 SP_ARRAY_SIZE(objs) - SP_ALIEN_BATCH);
-	renderings_agree(c, SP_ARRAY_SIZE(objs) - SP_ALIEN_BATCH);
-	/* one more: the full batch goes home in one go */
-	segpool_cache_free(c, objs[SP_ALIEN_BATCH]);
-	assert_int_equal(home->xfer_frees, frees0 + SP_ALIEN_BATCH);
-	assert_int_equal(sp_alien_objects(c->pcpu, 0), 1);
-	for (size_t i = SP_ALIEN_BATCH + 1; i < SP_ARRAY_SIZE(objs); i++)
-		segpool_cache_free(c, objs[i]);
-	assert_int_equal(home->xfer_frees, frees0 + 2 * SP_ALIEN_BATCH);
+	assert_int_equal(sp_test_info(c).active_objs, total - k);
+	renderings_agree(c, total - k);
+
+	/* the one that fills it: the magazine goes to the home's depot */
+	segpool_cache_free(c, objs[k++]);
+	assert_null(a->mag);
+	assert_int_equal(sp_alien_objects(pc, 0), 0);
+	assert_int_equal(depot_objs(c, far), cap);
+	assert_int_equal(home->xfer_frees, frees0);	/* no slab touched */
+	assert_int_equal(pc->slots[0].stat[SP_STAT_DEPOT_PUT_FULL], 1);
+	renderings_agree(c, total - k);
+
+	/* a CPU of the home node takes it as its own: the last one in first */
+	home_slot = slot_of_node(far);
+	if (home_slot >= 0) {
+		sp_pcpu_test_inject_slot(home_slot);
+		sp_numa_test_inject_node(far);
+		got = segpool_cache_alloc(c, 0);
+		assert_ptr_equal(got, objs[k - 1]);
+		assert_int_equal(depot_objs(c, far), 0);
+		segpool_cache_free(c, got);	/* home: its own magazine */
+		sp_pcpu_test_inject_slot(0);
+		sp_numa_test_inject_node(sp_topo.cpu_idx[0]);
+	} else {
+		print_message("# node index %d has no CPU: no taker\n", far);
+	}
+
+	/* a bulk moment sends it home from half full on, not below */
+	half = (cap + 1) / 2;
+	for (size_t i = 0; i + 1 < half; i++)
+		segpool_cache_free(c, objs[k++]);
+	sp_alien_flush(pc, 0, false);	/* this thread owns slot 0 here */
+	assert_int_equal(sp_alien_objects(pc, 0), half - 1);
+	segpool_cache_free(c, objs[k++]);
+	sp_alien_flush(pc, 0, false);
+	assert_int_equal(sp_alien_objects(pc, 0), 0);
+	assert_true(depot_objs(c, far) >= half);
+
+	/* a drain: the alien magazine's rounds into the home's slabs */
+	for (int i = 0; i < 3; i++)
+		segpool_cache_free(c, objs[k++]);
+	assert_int_equal(sp_alien_objects(pc, 0), 3);
+	frees0 = home->xfer_frees;
+	segpool_cache_shrink(c);
+	assert_int_equal(sp_alien_objects(pc, 0), 0);
+	assert_null(a->mag);
+	assert_true(home->xfer_frees >= frees0 + 3);
+	assert_int_equal(sp_test_info(c).active_objs, total - k);
+	renderings_agree(c, total - k);
+
+	while (k < total)
+		segpool_cache_free(c, objs[k++]);
 	sp_pcpu_test_inject_slot(-1);
 	sp_numa_test_inject_node(-1);
 	assert_int_equal(segpool_cache_destroy(c), 0);
+	free(objs);
 }
 
 static void test_stats_match_placement(void **state)
@@ -1106,7 +1185,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_local_objects_on_every_node),
 	cmocka_unit_test(test_alloc_node_honours_the_node),
 	cmocka_unit_test(test_remote_frees_go_home),
-	cmocka_unit_test(test_alien_batches),
+	cmocka_unit_test(test_alien_magazines),
 	cmocka_unit_test(test_stats_match_placement),
 	cmocka_unit_test(test_interleave),
 	cmocka_unit_test(test_full_node),

@@ -1135,7 +1135,7 @@ static void test_remote_free(void **state)
 	assert_int_equal(after.stat[SP_STAT_REMOTE_FREE],
 			 before.stat[SP_STAT_REMOTE_FREE] + 1);
 	assert_int_equal(slot->stat[SP_STAT_REMOTE_FREE], 1);
-	/* with several nodes it waits in the slot's alien batch for its node */
+	/* with several nodes it waits in the slot's alien magazine */
 	assert_int_equal(after.objs_in_magazines - after.objs_in_alien,
 			 before.objs_in_magazines);
 	CHECK(!in_magazines(slot, a), "remote-freed %p sits in the magazine",
