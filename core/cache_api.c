@@ -622,6 +622,10 @@ __sp_libframe void sp_free_miss(struct segpool_cache *cache, void *obj,
 		return;
 	}
 miss:
+	/* another node's object: its push on this CPU's remote lane */
+	if (sp_pcpu_lane_push(cache->pcpu, obj, tag, sp_freemark(obj),
+			      cache->key_off))
+		return;
 	/*
 	 * The sequence may have stored it already: the same word again.  The
 	 * object may be ASan-poisoned by now; the mark's accessors are not

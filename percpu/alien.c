@@ -14,6 +14,7 @@
  * slot's occupancy (in minus out) then includes the objects waiting here,
  * and the statistics count each free once.
  */
+#include "internal/debug.h"
 #include "numa/topology.h"
 #include "percpu/alien.h"
 #include "percpu/depot.h"
@@ -33,6 +34,76 @@ static inline struct sp_alien *sp_alien_of(struct sp_pcpu_cache *pc,
 					   unsigned int node)
 {
 	return &pc->alien[slot * (unsigned long)sp_topo.nr_nodes + node];
+}
+
+/* --- the remote lane ------------------------------------------------------
+ * Slot @slot's lane holds one of its alien magazines where a remote free's
+ * push takes it (sp_pcpu_lane_push()).  An alien magazine is in the lane
+ * or in its alien word, never both.  The owner of the slot owns the lane:
+ * no push runs while the slot is owned (the push refuses an owned slot),
+ * so the owner reads and writes the lane's words as its own, and publishes
+ * them when it releases the slot.
+ */
+
+static inline struct sp_lane *sp_lane_of(struct sp_pcpu_cache *pc,
+					 unsigned long slot)
+{
+	return pc->lanes ? &pc->lanes[slot] : NULL;
+}
+
+/* Owner: the lane's magazine back to its alien word, its count from top. */
+static void sp_lane_unload(struct sp_pcpu_cache *pc, unsigned long slot)
+{
+	struct sp_lane *l = sp_lane_of(pc, slot);
+	struct sp_alien *a;
+	struct sp_mag *m;
+
+	if (!l || !(m = l->mag))
+		return;
+	a = sp_alien_of(pc, slot, l->node);
+	sp_assert(!a->mag);
+	m->count = sp_mag_count_at(m, l->top);
+	sp_assert(m->count <= m->cap);
+	SP_WRITE_ONCE(l->expect, 0);
+	SP_WRITE_ONCE(l->top, sp_mag_top_none);
+	l->mag = NULL;
+	a->mag = m;
+	SP_WRITE_ONCE(a->count, m->count);
+}
+
+/* Owner: node index @node's alien magazine (there is one) into the lane. */
+static void sp_lane_load(struct sp_pcpu_cache *pc, unsigned long slot,
+			 unsigned int node)
+{
+	struct sp_lane *l = sp_lane_of(pc, slot);
+	struct sp_alien *a = sp_alien_of(pc, slot, node);
+	struct sp_mag *m = a->mag;
+
+	sp_assert(l && !l->mag && m && m->count < m->cap);
+	a->mag = NULL;
+	SP_WRITE_ONCE(a->count, 0);
+	l->mag = m;
+	l->node = node;
+	SP_WRITE_ONCE(l->top, sp_mag_base(m) + m->count);
+	SP_WRITE_ONCE(l->expect, sp_slab_tag(pc->cache, (int)node));
+}
+
+/* Racy: the rounds in slot @slot's lane for node index @node. */
+static unsigned int sp_lane_objects_to(struct sp_pcpu_cache *pc,
+				       unsigned long slot, unsigned int node)
+{
+	struct sp_lane *l = sp_lane_of(pc, slot);
+	struct sp_mag *m;
+	void **top;
+
+	if (!l || !(m = SP_READ_ONCE(l->mag)) ||
+	    SP_READ_ONCE(l->node) != node)
+		return 0;
+	top = SP_READ_ONCE(l->top);
+	/* read while the owner changes it: only a top inside counts */
+	if (top < sp_mag_base(m) || top > sp_mag_base(m) + m->cap)
+		return 0;
+	return sp_mag_count_at(m, top);
 }
 
 /* The magazine of @a into its node's slabs, and freed (owner only). */
@@ -83,7 +154,11 @@ void sp_alien_put(struct sp_pcpu_cache *pc, unsigned long slot,
 		sp_slab_flush(pc->cache, 1, &obj);
 		return;
 	}
+	/* the lane's magazine back to its word, whichever node's */
+	sp_lane_unload(pc, slot);
 	a = sp_alien_of(pc, slot, node);
+	if (a->mag && a->mag->count == a->mag->cap)
+		sp_alien_send(pc, s, a, node);	/* the lane filled it */
 	m = a->mag;
 	if (!m) {
 		m = sp_depot_get_empty(pc, s, node);
@@ -104,22 +179,28 @@ void sp_alien_put(struct sp_pcpu_cache *pc, unsigned long slot,
 	SP_WRITE_ONCE(a->count, m->count);
 	if (m->count == m->cap)
 		sp_alien_send(pc, s, a, node);
+	/* the next remote frees to this node take the lane */
+	if (a->mag && pc->lanes)
+		sp_lane_load(pc, slot, node);
 }
 
-void sp_alien_flush(struct sp_pcpu_cache *pc, unsigned long slot, bool drain)
+void sp_alien_flush(struct sp_pcpu_cache *pc, unsigned long slot,
+		    enum sp_alien_flush_mode mode)
 {
 	struct sp_pcpu_slot *s = &pc->slots[slot];
 
 	if (!pc->alien)
 		return;
+	sp_lane_unload(pc, slot);
 	for (int n = 0; n < sp_topo.nr_nodes; n++) {
 		struct sp_alien *a = sp_alien_of(pc, slot, (unsigned int)n);
 
 		if (!a->mag)
 			continue;
-		if (drain)
+		if (mode == SP_ALIEN_DRAIN)
 			sp_alien_drain(pc, s, a);
-		else if (2 * a->mag->count >= a->mag->cap)
+		else if (mode == SP_ALIEN_ALL ? a->mag->count != 0 :
+			 2 * a->mag->count >= a->mag->cap)
 			sp_alien_send(pc, s, a, (unsigned int)n);
 	}
 }
@@ -129,7 +210,8 @@ unsigned int sp_alien_objects_to(struct sp_pcpu_cache *pc, unsigned long slot,
 {
 	if (!pc->alien || node < 0 || node >= sp_topo.nr_nodes)
 		return 0;
-	return SP_READ_ONCE(sp_alien_of(pc, slot, (unsigned int)node)->count);
+	return SP_READ_ONCE(sp_alien_of(pc, slot, (unsigned int)node)->count) +
+	       sp_lane_objects_to(pc, slot, (unsigned int)node);
 }
 
 unsigned int sp_alien_objects(struct sp_pcpu_cache *pc, unsigned long slot)
@@ -139,9 +221,14 @@ unsigned int sp_alien_objects(struct sp_pcpu_cache *pc, unsigned long slot)
 	if (!pc->alien)
 		return 0;
 	for (int n = 0; n < sp_topo.nr_nodes; n++)
-		sum += SP_READ_ONCE(sp_alien_of(pc, slot,
-						 (unsigned int)n)->count);
+		sum += sp_alien_objects_to(pc, slot, n);
 	return sum;
+}
+
+uint64_t sp_alien_activity(struct sp_pcpu_cache *pc, unsigned long slot)
+{
+	return SP_READ_ONCE(pc->slots[slot].stat[SP_STAT_REMOTE_FREE]) +
+	       sp_pcpu_lane_hits(pc, slot);
 }
 
 uint64_t sp_alien_flushes(struct sp_pcpu_cache *pc)
@@ -159,8 +246,15 @@ uint64_t sp_alien_flushes(struct sp_pcpu_cache *pc)
 
 void sp_alien_forget(struct sp_pcpu_cache *pc, unsigned long slot)
 {
+	struct sp_lane *l;
+
 	if (!pc->alien)
 		return;
+	if ((l = sp_lane_of(pc, slot))) {
+		l->mag = NULL;
+		l->expect = 0;
+		l->top = sp_mag_top_none;
+	}
 	for (int n = 0; n < sp_topo.nr_nodes; n++) {
 		struct sp_alien *a = sp_alien_of(pc, slot, (unsigned int)n);
 

@@ -15,6 +15,12 @@
  * one node do.  A depot with no room takes the magazine's rounds into its
  * node's slabs (one lock acquisition of the home node for the magazine).
  *
+ * One of them, the one the last remote free went to, is loaded in the
+ * slot's remote lane (struct sp_lane, percpu/pcpu.h), where a remote
+ * free's push takes it with no slow path (sp_pcpu_lane_push(), tried by
+ * the free's miss): the slow path loads the lane and sends its magazine
+ * home when full; the lane is its slot owner's like the rest.
+ *
  * An alien magazine also goes home when the slot's allocation path goes
  * to the depot, if it is half full or more (a bulk moment: objects do not
  * wait long where the program runs on, and the home takes no magazine of
@@ -62,13 +68,23 @@ SP_INTERNAL size_t sp_alien_bytes(unsigned long nr_slots);
 SP_INTERNAL void sp_alien_put(struct sp_pcpu_cache *pc, unsigned long slot,
 			      unsigned int node, void *obj);
 
-/*
- * sp_alien_flush() - slot @slot's alien magazines home (owner only): into
- * their nodes' slabs with @drain, else each half full or more into its
- * node's depot.
- */
+/* What sp_alien_flush() sends home. */
+enum sp_alien_flush_mode {
+	SP_ALIEN_HALF,		/* each half full or more, to its depot */
+	SP_ALIEN_ALL,		/* every one, to its depot (an idle slot's) */
+	SP_ALIEN_DRAIN,		/* every one, into its node's slabs */
+};
+
+/* sp_alien_flush() - slot @slot's alien magazines home (owner only). */
 SP_INTERNAL void sp_alien_flush(struct sp_pcpu_cache *pc, unsigned long slot,
-				bool drain);
+				enum sp_alien_flush_mode mode);
+
+/*
+ * sp_alien_activity() - a count that moves with every remote free of slot
+ * @slot (racy read): the decay's test for an idle slot's alien magazines.
+ */
+SP_INTERNAL uint64_t sp_alien_activity(struct sp_pcpu_cache *pc,
+				       unsigned long slot);
 
 /*
  * sp_alien_objects_to() - objects waiting in slot @slot's alien magazine

@@ -344,6 +344,82 @@ sp_rseq_steal(const void *pc, void *busy, unsigned long *slotp)
 }
 
 /*
+ * sp_rseq_lane_push() - a remote free's push on the calling CPU's lane
+ * (percpu/contract.h): as the x86-64 one.  The slot's top is read with
+ * acquire order (ldar): the lane's words its owner wrote before releasing
+ * the slot are then the ones read after it.  The commit is the pair store
+ * of count and top, as the hit path's push.
+ *
+ * Return: SP_LANE_PUSHED; 0 when refused or the id is out of range;
+ * SP_RSEQ_ABORTED when aborted.
+ */
+static inline __attribute__((always_inline)) uintptr_t
+sp_rseq_lane_push(const void *pc, void *obj, uintptr_t tag, uintptr_t mark,
+		  unsigned long koff, void *busy)
+{
+	uintptr_t res, t0, t1, t2;
+
+	/* beside each step, its line of percpu/contract.h's pseudocode */
+	__asm__ __volatile__(
+		SP_RSEQ_CS_DESC(1, 2, 4)
+		/* arm (rseq area from pc's SP_PC_RSEQ_OFF word) */
+		"ldr %[t0], [%[pc], #" SP_STR(SP_PC_RSEQ_OFF) "]\n\t"
+		"mrs %[t1], tpidr_el0\n\t"
+		"add %[t0], %[t1], %[t0]\n\t"
+		SP_RSEQ_DESC_ADDR("%[t2]")
+		"str %[t2], [%[t0], #" SP_STR(SP_RSEQ_CS_OFF) "]\n\t"
+		"1:\n\t"
+		/* id = *(u32 *)(tp + pc->id_off) */
+		"ldr %[t0], [%[pc], #" SP_STR(SP_PC_ID_OFF) "]\n\t"
+		"ldr %w[t0], [%[t1], %[t0]]\n\t"
+		/* if id >= pc->nr_slots: return 0 */
+		"ldr %[t2], [%[pc], #" SP_STR(SP_PC_NR_SLOTS) "]\n\t"
+		"cmp %[t0], %[t2]\n\t"
+		"b.hs 5f\n\t"
+		/* s = pc->slots + (id << SP_PCPU_SHIFT) */
+		"lsl %[t0], %[t0], #" SP_STR(SP_PCPU_SHIFT) "\n\t"
+		"ldr %[t2], [%[pc], #" SP_STR(SP_PC_SLOTS) "]\n\t"
+		"add %[t2], %[t2], %[t0]\n\t"
+		/* if s->top - busy <= SP_MARKER_REMOTE_DELTA: return 0 */
+		"add %[t2], %[t2], #" SP_STR(SP_SLOT_TOP) "\n\t"
+		"ldar %[t2], [%[t2]]\n\t"
+		"sub %[t2], %[t2], %[busy]\n\t"
+		"cmp %[t2], #" SP_STR(SP_MARKER_REMOTE_DELTA) "\n\t"
+		"b.ls 5f\n\t"
+		/* l = pc->lanes + (id << SP_PCPU_SHIFT) */
+		"ldr %[t2], [%[pc], #" SP_STR(SP_PC_LANES) "]\n\t"
+		"add %[t0], %[t2], %[t0]\n\t"
+		/* if l->expect != tag: return 0 */
+		"ldr %[t2], [%[t0], #" SP_STR(SP_SLOT_EXPECT) "]\n\t"
+		"cmp %[t2], %[tag]\n\t"
+		"b.ne 5f\n\t"
+		/* top = l->top (and its count); if *top is odd: return 0 */
+		"ldp %[t1], %[t2], [%[t0], #" SP_STR(SP_SLOT_FREE_HITS) "]\n\t"
+		"ldr %[res], [%[t2]]\n\t"
+		"tbnz %[res], #0, 5f\n\t"
+		/* *(obj + koff) = mark; *top = obj */
+		"str %[mark], [%[obj], %[koff]]\n\t"
+		"str %[obj], [%[t2]], #8\n\t"
+		"add %[t1], %[t1], #1\n\t"
+		/* l->free_hits + 1, l->top = top + 1		(commit) */
+		"stp %[t1], %[t2], [%[t0], #" SP_STR(SP_SLOT_FREE_HITS) "]\n\t"
+		"2:\n\t"
+		"mov %[res], #" SP_STR(SP_LANE_PUSHED_NR) "\n\t"
+		"b 6f\n\t"
+		"5:\n\t"
+		"mov %[res], #0\n\t"
+		"6:\n\t"
+		/* abort: return SP_RSEQ_ABORTED */
+		SP_RSEQ_ABORT_AT(4, "mov %[res], #1\n\t" "b 6b\n\t")
+		: [res] "=&r"(res), [t0] "=&r"(t0), [t1] "=&r"(t1),
+		  [t2] "=&r"(t2)
+		: [pc] "r"(pc), [obj] "r"(obj), [tag] "r"(tag),
+		  [mark] "r"(mark), [koff] "r"(koff), [busy] "r"(busy)
+		: "memory", "cc");
+	return res;
+}
+
+/*
  * sp_cas16() - compare-and-swap of the 16-byte, 16-byte aligned @word: when
  * it holds @old, store @nw and return true; otherwise load what it holds
  * into @old and return false.  caspal, the LSE pair compare-and-swap with

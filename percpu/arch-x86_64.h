@@ -198,6 +198,75 @@ static inline __attribute__((always_inline)) bool sp_count_down(int32_t *ctr)
 }
 
 /*
+ * sp_rseq_lane_push() - a remote free's push on the calling CPU's lane
+ * (percpu/contract.h): @obj, of page tag @tag, onto the lane's magazine,
+ * its free mark @mark stored at @obj + @koff first.  Refused while the
+ * CPU's slot is owned (its top is @busy or the remote marker), when the
+ * lane takes another tag or its magazine is full or absent.
+ *
+ * Return: SP_LANE_PUSHED; 0 when refused or the id is out of range;
+ * SP_RSEQ_ABORTED when aborted.  Not a hit path: the free's miss
+ * (core/cache_api.c) tries it before the slow path.
+ */
+static inline __attribute__((always_inline)) uintptr_t
+sp_rseq_lane_push(const void *pc, void *obj, uintptr_t tag, uintptr_t mark,
+		  unsigned long koff, void *busy)
+{
+	uintptr_t res;
+
+	/* beside each step, its line of percpu/contract.h's pseudocode */
+	__asm__ __volatile__(
+		SP_RSEQ_CS_DESC(1, 2, 4)
+		/* arm (rseq area from pc's SP_PC_RSEQ_OFF word) */
+		SP_RSEQ_ENTER
+		"1:\n\t"
+		/* id = *(u32 *)(tp + pc->id_off) */
+		"movq " SP_AT(SP_PC_ID_OFF, "%[pc]") ", %%rcx\n\t"
+		"movl %%fs:(%%rcx), %%ecx\n\t"
+		/* if id >= pc->nr_slots: return 0 */
+		"cmpq " SP_AT(SP_PC_NR_SLOTS, "%[pc]") ", %%rcx\n\t"
+		"jae 5f\n\t"
+		/* s = pc->slots + (id << SP_PCPU_SHIFT) */
+		"shlq $" SP_STR(SP_PCPU_SHIFT) ", %%rcx\n\t"
+		"movq " SP_AT(SP_PC_SLOTS, "%[pc]") ", %%rax\n\t"
+		/* if s->top - busy <= SP_MARKER_REMOTE_DELTA: return 0 */
+		"movq " SP_AT(SP_SLOT_TOP, "%%rax,%%rcx") ", %%rax\n\t"
+		"subq %[busy], %%rax\n\t"
+		"cmpq $" SP_STR(SP_MARKER_REMOTE_DELTA) ", %%rax\n\t"
+		"jbe 5f\n\t"
+		/* l = pc->lanes + (id << SP_PCPU_SHIFT) */
+		"addq " SP_AT(SP_PC_LANES, "%[pc]") ", %%rcx\n\t"
+		/* if l->expect != tag: return 0 */
+		"cmpq %[tag], " SP_AT(SP_SLOT_EXPECT, "%%rcx") "\n\t"
+		"jne 5f\n\t"
+		/* top = l->top; if *top is odd: return 0 */
+		"movq " SP_AT(SP_SLOT_TOP, "%%rcx") ", %%rdx\n\t"
+		"testb $1, (%%rdx)\n\t"
+		"jnz 5f\n\t"
+		/* *(obj + koff) = mark; *top = obj */
+		"movq %[mark], (%[obj],%[koff])\n\t"
+		"movq %[obj], (%%rdx)\n\t"
+		"addq $8, %%rdx\n\t"
+		/* l->top = top + 1				(commit) */
+		"movq %%rdx, " SP_AT(SP_SLOT_TOP, "%%rcx") "\n\t"
+		"2:\n\t"
+		/* l->free_hits += 1; return SP_LANE_PUSHED */
+		"addq $1, " SP_AT(SP_SLOT_FREE_HITS, "%%rcx") "\n\t"
+		"movl $" SP_STR(SP_LANE_PUSHED_NR) ", %k[res]\n\t"
+		"jmp 6f\n\t"
+		"5:\n\t"
+		"xorl %k[res], %k[res]\n\t"
+		"6:\n\t"
+		/* abort: return SP_RSEQ_ABORTED */
+		SP_RSEQ_ABORT_HANDLER(4, 6)
+		: [res] "=&r"(res)
+		: [pc] "r"(pc), [obj] "r"(obj), [tag] "r"(tag),
+		  [mark] "r"(mark), [koff] "r"(koff), [busy] "r"(busy)
+		: "rax", "rcx", "rdx", "memory", "cc");
+	return res;
+}
+
+/*
  * sp_cas16() - compare-and-swap of the 16-byte, 16-byte aligned @word: when
  * it holds @old, store @nw and return true; otherwise load what it holds
  * into @old and return false.  lock cmpxchg16b: a full barrier either way.

@@ -27,6 +27,10 @@
  *   SP_PC_RSEQ_OFF      the thread's rseq area, from the thread pointer
  *   SP_PC_ID_OFF        the slot id field (cpu_id or mm_cid), from the
  *                       thread pointer
+ *   SP_PC_LANES         the remote lanes (NULL on one node): lane i at
+ *                       lanes + (i << SP_PCPU_SHIFT), with a slot's
+ *                       SP_SLOT_FREE_HITS, SP_SLOT_TOP and SP_SLOT_EXPECT
+ *                       (struct sp_lane, percpu/pcpu.h)
  * The rseq area is the kernel's struct rseq; its rseq_cs field is at
  * SP_RSEQ_CS_OFF (the kernel ABI).
  *
@@ -81,6 +85,33 @@
  *	return old
  *     abort: return SP_RSEQ_ABORTED; the caller retries.
  *
+ *   sp_rseq_lane_push(pc, obj, tag, mark, koff, busy)
+ *					-> SP_LANE_PUSHED, 0 or SP_RSEQ_ABORTED
+ *	arm (rseq area from pc's SP_PC_RSEQ_OFF word)
+ *	id = *(u32 *)(tp + pc->id_off)
+ *	if id >= pc->nr_slots: return 0
+ *	s = pc->slots + (id << SP_PCPU_SHIFT)
+ *	if s->top - busy <= SP_MARKER_REMOTE_DELTA (unsigned): return 0
+ *				(the slot is owned: so is its lane; a load
+ *				 with acquire order where loads may pass
+ *				 loads, so that the lane's words read below
+ *				 are the ones its owner published before)
+ *	l = pc->lanes + (id << SP_PCPU_SHIFT)
+ *	if l->expect != tag: return 0			(other node, none)
+ *	top = l->top
+ *	if *top is odd: return 0			(full, or no magazine)
+ *	*(word *)(obj + koff) = mark			(idempotent)
+ *	*top = obj					(above top: unseen)
+ *	l->top = top + 1				(commit)
+ *	l->free_hits += 1				(after the commit)
+ *	return SP_LANE_PUSHED
+ *     abort: return SP_RSEQ_ABORTED; the caller retries or takes the slow
+ *     path.  A remote free's push (percpu/alien.h): a slot's lane is its
+ *     owner's, written only while the slot is owned, so a lane push that
+ *     found its slot free and is still running when someone owns the slot
+ *     was on the slot's CPU (it is aborted) or is fenced by a remote
+ *     drainer (percpu/slot.h).
+ *
  * None of them may take a lock, make a call, use the stack or loop; the hit
  * paths (pop and push) state their instruction budget beside their code,
  * and tools/check/hotpath.sh checks them in the built library (x86-64, and
@@ -88,7 +119,7 @@
  *
  * --- What an arch header defines ---
  *
- *   SP_RSEQ_ARCH 1, SP_RSEQ_SIG, the three sequences above;
+ *   SP_RSEQ_ARCH 1, SP_RSEQ_SIG, the four sequences above;
  *   optionally SP_HIT_COUNT_ARCH 1 and sp_hit_count() (one add instruction
  *   on a counter: the slow path's plain hit, percpu/arch.h has a fallback),
  *   SP_CAS16_ARCH 1, sp_cas16() and sp_cas16_usable() (a 16-byte
@@ -118,6 +149,7 @@
 #define SP_PC_NR_SLOTS		8
 #define SP_PC_RSEQ_OFF		16
 #define SP_PC_ID_OFF		24
+#define SP_PC_LANES		32
 
 /* offsetof(struct rseq, rseq_cs) */
 #define SP_RSEQ_CS_OFF		SEGPOOL_ABI_RSEQ_CS
@@ -127,6 +159,9 @@
 
 /* sp_rseq_steal()'s report of an abort (never a top: tops are even). */
 #define SP_RSEQ_ABORTED		((uintptr_t)1)
+/* sp_rseq_lane_push()'s report of a push (the number, for the asm). */
+#define SP_LANE_PUSHED_NR	2
+#define SP_LANE_PUSHED		((uintptr_t)SP_LANE_PUSHED_NR)
 
 /* A constant's value as a string, for the sequences' assembly text. */
 #define SP_STR_(x)		#x

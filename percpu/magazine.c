@@ -247,7 +247,8 @@ void *sp_pcpu_alloc_slow(struct sp_pcpu_cache *pc)
 		sp_trip(pc, slot);
 		sp_stash_turn(pc, slot, false);
 		/* a bulk moment: remote frees waiting here go home too */
-		sp_alien_flush(pc, (unsigned long)(slot - pc->slots), false);
+		sp_alien_flush(pc, (unsigned long)(slot - pc->slots),
+			       SP_ALIEN_HALF);
 		if (m && slot->prev) {
 			/* both empty: one goes back to the depot */
 			m->count = 0;

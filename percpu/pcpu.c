@@ -116,7 +116,7 @@ static void sp_slot_drain(struct sp_pcpu_cache *pc, unsigned long i)
 	slot->stash_credit = 0;
 	slot->loaded = NULL;
 	slot->prev = NULL;
-	sp_alien_flush(pc, i, true);
+	sp_alien_flush(pc, i, SP_ALIEN_DRAIN);
 	sp_slot_release(pc, slot, sp_mag_top_none);
 }
 
@@ -138,12 +138,35 @@ void sp_pcpu_drain(struct sp_pcpu_cache *pc)
  */
 #define SP_STASH_IDLE_PASSES	4
 
+/*
+ * Slot @i's alien magazines to their depots once it made no remote free
+ * for a whole pass of the decay (drain lock held): a CPU that freed other
+ * nodes' objects and went quiet keeps none of them out of reach.
+ */
+static void sp_pcpu_reap_aliens(struct sp_pcpu_cache *pc, unsigned long i)
+{
+	uint64_t act = sp_alien_activity(pc, i);
+	void **top;
+
+	if (!pc->alien_seen)
+		return;
+	if (act != pc->alien_seen[i] || !sp_alien_objects(pc, i)) {
+		pc->alien_seen[i] = act;
+		return;
+	}
+	top = sp_slot_own_remote(pc, i);
+	sp_alien_flush(pc, i, SP_ALIEN_ALL);
+	sp_slot_release(pc, &pc->slots[i], top);
+}
+
 unsigned int sp_pcpu_reap_stashes(struct sp_pcpu_cache *pc)
 {
 	unsigned int n = 0;
 
 	if (pthread_mutex_trylock(&pc->drain_lock))
 		return 0;		/* a drain is on it */
+	for (unsigned long i = 0; i < pc->nr_slots; i++)
+		sp_pcpu_reap_aliens(pc, i);
 	for (unsigned long i = 0; i < pc->nr_slots; i++) {
 		struct sp_pcpu_slot *slot = &pc->slots[i];
 		uint64_t *seen = &pc->stash_seen[i];
@@ -227,9 +250,14 @@ struct sp_pcpu_cache *sp_pcpu_cache_create(struct segpool_cache *c)
 	size_t slots_bytes = (size_t)sp_nr_slots << SP_PCPU_SHIFT;
 	size_t depot_bytes = (size_t)sp_topo.nr_nodes * sizeof(struct sp_depot);
 	size_t alien_bytes = sp_alien_bytes(sp_nr_slots);
-	size_t seen_bytes = (size_t)sp_nr_slots * sizeof(uint64_t);
+	/* remote lanes: with alien magazines, where the sequences run */
+	size_t lanes_bytes = alien_bytes && sp_pcpu_mode == SP_PCPU_RSEQ ?
+			     (size_t)sp_nr_slots << SP_PCPU_SHIFT : 0;
+	size_t seen_bytes = (size_t)sp_nr_slots * sizeof(uint64_t) *
+			    (alien_bytes ? 2 : 1);
 	size_t bytes = SP_ALIGN(sizeof(struct sp_pcpu_cache), SP_CACHE_LINE) +
-		       depot_bytes + slots_bytes + alien_bytes + seen_bytes;
+		       depot_bytes + slots_bytes + alien_bytes + lanes_bytes +
+		       seen_bytes;
 	struct sp_pcpu_cache *pc;
 	struct sp_pcpu_slot *slots = NULL;
 	size_t color = 0;
@@ -269,8 +297,12 @@ struct sp_pcpu_cache *sp_pcpu_cache_create(struct segpool_cache *c)
 	pc->nr_slots = sp_nr_slots;
 	pc->alien = alien_bytes ? (struct sp_alien *)((char *)pc->depot +
 						      depot_bytes) : NULL;
+	pc->lanes = lanes_bytes ? (struct sp_lane *)((char *)pc->depot +
+						     depot_bytes +
+						     alien_bytes) : NULL;
 	pc->stash_seen = (uint64_t *)((char *)pc->depot + depot_bytes +
-				      alien_bytes);
+				      alien_bytes + lanes_bytes);
+	pc->alien_seen = alien_bytes ? pc->stash_seen + sp_nr_slots : NULL;
 	pc->rseq_off = sp_rseq_off;
 	pc->id_off = sp_rseq_id_off;
 	sp_pcpu_default_classes(c->stride, &pc->cls, &pc->max_cls);
@@ -287,6 +319,8 @@ struct sp_pcpu_cache *sp_pcpu_cache_create(struct segpool_cache *c)
 		slot->node = sp_pcpu_use_mm_cid || i >= SP_MAX_CPUS ? 0 :
 			(unsigned long)sp_topo.cpu_idx[i];
 		slot->expect = sp_slab_tag(c, (int)slot->node);
+		if (pc->lanes)		/* no magazine in the lane */
+			pc->lanes[i].top = sp_mag_top_none;
 	}
 	return pc;
 }
@@ -371,11 +405,13 @@ int sp_pcpu_set_tunables(struct sp_pcpu_cache *pc, unsigned int mag_size,
  * Objects in minus objects out of a slot, as counted (signed: read while
  * the owner moves objects, out may run ahead of in).
  */
-static int64_t sp_pcpu_slot_balance(const struct sp_pcpu_slot *slot)
+static int64_t sp_pcpu_slot_balance(struct sp_pcpu_cache *pc,
+				    unsigned long i)
 {
+	const struct sp_pcpu_slot *slot = &pc->slots[i];
 	uint64_t in, out;
 
-	in = SP_READ_ONCE(slot->free_hits) +
+	in = SP_READ_ONCE(slot->free_hits) + sp_pcpu_lane_hits(pc, i) +
 	     SP_READ_ONCE(slot->stat[SP_STAT_FREE_SLOWPATH]) +
 	     SP_READ_ONCE(slot->stat[SP_STAT_FILL_OBJS]) +
 	     SP_READ_ONCE(slot->stat[SP_STAT_DEPOT_GET_OBJS]);
@@ -388,7 +424,7 @@ static int64_t sp_pcpu_slot_balance(const struct sp_pcpu_slot *slot)
 
 unsigned int sp_pcpu_slot_objects(struct sp_pcpu_cache *pc, unsigned long i)
 {
-	int64_t n = sp_pcpu_slot_balance(&pc->slots[i]);
+	int64_t n = sp_pcpu_slot_balance(pc, i);
 
 	/* read while the owner moves objects, out may run ahead of in */
 	return n > 0 ? (unsigned int)n : 0;
@@ -403,10 +439,12 @@ void sp_pcpu_read_stats(struct sp_pcpu_cache *pc, struct sp_pcpu_stats *st)
 		struct sp_pcpu_slot *slot = &pc->slots[i];
 
 		st->alloc_fastpath += SP_READ_ONCE(slot->alloc_hits);
-		st->free_fastpath += SP_READ_ONCE(slot->free_hits);
+		st->free_fastpath += SP_READ_ONCE(slot->free_hits) +
+				     sp_pcpu_lane_hits(pc, i);
 		for (int s = 0; s < SP_STAT_NR; s++)
 			st->stat[s] += SP_READ_ONCE(slot->stat[s]);
-		in_mags += sp_pcpu_slot_balance(slot);
+		st->stat[SP_STAT_REMOTE_FREE] += sp_pcpu_lane_hits(pc, i);
+		in_mags += sp_pcpu_slot_balance(pc, i);
 		st->objs_in_alien += sp_alien_objects(pc, i);
 	}
 	/* summed first: a read racing an owner cannot round a slot up */

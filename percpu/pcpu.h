@@ -112,6 +112,36 @@ _Static_assert(sizeof(struct sp_pcpu_slot) == (1UL << SP_PCPU_SHIFT),
 	       "slots are 1 << SP_PCPU_SHIFT bytes, whole cache lines");
 
 /*
+ * struct sp_lane - a slot's remote lane: the alien magazine of one home
+ * node loaded where a remote free's push takes it without the slow path
+ * (percpu/alien.h).  Its first words are at a slot's offsets, so that the
+ * lane push reads them as the hit path's push reads a slot's; a lane is
+ * as long as a slot, so lane i is at the same stride.  Written only by the
+ * owner of slot i, but for the push's top and count.
+ */
+struct sp_lane {
+	/* --- line 0: the lane push's words, at a slot's offsets --- */
+	uint64_t free_hits;		/* 0: remote frees the lane took */
+	void **top;			/* 8: next free round of @mag, or a
+					 * guard (no magazine) */
+	uint64_t pad0;			/* 16 */
+	uintptr_t expect;		/* 24: page tag of @node's objects of
+					 * the cache, or 0 (no magazine) */
+	/* owner only */
+	struct sp_mag *mag;		/* 32: the magazine under top */
+	uint32_t node;			/* 40: its home node index */
+	uint32_t pad1;
+	uint64_t pad2[((1UL << SP_PCPU_SHIFT) - 48) / 8];
+};
+
+_Static_assert(offsetof(struct sp_lane, free_hits) == SP_SLOT_FREE_HITS &&
+	       offsetof(struct sp_lane, top) == SP_SLOT_TOP &&
+	       offsetof(struct sp_lane, expect) == SP_SLOT_EXPECT,
+	       "asm: a lane's words at a slot's offsets");
+_Static_assert(sizeof(struct sp_lane) == (1UL << SP_PCPU_SHIFT),
+	       "lanes are at the slots' stride");
+
+/*
  * struct sp_pcpu_cache - a cache's per-CPU layer.  Read-mostly except the
  * sizing fields, written by the sizing window and trips.
  */
@@ -122,6 +152,9 @@ struct sp_pcpu_cache {
 	long rseq_off;			/* 16: struct rseq from the thread
 					 * pointer */
 	long id_off;			/* 24: its cpu_id or mm_cid field */
+	struct sp_lane *lanes;		/* 32: [nr_slots] remote lanes
+					 * (percpu/alien.h); NULL on one node
+					 * and without rseq */
 	/* --- the rest --- */
 	struct segpool_cache *cache;	/* the slab cache behind it */
 	struct sp_depot *depot;		/* [nr_nodes] */
@@ -137,6 +170,9 @@ struct sp_pcpu_cache {
 	struct sp_alien *alien;		/* [nr_slots][nr_nodes] remote-free
 					 * magazines (percpu/alien.h); NULL on
 					 * one node */
+	uint64_t *alien_seen;		/* [nr_slots] the decay's view of each
+					 * slot's remote frees (under
+					 * @drain_lock); NULL on one node */
 	uint64_t *stash_seen;		/* [nr_slots] the decay's view of each
 					 * slot's stash (under @drain_lock):
 					 * its last use, passes unchanged */
@@ -150,6 +186,8 @@ _Static_assert(offsetof(struct sp_pcpu_cache, rseq_off) == SP_PC_RSEQ_OFF,
 	       "asm: rseq_off");
 _Static_assert(offsetof(struct sp_pcpu_cache, id_off) == SP_PC_ID_OFF,
 	       "asm: id_off");
+_Static_assert(offsetof(struct sp_pcpu_cache, lanes) == SP_PC_LANES,
+	       "asm: lanes");
 
 /* --- percpu/pcpu.c, and the slow paths of percpu/magazine.c --- */
 SP_INTERNAL int sp_pcpu_init(void);
@@ -159,7 +197,9 @@ SP_INTERNAL void sp_pcpu_drain(struct sp_pcpu_cache *pc);
 /*
  * sp_pcpu_reap_stashes() - the decay's pass over a cache: each slot's
  * stash (percpu/stash.h) not used for SP_STASH_IDLE_PASSES passes goes to
- * the depot.  Return: the stashes taken.
+ * the depot, and the alien magazines of a slot that made no remote free
+ * since the last pass go to their nodes' depots (percpu/alien.h).
+ * Return: the stashes taken.
  */
 SP_INTERNAL unsigned int sp_pcpu_reap_stashes(struct sp_pcpu_cache *pc);
 /* Free the layer's memory; the caller drained it first. */
@@ -347,6 +387,43 @@ SP_INTERNAL void *sp_pcpu_nil_slots(void);
 #define sp_pcpu_push(slots, obj, tag, mark, koff, miss)			\
 	do { (void)(slots); goto miss; } while (0)
 #endif
+
+/*
+ * sp_pcpu_lane_hits() - remote frees slot @i's lane took (racy read): frees
+ * into the slot's per-CPU layer besides its own hits, and remote frees.
+ */
+static inline uint64_t sp_pcpu_lane_hits(struct sp_pcpu_cache *pc,
+					 unsigned long i)
+{
+	return pc->lanes ? SP_READ_ONCE(pc->lanes[i].free_hits) : 0;
+}
+
+/*
+ * sp_pcpu_lane_push() - a remote free's push on the calling CPU's remote
+ * lane (percpu/alien.h), its free mark @mark stored at @obj + @koff: true
+ * when the lane took @obj, false when the slow path must (no lane, the
+ * lane holds another node's magazine or a full one, the slot is owned, or
+ * two aborts in a row).  @obj passed the hit path's checks.
+ */
+static inline bool sp_pcpu_lane_push(struct sp_pcpu_cache *pc, void *obj,
+				     uintptr_t tag, uintptr_t mark,
+				     unsigned int koff)
+{
+#if SP_RSEQ_ARCH
+	if (!pc || !pc->lanes)
+		return false;
+	for (int tries = 0; tries < 2; tries++) {
+		uintptr_t r = sp_rseq_lane_push(pc, obj, tag, mark, koff,
+						sp_mag_top_busy);
+
+		if (r != SP_RSEQ_ABORTED)
+			return r == SP_LANE_PUSHED;
+	}
+#else
+	(void)pc; (void)obj; (void)tag; (void)mark; (void)koff;
+#endif
+	return false;
+}
 
 /*
  * A slot's fills from the slabs ramp up (sp_fill_ramp() below): the first

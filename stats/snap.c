@@ -260,6 +260,9 @@ static void sp_snap_slot(struct sp_pcpu_cache *pc, unsigned long i,
 	sl->ctr[SP_CTR_FREE_FASTPATH] = SP_READ_ONCE(slot->free_hits);
 	for (int k = 0; k < SP_STAT_NR; k++)
 		sl->ctr[k] = SP_READ_ONCE(slot->stat[k]);
+	/* remote frees its lane took: fast-path frees, and remote */
+	sl->ctr[SP_CTR_FREE_FASTPATH] += sp_pcpu_lane_hits(pc, i);
+	sl->ctr[SP_STAT_REMOTE_FREE] += sp_pcpu_lane_hits(pc, i);
 	/* from the slot's counters: never the magazines the owner changes */
 	sl->objs = sp_pcpu_slot_objects(pc, i);
 }

@@ -41,7 +41,8 @@
 	  "allocations that found the loaded magazine empty and were "	\
 	  "served from a magazine after a swap, a depot exchange or a fill") \
 	X(free_fastpath, FREE_FASTPATH, SEGPOOL_CTR_HIT, "count",	\
-	  "frees put on the CPU's loaded magazine")			\
+	  "frees put on the CPU's loaded magazine, or on its remote "	\
+	  "lane (another node's objects)")				\
 	X(free_slowpath, FREE_SLOWPATH, SEGPOOL_CTR_INFO, "count",	\
 	  "frees that found it full and were put in a magazine "	\
 	  "after a swap, a depot exchange or on a new magazine")	\
@@ -65,8 +66,8 @@
 	  "slow paths that found their slot owned "			\
 	  "by another thread and went to the slabs")			\
 	X(remote_free, REMOTE_FREE, SEGPOOL_CTR_EXPORT, "count",	\
-	  "frees of objects of another node, sent "			\
-	  "straight home to their node's slabs")			\
+	  "frees of objects of another node, sent home in magazines "	\
+	  "of that node (the CPU's alien magazines and remote lane)")	\
 	X(rseq_abort, RSEQ_ABORT, SEGPOOL_CTR_EXPORT, "count",		\
 	  "restartable sequences of the slow "				\
 	  "paths that were aborted and retried")			\

@@ -65,9 +65,16 @@ static const char *const env_rseq_mm_cid[] = {
 	sp_test_percpu_rseq, "SEGPOOL_PERCPU_ID=mm_cid", NULL,
 };
 
+/* two emulated nodes: remote frees everywhere, through the remote lanes */
+static const char *const env_rseq_2nodes[] = {
+	sp_test_percpu_rseq, "SEGPOOL_PERCPU_ID", "SEGPOOL_NUMA_FAKE_NODES=2",
+	NULL,
+};
+
 static const struct sp_test_variant variants[] = {
 	{ "mode=rseq", sp_test_env_percpu_rseq },
 	{ "mode=rseq_mm_cid", env_rseq_mm_cid },
+	{ "mode=rseq,nodes=2_emulated", env_rseq_2nodes },
 	{ "mode=lock", sp_test_env_percpu_lock },
 	{ "mode=off", sp_test_env_percpu_off },
 };

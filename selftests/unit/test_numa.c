@@ -791,7 +791,8 @@ static long slot_of_node(int n)
  * Remote frees wait in the freeing CPU's alien magazine for their node; a
  * full one goes to the home node's depot whole, no slab touched, and the
  * home's CPUs take it from there; half full or more it goes home on the
- * slot's bulk moments, and into the slabs on a drain.  Watched on the home
+ * slot's bulk moments, whole after a decay pass with no remote free, and
+ * into the slabs on a drain.  Watched on the home
  * node's slab and depot counters, with the CPU slot and the node injected
  * (lock mode).
  */
@@ -803,13 +804,16 @@ static void test_alien_magazines(void **state)
 	struct sp_alien *a;
 	size_t total, cap, k = 0, half;
 	void **objs, *got;
-	uint64_t frees0;
-	long home_slot;
+	uint64_t frees0, in_depot;
+	long home_slot, decay_ms;
 	int far;
 
 	(void)state;
 	SKIP_IF(sp_topo.nr_nodes < 2, "one node: no remote frees");
 	SKIP_IF(sp_pcpu_mode != SP_PCPU_LOCK, "slot injection needs lock mode");
+	/* no decay pass sends the waiting magazines home behind the test */
+	decay_ms = segpool_get_decay_ms();
+	assert_int_equal(segpool_set_decay_ms(SEGPOOL_DECAY_NEVER), 0);
 	c = segpool_cache_create("numa-alien", 48, 0, 0, NULL);
 	assert_non_null(c);
 	pc = c->pcpu;
@@ -880,6 +884,16 @@ static void test_alien_magazines(void **state)
 	assert_int_equal(sp_alien_objects(pc, 0), 0);
 	assert_true(depot_objs(c, far) >= half);
 
+	/* a slot idle for a pass of the decay sends them all home */
+	for (int i = 0; i < 2; i++)
+		segpool_cache_free(c, objs[k++]);
+	in_depot = depot_objs(c, far);
+	sp_pcpu_reap_stashes(pc);	/* the pass that sees them come */
+	assert_int_equal(sp_alien_objects(pc, 0), 2);
+	sp_pcpu_reap_stashes(pc);	/* no remote free since */
+	assert_int_equal(sp_alien_objects(pc, 0), 0);
+	assert_int_equal(depot_objs(c, far), in_depot + 2);
+
 	/* a drain: the alien magazine's rounds into the home's slabs */
 	for (int i = 0; i < 3; i++)
 		segpool_cache_free(c, objs[k++]);
@@ -898,6 +912,66 @@ static void test_alien_magazines(void **state)
 	sp_numa_test_inject_node(-1);
 	assert_int_equal(segpool_cache_destroy(c), 0);
 	free(objs);
+	assert_int_equal(segpool_set_decay_ms(decay_ms), 0);
+}
+
+/*
+ * In rseq mode a remote free takes the CPU's remote lane, no slow path:
+ * every free of another node's object is a lane hit or a slow path, the
+ * slow paths a few (one to load the lane, one each time its magazine
+ * fills), and the full magazines reach the home node's depot.  Pinned to
+ * one CPU, so that the lane is that CPU's slot's.
+ */
+static void test_remote_lane(void **state)
+{
+	const size_t count = 3000;
+	struct sp_pcpu_cache *pc;
+	struct segpool_cache *c;
+	uint64_t hits0, slow0, hits, slow;
+	int cpu, here, far;
+	void **objs;
+
+	(void)state;
+	SKIP_IF(sp_topo.nr_nodes < 2, "one node: no remote frees");
+	SKIP_IF(sp_pcpu_mode != SP_PCPU_RSEQ, "the lane is rseq mode's");
+	cpu = sp_test_allowed_cpu(0);
+	assert_int_equal(sp_test_pin(cpu), 0);
+	here = sp_topo.cpu_idx[cpu];
+	far = sp_topo.fallback[here][1];
+	c = segpool_cache_create("numa-lane", 64, 0, 0, NULL);
+	assert_non_null(c);
+	pc = c->pcpu;
+	assert_non_null(pc);
+	assert_non_null(pc->lanes);
+	objs = calloc(count, sizeof(*objs));
+	assert_non_null(objs);
+	for (size_t i = 0; i < count; i++) {
+		objs[i] = segpool_cache_alloc_node(c, SEGPOOL_THISNODE,
+						   sp_topo.node_id[far]);
+		assert_non_null(objs[i]);
+	}
+	hits0 = sp_pcpu_lane_hits(pc, (unsigned long)cpu);
+	slow0 = pc->slots[cpu].stat[SP_STAT_FREE_SLOWPATH];
+	for (size_t i = 0; i < count; i++)
+		segpool_cache_free(c, objs[i]);
+	hits = sp_pcpu_lane_hits(pc, (unsigned long)cpu) - hits0;
+	slow = pc->slots[cpu].stat[SP_STAT_FREE_SLOWPATH] - slow0;
+	print_message("# %zu remote frees: %" PRIu64 " lane hits, %" PRIu64
+		      " slow paths\n", count, hits, slow);
+	assert_int_equal(hits + slow, count);
+	/* a few slow paths per magazine (aborts on preemption add some) */
+	CHECK(slow * 8 < count, "%" PRIu64 " of %zu remote frees slow", slow,
+	      count);
+	CHECK(depot_objs(c, far) > 0, "no magazine reached node index %d",
+	      far);
+	/* nothing lost or counted twice: all cached, none active */
+	assert_int_equal(sp_test_info(c).active_objs, 0);
+	renderings_agree(c, 0);
+	segpool_cache_shrink(c);
+	assert_int_equal(sp_test_info(c).total_slabs, 0);
+	assert_int_equal(segpool_cache_destroy(c), 0);
+	free(objs);
+	sp_test_unpin();
 }
 
 static void test_stats_match_placement(void **state)
@@ -1186,6 +1260,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_alloc_node_honours_the_node),
 	cmocka_unit_test(test_remote_frees_go_home),
 	cmocka_unit_test(test_alien_magazines),
+	cmocka_unit_test(test_remote_lane),
 	cmocka_unit_test(test_stats_match_placement),
 	cmocka_unit_test(test_interleave),
 	cmocka_unit_test(test_full_node),
