@@ -279,6 +279,19 @@ __extension__ ({							\
 } while (0)
 
 /*
+ * Point the thread's rseq_cs at this section's descriptor (before start),
+ * the rseq area's offset read from the per-CPU layer @pc's word; leaves
+ * the thread pointer in %[t1] (the library's sequences: operands pc, t0,
+ * t1, t2).
+ */
+#define SP_RSEQ_ENTER_PC						\
+	"ldr %[t0], [%[pc], #" SP_STR(SP_PC_RSEQ_OFF) "]\n\t"		\
+	"mrs %[t1], tpidr_el0\n\t"					\
+	"add %[t0], %[t1], %[t0]\n\t"					\
+	SP_RSEQ_DESC_ADDR("%[t2]")					\
+	"str %[t2], [%[t0], #" SP_STR(SP_RSEQ_CS_OFF) "]\n\t"
+
+/*
  * sp_rseq_steal() - take ownership of the calling CPU's slot: replace its
  * top with @busy and return the old top (which may be the "no magazine"
  * top).  A slot whose top is @busy or @busy + 8 (the marker a remote drainer
@@ -297,11 +310,7 @@ sp_rseq_steal(const void *pc, void *busy, unsigned long *slotp)
 	__asm__ __volatile__(
 		SP_RSEQ_CS_DESC(1, 2, 4)
 		/* arm (rseq area from pc's SP_PC_RSEQ_OFF word) */
-		"ldr %[t0], [%[pc], #" SP_STR(SP_PC_RSEQ_OFF) "]\n\t"
-		"mrs %[t1], tpidr_el0\n\t"
-		"add %[t0], %[t1], %[t0]\n\t"
-		SP_RSEQ_DESC_ADDR("%[t2]")
-		"str %[t2], [%[t0], #" SP_STR(SP_RSEQ_CS_OFF) "]\n\t"
+		SP_RSEQ_ENTER_PC
 		"1:\n\t"
 		SP_RSEQ_INJECT(1, 4, "t2")
 		/* id = *(u32 *)(tp + pc->id_off); *slot = id */
@@ -363,11 +372,7 @@ sp_rseq_lane_push(const void *pc, void *obj, uintptr_t tag, uintptr_t mark,
 	__asm__ __volatile__(
 		SP_RSEQ_CS_DESC(1, 2, 4)
 		/* arm (rseq area from pc's SP_PC_RSEQ_OFF word) */
-		"ldr %[t0], [%[pc], #" SP_STR(SP_PC_RSEQ_OFF) "]\n\t"
-		"mrs %[t1], tpidr_el0\n\t"
-		"add %[t0], %[t1], %[t0]\n\t"
-		SP_RSEQ_DESC_ADDR("%[t2]")
-		"str %[t2], [%[t0], #" SP_STR(SP_RSEQ_CS_OFF) "]\n\t"
+		SP_RSEQ_ENTER_PC
 		"1:\n\t"
 		/* id = *(u32 *)(tp + pc->id_off) */
 		"ldr %[t0], [%[pc], #" SP_STR(SP_PC_ID_OFF) "]\n\t"
