@@ -100,8 +100,12 @@ static unsigned int sp_lane_objects_to(struct sp_pcpu_cache *pc,
 	    SP_READ_ONCE(l->node) != node)
 		return 0;
 	top = SP_READ_ONCE(l->top);
-	/* read while the owner changes it: only a top inside counts */
-	if (top < sp_mag_base(m) || top > sp_mag_base(m) + m->cap)
+	/*
+	 * Read while the owner changes it, and @m may be gone meanwhile:
+	 * never a load from it, only a top within a magazine's reach counts.
+	 */
+	if (top < sp_mag_base(m) ||
+	    top > sp_mag_base(m) + sp_mag_class_cap(SP_MAG_CLASSES - 1))
 		return 0;
 	return sp_mag_count_at(m, top);
 }
