@@ -2,9 +2,9 @@
 /*
  * percpu/arch.h - pick the restartable-sequence primitives for this CPU
  * architecture.  What each arch header must define, the pseudocode of its
- * three sequences (pop, push, steal) and the layout they may assume are in
- * percpu/contract.h; without an arch header the per-CPU layer runs in lock
- * mode only and the build still works.
+ * four sequences (pop, push, steal, lane push) and the layout they may
+ * assume are in percpu/contract.h; without an arch header the per-CPU
+ * layer runs in lock mode only and the build still works.
  */
 #ifndef SP_PERCPU_ARCH_H
 #define SP_PERCPU_ARCH_H
