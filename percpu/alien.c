@@ -144,6 +144,14 @@ static void sp_alien_send(struct sp_pcpu_cache *pc, struct sp_pcpu_slot *slot,
 	sp_depot_put_home(pc, slot, node, m);
 }
 
+/* @obj home alone, into its slabs: counted as a flush of the slot */
+static void sp_alien_home_alone(struct sp_pcpu_cache *pc,
+				struct sp_pcpu_slot *s, void *obj)
+{
+	sp_stat_inc(s, SP_STAT_FLUSH_OBJS);
+	sp_slab_flush(pc->cache, 1, &obj);
+}
+
 void sp_alien_put(struct sp_pcpu_cache *pc, unsigned long slot,
 		  unsigned int node, void *obj)
 {
@@ -154,8 +162,7 @@ void sp_alien_put(struct sp_pcpu_cache *pc, unsigned long slot,
 	sp_stat_inc(s, SP_STAT_FREE_SLOWPATH);
 	if (unlikely(!pc->alien || node >= (unsigned int)sp_topo.nr_nodes)) {
 		/* no remote node on one node; stay correct anyway */
-		sp_stat_inc(s, SP_STAT_FLUSH_OBJS);
-		sp_slab_flush(pc->cache, 1, &obj);
+		sp_alien_home_alone(pc, s, obj);
 		return;
 	}
 	/* the lane's magazine back to its word, whichever node's */
@@ -169,9 +176,8 @@ void sp_alien_put(struct sp_pcpu_cache *pc, unsigned long slot,
 		if (!m)
 			m = sp_mag_alloc(SP_READ_ONCE(pc->cls));
 		if (unlikely(!m)) {
-			/* no memory for a magazine: home alone */
-			sp_stat_inc(s, SP_STAT_FLUSH_OBJS);
-			sp_slab_flush(pc->cache, 1, &obj);
+			/* no memory for a magazine */
+			sp_alien_home_alone(pc, s, obj);
 			return;
 		}
 		m->count = 0;
@@ -231,8 +237,10 @@ unsigned int sp_alien_objects(struct sp_pcpu_cache *pc, unsigned long slot)
 
 uint64_t sp_alien_activity(struct sp_pcpu_cache *pc, unsigned long slot)
 {
-	return SP_READ_ONCE(pc->slots[slot].stat[SP_STAT_REMOTE_FREE]) +
-	       sp_pcpu_lane_hits(pc, slot);
+	struct sp_pcpu_slot_counts c;
+
+	sp_pcpu_slot_counts(pc, slot, &c);	/* the lane's hits folded in */
+	return c.stat[SP_STAT_REMOTE_FREE];
 }
 
 uint64_t sp_alien_flushes(struct sp_pcpu_cache *pc)

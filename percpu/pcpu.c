@@ -401,6 +401,19 @@ int sp_pcpu_set_tunables(struct sp_pcpu_cache *pc, unsigned int mag_size,
 
 /* --- statistics ----------------------------------------------------------- */
 
+void sp_pcpu_slot_counts(struct sp_pcpu_cache *pc, unsigned long i,
+			 struct sp_pcpu_slot_counts *c)
+{
+	const struct sp_pcpu_slot *slot = &pc->slots[i];
+	uint64_t lane = sp_pcpu_lane_hits(pc, i);
+
+	c->alloc_fastpath = SP_READ_ONCE(slot->alloc_hits);
+	c->free_fastpath = SP_READ_ONCE(slot->free_hits) + lane;
+	for (int s = 0; s < SP_STAT_NR; s++)
+		c->stat[s] = SP_READ_ONCE(slot->stat[s]);
+	c->stat[SP_STAT_REMOTE_FREE] += lane;
+}
+
 /*
  * Objects in minus objects out of a slot, as counted (signed: read while
  * the owner moves objects, out may run ahead of in).
@@ -408,17 +421,14 @@ int sp_pcpu_set_tunables(struct sp_pcpu_cache *pc, unsigned int mag_size,
 static int64_t sp_pcpu_slot_balance(struct sp_pcpu_cache *pc,
 				    unsigned long i)
 {
-	const struct sp_pcpu_slot *slot = &pc->slots[i];
+	struct sp_pcpu_slot_counts c;
 	uint64_t in, out;
 
-	in = SP_READ_ONCE(slot->free_hits) + sp_pcpu_lane_hits(pc, i) +
-	     SP_READ_ONCE(slot->stat[SP_STAT_FREE_SLOWPATH]) +
-	     SP_READ_ONCE(slot->stat[SP_STAT_FILL_OBJS]) +
-	     SP_READ_ONCE(slot->stat[SP_STAT_DEPOT_GET_OBJS]);
-	out = SP_READ_ONCE(slot->alloc_hits) +
-	      SP_READ_ONCE(slot->stat[SP_STAT_ALLOC_SLOWPATH]) +
-	      SP_READ_ONCE(slot->stat[SP_STAT_FLUSH_OBJS]) +
-	      SP_READ_ONCE(slot->stat[SP_STAT_DEPOT_PUT_OBJS]);
+	sp_pcpu_slot_counts(pc, i, &c);
+	in = c.free_fastpath + c.stat[SP_STAT_FREE_SLOWPATH] +
+	     c.stat[SP_STAT_FILL_OBJS] + c.stat[SP_STAT_DEPOT_GET_OBJS];
+	out = c.alloc_fastpath + c.stat[SP_STAT_ALLOC_SLOWPATH] +
+	      c.stat[SP_STAT_FLUSH_OBJS] + c.stat[SP_STAT_DEPOT_PUT_OBJS];
 	return (int64_t)(in - out);
 }
 
@@ -436,14 +446,13 @@ void sp_pcpu_read_stats(struct sp_pcpu_cache *pc, struct sp_pcpu_stats *st)
 
 	memset(st, 0, sizeof(*st));
 	for (unsigned long i = 0; i < pc->nr_slots; i++) {
-		struct sp_pcpu_slot *slot = &pc->slots[i];
+		struct sp_pcpu_slot_counts c;
 
-		st->alloc_fastpath += SP_READ_ONCE(slot->alloc_hits);
-		st->free_fastpath += SP_READ_ONCE(slot->free_hits) +
-				     sp_pcpu_lane_hits(pc, i);
+		sp_pcpu_slot_counts(pc, i, &c);
+		st->alloc_fastpath += c.alloc_fastpath;
+		st->free_fastpath += c.free_fastpath;
 		for (int s = 0; s < SP_STAT_NR; s++)
-			st->stat[s] += SP_READ_ONCE(slot->stat[s]);
-		st->stat[SP_STAT_REMOTE_FREE] += sp_pcpu_lane_hits(pc, i);
+			st->stat[s] += c.stat[s];
 		in_mags += sp_pcpu_slot_balance(pc, i);
 		st->objs_in_alien += sp_alien_objects(pc, i);
 	}

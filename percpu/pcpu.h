@@ -255,6 +255,19 @@ SP_INTERNAL void sp_pcpu_read_stats(struct sp_pcpu_cache *pc,
 				    struct sp_pcpu_stats *st);
 
 /*
+ * A slot's counters as the statistics read them: its own hits and slow-path
+ * counters, with the remote frees its lane took folded in once (fast-path
+ * frees of the slot, and remote frees).  Racy reads, as the counters'.
+ */
+struct sp_pcpu_slot_counts {
+	uint64_t alloc_fastpath;
+	uint64_t free_fastpath;
+	uint64_t stat[SP_STAT_NR];
+};
+SP_INTERNAL void sp_pcpu_slot_counts(struct sp_pcpu_cache *pc, unsigned long i,
+				     struct sp_pcpu_slot_counts *c);
+
+/*
  * Objects held in slot @i's magazines, from its counters alone (objects in
  * minus objects out), never from the magazines the owner is changing: a
  * lock-free read that is exact whenever the slot is quiet.

@@ -251,18 +251,16 @@ static void sp_snap_node(struct segpool_cache *c, int i, struct sp_node_snap *n)
 static void sp_snap_slot(struct sp_pcpu_cache *pc, unsigned long i,
 			 struct sp_slot_snap *sl)
 {
-	struct sp_pcpu_slot *slot = &pc->slots[i];
+	struct sp_pcpu_slot_counts c;
 
 	memset(sl, 0, sizeof(*sl));
 	/* written once, before the layer was published */
-	sl->node = (unsigned int)slot->node;
-	sl->ctr[SP_CTR_ALLOC_FASTPATH] = SP_READ_ONCE(slot->alloc_hits);
-	sl->ctr[SP_CTR_FREE_FASTPATH] = SP_READ_ONCE(slot->free_hits);
+	sl->node = (unsigned int)pc->slots[i].node;
+	sp_pcpu_slot_counts(pc, i, &c);
+	sl->ctr[SP_CTR_ALLOC_FASTPATH] = c.alloc_fastpath;
+	sl->ctr[SP_CTR_FREE_FASTPATH] = c.free_fastpath;
 	for (int k = 0; k < SP_STAT_NR; k++)
-		sl->ctr[k] = SP_READ_ONCE(slot->stat[k]);
-	/* remote frees its lane took: fast-path frees, and remote */
-	sl->ctr[SP_CTR_FREE_FASTPATH] += sp_pcpu_lane_hits(pc, i);
-	sl->ctr[SP_STAT_REMOTE_FREE] += sp_pcpu_lane_hits(pc, i);
+		sl->ctr[k] = c.stat[k];
 	/* from the slot's counters: never the magazines the owner changes */
 	sl->objs = sp_pcpu_slot_objects(pc, i);
 }
