@@ -73,9 +73,11 @@ struct bench_contender {
 	const char *env;	/* one more NAME=value for the child */
 	bool peer;		/* a peer allocator (ratios: "best peer") */
 	bool inline_api;	/* segpool-cache through SEGPOOL_INLINE */
+	/* sampled heap profiling on (SEGPOOL_HEAP_PROFILE): its cost */
+	const char *sampled_of;	/* the contender it is measured against */
 };
 
-#define BENCH_NR_BUILTIN	14
+#define BENCH_NR_BUILTIN	16
 #define BENCH_MAX_EXTRA		4
 #define BENCH_MAX_C		(BENCH_NR_BUILTIN + BENCH_MAX_EXTRA)
 

@@ -182,6 +182,16 @@ int bench_verify_percpu(const struct bench_contender *c, char *mode,
 			   mode);
 		return -1;
 	}
+	/* sampling on exactly where the contender says so */
+	if (!segpool_heap_profile_enabled() != !c->sampled_of) {
+		bench_warn("%s: sampled heap profiling is %s in the child: "
+			   "refusing to report", c->name,
+			   c->sampled_of ? "off" : "on");
+		return -1;
+	}
+	if (c->sampled_of)
+		snprintf(mode + strlen(mode), len - strlen(mode),
+			 ", heap profile sampled");
 	if (bench_mode_is(mode, c->percpu))
 		return 0;
 	/* the default contenders: the library's own fallback, rightly so */
@@ -219,6 +229,14 @@ struct bench_contender bench_contenders[BENCH_MAX_C] = {
 	      "SEGPOOL_INLINE", "rseq", .inline_api = true),
 	{ .name = "segpool-malloc", .title = "segpool_malloc() size classes",
 	  .kind = BENCH_SEGPOOL_MALLOC, LIBC, .percpu = "rseq" },
+	/* sampled heap profiling's cost: the two above with it on */
+	CACHE("segpool-cache-sampled", "segpool-cache, SEGPOOL_HEAP_PROFILE "
+	      "set (the default rate)", "rseq",
+	      .sampled_of = "segpool-cache"),
+	{ .name = "segpool-malloc-sampled", .title = "segpool-malloc, "
+	  "SEGPOOL_HEAP_PROFILE set (the default rate)",
+	  .kind = BENCH_SEGPOOL_MALLOC, LIBC, .percpu = "rseq",
+	  .sampled_of = "segpool-malloc" },
 	{ .name = "glibc", .title = "glibc malloc", .kind = BENCH_MALLOC,
 	  .peer = true, .package = "libc6", LIBC, .trim_sym = "malloc_trim" },
 	PEER("jemalloc", "jemalloc (LD_PRELOAD)", "libjemalloc2",

@@ -14,10 +14,12 @@
  * holds on it: a rebuild during a run changes nothing), or a variant build
  * beside it, with the driver's command line and "--child NAME -w WORKLOAD
  * -t THREADS", from which it derives the same settings; the driver's
- * environment less LD_PRELOAD, SEGPOOL_PERCPU and SEGPOOL_FREELIST_HARDENED,
- * plus the peer to preload or the mode and variable the contender asks
- * for.  Its record comes back on a pipe at fd 3.  The counting pass runs it
- * under "strace -f -e trace=mmap,munmap,mremap,write" (the preload for the
+ * environment less LD_PRELOAD, SEGPOOL_PERCPU, SEGPOOL_FREELIST_HARDENED
+ * and SEGPOOL_HEAP_PROFILE, plus the peer to preload or the mode and
+ * variable the contender asks for (a sampled contender's profile goes to
+ * a file of the driver's own, removed once the child ended).  Its record
+ * comes back on a pipe at fd 3.  The counting pass runs it under
+ * "strace -f -e trace=mmap,munmap,mremap,write" (the preload for the
  * child alone, -E) and counts the calls between the "segpool-bench:begin"
  * and ":end" the child writes to fd -1 around its timed part
  * (bench_sys_mark()).
@@ -42,7 +44,8 @@ static int bench_spawn(const struct bench_run *run,
 	const struct bench_cstate *s = &run->cs[cell->c - bench_contenders];
 	const char *preload = s->path[0] ? s->path : NULL;
 	const char *mode = cell->c->percpu;
-	char pre[300], thr[16], hz[32];
+	char pre[300], thr[16], hz[32], prof[PATH_MAX + 32];
+	static unsigned int nr_prof;
 	char *argv[BENCH_MAX_C + 64];
 	int n = 0, fds[2], status;
 	size_t used = 0;
@@ -50,6 +53,10 @@ static int bench_spawn(const struct bench_run *run,
 	pid_t pid;
 
 	snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", preload ? preload : "");
+	/* the profile written at the child's exit: a name of this run's */
+	snprintf(prof, sizeof(prof), "%s/segpool-bench-heap.%d.%u",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid(),
+		 nr_prof++);
 	snprintf(thr, sizeof(thr), "%u", cell->threads);
 	snprintf(hz, sizeof(hz), "%.0f", run->cfg.tsc_hz);
 	if (trace) {
@@ -83,7 +90,11 @@ static int bench_spawn(const struct bench_run *run,
 			_exit(127);
 		unsetenv("SEGPOOL_FREELIST_HARDENED");
 		unsetenv("SEGPOOL_PERCPU");
+		unsetenv("SEGPOOL_HEAP_PROFILE");
 		unsetenv("LD_PRELOAD");
+		if (cell->c->sampled_of &&
+		    setenv("SEGPOOL_HEAP_PROFILE", prof, 1))
+			_exit(127);
 		/* "rseq" is the default: the mode segpool picks by itself */
 		if ((mode && strcmp(mode, "rseq") &&
 		     setenv("SEGPOOL_PERCPU", mode, 1)) ||
@@ -106,6 +117,8 @@ static int bench_spawn(const struct bench_run *run,
 	close(fds[0]);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
+	if (cell->c->sampled_of)
+		unlink(prof);
 	if (WIFEXITED(status) && !WEXITSTATUS(status) &&
 	    !strcmp(rec->status, "ok"))
 		return 0;
@@ -175,12 +188,13 @@ static void bench_resolve(struct bench_cstate *s)
 
 /*
  * The rows beneath the hit path run for the plain contenders only:
- * segpool-cache (where the row applies), segpool-malloc and the mallocs.
+ * segpool-cache (where the row applies), segpool-malloc and the mallocs;
+ * the sampled ones measure what sampling adds to the hit paths.
  */
 static bool bench_applies(const struct bench_workload *wl,
 			  const struct bench_contender *c)
 {
-	if (c->kind == BENCH_FLOOR)
+	if (c->kind == BENCH_FLOOR || c->sampled_of)
 		return !(wl->flags & (BENCH_WL_BENEATH | BENCH_WL_MEMORY));
 	if (!(wl->flags & BENCH_WL_BENEATH) || c->kind != BENCH_SEGPOOL_CACHE)
 		return true;

@@ -32,7 +32,8 @@ static bool bench_variant(const struct bench_contender *c)
 /* segpool-cache in each per-CPU mode: the percpu chart's memory panel */
 static bool bench_mode(const struct bench_contender *c)
 {
-	return c->kind == BENCH_SEGPOOL_CACHE && !c->env && !c->exec_suffix;
+	return c->kind == BENCH_SEGPOOL_CACHE && !c->env && !c->exec_suffix &&
+	       !c->sampled_of;
 }
 
 static void bench_val(FILE *f, bool ok, double v)

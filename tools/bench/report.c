@@ -19,6 +19,8 @@
 
 #include <segpool/segpool.h>
 
+#include <limits.h>
+
 #include "tools/bench/bench.h"
 
 struct bench_table *bench_table_new(const char *const *head,
@@ -276,6 +278,79 @@ static void bench_report_summary(FILE *f, const struct bench_run *run)
 	bench_table_print(f, t);
 }
 
+/*
+ * What sampled heap profiling costs: each sampled contender's CPU time
+ * over its plain one's, on the rows of the summary where both ran.
+ */
+static void bench_report_sampled(FILE *f, const struct bench_run *run)
+{
+	const struct bench_contender *on[BENCH_TCOLS], *off[BENCH_TCOLS];
+	const char *head[BENCH_TCOLS] = { "workload" };
+	unsigned int np = 0, nc = 1;
+	struct bench_table *t;
+
+	for (unsigned int i = 0; i < run->nr_cs && nc + 3 <= BENCH_TCOLS; i++) {
+		const struct bench_contender *c = run->cs[i].c, *b;
+
+		if (!run->cs[i].selected || run->cs[i].skipped ||
+		    !c->sampled_of ||
+		    !(b = bench_contender_find(c->sampled_of)) ||
+		    !run->cs[b - bench_contenders].selected ||
+		    run->cs[b - bench_contenders].skipped)
+			continue;
+		off[np] = b;
+		on[np++] = c;
+		head[nc++] = b->name;
+		head[nc++] = c->name;
+		head[nc++] = "ratio";
+	}
+	if (!np)
+		return;
+	t = bench_table_new(head, nc);
+	for (unsigned int i = 0; i < run->nr_cells; i++) {
+		const struct bench_cell *a = &run->cells[i];
+		unsigned int r = UINT_MAX;
+
+		if (!bench_cell_summary(run, i))
+			continue;
+		for (unsigned int k = 0; k < np; k++) {
+			const struct bench_cell *x = bench_cell_get(run, a->wl,
+				a->threads, off[k]);
+			const struct bench_cell *y = bench_cell_get(run, a->wl,
+				a->threads, on[k]);
+
+			if (!x || !y)
+				continue;
+			if (r == UINT_MAX) {
+				r = bench_table_row(t);
+				bench_table_set(t, r, 0, "%u %s, %u thr%s",
+						a->wl->number, a->wl->name,
+						a->threads, a->threads >
+						run->usable ? "*" : "");
+			}
+			bench_table_set(t, r, 1 + 3 * k, "%.2f",
+					x->cpu.median / a->wl->unit);
+			bench_table_set(t, r, 2 + 3 * k, "%.2f",
+					y->cpu.median / a->wl->unit);
+			bench_table_set(t, r, 3 + 3 * k, "%.3fx",
+					y->cpu.median / x->cpu.median);
+		}
+	}
+	if (!t->nrow) {
+		free(t);
+		return;
+	}
+	fprintf(f, "### Sampled heap profiling: CPU ns per op, median\n\n");
+	bench_para(f, "The same contender with SEGPOOL_HEAP_PROFILE set (one "
+		   "sample per 512 KiB allocated, the default; the profile "
+		   "written at the child's exit) and without, in the same "
+		   "run; the ratio is the first over the second (the goal: "
+		   "1.02x at most).  Single figures on a busy or small host "
+		   "move by more than that: read the ratios across rows and "
+		   "runs.");
+	bench_table_print(f, t);
+}
+
 void bench_report(FILE *f, const struct bench_run *run, const char *img)
 {
 	static const char *const head[] = {
@@ -324,6 +399,7 @@ void bench_report(FILE *f, const struct bench_run *run, const char *img)
 			bench_para(f, "- %s skipped: %s", run->cs[i].c->name,
 				   run->cs[i].reason);
 	bench_report_summary(f, run);
+	bench_report_sampled(f, run);
 	for (unsigned int w = 0; w < bench_nr_workloads; w++) {
 		unsigned int ok = 0, failed = 0;
 
