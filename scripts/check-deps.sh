@@ -84,7 +84,8 @@ optional groff groff-base "test_man.sh is skipped"
 optional man man-db "test_install.sh skips man -w"
 optional objdump binutils "check-hotpath and test_symbols' checks are skipped"
 optional valgrind valgrind "test_sanitizers checks ASan builds only"
-optional google-pprof google-perftools "test_heap_profile skips its reading of a profile by google-pprof"
+optional google-pprof google-perftools "test_heap_profile's profile is not read by google-pprof"
+optional jeprof libjemalloc-dev "test_heap_profile's profile is not read by jeprof"
 optional qemu-system-x86_64 qemu-system-x86 "make check-numa cannot run (not part of check)"
 
 if [[ ${#lines[@]} -eq 0 ]]; then

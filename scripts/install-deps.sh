@@ -12,10 +12,11 @@
 #
 # Groups:
 #   base      gcc g++ make pkg-config binutils libnuma-dev liburcu-dev
-#             libcmocka-dev numactl cmake man-db google-perftools: what
-#             `make check` and `make demo` need (g++, cmake and man-db for
-#             the header, install and man page checks, google-pprof for
-#             test_heap_profile's reading of a profile).  Always included.
+#             libcmocka-dev numactl cmake man-db google-perftools
+#             libjemalloc-dev: what `make check` and `make demo` need (g++,
+#             cmake and man-db for the header, install and man page
+#             checks, google-pprof and jeprof for test_heap_profile's
+#             reading of a profile).  Always included.
 #   valgrind  valgrind, for SEGPOOL_TEST_WRAPPER="valgrind ..." runs.
 #   clang     clang, for `make CC=clang`.
 #   bench     libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 gnuplot-nox
@@ -51,14 +52,15 @@ set -euo pipefail
 prog=${0##*/}
 
 usage() {
-	sed -n '4,47p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '4,48p' "$0" | sed 's/^# \{0,1\}//'
 }
 
 group_packages() {
 	case "$1" in
 	base)
 		echo gcc g++ make pkg-config binutils libnuma-dev liburcu-dev \
-			libcmocka-dev numactl cmake man-db google-perftools
+			libcmocka-dev numactl cmake man-db google-perftools \
+			libjemalloc-dev
 		;;
 	valgrind)
 		echo valgrind

@@ -720,38 +720,14 @@ static void test_pprof_child(void **state)
 	}
 }
 
-static void test_pprof(void **state)
+/* @tool --text reads @file of @exe: a total, and site a's frame. */
+static void pprof_reads(const char *tool, const char *exe, const char *file)
 {
-	char dir[] = "/tmp/segpool-heap-pprof.XXXXXX", env_file[128], exe[512];
-	char cmd[2048], out[8192], file[256];
-	const char *env[] = {
-		env_file,
-		"SEGPOOL_HEAP_SAMPLE=65536",
-		"SP_TEST_HEAP_PPROF=1",
-		NULL,
-	};
-	ssize_t n;
+	char cmd[2048], out[8192];
 	size_t len;
 	FILE *p;
 
-	(void)state;
-	if (getenv(CHILD_ENV) || getenv("SP_TEST_HEAP_PPROF") ||
-	    getenv("SP_TEST_HEAP_BAD"))
-		return;
-	if (system("command -v google-pprof >/dev/null 2>&1") != 0) {
-		print_message("# skip: google-pprof not installed (Debian: "
-			      "google-perftools)\n");
-		skip();
-	}
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	assert_true(n > 0);
-	exe[n] = '\0';
-	assert_non_null(mkdtemp(dir));
-	snprintf(env_file, sizeof(env_file), "SEGPOOL_HEAP_PROFILE=%s/heap",
-		 dir);
-	assert_int_equal(sp_test_rerun(env, "test_pprof_child"), 0);
-	snprintf(file, sizeof(file), "%s/heap", dir);
-	snprintf(cmd, sizeof(cmd), "google-pprof --text '%s' '%s' 2>&1", exe,
+	snprintf(cmd, sizeof(cmd), "%s --text '%s' '%s' 2>&1", tool, exe,
 		 file);
 	p = popen(cmd, "r");
 	assert_non_null(p);
@@ -763,6 +739,56 @@ static void test_pprof(void **state)
 		print_message("%s\n", out);
 	assert_non_null(strstr(out, "Total:"));
 	assert_non_null(strstr(out, "site_a"));
+}
+
+/*
+ * The profile is read by gperftools' google-pprof and by jemalloc's fork
+ * of it, jeprof: each that is installed reads it (Debian:
+ * google-perftools, libjemalloc-dev); with neither the test skips.
+ */
+static void test_pprof(void **state)
+{
+	static const char *const tools[] = { "google-pprof", "jeprof" };
+	static const char *const pkgs[] = { "google-perftools",
+					    "libjemalloc-dev" };
+	char dir[] = "/tmp/segpool-heap-pprof.XXXXXX", env_file[128], exe[512];
+	char file[256], cmd[128];
+	const char *env[] = {
+		env_file,
+		"SEGPOOL_HEAP_SAMPLE=65536",
+		"SP_TEST_HEAP_PPROF=1",
+		NULL,
+	};
+	bool have[2];
+	ssize_t n;
+
+	(void)state;
+	if (getenv(CHILD_ENV) || getenv("SP_TEST_HEAP_PPROF") ||
+	    getenv("SP_TEST_HEAP_BAD"))
+		return;
+	for (int i = 0; i < 2; i++) {
+		snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1",
+			 tools[i]);
+		have[i] = system(cmd) == 0;
+		if (!have[i])
+			print_message("# %s not installed (Debian: %s): not "
+				      "read by it\n", tools[i], pkgs[i]);
+	}
+	if (!have[0] && !have[1]) {
+		print_message("# skip: neither reader installed\n");
+		skip();
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	assert_true(n > 0);
+	exe[n] = '\0';
+	assert_non_null(mkdtemp(dir));
+	snprintf(env_file, sizeof(env_file), "SEGPOOL_HEAP_PROFILE=%s/heap",
+		 dir);
+	assert_int_equal(sp_test_rerun(env, "test_pprof_child"), 0);
+	snprintf(file, sizeof(file), "%s/heap", dir);
+	for (int i = 0; i < 2; i++)
+		if (have[i])
+			pprof_reads(tools[i], exe, file);
 	unlink(file);
 	assert_int_equal(rmdir(dir), 0);
 }
