@@ -529,6 +529,11 @@ void bench_table_set(struct bench_table *t, unsigned int row, unsigned int col,
 	__attribute__((format(printf, 4, 5)));
 /* Print @t in parts of at most BENCH_TEXT_COLS, then free it. */
 void bench_table_print(FILE *f, struct bench_table *t);
+/*
+ * The heading "### @title" of a section whose table is @t: true when @t
+ * has rows; an empty @t is freed instead, and nothing printed.
+ */
+bool bench_table_section(FILE *f, struct bench_table *t, const char *title);
 /* A paragraph (or a "- " item), wrapped, then an empty line. */
 void bench_para(FILE *f, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -204,11 +204,8 @@ static void bench_prog_report(FILE *f, const struct bench_prog_opts *o,
 		   "strace).  The programs' files were on %s.", o->reps,
 		   o->reps == 1 ? "" : "s", fs);
 	bench_table_print(f, t);
-	if (!l->nrow) {
-		free(l);
+	if (!bench_table_section(f, l, "The main job: examples/logpipe"))
 		return;
-	}
-	fprintf(f, "### The main job: examples/logpipe\n\n");
 	bench_para(f, "Records per second (higher is better; x glibc: over "
 		   "logpipe -b malloc on glibc's malloc), medians.  On segpool "
 		   "caches: segpool_cache_alloc_node() and segpool_malloc() "

@@ -53,6 +53,16 @@ void bench_table_set(struct bench_table *t, unsigned int row, unsigned int col,
 	va_end(ap);
 }
 
+bool bench_table_section(FILE *f, struct bench_table *t, const char *title)
+{
+	if (!t->nrow) {
+		free(t);
+		return false;
+	}
+	fprintf(f, "### %s\n\n", title);
+	return true;
+}
+
 static const char bench_dashes[] = "--------------------------------"
 	"----------------------------------";
 
@@ -261,11 +271,8 @@ static void bench_report_summary(FILE *f, const struct bench_run *run)
 			bench_table_set(t, r, nc - 1, "%.2fx (%s)",
 					mine->ratio_peer, mine->best_peer);
 	}
-	if (!t->nrow) {
-		free(t);
+	if (!bench_table_section(f, t, "Summary: CPU ns per op, median"))
 		return;
-	}
-	fprintf(f, "### Summary: CPU ns per op, median\n\n");
 	bench_para(f, "Thread CPU time summed over workers, per operation; "
 		   "lower is better.  The last column is segpool-cache's CPU "
 		   "time over the best peer's (below 1.00x: segpool is "
@@ -336,11 +343,9 @@ static void bench_report_sampled(FILE *f, const struct bench_run *run)
 					y->cpu.median / x->cpu.median);
 		}
 	}
-	if (!t->nrow) {
-		free(t);
+	if (!bench_table_section(f, t, "Sampled heap profiling: CPU ns per "
+				 "op, median"))
 		return;
-	}
-	fprintf(f, "### Sampled heap profiling: CPU ns per op, median\n\n");
 	bench_para(f, "The same contender with SEGPOOL_HEAP_PROFILE set (one "
 		   "sample per 512 KiB allocated, the default; the profile "
 		   "written at the child's exit) and without, in the same "
