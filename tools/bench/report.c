@@ -286,6 +286,29 @@ static void bench_report_summary(FILE *f, const struct bench_run *run)
 }
 
 /*
+ * Repetition k of @y over repetition k of @x, both CPU time per op: the
+ * repetitions are interleaved, so each pair ran minutes apart at most and
+ * the host's drift cancels out of its ratio.  Their median and range.
+ */
+static void bench_paired(const struct bench_cell *x,
+			 const struct bench_cell *y, struct bench_summary *s)
+{
+	double v[BENCH_MAX_REPS];
+	unsigned int n = 0;
+
+	for (unsigned int k = 0; k < x->nr && k < y->nr && n < BENCH_MAX_REPS;
+	     k++) {
+		const struct bench_result *a = &x->samples[k];
+		const struct bench_result *b = &y->samples[k];
+
+		if (a->ops && b->ops && a->cpu_ns > 0 && b->cpu_ns > 0)
+			v[n++] = (b->cpu_ns / (double)b->ops) /
+				 (a->cpu_ns / (double)a->ops);
+	}
+	bench_summarize(v, n, s);
+}
+
+/*
  * What sampled heap profiling costs: each sampled contender's CPU time
  * over its plain one's, on the rows of the summary where both ran.
  */
@@ -309,7 +332,7 @@ static void bench_report_sampled(FILE *f, const struct bench_run *run)
 		on[np++] = c;
 		head[nc++] = b->name;
 		head[nc++] = c->name;
-		head[nc++] = "ratio";
+		head[nc++] = "ratio (range)";
 	}
 	if (!np)
 		return;
@@ -325,6 +348,7 @@ static void bench_report_sampled(FILE *f, const struct bench_run *run)
 				a->threads, off[k]);
 			const struct bench_cell *y = bench_cell_get(run, a->wl,
 				a->threads, on[k]);
+			struct bench_summary p;
 
 			if (!x || !y)
 				continue;
@@ -339,8 +363,9 @@ static void bench_report_sampled(FILE *f, const struct bench_run *run)
 					x->cpu.median / a->wl->unit);
 			bench_table_set(t, r, 2 + 3 * k, "%.2f",
 					y->cpu.median / a->wl->unit);
-			bench_table_set(t, r, 3 + 3 * k, "%.3fx",
-					y->cpu.median / x->cpu.median);
+			bench_paired(x, y, &p);
+			bench_table_set(t, r, 3 + 3 * k, "%.3fx (%.2f-%.2f)",
+					p.median, p.min, p.max);
 		}
 	}
 	if (!bench_table_section(f, t, "Sampled heap profiling: CPU ns per "
@@ -349,10 +374,13 @@ static void bench_report_sampled(FILE *f, const struct bench_run *run)
 	bench_para(f, "The same contender with SEGPOOL_HEAP_PROFILE set (one "
 		   "sample per 512 KiB allocated, the default; the profile "
 		   "written at the child's exit) and without, in the same "
-		   "run; the ratio is the first over the second (the goal: "
-		   "1.02x at most).  Single figures on a busy or small host "
-		   "move by more than that: read the ratios across rows and "
-		   "runs.");
+		   "run, CPU ns per op (medians).  Ratio: the median, over "
+		   "the repetitions, of each repetition's figure with "
+		   "sampling over its figure without (the repetitions are "
+		   "interleaved, so each pair ran minutes apart at most), "
+		   "and the range of those ratios; the goal is 1.02x at "
+		   "most.  Single figures on a busy or small host move by "
+		   "more than that: read the ratios across rows and runs.");
 	bench_table_print(f, t);
 }
 
