@@ -748,9 +748,12 @@ static void pprof_reads(const char *tool, const char *exe, const char *file)
  */
 static void test_pprof(void **state)
 {
-	static const char *const tools[] = { "google-pprof", "jeprof" };
-	static const char *const pkgs[] = { "google-perftools",
-					    "libjemalloc-dev" };
+	static const struct {
+		const char *tool, *pkg;		/* the reader, its package */
+	} readers[] = {
+		{ "google-pprof", "google-perftools" },
+		{ "jeprof", "libjemalloc-dev" },
+	};
 	char dir[] = "/tmp/segpool-heap-pprof.XXXXXX", env_file[128], exe[512];
 	char file[256], cmd[128];
 	const char *env[] = {
@@ -759,22 +762,24 @@ static void test_pprof(void **state)
 		"SP_TEST_HEAP_PPROF=1",
 		NULL,
 	};
-	bool have[2];
+	bool have[SP_ARRAY_SIZE(readers)], any = false;
 	ssize_t n;
 
 	(void)state;
 	if (getenv(CHILD_ENV) || getenv("SP_TEST_HEAP_PPROF") ||
 	    getenv("SP_TEST_HEAP_BAD"))
 		return;
-	for (int i = 0; i < 2; i++) {
+	for (size_t i = 0; i < SP_ARRAY_SIZE(readers); i++) {
 		snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1",
-			 tools[i]);
+			 readers[i].tool);
 		have[i] = system(cmd) == 0;
+		any |= have[i];
 		if (!have[i])
 			print_message("# %s not installed (Debian: %s): not "
-				      "read by it\n", tools[i], pkgs[i]);
+				      "read by it\n", readers[i].tool,
+				      readers[i].pkg);
 	}
-	if (!have[0] && !have[1]) {
+	if (!any) {
 		print_message("# skip: neither reader installed\n");
 		skip();
 	}
@@ -786,9 +791,9 @@ static void test_pprof(void **state)
 		 dir);
 	assert_int_equal(sp_test_rerun(env, "test_pprof_child"), 0);
 	snprintf(file, sizeof(file), "%s/heap", dir);
-	for (int i = 0; i < 2; i++)
+	for (size_t i = 0; i < SP_ARRAY_SIZE(readers); i++)
 		if (have[i])
-			pprof_reads(tools[i], exe, file);
+			pprof_reads(readers[i].tool, exe, file);
 	unlink(file);
 	assert_int_equal(rmdir(dir), 0);
 }

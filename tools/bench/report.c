@@ -19,8 +19,6 @@
 
 #include <segpool/segpool.h>
 
-#include <limits.h>
-
 #include "tools/bench/bench.h"
 
 struct bench_table *bench_table_new(const char *const *head,
