@@ -181,6 +181,8 @@ static inline void *sp_prof_alloc_obj(struct segpool_cache *c, void *obj,
 SP_INTERNAL __sp_noinline int sp_prof_unwind(void **pcs, int max);
 /* Find libgcc's walker (glibc's backtrace() loads it); at start-up. */
 SP_INTERNAL void sp_prof_unwind_init(void);
+/* How many of the calling thread's walks libgcc made (x86-64; tests). */
+SP_INTERNAL unsigned long sp_prof_unwind_slow_walks(void);
 
 /* --- prof/table.c --- */
 /* Map the tables (at start-up, when sampling is asked for). Return: 0 or -1. */

@@ -17,8 +17,11 @@
  *   - a frame whose size changes between calls (alloca(), a variable-length
  *     array) would have a wrong constant: every learning walk compares the
  *     constants it meets with the table's and marks an address whose
- *     constant changed unstable, and one sample in SP_UNWIND_CHECK per
- *     thread is walked by libgcc even when the table knows every frame;
+ *     constant changed unstable, and some samples of each thread are
+ *     walked by libgcc even when the table knows every frame: one in
+ *     SP_UNWIND_CHECK, then ever fewer while those checks find the table
+ *     right (one in SP_UNWIND_CHECK_MAX at least), and again one in
+ *     SP_UNWIND_CHECK from a check that found it wrong;
  *   - a signal frame (the kernel's trampoline) is never learned;
  *   - the outermost frame a learning walk reached is marked so, and the
  *     fast walk ends there as libgcc's did;
@@ -51,8 +54,17 @@
 #define SP_UNWIND_BITS		12
 /* Slots a lookup probes before it gives up. */
 #define SP_UNWIND_PROBES	16
-/* One sample in this many per thread is walked by libgcc all the same. */
+/*
+ * One sample in this many per thread is walked by libgcc all the same, at
+ * first; each such check that finds the table right doubles the distance
+ * to the next, up to SP_UNWIND_CHECK_MAX, and one that finds a frame's
+ * size changed (or a frame the table lacked) starts it over.  A libgcc
+ * walk costs some 19,000 instructions (about 0.7 us here) where the
+ * table's costs 50 a frame: at one in 16 the checks were two fifths of a
+ * sample's cost.
+ */
 #define SP_UNWIND_CHECK		16
+#define SP_UNWIND_CHECK_MAX	1024
 /* A frame larger than this is not learned. */
 #define SP_UNWIND_DELTA_MAX	(1U << 20)
 
@@ -72,10 +84,18 @@ struct sp_unwind_ent {
 
 static struct sp_unwind_ent sp_unwind_tab[1U << SP_UNWIND_BITS] __sp_big;
 
-/* This thread's outermost CFA seen, and its samples since a check. */
+/*
+ * This thread's outermost CFA seen, its samples since a check, and the
+ * samples between checks now (0: SP_UNWIND_CHECK).
+ */
 static __thread uintptr_t sp_unwind_top
 	__attribute__((tls_model("initial-exec")));
 static __thread unsigned int sp_unwind_count
+	__attribute__((tls_model("initial-exec")));
+static __thread unsigned int sp_unwind_every
+	__attribute__((tls_model("initial-exec")));
+/* libgcc walks this thread made (sp_prof_unwind_slow_walks()). */
+static __thread unsigned long sp_unwind_slow_nr
 	__attribute__((tls_model("initial-exec")));
 
 /* libgcc's walker, found where glibc's backtrace() loaded it. */
@@ -113,8 +133,11 @@ static struct sp_unwind_ent *sp_unwind_find(uintptr_t pc, bool claim)
 	return NULL;
 }
 
-/* What a learning walk saw at @pc: its frame's @delta, and its @state. */
-static void sp_unwind_note(uintptr_t pc, uintptr_t delta,
+/*
+ * What a learning walk saw at @pc: its frame's @delta, and its @state.
+ * Return: whether the table did not already say so (a check's finding).
+ */
+static bool sp_unwind_note(uintptr_t pc, uintptr_t delta,
 			   enum sp_unwind_state state)
 {
 	struct sp_unwind_ent *e;
@@ -125,20 +148,21 @@ static void sp_unwind_note(uintptr_t pc, uintptr_t delta,
 		state = SP_UNWIND_UNSTABLE;
 	e = sp_unwind_find(pc, true);
 	if (!e)
-		return;			/* full here: libgcc walks past it */
+		return true;		/* full here: libgcc walks past it */
 	was = __atomic_load_n(&e->state, __ATOMIC_ACQUIRE);
 	if (was == SP_UNWIND_UNSTABLE)
-		return;
+		return false;
 	if (was == SP_UNWIND_READY && state == SP_UNWIND_READY &&
 	    SP_READ_ONCE(e->delta) != delta)
 		state = SP_UNWIND_UNSTABLE;
 	if (was == state && (state != SP_UNWIND_READY ||
 			     SP_READ_ONCE(e->delta) == delta))
-		return;
+		return false;
 	if (state == SP_UNWIND_READY)
 		SP_WRITE_ONCE(e->delta, (uint32_t)delta);
 	/* the delta before the state that vouches for it */
 	__atomic_store_n(&e->state, state, __ATOMIC_RELEASE);
+	return true;
 }
 
 struct sp_unwind_learn {
@@ -150,6 +174,7 @@ struct sp_unwind_learn {
 	uintptr_t top;		/* the outermost stack pointer since the
 				 * last signal frame */
 	bool started, full;
+	bool news;		/* the walk changed the table */
 };
 
 /*
@@ -175,9 +200,9 @@ static _Unwind_Reason_Code sp_unwind_step(struct _Unwind_Context *ctx,
 		l->started = true;
 	} else if (l->pend_pc) {
 		/* one above a frame a signal interrupted: the trampoline */
-		sp_unwind_note(l->pend_pc, sp - l->prev_sp,
-			       before || sp <= l->prev_sp ? SP_UNWIND_UNSTABLE
-							  : SP_UNWIND_READY);
+		l->news |= sp_unwind_note(l->pend_pc, sp - l->prev_sp,
+					  before || sp <= l->prev_sp ?
+					  SP_UNWIND_UNSTABLE : SP_UNWIND_READY);
 	}
 	if (l->n == l->max) {
 		l->full = true;
@@ -197,17 +222,25 @@ static _Unwind_Reason_Code sp_unwind_step(struct _Unwind_Context *ctx,
 	return _URC_NO_REASON;
 }
 
-/* libgcc's walk from the caller of sp_prof_unwind() (CFA @sp), learning. */
-static __sp_noinline int sp_unwind_slow(void **pcs, int max, uintptr_t sp)
+/*
+ * libgcc's walk from the caller of sp_prof_unwind() (CFA @sp), learning.
+ * Return: the frames; *@news: whether the table learned anything.
+ */
+static __sp_noinline int sp_unwind_slow(void **pcs, int max, uintptr_t sp,
+					bool *news)
 {
 	struct sp_unwind_learn l = { .pcs = pcs, .max = max, .sp = sp };
 
+	sp_unwind_slow_nr++;
 	sp_ug_backtrace(sp_unwind_step, &l);
 	/* the walk went no further: the fast one ends there too */
 	if (l.pend_pc && !l.full)
-		sp_unwind_note(l.pend_pc, 0, SP_UNWIND_LAST);
-	if (l.top > sp_unwind_top)
+		l.news |= sp_unwind_note(l.pend_pc, 0, SP_UNWIND_LAST);
+	if (l.top > sp_unwind_top) {
 		sp_unwind_top = l.top;
+		l.news = true;
+	}
+	*news = l.news;
 	return l.n;
 }
 
@@ -246,18 +279,34 @@ sp_unwind_fast(void **pcs, int max, uintptr_t pc, uintptr_t sp)
 __sp_noinline int sp_prof_unwind(void **pcs, int max)
 {
 	uintptr_t sp = (uintptr_t)__builtin_dwarf_cfa();
+	unsigned int every = sp_unwind_every ? sp_unwind_every
+					     : SP_UNWIND_CHECK;
+	bool check = false, news;
 	int n;
 
 	if (!SP_UNWIND_FAST || !sp_ug_backtrace)
 		return backtrace(pcs, max);
-	if (++sp_unwind_count < SP_UNWIND_CHECK && sp_unwind_top) {
+	if (++sp_unwind_count < every && sp_unwind_top) {
 		n = sp_unwind_fast(pcs, max,
 				   (uintptr_t)__builtin_return_address(0), sp);
 		if (n >= 0)
 			return n;
+	} else {
+		check = sp_unwind_top != 0;
 	}
 	sp_unwind_count = 0;
-	return sp_unwind_slow(pcs, max, sp);
+	n = sp_unwind_slow(pcs, max, sp, &news);
+	/* a check that found nothing new: the next one twice as far off */
+	if (news)
+		sp_unwind_every = SP_UNWIND_CHECK;
+	else if (check && every < SP_UNWIND_CHECK_MAX)
+		sp_unwind_every = every * 2;
+	return n;
+}
+
+unsigned long sp_prof_unwind_slow_walks(void)
+{
+	return sp_unwind_slow_nr;
 }
 
 void sp_prof_unwind_init(void)

@@ -885,8 +885,8 @@ static __attribute__((noinline)) void uw_alloca(size_t len,
 
 /*
  * Walks from every depth to past the frame limit, many times each (the
- * first learns, the rest read the table, one in SP_UNWIND_CHECK learns
- * again): always libgcc's frames.
+ * first learns, the rest read the table, some learn again as checks):
+ * always libgcc's frames.
  */
 static void test_unwind_matches(void **state)
 {
@@ -1014,6 +1014,85 @@ static void test_unwind_threads(void **state)
 	}
 }
 
+/* A frame the table has not met yet (once per process). */
+static __attribute__((noinline)) void uw_fresh(struct uw_pair *p)
+{
+	uw_nest(0, p);
+	__asm__ __volatile__("" : : : "memory");	/* no tail call */
+}
+
+/* What uw_backoff_thread() saw: cmocka's asserts are the main thread's. */
+struct uw_backoff {
+	struct uw_pair p;
+	int wrong;			/* walks unlike libgcc's */
+	unsigned long first;		/* libgcc walks in the first 4096 */
+	unsigned long after15, after16;	/* past a walk that learned */
+};
+
+/* @n walks from one call site: the same return addresses each time. */
+static __attribute__((noinline)) void uw_walks(struct uw_backoff *b, int n)
+{
+	for (int rep = 0; rep < n; rep++) {
+		uw_nest(3, &b->p);
+		b->wrong += !uw_same(&b->p);
+	}
+}
+
+static void *uw_backoff_thread(void *arg)
+{
+	/*
+	 * 4096 walks (256 checks at one in 16); one walk through a frame
+	 * new to the table (it learns); then 15 walks and one more.  Every
+	 * phase but the fresh one from the same call site: a return address
+	 * the table has not met would be learned too.
+	 */
+	static const int phase[] = { 4096, -1, 15, 1 };
+	unsigned long slow[SP_ARRAY_SIZE(phase)];
+	struct uw_backoff *b = arg;
+
+	b->p.max = UW_MAX;
+	for (size_t i = 0; i < SP_ARRAY_SIZE(phase); i++) {
+		if (phase[i] < 0) {
+			uw_fresh(&b->p);
+			b->wrong += !uw_same(&b->p);
+		} else {
+			uw_walks(b, phase[i]);
+		}
+		slow[i] = sp_prof_unwind_slow_walks();
+	}
+	b->first = slow[0];
+	b->after15 = slow[2] - slow[1];
+	b->after16 = slow[3] - slow[1];
+	return NULL;
+}
+
+/*
+ * The checks by libgcc grow rarer while they find the table right, and
+ * come at one in SP_UNWIND_CHECK again after a walk that learned (in a
+ * thread of its own: the schedule is the thread's).
+ */
+static void test_unwind_backoff(void **state)
+{
+	static struct uw_backoff b;
+	pthread_t t;
+
+	(void)state;
+#ifndef __x86_64__
+	print_message("# skipped: the learned walk is x86-64's\n");
+	skip();
+#endif
+	sp_prof_unwind_init();
+	assert_int_equal(pthread_create(&t, NULL, uw_backoff_thread, &b), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	print_message("# %lu of 4096 walks by libgcc; after one that learned, "
+		      "%lu in 15, %lu in 16\n", b.first, b.after15, b.after16);
+	assert_int_equal(b.wrong, 0);
+	/* the first (learns the thread's stack), then 16, 32, ... 1024 on */
+	assert_in_range(b.first, 5, 16);
+	assert_int_equal(b.after15, 0);
+	assert_int_equal(b.after16, 1);
+}
+
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_shares),
 	cmocka_unit_test(test_free_removes),
@@ -1031,6 +1110,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_unwind_signal),
 	cmocka_unit_test(test_unwind_altstack),
 	cmocka_unit_test(test_unwind_threads),
+	cmocka_unit_test(test_unwind_backoff),
 };
 
 SP_TEST_MAIN(tests)
