@@ -348,7 +348,11 @@ __sp_noinline __sp_libframe void *sp_alloc_due(size_t size,
 					       struct sp_pcpu_slot *slot,
 					       void *ra)
 {
-	obj = sp_prof_hit(c, obj, size, &slot->sample_left, ra);
+	int32_t arm;
+
+	obj = sp_prof_hit(c, obj, size, SP_READ_ONCE(slot->sample_left),
+			  &arm, ra);
+	sp_pcpu_sample_arm(c->pcpu, slot, arm);
 	sp_obj_out(c, obj);
 	return obj;
 }

@@ -23,9 +23,9 @@
  *   hotpath-budget: sp_cache_free_open 48
  *   hotpath-budget: sp_malloc_open 28
  *   hotpath-budget: sp_free_open 48
- *   hotpath-budget: sp_cache_alloc_counted 30
+ *   hotpath-budget: sp_cache_alloc_counted 29
  *   hotpath-budget: sp_cache_free_counted 48
- *   hotpath-budget: sp_malloc_counted 30
+ *   hotpath-budget: sp_malloc_counted 29
  *   hotpath-budget: sp_free_counted 48
  * The same on arm64 (a cross build, gcc 12 -O2; percpu/arch-arm64.h), where
  * every constant and address takes an instruction of its own and the
@@ -34,9 +34,9 @@
  *   hotpath-budget-arm64: sp_cache_free_open 55
  *   hotpath-budget-arm64: sp_malloc_open 33
  *   hotpath-budget-arm64: sp_free_open 55
- *   hotpath-budget-arm64: sp_cache_alloc_counted 42
+ *   hotpath-budget-arm64: sp_cache_alloc_counted 41
  *   hotpath-budget-arm64: sp_cache_free_counted 56
- *   hotpath-budget-arm64: sp_malloc_counted 41
+ *   hotpath-budget-arm64: sp_malloc_counted 40
  *   hotpath-budget-arm64: sp_free_counted 56
  * An allocation: cache checks (NULL, gfp, magic), the slot array from line
  * 0, the sequence (15, percpu/arch-x86_64.h), the free mark cleared.  A free:
@@ -130,11 +130,13 @@ static __sp_always_inline void *
 sp_hot_alloc_counted(struct segpool_cache *c, struct sp_pcpu_slot **due)
 {
 	struct sp_pcpu_slot *slot;
-	void *obj = sp_pcpu_pop_slot(c->slots, sp_pcpu_closed_nr, slot, miss);
+	bool out;			/* the slot's sample count ran out */
+	void *obj = sp_pcpu_pop_counted(c->slots, sp_pcpu_closed_nr, slot,
+					out, miss);
 
 	if (!obj || !slot)		/* a round is never NULL, nor a slot */
 		__builtin_unreachable();
-	if (unlikely(!sp_count_down(&slot->sample_left))) {
+	if (unlikely(out)) {
 		*due = slot;
 		return obj;
 	}

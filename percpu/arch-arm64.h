@@ -196,11 +196,15 @@ extern SP_INTERNAL __thread struct sp_rseq_inject sp_rseq_inject;
  *
  * sp_rseq_pop_fast(): the top round of the calling CPU's loaded magazine
  * of @slots, or a jump to @miss (empty: the word below top is an odd
- * guard; id out of range; abort).  sp_rseq_pop_slot(): the same, and the
- * slot popped from into @_sp (the counted build's sample count,
- * core/hotpath.h).
+ * guard; id out of range; abort).  sp_rseq_pop_counted(): the same with
+ * no hit count (the top loaded and stored alone), the slot popped from
+ * into @_s, and then one off its sample count outside the section, @_due
+ * whether the count is at or below 0 (percpu/contract.h).  Its commit is
+ * a str where the pop's is an stp, so the counted pop's sequence is the
+ * open one's less the add.
  */
-#define sp_rseq_pop_slot(_slots, _base, _delta, _nr, _sp, _miss)	\
+#define sp_a64_pop(_slots, _base, _delta, _nr, _sp, _miss, _load, _count, \
+		   _commit)						\
 __extension__ ({							\
 	void *__obj;							\
 	uintptr_t __s, __top, __cnt __sp_unused;			\
@@ -208,15 +212,15 @@ __extension__ ({							\
 		SP_RSEQ_CS_DESC(1, 2, 4)				\
 		SP_A64_SLOT_ENTER					\
 		/* top = s->top */					\
-		SP_A64_POP_LOAD						\
+		_load							\
 		/* obj = top[-1] */					\
 		"ldur %[obj], [%[top], #-8]\n\t"			\
 		/* if obj is odd: goto miss		(empty) */	\
 		"tbnz %[obj], #0, %l[miss]\n\t"				\
 		"sub %[top], %[top], #8\n\t"				\
-		SP_A64_POP_COUNT					\
+		_count							\
 		/* s->top = top - 1			(commit) */	\
-		SP_A64_POP_COMMIT					\
+		_commit							\
 		"2:\n\t"						\
 		/* abort: goto miss */					\
 		SP_RSEQ_ABORT_AT(4, "b %l[miss]\n\t")			\
@@ -232,7 +236,21 @@ __extension__ ({							\
 
 #define sp_rseq_pop_fast(_slots, _base, _delta, _nr, _miss) __extension__ ({ \
 	uintptr_t __sp_s __sp_unused;					\
-	sp_rseq_pop_slot(_slots, _base, _delta, _nr, __sp_s, _miss);	\
+	sp_a64_pop(_slots, _base, _delta, _nr, __sp_s, _miss,		\
+		   SP_A64_POP_LOAD, SP_A64_POP_COUNT, SP_A64_POP_COMMIT); \
+})
+
+#define sp_rseq_pop_counted(_slots, _base, _delta, _nr, _s, _due, _miss) \
+__extension__ ({							\
+	void *__o = sp_a64_pop(_slots, _base, _delta, _nr, _s, _miss,	\
+		"ldr %[top], [%[s], #" SP_STR(SP_SLOT_TOP) "]\n\t", "",	\
+		"str %[top], [%[s], #" SP_STR(SP_SLOT_TOP) "]\n\t");	\
+	int32_t *__left = (int32_t *)((char *)(_s) + SP_SLOT_SAMPLE_LEFT); \
+	int32_t __v = __atomic_load_n(__left, __ATOMIC_RELAXED) - 1;	\
+									\
+	__atomic_store_n(__left, __v, __ATOMIC_RELAXED);		\
+	(_due) = __v <= 0;						\
+	__o;								\
 })
 
 /*

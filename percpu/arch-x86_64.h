@@ -182,22 +182,6 @@ sp_prefetch_write(const void *p)
 }
 
 /*
- * sp_count_down() - one off the counted build's sample count of a slot
- * (core/hotpath.h), on the line the pop just wrote: whether it stays
- * above 0.  One subtract on memory and the flags it sets, a branch's
- * worth: two instructions on the counted allocation's hit.
- */
-#define SP_COUNT_DOWN_ARCH	1
-static inline __attribute__((always_inline)) bool sp_count_down(int32_t *ctr)
-{
-	bool above;
-
-	__asm__ __volatile__("subl $1, %[c]"
-			     : [c] "+m"(*ctr), "=@ccg"(above) : : );
-	return above;
-}
-
-/*
  * sp_rseq_lane_push() - a remote free's push on the calling CPU's lane
  * (percpu/contract.h): @obj, of page tag @tag, onto the lane's magazine,
  * its free mark @mark stored at @obj + @koff first.  Refused while the
@@ -336,9 +320,8 @@ static inline bool sp_cas16(uint64_t *word, uint64_t old[2],
  *
  * sp_rseq_pop_fast(): the top round of the calling CPU's loaded magazine
  * of the slot array @slots, or a jump to @miss (empty magazine: its guard
- * slot is odd; id out of range; abort).  sp_rseq_pop_slot(): the same,
- * and the slot popped from into @s (the counted build's sample count,
- * core/hotpath.h).
+ * slot is odd; id out of range; abort).  sp_rseq_pop_counted() (below):
+ * the same, counting the sample count down instead of the hits up.
  *
  * sp_rseq_push_fast(): put @obj on the calling CPU's loaded magazine of
  * @slots, or jump to @miss: the slot's expected tag is not @tag (@obj's
@@ -350,8 +333,35 @@ static inline bool sp_cas16(uint64_t *word, uint64_t old[2],
  * nothing the slow path would not write again.
  */
 #define sp_rseq_pop_fast	__segpool_rseq_pop
-#define sp_rseq_pop_slot	__segpool_rseq_pop_slot
 #define sp_rseq_push_fast	__segpool_rseq_push
+
+/*
+ * sp_rseq_pop_counted(): the counted build's pop (core/hotpath.h): the
+ * pop's text with no hit count, then one off the slot's sample count (the
+ * count of hits is then the sample counts spent, percpu/pcpu.h
+ * sp_slot_alloc_hits()).  The slot popped from goes to @_s, and @_due is
+ * whether the count is now at or below 0 (the subtract's flags), which is
+ * where the sample count ran out or, after an arming went astray, runs on
+ * below.  The subtract is an asm of its own: clang 14 tests a flag output
+ * of an asm goto with a setcc and a test, where it branches on a plain
+ * asm's flags as gcc does.  One instruction more than the open pop (the
+ * branch), and as many writes to the slot's line.
+ */
+#define sp_rseq_pop_counted(_slots, _base, _delta, _nr, _s, _due, _miss) \
+__extension__ ({							\
+	void *__obj;							\
+	__asm__ goto(__SEGPOOL_RSEQ_POP_THEN("")			\
+		: [obj] "=&a"(__obj), "=&c"(_s)				\
+		: [slots] "r"(_slots), [base] "r"(_base),		\
+		  [delta] "r"(_delta), [nr] "m"(_nr)			\
+		: "rdx", "memory", "cc"					\
+		: _miss);						\
+	__asm__ __volatile__("subl $1, %[left]"				\
+		: [left] "+m"(*(int32_t *)((char *)(_s) +		\
+					   SP_SLOT_SAMPLE_LEFT)),	\
+		  "=@ccle"(_due));					\
+	__obj;								\
+})
 
 /*
  * sp_rseq_steal() - take ownership of the calling CPU's slot: replace its

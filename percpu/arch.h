@@ -2,9 +2,9 @@
 /*
  * percpu/arch.h - pick the restartable-sequence primitives for this CPU
  * architecture.  What each arch header must define, the pseudocode of its
- * four sequences (pop, push, steal, lane push) and the layout they may
- * assume are in percpu/contract.h; without an arch header the per-CPU
- * layer runs in lock mode only and the build still works.
+ * five sequences (pop, counted pop, push, steal, lane push) and the layout
+ * they may assume are in percpu/contract.h; without an arch header the
+ * per-CPU layer runs in lock mode only and the build still works.
  */
 #ifndef SP_PERCPU_ARCH_H
 #define SP_PERCPU_ARCH_H
@@ -35,22 +35,6 @@ static inline __attribute__((always_inline)) void sp_hit_count(uint64_t *ctr)
 {
 	__atomic_store_n(ctr, __atomic_load_n(ctr, __ATOMIC_RELAXED) + 1,
 			 __ATOMIC_RELAXED);
-}
-#endif
-
-#ifndef SP_COUNT_DOWN_ARCH
-/*
- * One off the counted build's sample count of a slot (core/hotpath.h):
- * whether it stays above 0.  Relaxed: the count is a sampler's, and a
- * thread moved to another CPU between its pop and this may race the
- * slot's own (one count lost or taken twice, never a wrong object).
- */
-static inline __attribute__((always_inline)) bool sp_count_down(int32_t *ctr)
-{
-	int32_t v = __atomic_load_n(ctr, __ATOMIC_RELAXED) - 1;
-
-	__atomic_store_n(ctr, v, __ATOMIC_RELAXED);
-	return v > 0;
 }
 #endif
 

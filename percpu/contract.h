@@ -15,6 +15,8 @@
  *   SP_SLOT_TOP         void** next free round of the loaded magazine
  *   SP_SLOT_ALLOC_HITS  u64    allocations served by it
  *   SP_SLOT_EXPECT      word   page tag of the objects the slot takes
+ *   SP_SLOT_SAMPLE_LEFT i32    allocations to the slot's next sample
+ *                              (the counted pop's only)
  * A magazine's rounds are object pointers, never odd; the words just below
  * its first round and just above its last are odd guards (percpu/
  * magazine.h), so "empty" is: the word at top - 8 is odd, and "full" is:
@@ -59,6 +61,17 @@
  *     section, or, where an add to memory would have to be atomic, part of the
  *     commit: one store of the pair top and counter (percpu/arch-arm64.h),
  *     which an abort leaves unmade.
+ *
+ *   sp_rseq_pop_counted(slots, base, delta, nr, s, due, miss)  -> object
+ *	the pop above, but for its last line:
+ *	s->sample_left -= 1				(after the commit)
+ *	due = s->sample_left <= 0; the slot to @s
+ *     The counted build's pop (core/hotpath.h): the hits are not counted
+ *     up, the sample count is counted down (the hits are the counts
+ *     spent, percpu/pcpu.h).  Its subtract is outside the section, as
+ *     the pop's count, and may be a plain load and store (a count lost
+ *     or taken twice by a thread that moved CPUs in between moves a
+ *     sample, never an object).
  *
  *   sp_rseq_push_fast(slots, base, delta, nr, obj, tag, mark, koff, miss)
  *	id and s as above
@@ -119,7 +132,7 @@
  *
  * --- What an arch header defines ---
  *
- *   SP_RSEQ_ARCH 1, SP_RSEQ_SIG, the four sequences above;
+ *   SP_RSEQ_ARCH 1, SP_RSEQ_SIG, the five sequences above;
  *   optionally SP_HIT_COUNT_ARCH 1 and sp_hit_count() (one add instruction
  *   on a counter: the slow path's plain hit, percpu/arch.h has a fallback),
  *   SP_CAS16_ARCH 1, sp_cas16() and sp_cas16_usable() (a 16-byte
@@ -144,6 +157,8 @@
 #define SP_SLOT_TOP		SEGPOOL_ABI_SLOT_TOP
 #define SP_SLOT_ALLOC_HITS	SEGPOOL_ABI_SLOT_ALLOC_HITS
 #define SP_SLOT_EXPECT		SEGPOOL_ABI_SLOT_EXPECT
+/* the library's own: the counted pop's count (not the inline ABI's) */
+#define SP_SLOT_SAMPLE_LEFT	36
 
 #define SP_PC_SLOTS		0
 #define SP_PC_NR_SLOTS		8

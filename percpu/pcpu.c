@@ -399,6 +399,42 @@ int sp_pcpu_set_tunables(struct sp_pcpu_cache *pc, unsigned int mag_size,
 	return 0;
 }
 
+/* --- the counted build's sample counts ------------------------------------ */
+
+bool sp_pcpu_sample_arm(struct sp_pcpu_cache *pc, struct sp_pcpu_slot *due,
+			int32_t left)
+{
+	unsigned int aborts = 0;
+	struct sp_pcpu_slot *slot;
+	void **top;
+	int32_t was;
+
+	slot = sp_slot_own(pc, &top, &aborts);
+	if (!slot)
+		return false;
+	if (aborts)
+		sp_stat_add(slot, SP_STAT_RSEQ_ABORT, aborts);
+	if (slot == due) {
+		/*
+		 * Owned, no pop commits on it; a pop's subtract after its
+		 * commit (a thread preempted there) may still land, and is
+		 * a hit like any other.
+		 */
+		uint64_t armed = slot->sample_armed;
+
+		__atomic_store_n(&slot->sample_armed, armed | SP_SAMPLE_ARMING,
+				 __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+		was = SP_READ_ONCE(slot->sample_left);
+		SP_WRITE_ONCE(slot->sample_left, left);
+		__atomic_store_n(&slot->sample_armed,
+				 armed + (uint64_t)((int64_t)left - was),
+				 __ATOMIC_RELEASE);
+	}
+	sp_slot_release(pc, slot, top);
+	return slot == due;
+}
+
 /* --- statistics ----------------------------------------------------------- */
 
 void sp_pcpu_slot_counts(struct sp_pcpu_cache *pc, unsigned long i,
@@ -407,7 +443,7 @@ void sp_pcpu_slot_counts(struct sp_pcpu_cache *pc, unsigned long i,
 	const struct sp_pcpu_slot *slot = &pc->slots[i];
 	uint64_t lane = sp_pcpu_lane_hits(pc, i);
 
-	c->alloc_fastpath = SP_READ_ONCE(slot->alloc_hits);
+	c->alloc_fastpath = sp_slot_alloc_hits(slot);
 	c->free_fastpath = SP_READ_ONCE(slot->free_hits) + lane;
 	for (int s = 0; s < SP_STAT_NR; s++)
 		c->stat[s] = SP_READ_ONCE(slot->stat[s]);

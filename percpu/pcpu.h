@@ -68,8 +68,8 @@ struct sp_pcpu_slot {
 	uint32_t lock;			/* 32: lock mode: the slot's spinlock */
 	int32_t sample_left;		/* 36: counted build: allocations the
 					 * hit path may still hand out before
-					 * the slot's next sample (prof/prof.h,
-					 * sp_prof_hit()); 0 unarmed */
+					 * the slot's next sample; 0 unarmed
+					 * (sp_pcpu_sample_arm()) */
 	struct sp_mag *loaded;		/* 40: owner only: magazine under top */
 	struct sp_mag *prev;		/* 48: owner only: Bonwick's previous */
 	uint32_t node;			/* 56: node index of this CPU */
@@ -89,8 +89,13 @@ struct sp_pcpu_slot {
 					 * the run's kind (percpu/stash.h) */
 	struct sp_mag *stash;		/* the slot's own full magazines */
 	struct sp_mag *stash_empty;	/* and empty ones */
+	uint64_t sample_armed;		/* counted build: the sample counts
+					 * armed so far, less what each found
+					 * left; SP_SAMPLE_ARMING while an
+					 * arming writes it
+					 * (sp_slot_alloc_hits()) */
 	uint64_t pad1[((1UL << SP_PCPU_SHIFT) - SP_CACHE_LINE) / 8 -
-		      SP_STAT_NR - 3];
+		      SP_STAT_NR - 4];
 };
 
 _Static_assert(offsetof(struct sp_pcpu_slot, free_hits) == SP_SLOT_FREE_HITS,
@@ -102,8 +107,8 @@ _Static_assert(offsetof(struct sp_pcpu_slot, expect) == SP_SLOT_EXPECT,
 	       "asm: expect");
 _Static_assert(offsetof(struct sp_pcpu_slot, stash_ops) + 4 == SP_CACHE_LINE,
 	       "line 0: the fast path's words, then the owner's");
-_Static_assert(offsetof(struct sp_pcpu_slot, sample_left) < SP_CACHE_LINE,
-	       "the counted pop's count is on the line the pop wrote");
+_Static_assert(offsetof(struct sp_pcpu_slot, sample_left) ==
+	       SP_SLOT_SAMPLE_LEFT, "asm: sample_left");
 _Static_assert(offsetof(struct rseq, rseq_cs) == SP_RSEQ_CS_OFF,
 	       "asm: rseq_cs");
 /* sp_mag_top_remote is the word after sp_mag_top_busy (percpu/magazine.h) */
@@ -217,10 +222,42 @@ SP_INTERNAL int sp_pcpu_set_tunables(struct sp_pcpu_cache *pc,
 				     unsigned int mag_size,
 				     unsigned int depot_max);
 
+/* Set in sample_armed while an arming rewrites it and sample_left. */
+#define SP_SAMPLE_ARMING	(1ULL << 63)
+
+/*
+ * sp_slot_alloc_hits() - the allocations a slot's magazine served (racy
+ * read; its owner's is exact): the hits the open pop and the slow path's
+ * plain hit counted, and the counted pop's (the counted build), which
+ * count its sample count down instead: each arming adds what it arms less
+ * what the count it replaces had left (sp_pcpu_sample_arm()), so the
+ * counted hits are sample_armed - sample_left.  Open builds leave both 0.
+ * The two are read as a pair: sample_armed marked SP_SAMPLE_ARMING, or
+ * changed across the read, is read again (a few times: an arming's
+ * owner may be preempted, and a racy count is all a reader gets anyway).
+ */
+static inline uint64_t sp_slot_alloc_hits(const struct sp_pcpu_slot *slot)
+{
+	uint64_t armed;
+	int32_t left;
+
+	for (int tries = 0;; tries++) {
+		armed = __atomic_load_n(&slot->sample_armed, __ATOMIC_ACQUIRE);
+		left = SP_READ_ONCE(slot->sample_left);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if ((!(armed & SP_SAMPLE_ARMING) &&
+		     armed == __atomic_load_n(&slot->sample_armed,
+					      __ATOMIC_RELAXED)) || tries == 8)
+			break;
+	}
+	armed &= ~SP_SAMPLE_ARMING;
+	return SP_READ_ONCE(slot->alloc_hits) + armed - (uint64_t)(int64_t)left;
+}
+
 /* The operations of a slot so far (owner only). */
 static inline uint64_t sp_slot_ops(const struct sp_pcpu_slot *slot)
 {
-	return slot->alloc_hits + slot->free_hits +
+	return sp_slot_alloc_hits(slot) + slot->free_hits +
 	       slot->stat[SP_STAT_ALLOC_SLOWPATH] +
 	       slot->stat[SP_STAT_FREE_SLOWPATH];
 }
@@ -266,6 +303,17 @@ struct sp_pcpu_slot_counts {
 };
 SP_INTERNAL void sp_pcpu_slot_counts(struct sp_pcpu_cache *pc, unsigned long i,
 				     struct sp_pcpu_slot_counts *c);
+
+/*
+ * sp_pcpu_sample_arm() - arm slot @due's sample count with @left (the
+ * counted build: allocations its pop may hand out before the next one is
+ * due, core/hotpath.h), if @due is the calling CPU's slot and free to own;
+ * else nothing changes, and the count, at or below 0, sends the slot's
+ * next pop here again (from a thread on its CPU).  Keeps the slot's hit
+ * count (sp_slot_alloc_hits()) as it was.  Return: whether it armed.
+ */
+SP_INTERNAL bool sp_pcpu_sample_arm(struct sp_pcpu_cache *pc,
+				    struct sp_pcpu_slot *due, int32_t left);
 
 /*
  * Objects held in slot @i's magazines, from its counters alone (objects in
@@ -380,10 +428,14 @@ SP_INTERNAL void *sp_pcpu_nil_slots(void);
 #define sp_pcpu_pop_nr(slots, nr, miss)					\
 	sp_rseq_pop_fast(slots, sp_pcpu_base(miss),			\
 			 sp_pcpu_fast.id_delta, nr, miss)
-/* sp_pcpu_pop_nr(), and the slot it popped from into @slot (a pointer). */
-#define sp_pcpu_pop_slot(slots, nr, slot, miss)				\
-	sp_rseq_pop_slot(slots, sp_pcpu_base(miss),			\
-			 sp_pcpu_fast.id_delta, nr, slot, miss)
+/*
+ * The counted build's pop on the slot bound @nr: the slot it popped from
+ * into @slot (a pointer), and whether its sample count ran out into the
+ * bool @due (sp_rseq_pop_counted(), percpu/contract.h).
+ */
+#define sp_pcpu_pop_counted(slots, nr, slot, due, miss)			\
+	sp_rseq_pop_counted(slots, sp_pcpu_base(miss),			\
+			    sp_pcpu_fast.id_delta, nr, slot, due, miss)
 #define sp_pcpu_push_nr(slots, nr, obj, tag, mark, koff, miss)		\
 	sp_rseq_push_fast(slots, sp_pcpu_base(miss),			\
 			  sp_pcpu_fast.id_delta, nr, obj, tag, mark,	\
@@ -393,8 +445,9 @@ SP_INTERNAL void *sp_pcpu_nil_slots(void);
 	({ (void)(slots); goto miss; (void *)0; })
 #define sp_pcpu_pop_nr(slots, nr, miss)					\
 	({ (void)(slots); (void)(nr); goto miss; (void *)0; })
-#define sp_pcpu_pop_slot(slots, nr, slot, miss)				\
-	({ (void)(slots); (void)(nr); (slot) = NULL; goto miss; (void *)0; })
+#define sp_pcpu_pop_counted(slots, nr, slot, due, miss)			\
+	({ (void)(slots); (void)(nr); (slot) = NULL; (due) = false;	\
+	   goto miss; (void *)0; })
 #define sp_pcpu_push_nr(slots, nr, obj, tag, mark, koff, miss)		\
 	do { (void)(slots); (void)(nr); goto miss; } while (0)
 #define sp_pcpu_push(slots, obj, tag, mark, koff, miss)			\

@@ -86,18 +86,20 @@ SP_INTERNAL __sp_noinline void *sp_prof_sample_obj(struct segpool_cache *c,
 
 /*
  * sp_prof_hit() - the counted build's hit path (core/entry.h) popped @obj
- * of @c (a request of @size bytes) and took the slot's count *@left of
- * objects to its next sampling point down to 0 or below: sample @obj when
- * the point lies in it, and arm the count again.  Each slot counts in
- * objects of its cache's size, a Poisson process over the bytes it hands
- * out as the thread's count is over the slow paths' (an allocation is
- * counted by one of the two, so each is sampled with the chance its
- * weight assumes: Documentation/internals/profile.md).  Return: the
- * object to hand out, still as the layers keep a free one.
+ * of @c (a request of @size bytes) and took the slot's count of objects to
+ * its next sampling point down to @was, 0 or below: sample @obj when the
+ * point lies in it, and say in *@arm what to arm the count with again
+ * (the caller arms it, percpu/pcpu.h sp_pcpu_sample_arm()).  Each slot
+ * counts in objects of its cache's size, a Poisson process over the bytes
+ * it hands out as the thread's count is over the slow paths' (an
+ * allocation is counted by one of the two, so each is sampled with the
+ * chance its weight assumes: Documentation/internals/profile.md).
+ * Return: the object to hand out, still as the layers keep a free one.
  */
 SP_INTERNAL __sp_noinline void *sp_prof_hit(struct segpool_cache *c,
 					    void *obj, size_t size,
-					    int32_t *left, void *ra);
+					    int32_t was, int32_t *arm,
+					    void *ra);
 
 /* The hash of @obj's address into the filter. */
 static inline unsigned int sp_prof_hash(const void *obj)

@@ -300,10 +300,11 @@ static int32_t sp_prof_objs(size_t charged)
 }
 
 __sp_libframe void *sp_prof_hit(struct segpool_cache *c, void *obj,
-				size_t size, int32_t *left, void *ra)
+				size_t size, int32_t was, int32_t *arm,
+				void *ra)
 {
 	size_t charged = c->object_size;
-	int32_t was = SP_READ_ONCE(*left), m;
+	int32_t m;
 
 	/*
 	 * Sampling off: refused (the counted build serves all the same:
@@ -311,26 +312,26 @@ __sp_libframe void *sp_prof_hit(struct segpool_cache *c, void *obj,
 	 * so that the slot draws once it runs).
 	 */
 	if (unlikely(!__atomic_load_n(&sp_prof_on, __ATOMIC_ACQUIRE))) {
-		SP_WRITE_ONCE(*left,
-			      SP_READ_ONCE(sp_prof_idle) ? INT32_MAX : 0);
+		*arm = SP_READ_ONCE(sp_prof_idle) ? INT32_MAX : 0;
 		return obj;
 	}
 	if (unlikely(!sp_prof_rng))
 		sp_prof_seed();
 	m = sp_prof_objs(charged);
 	/*
-	 * Unarmed (below 0: the slot's first allocation): the distance to
-	 * the slot's first point is drawn now, from this object on, as it
-	 * would be at any moment (memoryless); 0: the point lies here, and
-	 * the next one is @m objects on.
+	 * Unarmed (below 0: the slot's first allocation, or an arming that
+	 * did not take, sp_pcpu_sample_arm()): the distance to the slot's
+	 * first point is drawn now, from this object on, as it would be at
+	 * any moment (memoryless); 0: the point lies here, and the next one
+	 * is @m objects on.
 	 */
 	if (was < 0 && m > 1) {
-		SP_WRITE_ONCE(*left, m - 1);
+		*arm = m - 1;
 		return obj;
 	}
 	if (was < 0)
 		m = sp_prof_objs(charged);
-	SP_WRITE_ONCE(*left, m);
+	*arm = m;
 	/* a signal handler's, inside the library: no lock may be taken */
 	if (unlikely(sp_lib_nested())) {
 		sp_prof_drop();

@@ -31,8 +31,9 @@
 /*
  * Counters of a CPU slot, by index: the slot's event counters (enum
  * sp_pcpu_stat, same values), then its two magazine-hit counters (class
- * SEGPOOL_CTR_HIT of SEGPOOL_PCPU_COUNTERS(): slot->alloc_hits,
- * slot->free_hits).  SP_CTR_INDEX() gives a listed counter's index.
+ * SEGPOOL_CTR_HIT of SEGPOOL_PCPU_COUNTERS(): sp_slot_alloc_hits(),
+ * slot->free_hits, as sp_pcpu_slot_counts() reads them).  SP_CTR_INDEX()
+ * gives a listed counter's index.
  */
 #define SP_CTR_ENUM_SEGPOOL_CTR_HIT(id)		SP_CTR_##id,
 #define SP_CTR_ENUM_SEGPOOL_CTR_INFO(id)

@@ -176,8 +176,12 @@ SEGPOOL_END_DECLS
 	"jmp %l[miss]\n\t"						\
 	".popsection\n\t"
 
-/* The pop's text: the round into %[obj], the slot's address in %rcx. */
-#define __SEGPOOL_RSEQ_POP						\
+/*
+ * The pop's text: the round into %[obj], the slot's address in %rcx, then
+ * @after on the slot (the hit count; the library's counted build takes
+ * one off its sample count there instead).
+ */
+#define __SEGPOOL_RSEQ_POP_THEN(after)					\
 	__SEGPOOL_RSEQ_DESC						\
 	/* arm: the thread's rseq_cs = this sequence's descriptor */	\
 	"leaq 99b(%%rip), %%rcx\n\t"					\
@@ -194,8 +198,11 @@ SEGPOOL_END_DECLS
 	/* commit: s->top = top - 1 */					\
 	"movq %%rdx, " __SEGPOOL_S(SEGPOOL_ABI_SLOT_TOP) "(%%rcx)\n\t"	\
 	"2:\n\t"		/* committed */				\
-	__SEGPOOL_RSEQ_HIT(SEGPOOL_ABI_SLOT_ALLOC_HITS, "rcx")		\
+	after								\
 	__SEGPOOL_RSEQ_ABORT
+#define __SEGPOOL_RSEQ_POP						\
+	__SEGPOOL_RSEQ_POP_THEN(					\
+		__SEGPOOL_RSEQ_HIT(SEGPOOL_ABI_SLOT_ALLOC_HITS, "rcx"))
 
 /* The top round of this CPU's loaded magazine of @slots, or goto @miss. */
 #define __segpool_rseq_pop(_slots, _base, _delta, _nr, _miss) __extension__ ({ \
@@ -205,19 +212,6 @@ SEGPOOL_END_DECLS
 		: [slots] "r"(_slots), [base] "r"(_base),		\
 		  [delta] "r"(_delta), [nr] "m"(_nr)			\
 		: "rcx", "rdx", "memory", "cc"				\
-		: _miss);						\
-	__obj;								\
-})
-
-/* The same, and the slot's address into the lvalue @_s. */
-#define __segpool_rseq_pop_slot(_slots, _base, _delta, _nr, _s, _miss)	\
-__extension__ ({							\
-	void *__obj;							\
-	__asm__ goto(__SEGPOOL_RSEQ_POP					\
-		: [obj] "=&a"(__obj), "=&c"(_s)				\
-		: [slots] "r"(_slots), [base] "r"(_base),		\
-		  [delta] "r"(_delta), [nr] "m"(_nr)			\
-		: "rdx", "memory", "cc"					\
 		: _miss);						\
 	__obj;								\
 })

@@ -25,6 +25,7 @@
 #include <alloca.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -272,7 +273,7 @@ static void test_shares(void **state)
 			 (void *)sp_cache_alloc_counted);
 	assert_ptr_equal((void *)segpool_cache_free,
 			 (void *)sp_cache_free_counted);
-	if (!strcmp(segpool_percpu_mode(), "rseq"))
+	if (!strncmp(segpool_percpu_mode(), "rseq", 4))
 		assert_true(sp_pcpu_closed_nr > 0);
 	allocate_mix();
 	check_shares();
@@ -492,6 +493,62 @@ static void test_threads_balance(void **state)
 }
 
 /*
+ * The counted build counts its hits as sample counts spent (percpu/pcpu.h
+ * sp_slot_alloc_hits()): across many arming, the cache's hit count is the
+ * pairs made, exactly, and the samples were taken.  One CPU, so one slot
+ * (and no other thread of this process allocates meanwhile).
+ */
+#define COUNTED_PAIRS	300000
+
+static void test_counted_hits(void **state)
+{
+	struct segpool_cache_info a = { .size = sizeof(a) };
+	struct segpool_cache_info b = { .size = sizeof(b) };
+	struct sp_prof_totals before, after;
+	struct segpool_cache *c;
+	cpu_set_t one, was;
+
+	(void)state;
+	if (!in_child())
+		return;
+	if (strncmp(segpool_percpu_mode(), "rseq", 4)) {
+		print_message("# skipped: the counted pop is rseq mode's\n");
+		skip();
+	}
+	assert_int_equal(sched_getaffinity(0, sizeof(was), &was), 0);
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu(), &one);
+	assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+	c = segpool_cache_create("prof-counted-hits", 64, 0, 0, NULL);
+	assert_non_null(c);
+	/* the magazine loaded: the pairs below are all hits */
+	segpool_cache_free(c, segpool_cache_alloc(c, 0));
+	assert_int_equal(segpool_cache_get_info(c, &a), 0);
+	sp_prof_totals(&before);
+	for (int i = 0; i < COUNTED_PAIRS; i++) {
+		void *p = segpool_cache_alloc(c, 0);
+
+		assert_non_null(p);
+		segpool_cache_free(c, p);
+	}
+	sp_prof_totals(&after);
+	assert_int_equal(segpool_cache_get_info(c, &b), 0);
+	assert_int_equal(sched_setaffinity(0, sizeof(was), &was), 0);
+	print_message("# %d pairs: %llu hits and %llu slow allocations "
+		      "counted, %llu samples\n", COUNTED_PAIRS,
+		      (unsigned long long)(b.alloc_fastpath - a.alloc_fastpath),
+		      (unsigned long long)(b.alloc_slowpath - a.alloc_slowpath),
+		      (unsigned long long)(after.samples - before.samples));
+	/* at 4096 bytes a sample, 64-byte objects: about 4700 samples */
+	assert_true(after.samples - before.samples > 1000);
+	assert_int_equal((b.alloc_fastpath - a.alloc_fastpath) +
+			 (b.alloc_slowpath - a.alloc_slowpath), COUNTED_PAIRS);
+	/* a sampled object's free misses (its slab's tag): the rest hit */
+	assert_true(b.alloc_fastpath - a.alloc_fastpath > COUNTED_PAIRS / 2);
+	assert_int_equal(segpool_cache_destroy(c), 0);
+}
+
+/*
  * Every recorded object lies in a sampled slab (slab/slab.h, SP_TAG_SAMPLED)
  * and every object of one is recorded: a cache with magazines and the size
  * classes, allocated through the counted build and freed through it, whose
@@ -632,7 +689,7 @@ static void test_off_by_default(void **state)
 	assert_int_equal(segpool_heap_profile_dump("/tmp/segpool-never"), -1);
 	assert_int_equal(errno, EINVAL);
 	assert_int_equal(access("/tmp/segpool-never", F_OK), -1);
-	if (!strcmp(segpool_percpu_mode(), "rseq"))
+	if (!strncmp(segpool_percpu_mode(), "rseq", 4))
 		assert_true(sp_pcpu_fast.nr > 0);
 }
 
@@ -1014,11 +1071,20 @@ static void test_unwind_threads(void **state)
 	}
 }
 
-/* A frame the table has not met yet (once per process). */
-static __attribute__((noinline)) void uw_fresh(struct uw_pair *p)
+/*
+ * Two frames the table has not met before their first call; unlike each
+ * other, so that no pass of the compiler folds them into one.
+ */
+static __attribute__((noinline)) void uw_fresh_a(struct uw_pair *p)
 {
 	uw_nest(0, p);
 	__asm__ __volatile__("" : : : "memory");	/* no tail call */
+}
+
+static __attribute__((noinline)) void uw_fresh_b(struct uw_pair *p)
+{
+	uw_nest(1, p);
+	__asm__ __volatile__("" : : : "memory");
 }
 
 /* What uw_backoff_thread() saw: cmocka's asserts are the main thread's. */
@@ -1038,31 +1104,48 @@ static __attribute__((noinline)) void uw_walks(struct uw_backoff *b, int n)
 	}
 }
 
-static void *uw_backoff_thread(void *arg)
+/*
+ * 4096 walks (256 checks at one in 16); one walk through @fresh, a frame
+ * new to the table (it learns); then 15 walks and one more.  Into @b when
+ * @keep (the libgcc walks before each phase's end).
+ */
+static __attribute__((noinline)) void
+uw_pass(struct uw_backoff *b, void (*fresh)(struct uw_pair *), bool keep)
 {
-	/*
-	 * 4096 walks (256 checks at one in 16); one walk through a frame
-	 * new to the table (it learns); then 15 walks and one more.  Every
-	 * phase but the fresh one from the same call site: a return address
-	 * the table has not met would be learned too.
-	 */
 	static const int phase[] = { 4096, -1, 15, 1 };
 	unsigned long slow[SP_ARRAY_SIZE(phase)];
-	struct uw_backoff *b = arg;
 
-	b->p.max = UW_MAX;
 	for (size_t i = 0; i < SP_ARRAY_SIZE(phase); i++) {
 		if (phase[i] < 0) {
-			uw_fresh(&b->p);
+			fresh(&b->p);
 			b->wrong += !uw_same(&b->p);
 		} else {
 			uw_walks(b, phase[i]);
 		}
 		slow[i] = sp_prof_unwind_slow_walks();
 	}
-	b->first = slow[0];
-	b->after15 = slow[2] - slow[1];
-	b->after16 = slow[3] - slow[1];
+	if (keep) {
+		b->first = slow[0];
+		b->after15 = slow[2] - slow[1];
+		b->after16 = slow[3] - slow[1];
+	}
+}
+
+/*
+ * Two passes: the first teaches the table every call site the compiler
+ * made of the loops (an unrolled or peeled copy calls from another
+ * address), the second is counted, its fresh frame another.
+ */
+static void *uw_backoff_thread(void *arg)
+{
+	struct uw_backoff *b = arg;
+	unsigned long before;
+
+	b->p.max = UW_MAX;
+	uw_pass(b, uw_fresh_a, false);
+	before = sp_prof_unwind_slow_walks();
+	uw_pass(b, uw_fresh_b, true);
+	b->first -= before;
 	return NULL;
 }
 
@@ -1099,6 +1182,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_dump_on_demand),
 	cmocka_unit_test(test_threads_balance),
 	cmocka_unit_test(test_sampled_slabs),
+	cmocka_unit_test(test_counted_hits),
 	cmocka_unit_test(test_heap_profile_child),
 	cmocka_unit_test(test_off_by_default),
 	cmocka_unit_test(test_bad_child),
