@@ -1569,6 +1569,31 @@ static bool thp_always(void)
 	return strstr(buf, "[always]") != NULL;
 }
 
+/*
+ * Whether @p's 2 MiB lies in a huge page: every kernel page of it is
+ * resident, which page by page faults after a purge (this test's
+ * segpool_shrink_all()) would not make of a region's free memory.
+ */
+static bool in_huge_page(const void *p)
+{
+	size_t kpage = (size_t)sysconf(_SC_PAGESIZE), huge = 2UL << 20;
+	char *at = (char *)((uintptr_t)p & ~(uintptr_t)(huge - 1));
+	unsigned char *vec = calloc(huge / kpage, 1);
+	size_t res = 0;
+
+	assert_non_null(vec);
+	if (mincore(at, huge, vec)) {	/* not all of it mapped */
+		free(vec);
+		return false;
+	}
+	for (size_t i = 0; i < huge / kpage; i++)
+		res += vec[i] & 1;
+	free(vec);
+	if (res == huge / kpage)
+		print_message("# its 2 MiB all resident: a huge page\n");
+	return res == huge / kpage;
+}
+
 static void test_reach_lazy_pages(void **state)
 {
 	/* free pages the earlier tests left go back first: the slab's
@@ -1596,12 +1621,19 @@ static void test_reach_lazy_pages(void **state)
 	print_message("# %zu KiB of the slab's %zu KiB resident\n",
 		      res * kpage >> 10, bytes >> 10);
 	/*
-	 * With every page backed by one huge page, all are resident.  Under
-	 * valgrind this program finds the whole slab resident (a program of
-	 * its own under valgrind finds one page, as here without it; the
-	 * cause is not known): the bound is checked in every other run.
+	 * With every page backed by one huge page, all are resident: where
+	 * the kernel's mode is always, or where the region advised its
+	 * memory (SEGPOOL_THP=auto does once memory stayed committed 2 s,
+	 * which a slow run of this program, under TSan say, passes before
+	 * this test) and khugepaged collapsed the 2 MiB around the slab
+	 * (it takes a range with a single page present; a TSan run of CI
+	 * met it once).  Under valgrind this program
+	 * finds the whole slab resident (a program of its own under
+	 * valgrind finds one page, as here without it; the cause is not
+	 * known): the bound is checked in every other run.
 	 */
-	if (!thp_always() && !(SP_VALGRIND && sp_on_valgrind))
+	if (!thp_always() && !(SP_VALGRIND && sp_on_valgrind) &&
+	    !in_huge_page(base))
 		assert_true(res * kpage <= 2 * SP_PAGE_SIZE);
 	free(vec);
 	segpool_cache_free(c, p);
