@@ -561,15 +561,23 @@ static void test_counted_hits(void **state)
 
 static void *sampled_objs[2][SAMPLED_OBJS];
 
+/* @c's sampled slabs on node index @i. */
+static unsigned long sampled_slabs_on(struct segpool_cache *c, int i)
+{
+	unsigned long n;
+
+	pthread_mutex_lock(&c->node[i].lock);
+	n = c->node[i].nr_sampled;
+	pthread_mutex_unlock(&c->node[i].lock);
+	return n;
+}
+
 static unsigned long sampled_slabs(struct segpool_cache *c)
 {
 	unsigned long n = 0;
 
-	for (int i = 0; i < sp_space.nr_regions; i++) {
-		pthread_mutex_lock(&c->node[i].lock);
-		n += c->node[i].nr_sampled;
-		pthread_mutex_unlock(&c->node[i].lock);
-	}
+	for (int i = 0; i < sp_space.nr_regions; i++)
+		n += sampled_slabs_on(c, i);
 	return n;
 }
 
@@ -577,7 +585,7 @@ static void test_sampled_slabs(void **state)
 {
 	struct segpool_cache *c, *k;
 	struct sp_prof_totals before, mid, after;
-	size_t tagged = 0, in_c = 0;
+	size_t tagged = 0, in_c[SP_MAX_NODES] = { 0 };
 	long decay;
 
 	(void)state;
@@ -602,7 +610,7 @@ static void test_sampled_slabs(void **state)
 			if (!sp_tag_sampled(sp_space_tag(p)))
 				continue;
 			tagged++;
-			in_c += !a;
+			in_c[sp_tag_node(sp_space_tag(p))] += !a;
 			/* its record is there (the filter is exact for it) */
 			assert_true(sp_prof_maybe(p));
 			assert_ptr_equal(sp_tag_cache(sp_space_tag(p)),
@@ -617,11 +625,14 @@ static void test_sampled_slabs(void **state)
 	/* the records taken are those objects, nothing else */
 	assert_int_equal(mid.records - before.records, tagged);
 	/*
-	 * samples fill one sampled slab before the next is made: one with
-	 * room is left unless the last filled up (which samples happen to
-	 * be counted by the slots depends on the CPUs the test ran on)
+	 * samples fill one sampled slab of their node before the next is
+	 * made: one with room is left on each node unless its last filled
+	 * up (which samples happen to be counted by the slots, and on which
+	 * nodes, depends on the CPUs the test ran on)
 	 */
-	assert_int_equal(sampled_slabs(c), in_c % c->objs_per_slab != 0);
+	for (int i = 0; i < sp_space.nr_regions; i++)
+		assert_int_equal(sampled_slabs_on(c, i),
+				 in_c[i] % c->objs_per_slab != 0);
 	assert_int_equal(segpool_cache_validate(c), 0);
 	assert_int_equal(segpool_cache_validate(k), 0);
 	for (int i = 0; i < SAMPLED_OBJS; i++) {
@@ -631,10 +642,12 @@ static void test_sampled_slabs(void **state)
 	sp_prof_totals(&after);
 	assert_int_equal(after.records, before.records);
 	/*
-	 * one empty sampled slab is kept for the next sample; the decay
-	 * gives it back once the cache is idle (a deadline, not a timing)
+	 * one empty sampled slab a node is kept for the next sample; the
+	 * decay gives them back once the cache is idle (a deadline, not a
+	 * timing)
 	 */
-	assert_true(sampled_slabs(c) <= 1);
+	for (int i = 0; i < sp_space.nr_regions; i++)
+		assert_true(sampled_slabs_on(c, i) <= 1);
 	assert_int_equal(segpool_cache_validate(c), 0);
 	decay = segpool_get_decay_ms();
 	assert_int_equal(segpool_set_decay_ms(20), 0);
