@@ -401,7 +401,7 @@ int sp_pcpu_set_tunables(struct sp_pcpu_cache *pc, unsigned int mag_size,
 
 /* --- the counted build's sample counts ------------------------------------ */
 
-bool sp_pcpu_sample_arm(struct sp_pcpu_cache *pc, struct sp_pcpu_slot *due,
+void sp_pcpu_sample_arm(struct sp_pcpu_cache *pc, struct sp_pcpu_slot *due,
 			int32_t left)
 {
 	unsigned int aborts = 0;
@@ -411,7 +411,7 @@ bool sp_pcpu_sample_arm(struct sp_pcpu_cache *pc, struct sp_pcpu_slot *due,
 
 	slot = sp_slot_own(pc, &top, &aborts);
 	if (!slot)
-		return false;
+		return;
 	if (aborts)
 		sp_stat_add(slot, SP_STAT_RSEQ_ABORT, aborts);
 	if (slot == due) {
@@ -432,7 +432,6 @@ bool sp_pcpu_sample_arm(struct sp_pcpu_cache *pc, struct sp_pcpu_slot *due,
 				 __ATOMIC_RELEASE);
 	}
 	sp_slot_release(pc, slot, top);
-	return slot == due;
 }
 
 /* --- statistics ----------------------------------------------------------- */

@@ -310,9 +310,9 @@ SP_INTERNAL void sp_pcpu_slot_counts(struct sp_pcpu_cache *pc, unsigned long i,
  * due, core/hotpath.h), if @due is the calling CPU's slot and free to own;
  * else nothing changes, and the count, at or below 0, sends the slot's
  * next pop here again (from a thread on its CPU).  Keeps the slot's hit
- * count (sp_slot_alloc_hits()) as it was.  Return: whether it armed.
+ * count (sp_slot_alloc_hits()) as it was.
  */
-SP_INTERNAL bool sp_pcpu_sample_arm(struct sp_pcpu_cache *pc,
+SP_INTERNAL void sp_pcpu_sample_arm(struct sp_pcpu_cache *pc,
 				    struct sp_pcpu_slot *due, int32_t left);
 
 /*
