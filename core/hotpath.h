@@ -161,6 +161,28 @@ SP_INTERNAL __sp_noinline void *sp_alloc_due(size_t size,
 					     struct sp_pcpu_slot *slot,
 					     void *ra);
 
+/*
+ * sp_sample_put_back() - @obj, a round of @c as the layers keep a free
+ * object (marked, poisoned), that a sample's swap replaced: onto this
+ * CPU's magazine by the closed push, as a free of the program's would go,
+ * or, on a miss, back to its slab under the node's lock (core/cache_api.c).
+ */
+SP_INTERNAL __sp_noinline void sp_sample_put_back(struct segpool_cache *c,
+						  void *obj);
+
+/*
+ * sp_sample_swapped() - @out, what the sampler made of @obj of @c (prof/
+ * prof.h): when a sample swapped it for an object of a sampled slab, @obj
+ * goes back (sp_sample_put_back()).  Return: @out.
+ */
+static __sp_always_inline void *sp_sample_swapped(struct segpool_cache *c,
+						  void *obj, void *out)
+{
+	if (unlikely(out != obj))
+		sp_sample_put_back(c, obj);
+	return out;
+}
+
 /* Slow paths behind sp_hot_free() (core/cache_api.c). */
 /* @obj failed a check before any change: analyse it in full and free it. */
 SP_INTERNAL __sp_noinline void sp_free_slow(struct segpool_cache *c, void *obj);

@@ -91,7 +91,8 @@ static inline void *sp_malloc_node_locked(size_t size, int node, bool zero,
 			return NULL;
 		}
 out:
-		obj = sp_prof_alloc_obj(c, obj, size, ra);
+		obj = sp_sample_swapped(c, obj,
+					sp_prof_alloc_obj(c, obj, size, ra));
 		sp_obj_out(c, obj);
 		return obj;
 	}

@@ -75,10 +75,12 @@ SP_INTERNAL __sp_noinline void sp_prof_take(void *obj, size_t size, void *ra);
 /*
  * sp_prof_sample_obj() - @obj of cache @c, @size bytes, is sampled (on a
  * count that took @charged bytes for it): record it, in a sampled slab
- * when @c has magazines (the one given is put back and one of a sampled
- * slab takes its place: slab/slab.h, sp_slab_take_sampled()).  @obj is
- * still as the layers keep a free object (before sp_obj_out()).  Return:
- * the object to hand out.
+ * when @c has magazines (one of a sampled slab takes its place:
+ * slab/slab.h, sp_slab_take_sampled()).  @obj is still as the layers keep
+ * a free object (before sp_obj_out()).  Return: the object to hand out;
+ * when it is not @obj, @obj is the caller's to put back (core/hotpath.h,
+ * sp_sample_swapped(): through a free's hit, where this layer would take
+ * the node's lock).
  */
 SP_INTERNAL __sp_noinline void *sp_prof_sample_obj(struct segpool_cache *c,
 						   void *obj, size_t size,
@@ -94,7 +96,9 @@ SP_INTERNAL __sp_noinline void *sp_prof_sample_obj(struct segpool_cache *c,
  * it hands out as the thread's count is over the slow paths' (an
  * allocation is counted by one of the two, so each is sampled with the
  * chance its weight assumes: Documentation/internals/profile.md).
- * Return: the object to hand out, still as the layers keep a free one.
+ * Return: the object to hand out, still as the layers keep a free one;
+ * when it is not @obj, @obj is the caller's to put back, as
+ * sp_prof_sample_obj()'s.
  */
 SP_INTERNAL __sp_noinline void *sp_prof_hit(struct segpool_cache *c,
 					    void *obj, size_t size,
@@ -158,7 +162,8 @@ static inline void sp_prof_alloc(void *obj, size_t size, void *ra)
 /*
  * An object of cache @c is about to leave a slow path (before
  * sp_obj_out()): charge it to the sampler.  Return: the object to hand
- * out, another one when it was sampled (sp_prof_sample_obj()).
+ * out, another one when it was sampled (sp_prof_sample_obj(): @obj is
+ * then the caller's to put back).
  */
 static inline void *sp_prof_alloc_obj(struct segpool_cache *c, void *obj,
 				      size_t size, void *ra)
@@ -203,11 +208,12 @@ static inline void sp_prof_free(const void *obj)
 /*
  * sp_prof_record() - keep a sample: @obj, its @frames return addresses at
  * @pcs, the name of its cache (NULL: a large block), its @size and its
- * weight @wbytes (the bytes it stands for).  Return: 0, or -1 when no
- * memory is left for records (the sample is dropped and counted).
+ * weight @wobjs (the allocations it stands for; it stands for @wobjs times
+ * @size bytes).  Return: 0, or -1 when no memory is left for records (the
+ * sample is dropped and counted).
  */
 SP_INTERNAL int sp_prof_record(const void *obj, void *const *pcs, int frames,
-			       const char *cache, size_t size, double wbytes);
+			       const char *cache, size_t size, double wobjs);
 
 /* Fork: the table's lock, held across fork (core/init.c, level 11). */
 SP_INTERNAL void sp_prof_fork_lock(void);

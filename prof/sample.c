@@ -93,36 +93,68 @@ static double sp_prof_exp(double x)
 	return (1 + sum) * p.d;
 }
 
-/* 1 / (2i + 1), i = 0 to 4 (log's series). */
-static const double sp_prof_inv_odd[5] = {
-	1.0, 1.0 / 3, 1.0 / 5, 1.0 / 7, 1.0 / 9,
-};
+/*
+ * The draw's logarithm, by a table of 128 points in [1, 2): log(c_i) and
+ * 1 / c_i, c_i = 1 + i / 128, filled at start-up (sp_prof_log_init()).
+ * The series alone (atanh's, to z^9) took a division, a branch taken
+ * four times in ten and a chain of nine dependent steps: a fifth of a
+ * sample's time, most of it the draw's latency.
+ */
+#define SP_PROF_LOG_BITS	7
+#define SP_PROF_LOG_N		(1U << SP_PROF_LOG_BITS)
+static struct sp_prof_log_point {
+	double inv;		/* 1 / c_i */
+	double at;		/* log(c_i) */
+} sp_prof_log_tab[SP_PROF_LOG_N] __sp_big;	/* one line holds both */
 
 /*
- * log(@x) for x > 0: x = m 2^e, m in [1/sqrt2, sqrt2), 2 atanh(z) with
- * z = (m - 1) / (m + 1), |z| <= 0.1716, to the z^9 term: what is left,
- * 2 z^11 / 11 and smaller, is below 1e-9, which moves a sampling point
- * drawn at the default rate by a thousandth of a byte (a draw needs no
- * more, and each term is a dependent multiply and add on every sample).
+ * log(@c), c in [1, 2), to double precision: 2 atanh(z), z = (c - 1) /
+ * (c + 1) at most 1/3, its series summed until its terms no longer
+ * change the sum (z^(2k+1) / (2k+1) below 2^-53 by k = 17).  Start-up only.
+ */
+static double sp_prof_log_series(double c)
+{
+	double z = (c - 1) / (c + 1), z2 = z * z, t = z, sum = 0;
+
+	for (int k = 0; k < 24; k++) {
+		sum += t / (2 * k + 1);
+		t *= z2;
+	}
+	return 2 * sum;
+}
+
+static void sp_prof_log_init(void)
+{
+	for (unsigned int i = 0; i < SP_PROF_LOG_N; i++) {
+		double c = 1 + (double)i / SP_PROF_LOG_N;
+
+		sp_prof_log_tab[i].at = sp_prof_log_series(c);
+		sp_prof_log_tab[i].inv = 1 / c;
+	}
+}
+
+/*
+ * log(@x) for a normal x > 0: x = m 2^e, m in [1, 2), m = c_i (1 + r) with
+ * c_i the table's point at or below m, so 0 <= r < 1/128 (computed as
+ * m / c_i - 1 by a product: a hair below 0 at worst); log(1 + r) by its
+ * series to r^5, what is left (r^6 / 6) below 5e-14.  No division, no
+ * branch: a load and five dependent steps.
  */
 static double sp_prof_log(double x)
 {
 	const double ln2 = 0.69314718055994530942;
 	union { double d; uint64_t u; } v = { .d = x };
 	int e = (int)((v.u >> 52) & 0x7ff) - 1023;
-	double m, z, z2, sum = 0;
+	unsigned int i = (unsigned int)(v.u >> (52 - SP_PROF_LOG_BITS)) &
+			 (SP_PROF_LOG_N - 1);
+	double r, r2;
 
 	v.u = (v.u & ((1ULL << 52) - 1)) | (1023ULL << 52);	/* [1, 2) */
-	m = v.d;
-	if (m > 1.41421356237309504880) {
-		m /= 2;
-		e++;
-	}
-	z = (m - 1) / (m + 1);
-	z2 = z * z;
-	for (int i = 4; i >= 0; i--)
-		sum = sum * z2 + sp_prof_inv_odd[i];
-	return 2 * z * sum + e * ln2;
+	r = v.d * sp_prof_log_tab[i].inv - 1;
+	r2 = r * r;
+	return (e * ln2 + sp_prof_log_tab[i].at) +
+	       (r - r2 * (0.5 - r * (1.0 / 3))) +
+	       r2 * r2 * (r * (1.0 / 5) - 0.25);
 }
 
 /* Bytes to the next sampling point: exponential, mean sp_prof_rate. */
@@ -137,11 +169,10 @@ static int64_t sp_prof_draw(void)
 }
 
 /*
- * sp_prof_weight() - the bytes a sample of @size stands for: size / p,
- * p = 1 - exp(-charged / rate) the chance that it was sampled, @charged
- * the bytes its count took (@size, or its size class's on a counted hit).
+ * 1 / p, p = 1 - exp(-@charged / rate) the chance that an allocation was
+ * sampled whose count took @charged bytes.
  */
-static double sp_prof_weight(size_t size, size_t charged)
+static double sp_prof_weight_slow(size_t charged)
 {
 	double x = (double)charged / (double)sp_prof_rate;
 	double p;
@@ -158,7 +189,37 @@ static double sp_prof_weight(size_t size, size_t charged)
 	else
 		p = 1 - sp_prof_exp(-x);
 
-	return (double)size / p;
+	return 1 / p;
+}
+
+/*
+ * 1 / p by the charged size, per thread (the rate is fixed at start-up):
+ * four entries, one per size of a thread's mix or so.  Computed afresh,
+ * the series' chain and two divisions took a sample as long as its draw.
+ */
+#define SP_PROF_MEMO_BITS	2
+static __thread struct sp_prof_memo {
+	size_t charged;
+	double inv_p;
+} sp_prof_memo[1U << SP_PROF_MEMO_BITS]
+	__attribute__((tls_model("initial-exec")));
+
+/*
+ * sp_prof_weight() - the allocations a sample stands for: 1 / p, @charged
+ * the bytes its count took (its size, or its size class's on a counted
+ * hit); in bytes, that times its size.
+ */
+static double sp_prof_weight(size_t charged)
+{
+	struct sp_prof_memo *m =
+		&sp_prof_memo[(charged * 0x9e3779b97f4a7c15ULL) >>
+			      (64 - SP_PROF_MEMO_BITS)];
+
+	if (unlikely(m->charged != charged)) {
+		m->inv_p = sp_prof_weight_slow(charged);
+		m->charged = charged;
+	}
+	return m->inv_p;
 }
 
 /*
@@ -243,7 +304,7 @@ static void sp_prof_keep(const struct segpool_cache *c, void *obj,
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	n = sp_prof_stack(ra, pcs);
 	sp_prof_record(obj, pcs, n, c ? c->name : NULL, size,
-		       sp_prof_weight(size, charged));
+		       sp_prof_weight(charged));
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	sp_prof_busy = false;
 	sp_lib_exit();
@@ -258,28 +319,26 @@ __sp_libframe void sp_prof_take(void *obj, size_t size, void *ra)
 __sp_libframe void *sp_prof_sample_obj(struct segpool_cache *c, void *obj,
 				       size_t size, size_t charged, void *ra)
 {
-	struct sp_slab *s = sp_obj_to_slab(obj);
 	void *in;
 
 	/*
 	 * An object of a cache with magazines is recorded in a sampled slab
 	 * only, whose page tag no slot expects (slab/slab.h, sp_slab_tag()):
 	 * its free never takes a hit path, and the slow path drops the
-	 * record.  The object the layers handed out goes back to its slab
-	 * unseen (it is still as they keep a free object: marked, poisoned)
-	 * and one of a sampled slab of its node takes its place.  Without
-	 * one (no memory) the sample is dropped: recorded where it is, its
-	 * free could take a hit path and leave the record behind.  A cache
-	 * without magazines (a debug cache among them) frees on its slow
-	 * paths only: recorded where it is.
+	 * record.  One of a sampled slab of the node of the object the
+	 * layers handed out takes its place, and that one (still as they
+	 * keep a free object: marked, poisoned) goes back to the caller.
+	 * Without one (no memory) the sample is dropped: recorded where it
+	 * is, its free could take a hit path and leave the record behind.
+	 * A cache without magazines (a debug cache among them) frees on its
+	 * slow paths only: recorded where it is.
 	 */
 	if (c->pcpu && !sp_tag_sampled(sp_space_tag(obj))) {
-		in = sp_slab_take_sampled(c, s->node);
+		in = sp_slab_take_sampled(c, sp_obj_to_slab(obj)->node);
 		if (unlikely(!in)) {
 			sp_prof_drop();
 			return obj;
 		}
-		sp_slab_free_one(c, s, obj);
 		obj = in;
 	}
 	sp_prof_keep(c, obj, size, charged, ra);
@@ -360,6 +419,7 @@ bool sp_prof_init(void)
 		}
 		sp_prof_rate = r;
 	}
+	sp_prof_log_init();
 	if (!path)
 		return false;
 	if (strlen(path) >= sizeof(sp_prof_path) ||

@@ -203,11 +203,11 @@ static void sp_prof_rec_drop(struct sp_prof_rec **pp)
 }
 
 int sp_prof_record(const void *obj, void *const *pcs, int frames,
-		   const char *cache, size_t size, double wbytes)
+		   const char *cache, size_t size, double wobjs)
 {
 	struct sp_prof_stack *st;
 	struct sp_prof_rec *r, **b;
-	double wobjs = wbytes / (double)size;
+	double wbytes = wobjs * (double)size;
 	unsigned int h = sp_prof_hash(obj);
 
 	pthread_mutex_lock(&sp_prof_lock);
