@@ -192,7 +192,8 @@ SEGPOOL_API int segpool_cache_destroy(struct segpool_cache *cache)
 
 /* Everything but the magazine hit: checks, gfp flags, node choice, fallback. */
 static inline void *sp_cache_alloc_locked(struct segpool_cache *cache,
-					  unsigned int gfp, int node, void *ra)
+					  unsigned int gfp, int node,
+					  void *site)
 {
 	void *obj = NULL;
 
@@ -224,7 +225,7 @@ static inline void *sp_cache_alloc_locked(struct segpool_cache *cache,
 		return NULL;
 	obj = sp_sample_swapped(cache, obj,
 				sp_prof_alloc_obj(cache, obj,
-						  cache->object_size, ra));
+						  cache->object_size, site));
 	sp_obj_out(cache, obj);
 	if (gfp & SEGPOOL_ZERO)
 		memset(obj, 0, cache->object_size);
@@ -242,10 +243,10 @@ static __sp_cold void *sp_alloc_nested(void)
 	return NULL;
 }
 
-/* Everything but a hit; @ra: the allocating call's return address. */
+/* Everything but a hit; @site: the allocating call (sp_prof_site()). */
 static __sp_noinline __sp_libframe void *
 sp_cache_alloc_full(struct segpool_cache *cache, unsigned int gfp, int node,
-		    void *ra)
+		    void *site)
 {
 	void *obj;
 
@@ -254,7 +255,7 @@ sp_cache_alloc_full(struct segpool_cache *cache, unsigned int gfp, int node,
 	if (unlikely(sp_lib_nested()))
 		return sp_alloc_nested();
 	sp_lib_enter();
-	obj = sp_cache_alloc_locked(cache, gfp, node, ra);
+	obj = sp_cache_alloc_locked(cache, gfp, node, site);
 	if (sp_lib_leave())
 		sp_lib_drain();
 	return obj;
@@ -266,7 +267,7 @@ sp_cache_alloc_full(struct segpool_cache *cache, unsigned int gfp, int node,
  */
 static __sp_noinline __sp_libframe void *
 sp_cache_alloc_sampled(struct segpool_cache *cache, unsigned int gfp, int node,
-		       void *ra)
+		       void *site)
 {
 	if (gfp == 0 && node == SEGPOOL_NUMA_NO_NODE && cache &&
 	    cache->magic == SP_CACHE_MAGIC) {
@@ -276,11 +277,11 @@ sp_cache_alloc_sampled(struct segpool_cache *cache, unsigned int gfp, int node,
 		if (likely(obj)) {
 			if (unlikely(due))
 				return sp_alloc_due(cache->object_size, cache,
-						    obj, due, ra);
+						    obj, due, site);
 			return obj;
 		}
 	}
-	return sp_cache_alloc_full(cache, gfp, node, ra);
+	return sp_cache_alloc_full(cache, gfp, node, site);
 }
 
 /*
@@ -293,7 +294,7 @@ sp_cache_alloc_slow(struct segpool_cache *cache, unsigned int gfp, int node)
 {
 	if (unlikely(sp_prof_active()))
 		return sp_cache_alloc_sampled(cache, gfp, node,
-					      __builtin_return_address(0));
+					      sp_prof_site());
 	/*
 	 * A zeroed allocation (kmem_cache_zalloc()) is a hit and a clear
 	 * when the magazine has a round: not the slow path on every call.
@@ -309,7 +310,7 @@ sp_cache_alloc_slow(struct segpool_cache *cache, unsigned int gfp, int node)
 		}
 	}
 	return sp_cache_alloc_full(cache, gfp, node,
-				   __builtin_return_address(0));
+				   sp_prof_site());
 }
 
 SEGPOOL_API __sp_libframe void *
@@ -340,20 +341,21 @@ __sp_libframe void *sp_cache_alloc_open(struct segpool_cache *cache,
 }
 
 /*
- * sp_alloc_due() (core/hotpath.h): no frame of its own.  @ra: the return
- * address into the program, taken by the entry (a tail call to here is
- * the compiler's choice; a sanitizer's frame may keep it from making it).
+ * sp_alloc_due() (core/hotpath.h): no frame of its own.  @site: the
+ * allocating call, taken by the entry (sp_prof_site(); a tail call to here
+ * is the compiler's choice; a sanitizer's frame may keep it from making
+ * it).
  */
 __sp_noinline __sp_libframe void *sp_alloc_due(size_t size,
 					       struct segpool_cache *c,
 					       void *obj,
 					       struct sp_pcpu_slot *slot,
-					       void *ra)
+					       void *site)
 {
 	int32_t arm;
 
 	void *out = sp_prof_hit(c, obj, size, SP_READ_ONCE(slot->sample_left),
-				&arm, ra);
+				&arm, site);
 
 	sp_pcpu_sample_arm(c->pcpu, slot, arm);
 	obj = sp_sample_swapped(c, obj, out);
@@ -382,10 +384,10 @@ miss:
  * the hit keeps @cache in place of the object size's register.
  */
 static __sp_noinline __sp_libframe void *
-sp_cache_alloc_due(struct segpool_cache *cache, void *obj, void *ra,
+sp_cache_alloc_due(struct segpool_cache *cache, void *obj, void *site,
 		   struct sp_pcpu_slot *slot)
 {
-	return sp_alloc_due(cache->object_size, cache, obj, slot, ra);
+	return sp_alloc_due(cache->object_size, cache, obj, slot, site);
 }
 
 /*
@@ -402,7 +404,7 @@ __sp_libframe void *sp_cache_alloc_counted(struct segpool_cache *cache,
 		if (likely(obj)) {
 			if (unlikely(due))
 				return sp_cache_alloc_due(cache, obj,
-					__builtin_return_address(0), due);
+					sp_prof_site(), due);
 			return obj;
 		}
 	}
@@ -439,7 +441,7 @@ segpool_cache_alloc_bulk(struct segpool_cache *cache,
 		objs[i] = sp_sample_swapped(cache, objs[i],
 				sp_prof_alloc_obj(cache, objs[i],
 						  cache->object_size,
-						  __builtin_return_address(0)));
+						  sp_prof_site()));
 		sp_obj_out(cache, objs[i]);
 		if (gfp & SEGPOOL_ZERO)
 			memset(objs[i], 0, cache->object_size);

@@ -151,15 +151,15 @@ miss:
 /*
  * sp_alloc_due() - the round @obj of @c, for a request of @size bytes,
  * whose slot's sample count ran out (sp_hot_alloc_counted(): @slot):
- * sampled or not (sp_prof_hit()), then handed out (sp_obj_out()).  @ra:
- * the return address into the program.  @size first, @slot fourth: the
- * registers segpool_malloc()'s size and the pop's slot are in.
+ * sampled or not (sp_prof_hit()), then handed out (sp_obj_out()).  @site:
+ * the allocating call (prof/prof.h, sp_prof_site()).  @size first, @slot
+ * fourth: the registers segpool_malloc()'s size and the pop's slot are in.
  */
 SP_INTERNAL __sp_noinline void *sp_alloc_due(size_t size,
 					     struct segpool_cache *c,
 					     void *obj,
 					     struct sp_pcpu_slot *slot,
-					     void *ra);
+					     void *site);
 
 /*
  * sp_sample_put_back() - @obj, a round of @c as the layers keep a free

@@ -29,7 +29,7 @@
 
 /* Everything but a size class's magazine hit: start-up, node, large sizes. */
 static inline void *sp_malloc_node_locked(size_t size, int node, bool zero,
-					  void *ra)
+					  void *site)
 {
 	void *obj;
 	int idx;
@@ -92,7 +92,7 @@ static inline void *sp_malloc_node_locked(size_t size, int node, bool zero,
 		}
 out:
 		obj = sp_sample_swapped(c, obj,
-					sp_prof_alloc_obj(c, obj, size, ra));
+					sp_prof_alloc_obj(c, obj, size, site));
 		sp_obj_out(c, obj);
 		return obj;
 	}
@@ -103,18 +103,18 @@ out:
 		return NULL;
 	}
 	obj = sp_large_alloc(size, SP_PAGE_SIZE, idx, zero);
-	sp_prof_alloc(obj, size, ra);
+	sp_prof_alloc(obj, size, site);
 	return obj;
 }
 
 /*
  * From a signal handler that interrupted the library on its thread: what
- * the hit path could not serve fails (internal/reentry.h).  @ra: the
- * allocating call's return address, where a sample's stack starts.
+ * the hit path could not serve fails (internal/reentry.h).  @site: the
+ * allocating call (sp_prof_site()), where a sample's stack starts.
  */
 static __sp_noinline __sp_libframe void *sp_malloc_node_full(size_t size,
 							    int node, bool zero,
-							    void *ra)
+							    void *site)
 {
 	void *obj;
 
@@ -125,7 +125,7 @@ static __sp_noinline __sp_libframe void *sp_malloc_node_full(size_t size,
 	if (unlikely(sp_init()))	/* it marks its own depth */
 		return NULL;
 	sp_lib_enter();
-	obj = sp_malloc_node_locked(size, node, zero, ra);
+	obj = sp_malloc_node_locked(size, node, zero, site);
 	if (sp_lib_leave())
 		sp_lib_drain();
 	return obj;
@@ -137,7 +137,7 @@ static __sp_noinline __sp_libframe void *sp_malloc_node_full(size_t size,
  */
 static __sp_noinline __sp_libframe void *sp_malloc_sampled(size_t size,
 							  int node, bool zero,
-							  void *ra)
+							  void *site)
 {
 	if (node == SEGPOOL_NUMA_NO_NODE &&
 	    size <= SEGPOOL_KMALLOC_MAX_CACHE_SIZE) {
@@ -148,11 +148,11 @@ static __sp_noinline __sp_libframe void *sp_malloc_sampled(size_t size,
 
 		if (likely(obj)) {
 			if (unlikely(due))
-				obj = sp_alloc_due(size, c, obj, due, ra);
+				obj = sp_alloc_due(size, c, obj, due, site);
 			return obj;	/* a zeroed one: its caller clears */
 		}
 	}
-	return sp_malloc_node_full(size, node, zero, ra);
+	return sp_malloc_node_full(size, node, zero, site);
 }
 
 /*
@@ -165,9 +165,9 @@ static __sp_noinline __sp_libframe void *sp_malloc_node(size_t size, int node,
 {
 	if (unlikely(sp_prof_active()))
 		return sp_malloc_sampled(size, node, zero,
-					 __builtin_return_address(0));
+					 sp_prof_site());
 	return sp_malloc_node_full(size, node, zero,
-				   __builtin_return_address(0));
+				   sp_prof_site());
 }
 
 /* Sizes above 1 KiB: the class from sp_kmalloc_mid[], then the same hit. */
@@ -216,7 +216,7 @@ sp_malloc_counted_hit(size_t size, struct segpool_cache *const *entry)
 	if (likely(obj)) {
 		if (unlikely(due))
 			return sp_alloc_due(size, c, obj, due,
-					    __builtin_return_address(0));
+					    sp_prof_site());
 		return obj;
 	}
 	return sp_malloc_node(size, SEGPOOL_NUMA_NO_NODE, false);
@@ -519,7 +519,7 @@ SEGPOOL_API __sp_libframe void *segpool_realloc(void *ptr, size_t size)
 			q = sp_large_realloc(ptr, size);
 			if (q) {
 				sp_prof_alloc(q, size,
-					      __builtin_return_address(0));
+					      sp_prof_site());
 			}
 			return q;
 		}
@@ -554,6 +554,6 @@ SEGPOOL_API __sp_libframe void *segpool_aligned_alloc(size_t align, size_t size)
 	}
 	p = sp_large_alloc(SP_MAX(size, (size_t)1), align,
 			   sp_numa_current_idx(), false);
-	sp_prof_alloc(p, size, __builtin_return_address(0));
+	sp_prof_alloc(p, size, sp_prof_site());
 	return p;
 }

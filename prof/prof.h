@@ -59,6 +59,43 @@ extern SP_INTERNAL uint64_t sp_prof_filter[(1U << SP_PROF_FILTER_BITS) / 64];
  */
 SP_INTERNAL bool sp_prof_init(void);
 
+/*
+ * sp_prof_site() - the allocating call, as the entry points hand it down
+ * to the sampler (@site below): on x86-64 the address of the entry's
+ * return address on the stack (its CFA less 8, by the psABI), which gives
+ * both that return address into the program and the stack pointer a walk
+ * of the program's frames starts from, so that the walk never visits the
+ * library's own frames; elsewhere the return address itself.  A macro: it
+ * names the frame it is written in, which stays live below it.
+ */
+#if defined(__x86_64__)
+#define sp_prof_site()							\
+	((void *)((char *)__builtin_dwarf_cfa() - sizeof(void *)))
+#else
+#define sp_prof_site()	__builtin_return_address(0)
+#endif
+
+/* The return address into the program of @site (sp_prof_site()). */
+static inline void *sp_prof_site_ra(void *site)
+{
+#if defined(__x86_64__)
+	return *(void *const *)site;
+#else
+	return site;
+#endif
+}
+
+/* The stack pointer @site's call returns with (its callee's CFA); 0: none. */
+static inline uintptr_t sp_prof_site_sp(void *site)
+{
+#if defined(__x86_64__)
+	return (uintptr_t)site + sizeof(void *);
+#else
+	(void)site;
+	return 0;
+#endif
+}
+
 /* --- prof/sample.c --- */
 /*
  * sp_prof_due() - @size bytes are about to be handed out by this thread:
@@ -67,10 +104,10 @@ SP_INTERNAL bool sp_prof_init(void);
 SP_INTERNAL __sp_noinline bool sp_prof_due(size_t size);
 /*
  * sp_prof_take() - a large block of @size bytes at @obj was handed out;
- * @ra is the return address into the allocating program, where the
- * recorded stack starts.
+ * @site is the allocating call (sp_prof_site()), where the recorded stack
+ * starts.
  */
-SP_INTERNAL __sp_noinline void sp_prof_take(void *obj, size_t size, void *ra);
+SP_INTERNAL __sp_noinline void sp_prof_take(void *obj, size_t size, void *site);
 
 /*
  * sp_prof_sample_obj() - @obj of cache @c, @size bytes, is sampled (on a
@@ -84,7 +121,7 @@ SP_INTERNAL __sp_noinline void sp_prof_take(void *obj, size_t size, void *ra);
  */
 SP_INTERNAL __sp_noinline void *sp_prof_sample_obj(struct segpool_cache *c,
 						   void *obj, size_t size,
-						   size_t charged, void *ra);
+						   size_t charged, void *site);
 
 /*
  * sp_prof_hit() - the counted build's hit path (core/entry.h) popped @obj
@@ -103,7 +140,7 @@ SP_INTERNAL __sp_noinline void *sp_prof_sample_obj(struct segpool_cache *c,
 SP_INTERNAL __sp_noinline void *sp_prof_hit(struct segpool_cache *c,
 					    void *obj, size_t size,
 					    int32_t was, int32_t *arm,
-					    void *ra);
+					    void *site);
 
 /* The hash of @obj's address into the filter. */
 static inline unsigned int sp_prof_hash(const void *obj)
@@ -149,11 +186,11 @@ static inline void sp_prof_idle_count(void)
 }
 
 /* A large block leaves a slow path: charge it to the sampler. */
-static inline void sp_prof_alloc(void *obj, size_t size, void *ra)
+static inline void sp_prof_alloc(void *obj, size_t size, void *site)
 {
 	if (unlikely(sp_prof_active())) {
 		if (obj)
-			sp_prof_take(obj, size, ra);
+			sp_prof_take(obj, size, site);
 	} else {
 		sp_prof_idle_count();
 	}
@@ -166,11 +203,11 @@ static inline void sp_prof_alloc(void *obj, size_t size, void *ra)
  * then the caller's to put back).
  */
 static inline void *sp_prof_alloc_obj(struct segpool_cache *c, void *obj,
-				      size_t size, void *ra)
+				      size_t size, void *site)
 {
 	if (unlikely(sp_prof_active())) {
 		if (sp_prof_due(size))
-			obj = sp_prof_sample_obj(c, obj, size, size, ra);
+			obj = sp_prof_sample_obj(c, obj, size, size, site);
 	} else {
 		sp_prof_idle_count();
 	}
@@ -186,6 +223,14 @@ static inline void *sp_prof_alloc_obj(struct segpool_cache *c, void *obj,
  * stack and its table once it has learned the frames (prof/unwind.c).
  */
 SP_INTERNAL __sp_noinline int sp_prof_unwind(void **pcs, int max);
+/*
+ * sp_prof_unwind_at() - the return addresses from @pc on into @pcs, at
+ * most @max, @sp the stack pointer @pc's call returns with (sp_prof_site()),
+ * by the learned table alone.  Return: how many; -1 when this walk is to
+ * be sp_prof_unwind()'s (a check is due, a frame is not learned, no @sp).
+ */
+SP_INTERNAL int sp_prof_unwind_at(void **pcs, int max, uintptr_t pc,
+				  uintptr_t sp);
 /* Find libgcc's walker (glibc's backtrace() loads it); at start-up. */
 SP_INTERNAL void sp_prof_unwind_init(void);
 /* How many of the calling thread's walks libgcc made (x86-64; tests). */

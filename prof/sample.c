@@ -223,27 +223,35 @@ static double sp_prof_weight(size_t charged)
 }
 
 /*
- * The stack, from the return address into the program on: the frames
- * inside the library before it are left out (as gperftools' own are).
+ * The stack, from the allocating call's return address into the program
+ * on (@site, sp_prof_site()): the frames inside the library before it are
+ * left out (as gperftools' own are), and on the learned walk never visited.
  */
-static __sp_always_inline int sp_prof_stack(void *ra, void **pcs)
+static __sp_always_inline int sp_prof_stack(void *site, void **pcs)
 {
 	void *buf[SP_PROF_DEPTH + 16];
-	int n = sp_prof_unwind(buf, (int)(sizeof(buf) / sizeof(buf[0])));
-	int from = 1;	/* at least this function */
+	void *ra = sp_prof_site_ra(site);
+	int max = (int)(sizeof(buf) / sizeof(buf[0]));
+	int n = sp_prof_unwind_at(buf, max, (uintptr_t)ra,
+				  sp_prof_site_sp(site));
+	int from = 0, lib;
 
-	int lib = 0;
-
-	for (int i = 1; i < n; i++)
-		if (buf[i] == ra) {
-			from = i;
-			break;
-		}
+	if (n < 0) {
+		/* the whole walk (a check, or a frame not learned yet) */
+		n = sp_prof_unwind(buf, max);
+		from = 1;	/* at least this function */
+		for (int i = 1; i < n; i++)
+			if (buf[i] == ra) {
+				from = i;
+				break;
+			}
+	}
 	/* and past the library's own frames, where the bounds are known
 	 * (calloc's way, say, returns into the library first) */
+	lib = from;
 	while (lib < n && sp_debug_libframe(buf[lib]))
 		lib++;
-	if (lib > from && lib < n)
+	if (lib < n)
 		from = lib;
 	n -= from;
 	if (n > SP_PROF_DEPTH)
@@ -285,7 +293,7 @@ __sp_libframe bool sp_prof_due(size_t size)
  * a count of @charged bytes.
  */
 static void sp_prof_keep(const struct segpool_cache *c, void *obj,
-			 size_t size, size_t charged, void *ra)
+			 size_t size, size_t charged, void *site)
 {
 	void *pcs[SP_PROF_DEPTH];
 	int n;
@@ -302,7 +310,7 @@ static void sp_prof_keep(const struct segpool_cache *c, void *obj,
 	sp_lib_enter();		/* a caller outside the library, too */
 	sp_prof_busy = true;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	n = sp_prof_stack(ra, pcs);
+	n = sp_prof_stack(site, pcs);
 	sp_prof_record(obj, pcs, n, c ? c->name : NULL, size,
 		       sp_prof_weight(charged));
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -310,14 +318,14 @@ static void sp_prof_keep(const struct segpool_cache *c, void *obj,
 	sp_lib_exit();
 }
 
-__sp_libframe void sp_prof_take(void *obj, size_t size, void *ra)
+__sp_libframe void sp_prof_take(void *obj, size_t size, void *site)
 {
 	if (sp_prof_due(size))
-		sp_prof_keep(NULL, obj, size, size, ra);
+		sp_prof_keep(NULL, obj, size, size, site);
 }
 
 __sp_libframe void *sp_prof_sample_obj(struct segpool_cache *c, void *obj,
-				       size_t size, size_t charged, void *ra)
+				       size_t size, size_t charged, void *site)
 {
 	void *in;
 
@@ -341,7 +349,7 @@ __sp_libframe void *sp_prof_sample_obj(struct segpool_cache *c, void *obj,
 		}
 		obj = in;
 	}
-	sp_prof_keep(c, obj, size, charged, ra);
+	sp_prof_keep(c, obj, size, charged, site);
 	return obj;
 }
 
@@ -360,7 +368,7 @@ static int32_t sp_prof_objs(size_t charged)
 
 __sp_libframe void *sp_prof_hit(struct segpool_cache *c, void *obj,
 				size_t size, int32_t was, int32_t *arm,
-				void *ra)
+				void *site)
 {
 	size_t charged = c->object_size;
 	int32_t m;
@@ -397,7 +405,7 @@ __sp_libframe void *sp_prof_hit(struct segpool_cache *c, void *obj,
 		return obj;
 	}
 	sp_lib_enter();
-	obj = sp_prof_sample_obj(c, obj, size, charged, ra);
+	obj = sp_prof_sample_obj(c, obj, size, charged, site);
 	sp_lib_exit();
 	return obj;
 }

@@ -304,6 +304,22 @@ __sp_noinline int sp_prof_unwind(void **pcs, int max)
 	return n;
 }
 
+int sp_prof_unwind_at(void **pcs, int max, uintptr_t pc, uintptr_t sp)
+{
+	unsigned int every = sp_unwind_every ? sp_unwind_every
+					     : SP_UNWIND_CHECK;
+	int n;
+
+	/* a check due: sp_prof_unwind() counts this walk and makes it */
+	if (!SP_UNWIND_FAST || !sp_ug_backtrace || !sp || !sp_unwind_top ||
+	    sp_unwind_count + 1 >= every)
+		return -1;
+	n = sp_unwind_fast(pcs, max, pc, sp);
+	if (n >= 0)
+		sp_unwind_count++;
+	return n;
+}
+
 unsigned long sp_prof_unwind_slow_walks(void)
 {
 	return sp_unwind_slow_nr;
