@@ -1189,6 +1189,96 @@ static void test_unwind_backoff(void **state)
 	assert_int_equal(b.after16, 1);
 }
 
+struct uw_at {
+	void *at[UW_MAX], *ref[UW_MAX];
+	void *ra;
+	int nat, nref, depth;
+};
+
+/* From the site's callees: the walk from the site, then libgcc's whole. */
+static __attribute__((noinline)) void uw_at_walk(void *site, struct uw_at *w)
+{
+	w->ra = sp_prof_site_ra(site);
+	w->nat = sp_prof_unwind_at(w->at, UW_MAX, (uintptr_t)w->ra,
+				   sp_prof_site_sp(site));
+	/* declined: the whole walk, as a sample makes it (and learns) */
+	if (w->nat < 0)
+		sp_prof_unwind(w->at, UW_MAX);
+	w->nref = uw_libgcc(w->ref, UW_MAX);
+	__asm__ __volatile__("" : : : "memory");	/* no tail call */
+}
+
+/* @depth frames between the site and the walk, as the library's are. */
+static __attribute__((noinline)) void uw_at_down(int depth, void *site,
+						 struct uw_at *w)
+{
+	if (depth > 0)
+		uw_at_down(depth - 1, site, w);
+	else
+		uw_at_walk(site, w);
+	__asm__ __volatile__("" : : : "memory");
+}
+
+/* The entry point's part: the site is this frame's. */
+static __attribute__((noinline)) void uw_at_entry(struct uw_at *w)
+{
+	uw_at_down(w->depth, sp_prof_site(), w);
+	__asm__ __volatile__("" : : : "memory");
+}
+
+/* The entry point called from @depth frames of recursion down. */
+static __attribute__((noinline)) void uw_at_nest(int depth, struct uw_at *w)
+{
+	if (depth > 0)
+		uw_at_nest(depth - 1, w);
+	else
+		uw_at_entry(w);
+	__asm__ __volatile__("" : : : "memory");
+}
+
+/*
+ * The walk from a site (sp_prof_site(): the entry's return address slot)
+ * gives libgcc's frames from the site's return address on, whatever lies
+ * between the site and the walk; until the table knows the frames, or
+ * when a check is due, it declines (-1) and the whole walk is made.
+ */
+static void test_unwind_at(void **state)
+{
+	static struct uw_at w;
+	int walked = 0, declined = 0;
+
+	(void)state;
+#ifndef __x86_64__
+	print_message("# skipped: the walk from a site is x86-64's\n");
+	skip();
+#endif
+	sp_prof_unwind_init();
+	for (int rep = 0; rep < 400; rep++) {
+		int from = -1;
+
+		w.depth = rep % 7;
+		uw_at_nest(rep % 20, &w);
+		for (int i = 0; i < w.nref; i++)
+			if (w.ref[i] == w.ra) {
+				from = i;
+				break;
+			}
+		assert_true(from > 0);
+		if (w.nat < 0) {
+			declined++;
+			continue;
+		}
+		walked++;
+		assert_int_equal(w.nat, w.nref - from);
+		assert_memory_equal(w.at, w.ref + from,
+				    (size_t)w.nat * sizeof(void *));
+	}
+	print_message("# %d walks from a site matched libgcc's, %d declined\n",
+		      walked, declined);
+	assert_true(walked > 100);
+	assert_true(declined > 0);
+}
+
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_shares),
 	cmocka_unit_test(test_free_removes),
@@ -1208,6 +1298,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_unwind_altstack),
 	cmocka_unit_test(test_unwind_threads),
 	cmocka_unit_test(test_unwind_backoff),
+	cmocka_unit_test(test_unwind_at),
 };
 
 SP_TEST_MAIN(tests)
