@@ -353,7 +353,6 @@ __sp_noinline __sp_libframe void *sp_alloc_due(size_t size,
 					       void *site)
 {
 	int32_t arm;
-
 	void *out = sp_prof_hit(c, obj, size, SP_READ_ONCE(slot->sample_left),
 				&arm, site);
 

@@ -109,8 +109,8 @@ static struct sp_prof_log_point {
 
 /*
  * log(@c), c in [1, 2), to double precision: 2 atanh(z), z = (c - 1) /
- * (c + 1) at most 1/3, its series summed until its terms no longer
- * change the sum (z^(2k+1) / (2k+1) below 2^-53 by k = 17).  Start-up only.
+ * (c + 1) at most 1/3, its series to 24 terms (past z^31 / 31 each is
+ * below 2^-53 of the sum).  Start-up only.
  */
 static double sp_prof_log_series(double c)
 {
