@@ -700,6 +700,7 @@ void *sp_slab_take_sampled(struct segpool_cache *c, int idx)
 	obj = sp_slab_take_one(c, s);
 	n->active_objs++;
 	n->allocs++;
+	n->sample_swaps++;
 	sp_slab_relist(c, n, s);
 	pthread_mutex_unlock(&n->lock);
 	return obj;

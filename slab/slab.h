@@ -159,6 +159,12 @@ struct sp_cache_node {
 	uint64_t xfer_allocs;		/* objects moved into
 					 * per-CPU magazines */
 	uint64_t xfer_frees;		/* objects flushed back from them */
+	uint64_t sample_swaps;		/* objects of sampled slabs handed
+					 * out in place of another
+					 * (sp_slab_take_sampled()): each an
+					 * allocation and a free too many in
+					 * the counts above and the
+					 * magazines' */
 	uint64_t slabs_created;		/* slabs populated */
 	uint64_t slabs_released;	/* slabs given back to the region */
 	/* --- the empty-slab reserve, grown by churn (slab/slab.c) --- */

@@ -122,8 +122,8 @@ size_t sp_cache_flag_names(unsigned long flags, const char **names, size_t max)
 	X(active_bytes,	  sp_node_active(n) * s->stride)		\
 	X(cpu_bytes,	  n->cpu_objs * s->stride)			\
 	X(depot_bytes,	  n->depot_objs * s->stride)			\
-	X(allocs,	  n->direct_allocs + n->mag_allocs)		\
-	X(frees,	  n->direct_frees + n->mag_frees)		\
+	X(allocs,	  sp_node_allocs(n))				\
+	X(frees,	  sp_node_frees(n))				\
 	X(alloc_direct,	  n->direct_allocs)				\
 	X(free_direct,	  n->direct_frees)				\
 	X(fill_objs,	  n->fill_objs)					\
@@ -214,6 +214,7 @@ static void sp_snap_add(struct sp_node_snap *to, const struct sp_node_snap *n)
 	to->slab_objs += n->slab_objs;
 	to->direct_allocs += n->direct_allocs;
 	to->direct_frees += n->direct_frees;
+	to->sample_swaps += n->sample_swaps;
 	to->fill_objs += n->fill_objs;
 	to->flush_objs += n->flush_objs;
 	to->slabs_created += n->slabs_created;
@@ -239,6 +240,7 @@ static void sp_snap_node(struct segpool_cache *c, int i, struct sp_node_snap *n)
 	n->slab_objs = cn->active_objs;
 	n->direct_allocs = cn->allocs;
 	n->direct_frees = cn->frees;
+	n->sample_swaps = cn->sample_swaps;
 	n->fill_objs = cn->xfer_allocs;
 	n->flush_objs = cn->xfer_frees;
 	n->slabs_created = cn->slabs_created;

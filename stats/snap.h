@@ -63,6 +63,9 @@ struct sp_node_snap {
 					 * magazines' included */
 	uint64_t direct_allocs;		/* handed to the application directly */
 	uint64_t direct_frees;		/* freed into the slabs directly */
+	uint64_t sample_swaps;		/* sampled objects swapped in
+					 * (slab/slab.h): the library's own
+					 * allocation and free each */
 	uint64_t fill_objs;		/* moved into magazines */
 	uint64_t flush_objs;		/* flushed back from magazines */
 	uint64_t slabs_created;
@@ -75,6 +78,28 @@ struct sp_node_snap {
 	uint64_t depot_full;		/* full magazines in the depot */
 	uint64_t depot_empty;		/* empty magazines in the depot */
 };
+
+/*
+ * The application's allocations and frees: all counted, less the sample
+ * swaps, each an allocation and a free of the library's own (a sampled
+ * object handed out, the object it replaced put back).  A read may meet a
+ * swap before its put-back's free: never below 0.
+ */
+static inline uint64_t sp_node_app_count(uint64_t v,
+					 const struct sp_node_snap *n)
+{
+	return v > n->sample_swaps ? v - n->sample_swaps : 0;
+}
+
+static inline uint64_t sp_node_allocs(const struct sp_node_snap *n)
+{
+	return sp_node_app_count(n->direct_allocs + n->mag_allocs, n);
+}
+
+static inline uint64_t sp_node_frees(const struct sp_node_snap *n)
+{
+	return sp_node_app_count(n->direct_frees + n->mag_frees, n);
+}
 
 /* struct sp_slot_snap - one CPU slot of one cache. */
 struct sp_slot_snap {

@@ -40,8 +40,8 @@ static void sp_info_from_snap(const struct sp_cache_snap *s,
 	info->total_objs = info->total_slabs * s->objs_per_slab;
 	info->slab_bytes = info->total_slabs * (SP_PAGE_SIZE << s->order);
 	/* application-level counts: the slab layer's plus the magazines' */
-	info->allocs = n->direct_allocs + n->mag_allocs;
-	info->frees = n->direct_frees + n->mag_frees;
+	info->allocs = sp_node_allocs(n);
+	info->frees = sp_node_frees(n);
 	info->slabs_created = n->slabs_created;
 	info->slabs_released = n->slabs_released;
 	info->alloc_failures = s->alloc_failures;

@@ -29,8 +29,8 @@ struct segpool_cache;
  * @active_slabs:   slabs holding at least one allocated object.
  * @total_slabs:    all slabs, empty ones included.
  * @slab_bytes:     bytes of memory in all slabs (total_slabs * slab size).
- * @allocs:         objects allocated since creation.
- * @frees:          objects freed since creation.
+ * @allocs:         objects the application allocated since creation.
+ * @frees:          objects the application freed since creation.
  * @slabs_created:  slabs populated since creation.
  * @slabs_released: slabs given back to the OS since creation.
  * @alloc_failures: allocations that failed with ENOMEM.
@@ -48,7 +48,10 @@ struct segpool_cache;
  *
  * Objects cached in magazines are free: @active_objs counts only objects the
  * application holds, and @active_objs + @cpu_objs + @depot_objs objects are
- * allocated from the slabs.
+ * allocated from the slabs.  With sampled heap profiling on
+ * (segpool/profile.h) a sampled object is handed out in place of the one
+ * the layers gave, which goes back: @allocs and @frees leave that swap out,
+ * the four path counters count its free where it went.
  */
 struct segpool_cache_info {
 	size_t size;

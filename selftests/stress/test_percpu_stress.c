@@ -51,6 +51,7 @@
 #include "numa/region.h"
 #include "percpu/magazine.h"
 #include "percpu/pcpu.h"
+#include "prof/prof.h"
 #include "selftests/lib/harness.h"
 
 #define CHECK(cond, ...)						\
@@ -71,8 +72,21 @@ static const char *const env_rseq_2nodes[] = {
 	NULL,
 };
 
+/*
+ * Sampled heap profiling on, a sample every 512 bytes: every hit path the
+ * counted build's, and sampled objects swapped in and out of their own
+ * slabs all along, under the same ownership and count checks (one file,
+ * overwritten by each run, holds the profile written at exit).
+ */
+static const char *const env_rseq_sampled[] = {
+	sp_test_percpu_rseq, "SEGPOOL_PERCPU_ID",
+	"SEGPOOL_HEAP_PROFILE=/tmp/segpool-selftest-stress.heap",
+	"SEGPOOL_HEAP_SAMPLE=512", NULL,
+};
+
 static const struct sp_test_variant variants[] = {
 	{ "mode=rseq", sp_test_env_percpu_rseq },
+	{ "mode=rseq,heap_sampled", env_rseq_sampled },
 	{ "mode=rseq_mm_cid", env_rseq_mm_cid },
 	{ "mode=rseq,nodes=2_emulated", env_rseq_2nodes },
 	{ "mode=lock", sp_test_env_percpu_lock },
@@ -709,6 +723,9 @@ static void test_mode_as_asked(void **state)
 			      mode);
 	} else {
 		assert_true(!strncmp(mode, "rseq (", 6));
+		/* sampling runs: its setting was taken */
+		if (strstr(want, "heap_sampled"))
+			assert_true(sp_prof_active());
 		if (!strcmp(want, "rseq_mm_cid") &&
 		    getauxval(AT_RSEQ_FEATURE_SIZE) >=
 			    SP_RSEQ_MM_CID_OFFSET + 4) {
@@ -840,7 +857,8 @@ static void test_migration(void **state)
 	if (r.caches[1]->pcpu && !sp_pcpu_use_mm_cid)
 		for (int i = 0; i < 2; i++)
 			hits_before[i] =
-				r.caches[1]->pcpu->slots[cpus[i]].alloc_hits;
+				sp_slot_alloc_hits(
+					&r.caches[1]->pcpu->slots[cpus[i]]);
 
 	for (unsigned long op = 0; op < ops; op++) {
 		uint64_t x = rnd(w) % 100;
@@ -887,7 +905,9 @@ static void test_migration(void **state)
 	/* the 128-byte cache was served by both CPUs' magazines */
 	if (r.caches[1]->pcpu && !sp_pcpu_use_mm_cid)
 		for (int i = 0; i < 2; i++)
-			CHECK(r.caches[1]->pcpu->slots[cpus[i]].alloc_hits >
+			/* the counted build's too (sampling on) */
+			CHECK(sp_slot_alloc_hits(
+				      &r.caches[1]->pcpu->slots[cpus[i]]) >
 				      hits_before[i],
 			      "CPU %d's magazine served none of the thread's "
 			      "allocations",

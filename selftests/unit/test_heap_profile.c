@@ -543,6 +543,9 @@ static void test_counted_hits(void **state)
 	assert_true(after.samples - before.samples > 1000);
 	assert_int_equal((b.alloc_fastpath - a.alloc_fastpath) +
 			 (b.alloc_slowpath - a.alloc_slowpath), COUNTED_PAIRS);
+	/* the application's counts: no sample's swap among them */
+	assert_int_equal(b.allocs - a.allocs, COUNTED_PAIRS);
+	assert_int_equal(b.frees - a.frees, COUNTED_PAIRS);
 	/* a sampled object's free misses (its slab's tag): the rest hit */
 	assert_true(b.alloc_fastpath - a.alloc_fastpath > COUNTED_PAIRS / 2);
 	assert_int_equal(segpool_cache_destroy(c), 0);
