@@ -378,15 +378,19 @@ miss:
 }
 
 /*
- * sp_alloc_due() for the cache entry, in the registers its pop leaves
- * (@cache where it came, @slot fourth): a hop on the cold path, so that
- * the hit keeps @cache in place of the object size's register.
+ * sp_alloc_due() for the cache entry: a hop on the cold path, so that the
+ * hit keeps @cache in place of the object size's register.  Reached by a
+ * tail call, it takes the allocating call's site (one CFA with the entry):
+ * an entry that named its own CFA would get a frame from clang on its
+ * hit.  Made a call instead (a sanitizer's frame), the site's return
+ * address is into the entry, which the stack leaves out as the library's.
  */
 static __sp_noinline __sp_libframe void *
-sp_cache_alloc_due(struct segpool_cache *cache, void *obj, void *site,
+sp_cache_alloc_due(struct segpool_cache *cache, void *obj,
 		   struct sp_pcpu_slot *slot)
 {
-	return sp_alloc_due(cache->object_size, cache, obj, slot, site);
+	return sp_alloc_due(cache->object_size, cache, obj, slot,
+			    sp_prof_site());
 }
 
 /*
@@ -402,8 +406,7 @@ __sp_libframe void *sp_cache_alloc_counted(struct segpool_cache *cache,
 
 		if (likely(obj)) {
 			if (unlikely(due))
-				return sp_cache_alloc_due(cache, obj,
-					sp_prof_site(), due);
+				return sp_cache_alloc_due(cache, obj, due);
 			return obj;
 		}
 	}

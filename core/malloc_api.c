@@ -201,6 +201,18 @@ __sp_libframe void *sp_malloc_open(size_t size)
 }
 
 /*
+ * sp_alloc_due() for the counted entries' hit, reached by a tail call: it
+ * takes the allocating call's site (one CFA with the entry), as
+ * sp_cache_alloc_due() does and for its reason.
+ */
+static __sp_noinline __sp_libframe void *
+sp_malloc_alloc_due(size_t size, struct segpool_cache *c, void *obj,
+		    struct sp_pcpu_slot *slot)
+{
+	return sp_alloc_due(size, c, obj, slot, sp_prof_site());
+}
+
+/*
  * The counted hit on class table entry @entry for @size: the closed
  * sequence and one off the slot's sample count, sp_alloc_due() when it
  * runs out, the slow entry on a miss.  Inlined into each counted entry,
@@ -215,8 +227,7 @@ sp_malloc_counted_hit(size_t size, struct segpool_cache *const *entry)
 
 	if (likely(obj)) {
 		if (unlikely(due))
-			return sp_alloc_due(size, c, obj, due,
-					    sp_prof_site());
+			return sp_malloc_alloc_due(size, c, obj, due);
 		return obj;
 	}
 	return sp_malloc_node(size, SEGPOOL_NUMA_NO_NODE, false);
