@@ -276,11 +276,16 @@ sp_unwind_fast(void **pcs, int max, uintptr_t pc, uintptr_t sp)
 	return n;
 }
 
+/* Walks between this thread's checks by libgcc now (test_unwind_backoff). */
+static inline unsigned int sp_unwind_spacing(void)
+{
+	return sp_unwind_every ? sp_unwind_every : SP_UNWIND_CHECK;
+}
+
 __sp_noinline int sp_prof_unwind(void **pcs, int max)
 {
 	uintptr_t sp = (uintptr_t)__builtin_dwarf_cfa();
-	unsigned int every = sp_unwind_every ? sp_unwind_every
-					     : SP_UNWIND_CHECK;
+	unsigned int every = sp_unwind_spacing();
 	bool check = false, news;
 	int n;
 
@@ -306,8 +311,7 @@ __sp_noinline int sp_prof_unwind(void **pcs, int max)
 
 int sp_prof_unwind_at(void **pcs, int max, uintptr_t pc, uintptr_t sp)
 {
-	unsigned int every = sp_unwind_every ? sp_unwind_every
-					     : SP_UNWIND_CHECK;
+	unsigned int every = sp_unwind_spacing();
 	int n;
 
 	/* a check due: sp_prof_unwind() counts this walk and makes it */
