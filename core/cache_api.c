@@ -272,7 +272,7 @@ sp_cache_alloc_sampled(struct segpool_cache *cache, unsigned int gfp, int node,
 	if (gfp == 0 && node == SEGPOOL_NUMA_NO_NODE && cache &&
 	    cache->magic == SP_CACHE_MAGIC) {
 		struct sp_pcpu_slot *due;
-		void *obj = sp_hot_alloc_counted(cache, &due);
+		void *obj = sp_hot_alloc_counted(cache, &due, false);
 
 		if (likely(obj)) {
 			if (unlikely(due))
@@ -302,7 +302,7 @@ sp_cache_alloc_slow(struct segpool_cache *cache, unsigned int gfp, int node)
 	 */
 	if (gfp == SEGPOOL_ZERO && node == SEGPOOL_NUMA_NO_NODE && cache &&
 	    cache->magic == SP_CACHE_MAGIC && !cache->ctor) {
-		void *obj = sp_hot_alloc(cache);
+		void *obj = sp_hot_alloc(cache, false);
 
 		if (likely(obj)) {
 			memset(obj, 0, cache->object_size);
@@ -332,7 +332,7 @@ __sp_libframe void *sp_cache_alloc_open(struct segpool_cache *cache,
 					unsigned int gfp)
 {
 	if (likely(gfp == 0 && cache && cache->magic == SP_CACHE_MAGIC)) {
-		void *obj = sp_hot_alloc(cache);
+		void *obj = sp_hot_alloc(cache, false);
 
 		if (likely(obj))
 			return obj;
@@ -402,7 +402,7 @@ __sp_libframe void *sp_cache_alloc_counted(struct segpool_cache *cache,
 {
 	if (likely(gfp == 0 && cache && cache->magic == SP_CACHE_MAGIC)) {
 		struct sp_pcpu_slot *due;
-		void *obj = sp_hot_alloc_counted(cache, &due);
+		void *obj = sp_hot_alloc_counted(cache, &due, false);
 
 		if (likely(obj)) {
 			if (unlikely(due))

@@ -19,25 +19,25 @@
  * whose tag no slot expects).
  * Budget, counted from the function's entry to its ret on a hit, ret
  * included (x86-64; gcc 12 and clang 14 -O2 both stay within it):
- *   hotpath-budget: sp_cache_alloc_open 28
- *   hotpath-budget: sp_cache_free_open 48
+ *   hotpath-budget: sp_cache_alloc_open 26
+ *   hotpath-budget: sp_cache_free_open 46
  *   hotpath-budget: sp_malloc_open 28
- *   hotpath-budget: sp_free_open 48
- *   hotpath-budget: sp_cache_alloc_counted 29
- *   hotpath-budget: sp_cache_free_counted 48
+ *   hotpath-budget: sp_free_open 46
+ *   hotpath-budget: sp_cache_alloc_counted 27
+ *   hotpath-budget: sp_cache_free_counted 46
  *   hotpath-budget: sp_malloc_counted 29
- *   hotpath-budget: sp_free_counted 48
+ *   hotpath-budget: sp_free_counted 46
  * The same on arm64 (a cross build, gcc 12 -O2; percpu/arch-arm64.h), where
  * every constant and address takes an instruction of its own and the
  * sequence's commit stores the hit count with the top:
- *   hotpath-budget-arm64: sp_cache_alloc_open 34
- *   hotpath-budget-arm64: sp_cache_free_open 55
+ *   hotpath-budget-arm64: sp_cache_alloc_open 33
+ *   hotpath-budget-arm64: sp_cache_free_open 54
  *   hotpath-budget-arm64: sp_malloc_open 33
- *   hotpath-budget-arm64: sp_free_open 55
- *   hotpath-budget-arm64: sp_cache_alloc_counted 41
- *   hotpath-budget-arm64: sp_cache_free_counted 56
+ *   hotpath-budget-arm64: sp_free_open 54
+ *   hotpath-budget-arm64: sp_cache_alloc_counted 40
+ *   hotpath-budget-arm64: sp_cache_free_counted 55
  *   hotpath-budget-arm64: sp_malloc_counted 40
- *   hotpath-budget-arm64: sp_free_counted 56
+ *   hotpath-budget-arm64: sp_free_counted 55
  * An allocation: cache checks (NULL, gfp, magic), the slot array from line
  * 0, the sequence (15, percpu/arch-x86_64.h), the free mark cleared.  A free:
  * the page tag (space range check and one load, sp_hot_tag(): the space's
@@ -99,12 +99,16 @@ static __sp_always_inline uintptr_t sp_hot_tag(const void *ptr)
 
 /*
  * sp_hot_alloc() - a round of @c's loaded magazine on this CPU, or NULL
- * (miss: the caller tail-calls its slow path).  @c must be a live cache or
- * the boot stand-in (core/kmalloc.c), whose slots are never reached.
+ * (miss: the caller tail-calls its slow path).  @c must be a live cache,
+ * or, with @boot, a size class's table entry, which is the boot stand-in
+ * (core/kmalloc.c) before start-up: then the sequence is never entered
+ * (sp_pcpu_base_boot(), percpu/pcpu.h).  @boot: a constant.
  */
-static __sp_always_inline void *sp_hot_alloc(struct segpool_cache *c)
+static __sp_always_inline void *sp_hot_alloc(struct segpool_cache *c,
+					     const bool boot)
 {
-	void *obj = sp_pcpu_pop(c->slots, miss);
+	void *obj = boot ? sp_pcpu_pop_boot(c->slots, miss) :
+			   sp_pcpu_pop(c->slots, miss);
 
 	if (!obj)			/* a round is never NULL */
 		__builtin_unreachable();
@@ -124,15 +128,19 @@ miss:
  * count stays above 0, *@due is NULL and the round is handed out as
  * sp_hot_alloc() hands it; when it runs out, *@due is the slot and the
  * round is returned as the layers keep a free object, for the caller to
- * hand to sp_alloc_due().  NULL: a miss.
+ * hand to sp_alloc_due().  NULL: a miss.  @boot: as for sp_hot_alloc().
  */
 static __sp_always_inline void *
-sp_hot_alloc_counted(struct segpool_cache *c, struct sp_pcpu_slot **due)
+sp_hot_alloc_counted(struct segpool_cache *c, struct sp_pcpu_slot **due,
+		     const bool boot)
 {
 	struct sp_pcpu_slot *slot;
 	bool out;			/* the slot's sample count ran out */
-	void *obj = sp_pcpu_pop_counted(c->slots, sp_pcpu_closed_nr, slot,
-					out, miss);
+	void *obj = boot ?
+		sp_pcpu_pop_counted_boot(c->slots, sp_pcpu_closed_nr, slot,
+					 out, miss) :
+		sp_pcpu_pop_counted(c->slots, sp_pcpu_closed_nr, slot, out,
+				    miss);
 
 	if (!obj || !slot)		/* a round is never NULL, nor a slot */
 		__builtin_unreachable();

@@ -245,6 +245,7 @@ static const char *sp_init_try(void)
 		errno = EOPNOTSUPP;
 		return page_msg;
 	}
+	sp_pcpu_base_init();	/* before any cache: the hit paths' store */
 	if (sp_space_init())
 		return "reserving the space";
 	sp_inline_abi_space();	/* before any object: the frees' tag lookup */

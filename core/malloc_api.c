@@ -144,7 +144,7 @@ static __sp_noinline __sp_libframe void *sp_malloc_sampled(size_t size,
 		struct segpool_cache *c =
 			sp_kmalloc_load(sp_kmalloc_entry(size));
 		struct sp_pcpu_slot *due;
-		void *obj = sp_hot_alloc_counted(c, &due);
+		void *obj = sp_hot_alloc_counted(c, &due, true);
 
 		if (likely(obj)) {
 			if (unlikely(due))
@@ -177,7 +177,7 @@ static __sp_noinline __sp_libframe void *sp_malloc_mid(size_t size)
 
 	if (likely(size <= SEGPOOL_KMALLOC_MAX_CACHE_SIZE)) {
 		obj = sp_hot_alloc(sp_kmalloc_load(
-			sp_kmalloc_mid_entry(size)));
+			sp_kmalloc_mid_entry(size)), true);
 		if (likely(obj))
 			return obj;
 	}
@@ -194,7 +194,8 @@ __sp_libframe void *sp_malloc_open(size_t size)
 
 	if (unlikely(size > SP_KMALLOC_BY8_MAX))
 		return sp_malloc_mid(size);
-	obj = sp_hot_alloc(sp_kmalloc_load(&sp_kmalloc_by8[(size + 7) >> 3]));
+	obj = sp_hot_alloc(sp_kmalloc_load(&sp_kmalloc_by8[(size + 7) >> 3]),
+			   true);
 	if (likely(obj))
 		return obj;
 	return sp_malloc_node(size, SEGPOOL_NUMA_NO_NODE, false);
@@ -223,7 +224,7 @@ sp_malloc_counted_hit(size_t size, struct segpool_cache *const *entry)
 {
 	struct segpool_cache *c = sp_kmalloc_load(entry);
 	struct sp_pcpu_slot *due;
-	void *obj = sp_hot_alloc_counted(c, &due);
+	void *obj = sp_hot_alloc_counted(c, &due, true);
 
 	if (likely(obj)) {
 		if (unlikely(due))

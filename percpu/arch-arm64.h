@@ -177,9 +177,9 @@ extern SP_INTERNAL __thread struct sp_rseq_inject sp_rseq_inject;
  * percpu/pcpu.h).  On arm64 they are the library's only: the opt-in inline
  * hit path of segpool/inline.h is x86-64's, and a SEGPOOL_INLINE program
  * built for arm64 makes the library's calls.  The rseq area is glibc's, at
- * @base (sp_pcpu_fast.rseq_off, glibc's __rseq_offset once the per-CPU
- * layer chose its area; 0 before, and then sp_pcpu_base() misses first)
- * from the thread pointer; the slot id is read at
+ * @base (sp_pcpu_fast.rseq_off, glibc's __rseq_offset, set before any
+ * cache exists: percpu/pcpu.h sp_pcpu_base()) from the thread pointer;
+ * the slot id is read at
  * @delta in it and checked against the slot bound @nr, read from memory
  * inside the sequence, as on x86-64 (0 before start-up, in lock and off
  * modes and while failslab is armed: every sequence then leaves for the

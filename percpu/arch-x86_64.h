@@ -297,12 +297,13 @@ static inline bool sp_cas16(uint64_t *word, uint64_t old[2],
  * glibc's, at __rseq_offset from the thread pointer (glibc 2.35 and later
  * reserve it in every thread, and register it unless told not to).  The
  * library's hit paths take that offset from the layout line
- * (sp_pcpu_fast.rseq_off, percpu/pcpu.h sp_pcpu_base()), where it is 0, and
- * every hit path misses before its descriptor store, until the per-CPU
- * layer chose glibc's area; an inline caller takes __rseq_offset itself,
- * whose area the store cannot harm before start-up, in lock mode or when
+ * (sp_pcpu_fast.rseq_off, percpu/pcpu.h sp_pcpu_base()), copied there
+ * before any cache exists; an inline caller takes __rseq_offset itself.
+ * The store cannot harm that area before start-up, in lock mode or when
  * segpool registers an area of its own (then the hit paths are closed and
- * the slow paths' sequences serve every operation).  The slot id is read at
+ * the slow paths' sequences serve every operation); only segpool_malloc()'s
+ * allocation, which reaches the boot stand-in before start-up, tests the
+ * copy for 0 first.  The slot id is read at
  * %fs:(offset + id_delta) (cpu_id,
  * or mm_cid) and checked against the slot bound nr (segpool_inline_abi),
  * which is 0 before start-up, in lock and off modes and while failslab is

@@ -382,7 +382,7 @@ extern SP_INTERNAL bool sp_pcpu_fast_closed;
  * The slot bound the hit paths would have if sp_pcpu_fast_closed were not
  * set (0 when they would be closed anyway), kept whether or not it is: the
  * counted entry points (core/entry.h) and the sampling slow paths run
- * their sequences on it (core/hotpath.h, sp_hot_alloc_closed()).
+ * their sequences on it (core/hotpath.h, sp_hot_alloc_counted()).
  */
 extern SP_INTERNAL uint32_t sp_pcpu_closed_nr;
 
@@ -401,16 +401,28 @@ SP_INTERNAL void *sp_pcpu_nil_slots(void);
 #if SP_RSEQ_ARCH
 /*
  * sp_pcpu_base() - the rseq area's offset from the thread pointer for a
- * hit path's sequence, or a jump to @miss while it is 0 (before start-up,
- * in lock and off modes, with an rseq area of segpool's own): then the
- * sequence never touches the thread's area.  sp_pcpu_fast.rseq_off is
- * glibc's __rseq_offset, copied into the layout line the sequences read
- * anyway (percpu/rseq.c): one load where __rseq_offset takes two (its GOT
- * entry, then the value), and one step less in the chain every hit waits
- * on (rseq offset, id, slot, top, round); what it saved is measured in
+ * hit path's sequence: sp_pcpu_fast.rseq_off, glibc's __rseq_offset,
+ * copied into the layout line the sequences read anyway (percpu/rseq.c):
+ * one load where __rseq_offset takes two (its GOT entry, then the value),
+ * and one step less in the chain every hit waits on (rseq offset, id,
+ * slot, top, round); what it saved is measured in
  * Documentation/internals/percpu.md, "The hit path's loads".
+ * The copy is set before the space is reserved (sp_pcpu_base_init()), so
+ * before any cache or tagged object exists, and in every mode: glibc
+ * reserves the area in every thread whether it registered it or not, so
+ * the descriptor's store is harmless where the slot bound (0 outside rseq
+ * mode on glibc's registration) sends the sequence to @miss.  A path that
+ * reaches a sequence only through a live cache (its magic) or a page tag
+ * reads it as it is; segpool_malloc()'s allocation, whose class table
+ * points at the boot stand-in before start-up, takes sp_pcpu_base_boot().
  */
-#define sp_pcpu_base(miss) __extension__ ({				\
+#define sp_pcpu_base(miss) (sp_pcpu_fast.rseq_off)
+/*
+ * sp_pcpu_base_boot() - sp_pcpu_base(), or a jump to @miss while the copy
+ * is 0 (before start-up): then the sequence never touches the thread's
+ * control block.
+ */
+#define sp_pcpu_base_boot(miss) __extension__ ({			\
 	long __sp_b = sp_pcpu_fast.rseq_off;				\
 									\
 	if (unlikely(!__sp_b))						\
@@ -419,6 +431,10 @@ SP_INTERNAL void *sp_pcpu_nil_slots(void);
 })
 #define sp_pcpu_pop(slots, miss)					\
 	sp_rseq_pop_fast(slots, sp_pcpu_base(miss),			\
+			 sp_pcpu_fast.id_delta, sp_pcpu_fast.nr, miss)
+/* sp_pcpu_pop() for segpool_malloc()'s classes (the boot stand-in). */
+#define sp_pcpu_pop_boot(slots, miss)					\
+	sp_rseq_pop_fast(slots, sp_pcpu_base_boot(miss),		\
 			 sp_pcpu_fast.id_delta, sp_pcpu_fast.nr, miss)
 #define sp_pcpu_push(slots, obj, tag, mark, koff, miss)			\
 	sp_rseq_push_fast(slots, sp_pcpu_base(miss),			\
@@ -436,6 +452,9 @@ SP_INTERNAL void *sp_pcpu_nil_slots(void);
 #define sp_pcpu_pop_counted(slots, nr, slot, due, miss)			\
 	sp_rseq_pop_counted(slots, sp_pcpu_base(miss),			\
 			    sp_pcpu_fast.id_delta, nr, slot, due, miss)
+#define sp_pcpu_pop_counted_boot(slots, nr, slot, due, miss)		\
+	sp_rseq_pop_counted(slots, sp_pcpu_base_boot(miss),		\
+			    sp_pcpu_fast.id_delta, nr, slot, due, miss)
 #define sp_pcpu_push_nr(slots, nr, obj, tag, mark, koff, miss)		\
 	sp_rseq_push_fast(slots, sp_pcpu_base(miss),			\
 			  sp_pcpu_fast.id_delta, nr, obj, tag, mark,	\
@@ -443,11 +462,13 @@ SP_INTERNAL void *sp_pcpu_nil_slots(void);
 #else
 #define sp_pcpu_pop(slots, miss)					\
 	({ (void)(slots); goto miss; (void *)0; })
+#define sp_pcpu_pop_boot(slots, miss)	sp_pcpu_pop(slots, miss)
 #define sp_pcpu_pop_nr(slots, nr, miss)					\
 	({ (void)(slots); (void)(nr); goto miss; (void *)0; })
 #define sp_pcpu_pop_counted(slots, nr, slot, due, miss)			\
 	({ (void)(slots); (void)(nr); (slot) = NULL; (due) = false;	\
 	   goto miss; (void *)0; })
+#define sp_pcpu_pop_counted_boot	sp_pcpu_pop_counted
 #define sp_pcpu_push_nr(slots, nr, obj, tag, mark, koff, miss)		\
 	do { (void)(slots); (void)(nr); goto miss; } while (0)
 #define sp_pcpu_push(slots, obj, tag, mark, koff, miss)			\

@@ -75,7 +75,7 @@ struct segpool_inline_layout sp_pcpu_fast = {
 	.version = 0,
 	.nr = 0,			/* no hit path before start-up */
 	.id_delta = SP_RSEQ_CPU_ID_OFF,
-	.rseq_off = 0,			/* every hit path misses */
+	.rseq_off = 0,			/* sp_pcpu_base_init() */
 };
 
 /* the same object under its exported, versioned name (segpool/inline.h) */
@@ -136,9 +136,7 @@ static bool sp_rseq_usable(void)
 	int ret;
 
 	if (__rseq_size >= 20 && (int)sp_rseq_area()->cpu_id >= 0) {
-		sp_rseq_off = (long)__rseq_offset;
-		/* the hit paths' copy: they may run from here on */
-		SP_WRITE_ONCE(sp_pcpu_fast.rseq_off, sp_rseq_off);
+		sp_rseq_off = (long)__rseq_offset;	/* the hit paths' too */
 		sp_rseq_own = false;
 		sp_set_reason("rseq (glibc registration%s)", SP_RSEQ_HIT_NOTE);
 	} else {
@@ -170,6 +168,22 @@ static bool sp_rseq_usable(void)
 #else
 	sp_set_reason("lock (%s)", "no rseq port for this architecture");
 	return false;
+#endif
+}
+
+/*
+ * glibc (2.35 and later) reserves its rseq area in every thread and sets
+ * __rseq_offset whether or not it registered the area (the tunable, a
+ * kernel without rseq, valgrind): a store of a descriptor there is
+ * harmless in every mode, and only rseq mode on glibc's registration opens
+ * a slot bound (sp_pcpu_fast_update()), so only there does a sequence get
+ * past its id compare.  Set before any cache or tagged object exists, so
+ * no hit path reads a 0 (the boot stand-in's allocation tests for it).
+ */
+void sp_pcpu_base_init(void)
+{
+#if SP_RSEQ_ARCH
+	SP_WRITE_ONCE(sp_pcpu_fast.rseq_off, (long)__rseq_offset);
 #endif
 }
 

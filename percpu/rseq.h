@@ -37,6 +37,12 @@ extern SP_INTERNAL bool sp_rseq_own;		/* segpool registered the
 extern SP_INTERNAL bool sp_pcpu_use_mm_cid;
 extern SP_INTERNAL char sp_pcpu_reason[128];	/* why this mode, for stats */
 
+/*
+ * sp_pcpu_base_init() - the hit paths' copy of glibc's __rseq_offset
+ * (sp_pcpu_fast.rseq_off, percpu/pcpu.h sp_pcpu_base()), set once, before
+ * the space is reserved (core/init.c), whatever the mode turns out to be.
+ */
+SP_INTERNAL void sp_pcpu_base_init(void);
 /* Choose the mode; register this thread if segpool owns registration. */
 SP_INTERNAL void sp_pcpu_mode_init(void);
 SP_INTERNAL const char *sp_pcpu_mode_name(void);

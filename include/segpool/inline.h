@@ -95,9 +95,9 @@ struct segpool_inline_cache {
  * @tags: one page tag per space page (cache | node index, 0 for none).
  * @mark_secret: the free mark is @mark_secret ^ the object's address.
  * @by8: segpool_malloc()'s size class of each (size + 7) >> 3.
- * @rseq_off: the library's own copy of glibc's __rseq_offset, 0 until the
- *	per-CPU layer runs on glibc's rseq area (and in every other mode).
- *	Not read by the inline hit path, which takes __rseq_offset itself.
+ * @rseq_off: the library's own copy of glibc's __rseq_offset, 0 until
+ *	start-up begins, then set in every mode.  Not read by the inline
+ *	hit path, which takes __rseq_offset itself.
  *
  * The library's own hit paths read the same words (one fact, one place).
  */
