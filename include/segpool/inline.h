@@ -96,8 +96,9 @@ struct segpool_inline_cache {
  * @mark_secret: the free mark is @mark_secret ^ the object's address.
  * @by8: segpool_malloc()'s size class of each (size + 7) >> 3.
  * @rseq_off: the library's own copy of glibc's __rseq_offset, 0 until
- *	start-up begins, then set in every mode.  Not read by the inline
- *	hit path, which takes __rseq_offset itself.
+ *	start-up begins, then set in every per-CPU mode (0 throughout on an
+ *	architecture without an rseq port).  Not read by the inline hit
+ *	path, which takes __rseq_offset itself.
  *
  * The library's own hit paths read the same words (one fact, one place).
  */
